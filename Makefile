@@ -1,0 +1,42 @@
+# rpcbed — `make` alone lists the targets.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := $(CURDIR)/bin
+MODULE := github.com/rpcbed/rpcbed
+export PATH := $(BIN):$(PATH)
+
+.DEFAULT_GOAL := help
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+## ---- code generation -------------------------------------------------------
+$(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc: go.mod
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+
+generate: generate-go ## regenerate all code from idl/ (Go, PHP, Java)
+
+generate-go: $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc ## regenerate internal/gen from idl/
+	rm -rf internal/gen && mkdir -p internal/gen
+	protoc -I idl --plugin=protoc-gen-go=$(BIN)/protoc-gen-go --plugin=protoc-gen-go-grpc=$(BIN)/protoc-gen-go-grpc \
+	  --go_out=. --go_opt=module=$(MODULE) --go-grpc_out=. --go-grpc_opt=module=$(MODULE) idl/data.proto
+	thrift --gen go:package_prefix=$(MODULE)/internal/gen/,skip_remote -out internal/gen idl/data.thrift
+	gofmt -w internal/gen
+
+checkgenerate: ## fail when generated code is stale
+	@$(MAKE) -s generate >/dev/null
+	@git diff --exit-code --stat -- internal/gen php-client/gen java-client/src/main/gen || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- internal/gen php-client/gen java-client/src/main/gen)" || { git status --porcelain -- internal/gen php-client/gen java-client/src/main/gen; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
+
+## ---- build and test ----------------------------------------------------------
+build: ## build bin/go-server, bin/go-client, bin/rpcbed
+	$(GO) build -o $(BIN)/ ./go-server ./go-client ./cmd/rpcbed
+
+test: build ## run every test suite (Go with -race, PHP, Java)
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+.PHONY: help generate generate-go checkgenerate build test
+
+-include php-client/php.mk java-client/java.mk docker/docker.mk
