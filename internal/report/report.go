@@ -1,0 +1,90 @@
+// Package report is the seam between every load client and the matrix: one value,
+// written in Apache Bench 2.3's layout plus an rpcbed block (docs/report-format.md),
+// and parsed back from real ab output or any rpcbed client's output.
+package report
+
+// Report is what one load run measured. Field names follow ab's labels; JSON tags
+// are the names the matrix and `rpcbed parse` use.
+type Report struct {
+	ServerSoftware string `json:"server_software"`
+	ServerHostname string `json:"server_hostname"`
+	ServerPort     int    `json:"server_port"`
+	DocumentPath   string `json:"document_path"`
+	DocumentLength int64  `json:"document_length"`
+
+	Concurrency      int      `json:"concurrency"`
+	TimeTakenSeconds float64  `json:"time_taken_s"`
+	Complete         int64    `json:"complete"`
+	Failed           int64    `json:"failed"`
+	FailedBy         Failures `json:"failed_by"`
+	KeepAlive        int64    `json:"keep_alive"`
+	Non2xx           int64    `json:"non_2xx"`
+	TotalTransferred int64    `json:"total_transferred"`
+	HTMLTransferred  int64    `json:"html_transferred"`
+
+	RequestsPerSecond   float64 `json:"requests_per_second"`
+	TimePerRequestMs    float64 `json:"time_per_request_ms"`     // mean
+	TimePerRequestAllMs float64 `json:"time_per_request_all_ms"` // mean, across all concurrent requests
+	TransferRateKBps    float64 `json:"transfer_rate_kbps"`
+
+	Connect    ConnRow `json:"connect"`
+	Processing ConnRow `json:"processing"`
+	Waiting    ConnRow `json:"waiting"`
+	Total      ConnRow `json:"total"`
+
+	// Percentiles holds ab's table: 50 66 75 80 90 95 98 99 100, in whole ms.
+	Percentiles []Percentile `json:"percentiles"`
+
+	// Rpcbed is the rpcbed block; nil for plain ab output.
+	Rpcbed *Extra `json:"rpcbed,omitempty"`
+}
+
+// Failures is ab's "(Connect: , Receive: , Length: , Exceptions: )" breakdown.
+type Failures struct {
+	Connect    int64 `json:"connect"`
+	Receive    int64 `json:"receive"`
+	Length     int64 `json:"length"`
+	Exceptions int64 `json:"exceptions"`
+}
+
+// ConnRow is one row of ab's "Connection Times (ms)" table.
+type ConnRow struct {
+	Min    int64   `json:"min"`
+	Mean   int64   `json:"mean"`
+	SD     float64 `json:"sd"`
+	Median int64   `json:"median"`
+	Max    int64   `json:"max"`
+}
+
+// Percentile is one row of ab's "served within a certain time" table.
+type Percentile struct {
+	Percent int   `json:"percent"`
+	Ms      int64 `json:"ms"`
+}
+
+// Extra is the rpcbed block: the facts ab has no line for.
+type Extra struct {
+	Client            string  `json:"client"`   // go|php|java
+	Protocol          string  `json:"protocol"` // grpc|thrift|http|ice|dubbo
+	Call              string  `json:"call"`     // datatype|datalist
+	Items             int     `json:"items"`
+	Connections       int     `json:"connections"`
+	SharedConnections bool    `json:"shared_connections"`
+	Loop              string  `json:"loop"` // closed|open
+	TargetRate        int     `json:"target_rate"`
+	WarmupSeconds     float64 `json:"warmup_s"`
+	WarmupCalls       int64   `json:"warmup_calls"`
+
+	P50Us  int64   `json:"p50_us"`
+	P90Us  int64   `json:"p90_us"`
+	P99Us  int64   `json:"p99_us"`
+	P999Us int64   `json:"p999_us"`
+	MeanUs float64 `json:"mean_us"`
+	MaxUs  int64   `json:"max_us"`
+
+	CPUUserSeconds   float64 `json:"cpu_user_s"`
+	CPUSystemSeconds float64 `json:"cpu_system_s"`
+
+	Errors   map[string]int64  `json:"errors,omitempty"`
+	Versions map[string]string `json:"versions,omitempty"`
+}
