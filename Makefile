@@ -7,6 +7,14 @@ export PATH := $(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
 
+# Each part of the project adds its own targets in a fragment (see the fragments):
+# SETUP_TARGETS install/build what its tests need, TEST_TARGETS run its suites,
+# GENERATE_TARGETS regenerate its code from idl/.
+SETUP_TARGETS :=
+TEST_TARGETS :=
+GENERATE_TARGETS :=
+-include php-client/php.mk java-client/java.mk docker/docker.mk mk/*.mk
+
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
@@ -15,7 +23,7 @@ $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc: go.mod
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
 
-generate: generate-go ## regenerate all code from idl/ (Go, PHP, Java)
+generate: generate-go $(GENERATE_TARGETS) ## regenerate all code from idl/ (Go, PHP, Java)
 
 generate-go: $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc ## regenerate internal/gen from idl/
 	rm -rf internal/gen && mkdir -p internal/gen
@@ -33,10 +41,13 @@ checkgenerate: ## fail when generated code is stale
 build: ## build bin/go-server, bin/go-client, bin/rpcbed
 	$(GO) build -o $(BIN)/ ./go-server ./go-client ./cmd/rpcbed
 
-test: build ## run every test suite (Go with -race, PHP, Java)
+setup: $(SETUP_TARGETS) ## install and build everything the tests need (idempotent)
+
+test: build test-go $(TEST_TARGETS) ## run every test suite (Go with -race, PHP, Java)
+
+test-go: build ## Go tests with the race detector
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 
-.PHONY: help generate generate-go checkgenerate build test
+.PHONY: help generate generate-go checkgenerate build setup test test-go
 
--include php-client/php.mk java-client/java.mk docker/docker.mk
