@@ -1,0 +1,125 @@
+// go-server serves the rpcbed contract over gRPC, Thrift and HTTP/JSON from one
+// process (docs/contract.md).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/rpcbed/rpcbed/internal/auth"
+	"github.com/rpcbed/rpcbed/internal/server"
+	"github.com/rpcbed/rpcbed/internal/service"
+	"github.com/rpcbed/rpcbed/internal/store"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr, nil))
+}
+
+// run is main with its arguments and a ready callback, so tests can drive it.
+func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
+	fs := flag.NewFlagSet("go-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		grpcAddr     = fs.String("grpc", "127.0.0.1:50051", "gRPC listen address (empty disables)")
+		thriftAddr   = fs.String("thrift", "127.0.0.1:9090", "Thrift listen address (empty disables)")
+		httpAddr     = fs.String("http", "127.0.0.1:8080", "HTTP/JSON listen address, also /stats and /healthz (empty disables)")
+		thriftTrans  = fs.String("thrift-transport", "framed", "Thrift transport: framed|buffered")
+		thriftProto  = fs.String("thrift-protocol", "binary", "Thrift protocol: binary|compact")
+		connCheck    = fs.Duration("thrift-conncheck", 0, "Thrift's per-call connectivity check interval (library default 5ms; 0 = off: handlers never block, and the check costs a goroutine and a ticker per call)")
+		storeKind    = fs.String("store", "memory", "record store: memory|redis|aerospike")
+		redisAddr    = fs.String("redis-addr", "127.0.0.1:6379", "Redis address for -store redis")
+		asHosts      = fs.String("aerospike-hosts", "", "Aerospike seeds host:port[,host:port] for -store aerospike")
+		asNamespace  = fs.String("aerospike-namespace", "test", "Aerospike namespace")
+		checkAuth    = fs.Bool("auth", true, "reject forged or expired tokens (off: any token is accepted, a fresh one still returned)")
+		secret       = fs.String("auth-secret", "", "HMAC secret for tokens (default: random at start; also $RPCBED_AUTH_SECRET)")
+		tokenTTL     = fs.Duration("token-ttl", auth.DefaultTTL, "lifetime of issued tokens")
+		pprofOn      = fs.Bool("pprof", false, "serve /debug/pprof on the HTTP listener")
+		drainTimeout = fs.Duration("drain", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight calls may take to finish")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go-server [flags]\n\nServes rpcbed's Data service over gRPC, Thrift and HTTP/JSON.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "go-server: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	logger := log.New(stderr, "go-server: ", log.LstdFlags|log.Lmicroseconds)
+
+	if *secret == "" {
+		*secret = os.Getenv("RPCBED_AUTH_SECRET")
+	}
+	authority, err := auth.New([]byte(*secret), *tokenTTL)
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{Kind: *storeKind, RedisAddr: *redisAddr, AerospikeHosts: *asHosts, Namespace: *asNamespace})
+	if err != nil {
+		logger.Print(err)
+		return 2
+	}
+	defer st.Close()
+
+	thrift.ServerConnectivityCheckInterval = *connCheck
+	thrift.ServerStopTimeout = *drainTimeout
+	svc := service.New(service.Config{Store: st, Auth: authority, CheckAuth: *checkAuth})
+	srv, err := server.Start(server.Config{
+		GRPCAddr: *grpcAddr, ThriftAddr: *thriftAddr, HTTPAddr: *httpAddr,
+		ThriftTransport: *thriftTrans, ThriftProtocol: *thriftProto,
+		Pprof: *pprofOn, StoreKind: *storeKind, CheckAuth: *checkAuth, Log: logger,
+	}, svc)
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	for _, l := range []struct {
+		name string
+		addr fmt.Stringer
+	}{{"grpc", srv.GRPCAddr}, {"thrift", srv.ThriftAddr}, {"http", srv.HTTPAddr}} {
+		if l.addr != nil && l.addr.String() != "<nil>" {
+			logger.Printf("listening proto=%s addr=%s", l.name, l.addr)
+		}
+	}
+	logger.Printf("store=%s auth=%v thrift=%s/%s", *storeKind, *checkAuth, *thriftTrans, *thriftProto)
+	if ready != nil {
+		ready(srv)
+	}
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	code := 0
+	select {
+	case sig := <-sigs:
+		logger.Printf("%v: draining (up to %v)", sig, *drainTimeout)
+	case err := <-srv.Err():
+		logger.Print(err)
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), *drainTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Printf("shutdown: %v", err)
+	}
+	logger.Print("stopped")
+	return code
+}

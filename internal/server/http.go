@@ -1,0 +1,155 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+
+	"github.com/rpcbed/rpcbed/internal/service"
+)
+
+// DataListBody is the JSON document of GET /v1/datalist (docs/contract.md).
+type DataListBody struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Auth    TokenBody      `json:"auth"`
+	N       int            `json:"n"`
+	Items   []service.Item `json:"items"`
+}
+
+// DataTypeBody is the JSON document of GET /v1/datatype.
+type DataTypeBody struct {
+	Code    int       `json:"code"`
+	Message string    `json:"message"`
+	Auth    TokenBody `json:"auth"`
+	CodeID  int64     `json:"codeId"`
+	CnName  string    `json:"cnName"`
+}
+
+// TokenBody carries the refreshed token in a JSON body.
+type TokenBody struct {
+	Token string `json:"token"`
+}
+
+// ErrorBody is every HTTP error's JSON document.
+type ErrorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// DataListQuery parses the query of GET /v1/datalist.
+func DataListQuery(rawQuery string) (int, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return 0, fmt.Errorf("bad query: %v", err)
+	}
+	v := q.Get("n")
+	if v == "" {
+		return 0, errors.New("missing n")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("n = %q: not an integer", v)
+	}
+	if n < 0 || n > service.MaxItems {
+		return 0, fmt.Errorf("n = %d; want 0..%d", n, service.MaxItems)
+	}
+	return n, nil
+}
+
+// DataTypeQuery parses the query of GET /v1/datatype.
+func DataTypeQuery(rawQuery string) (groupName, enName string, err error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", "", fmt.Errorf("bad query: %v", err)
+	}
+	groupName, enName = q.Get("groupName"), q.Get("enName")
+	if groupName == "" || enName == "" {
+		return "", "", errors.New("groupName and enName are required")
+	}
+	return groupName, enName, nil
+}
+
+type httpData struct {
+	svc  *service.Service
+	bufs sync.Pool
+}
+
+func newHTTPData(svc *service.Service) *httpData {
+	return &httpData{svc: svc, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+}
+
+func httpAuth(r *http.Request) service.Auth {
+	return service.Auth{ClientID: r.Header.Get("X-Client-Id"), Token: r.Header.Get("X-Token")}
+}
+
+var httpStatus = map[service.Code]int{
+	service.InvalidArgument:  http.StatusBadRequest,
+	service.Unauthenticated:  http.StatusUnauthorized,
+	service.DeadlineExceeded: http.StatusGatewayTimeout,
+	service.Unavailable:      http.StatusServiceUnavailable,
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(ErrorBody{Code: status, Message: msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func writeServiceError(w http.ResponseWriter, err error) {
+	status, ok := httpStatus[service.CodeOf(err)]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	writeError(w, status, err.Error())
+}
+
+func (h *httpData) writeJSON(w http.ResponseWriter, token string, v any) {
+	buf := h.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer h.bufs.Put(buf)
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(buf.Len()))
+	hd.Set("X-Token", token)
+	w.Write(buf.Bytes())
+}
+
+func (h *httpData) dataType(w http.ResponseWriter, r *http.Request) {
+	group, en, err := DataTypeQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	res, err := h.svc.DataType(r.Context(), service.HTTP, httpAuth(r), group, en)
+	if err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	h.writeJSON(w, res.Token, &DataTypeBody{Message: "ok", Auth: TokenBody{res.Token}, CodeID: res.CodeID, CnName: res.CnName})
+}
+
+func (h *httpData) dataList(w http.ResponseWriter, r *http.Request) {
+	n, err := DataListQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	tok, items, err := h.svc.DataList(r.Context(), service.HTTP, httpAuth(r), n)
+	if err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	h.writeJSON(w, tok, &DataListBody{Message: "ok", Auth: TokenBody{tok}, N: n, Items: items})
+}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/service"
+)
+
+// Stats is GET /stats: what the driver diffs around each cell.
+type Stats struct {
+	Server     string                              `json:"server"`
+	Store      string                              `json:"store"`
+	Auth       bool                                `json:"auth"`
+	UptimeS    float64                             `json:"uptime_s"`
+	Calls      map[string]map[string]service.Count `json:"calls"`
+	CPUUserS   float64                             `json:"cpu_user_s"`
+	CPUSystemS float64                             `json:"cpu_system_s"`
+	RSSBytes   int64                               `json:"rss_bytes"`
+	MaxRSS     int64                               `json:"max_rss_bytes"`
+	Goroutines int                                 `json:"goroutines"`
+	GOMAXPROCS int                                 `json:"gomaxprocs"`
+	Versions   map[string]string                   `json:"versions"`
+}
+
+// Versions returns the Go runtime's and the RPC libraries' versions.
+func Versions() map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	names := map[string]string{
+		"google.golang.org/grpc":                      "grpc",
+		"google.golang.org/protobuf":                  "protobuf",
+		"github.com/apache/thrift":                    "thrift",
+		"github.com/redis/go-redis/v9":                "go-redis",
+		"github.com/aerospike/aerospike-client-go/v8": "aerospike",
+	}
+	for _, d := range bi.Deps {
+		if n, ok := names[d.Path]; ok {
+			v[n] = d.Version
+		}
+	}
+	return v
+}
+
+func processCPU() (user, sys float64, maxRSS int64) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0, 0, 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime), tv(ru.Stime), ru.Maxrss * 1024
+}
+
+// currentRSS reads VmRSS from /proc (0 where there is no /proc).
+func currentRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func (s *Server) stats() Stats {
+	user, sys, maxRSS := processCPU()
+	return Stats{
+		Server: "rpcbed-go-server", Store: s.cfg.StoreKind, Auth: s.cfg.CheckAuth,
+		UptimeS: time.Since(s.started).Seconds(), Calls: s.svc.Stats.Snapshot(),
+		CPUUserS: user, CPUSystemS: sys, RSSBytes: currentRSS(), MaxRSS: maxRSS,
+		Goroutines: runtime.NumGoroutine(), GOMAXPROCS: runtime.GOMAXPROCS(0), Versions: s.versions,
+	}
+}

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/rpcbed/rpcbed/internal/gen/thriftgen"
+	"github.com/rpcbed/rpcbed/internal/service"
+)
+
+// MaxThriftFrame bounds a Thrift frame and message: a peer claiming more is cut off
+// before anything is allocated.
+const MaxThriftFrame = 16 << 20
+
+// thriftData adapts the service core to thriftgen.Data.
+type thriftData struct {
+	svc   *service.Service
+	items *service.Table[*thriftgen.Item]
+}
+
+func newThriftData(svc *service.Service) *thriftData {
+	return &thriftData{svc: svc, items: service.NewTable(ThriftItem)}
+}
+
+// ThriftItem converts a generated item to its Thrift form.
+func ThriftItem(it service.Item) *thriftgen.Item {
+	return &thriftgen.Item{ID: it.ID, Name: it.Name, CreatedAt: it.CreatedAt, Score: it.Score,
+		Enabled: it.Enabled, ParentId: it.ParentID, Note: it.Note, Tags: it.Tags}
+}
+
+func thriftAuth(a *thriftgen.Auth) service.Auth {
+	if a == nil {
+		return service.Auth{}
+	}
+	return service.Auth{ClientID: a.ClientId, Token: a.Token}
+}
+
+func thriftErr(err error) error {
+	return &thriftgen.DataError{Code: int32(service.CodeOf(err)), Message: err.Error()}
+}
+
+func (t *thriftData) DataType(ctx context.Context, req *thriftgen.DataTypeRequest) (*thriftgen.DataTypeResponse, error) {
+	if req == nil {
+		return nil, thriftErr(&service.Error{Code: service.InvalidArgument, Msg: "missing request"})
+	}
+	res, err := t.svc.DataType(ctx, service.Thrift, thriftAuth(req.Auth), req.GroupName, req.EnName)
+	if err != nil {
+		return nil, thriftErr(err)
+	}
+	return &thriftgen.DataTypeResponse{Auth: &thriftgen.AuthReply{Token: res.Token}, CodeId: res.CodeID, CnName: res.CnName}, nil
+}
+
+func (t *thriftData) DataList(ctx context.Context, req *thriftgen.DataListRequest) (*thriftgen.DataListResponse, error) {
+	if req == nil {
+		return nil, thriftErr(&service.Error{Code: service.InvalidArgument, Msg: "missing request"})
+	}
+	tok, items, err := t.svc.DataList(ctx, service.Thrift, thriftAuth(req.Auth), int(req.N))
+	if err != nil {
+		return nil, thriftErr(err)
+	}
+	return &thriftgen.DataListResponse{Auth: &thriftgen.AuthReply{Token: tok}, Items: t.items.First(len(items))}, nil
+}
+
+// ThriftConfig is the library configuration both go-server and go-client use.
+func ThriftConfig() *thrift.TConfiguration {
+	return &thrift.TConfiguration{MaxFrameSize: MaxThriftFrame, MaxMessageSize: MaxThriftFrame}
+}
+
+// ThriftFactories returns the transport and protocol factories for the names
+// go-server and go-client accept: transport framed|buffered, protocol binary|compact.
+func ThriftFactories(transport, protocol string) (thrift.TTransportFactory, thrift.TProtocolFactory, error) {
+	conf := ThriftConfig()
+	var tf thrift.TTransportFactory
+	switch transport {
+	case "", "framed":
+		tf = thrift.NewTFramedTransportFactoryConf(thrift.NewTTransportFactory(), conf)
+	case "buffered":
+		tf = thrift.NewTBufferedTransportFactory(64 << 10)
+	default:
+		return nil, nil, fmt.Errorf("thrift transport %q: want framed|buffered", transport)
+	}
+	var pf thrift.TProtocolFactory
+	switch protocol {
+	case "", "binary":
+		pf = thrift.NewTBinaryProtocolFactoryConf(conf)
+	case "compact":
+		pf = thrift.NewTCompactProtocolFactoryConf(conf)
+	default:
+		return nil, nil, fmt.Errorf("thrift protocol %q: want binary|compact", protocol)
+	}
+	return tf, pf, nil
+}
