@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# images.sh — build the rpcbed runtime images; an image whose inputs did not change
+# is never rebuilt.
+#
+#   docker/images.sh [all|base|go|php|java]...   (default: all)
+#   docker/images.sh tags                         print the image:tag of each built image
+#
+# Every image is tagged rpcbed/NAME:<hash of its inputs> and rpcbed/NAME:latest.
+# Inputs are the Dockerfile, every file copied in, the build arguments and the base.
+#
+# Base image: RPCBED_BASE names it (e.g. debian:bookworm-slim where a registry is
+# reachable). Unset, the base is made here from Debian's packages: debootstrap
+# --variant=minbase from the Debian mirror the host's apt already uses, then
+# `docker import` as rpcbed/base:<hash of its package list>. It is built once; its
+# .deb files stay in $RPCBED_CACHE so a rebuild does not download them again.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DOCKER_DIR=$ROOT/docker
+STAGE=$DOCKER_DIR/.build
+CACHE=${RPCBED_CACHE:-/var/cache/rpcbed}
+SUITE=bookworm
+GO=${GO:-go}
+export DOCKER_BUILDKIT=0 # the legacy builder: Debian's engine has no buildx here
+
+say() { echo "images: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# hash_inputs FILE|DIR|-STRING...  prints a 12-hex-digit hash of names and contents.
+hash_inputs() {
+	local a
+	for a in "$@"; do
+		if [ "${a#-}" != "$a" ]; then
+			printf 'arg %s\n' "${a#-}"
+		elif [ -d "$a" ]; then
+			(cd "$a" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
+		else
+			printf 'file %s ' "$(basename "$a")"
+			sha256sum <"$a"
+		fi
+	done | sha256sum | cut -c1-12
+}
+
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# ---- base ---------------------------------------------------------------------
+
+# The Debian stanzas (deb822) of the host's apt sources, for the suite we build:
+# debootstrap takes its mirror from the first one, and the image gets them all so
+# `apt-get install` in a Dockerfile uses the same archive the host uses.
+debian_sources() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] || continue
+		awk -v suite="$SUITE" '
+			function flush() {
+				if (types ~ /(^| )deb( |$)/ && suites ~ ("(^| )" suite "(-updates|-security)?( |$)") && uris != "")
+					printf "Types: deb\nURIs: %s\nSuites: %s\nComponents: %s\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n", uris, suites, comps
+				types = suites = uris = comps = ""
+			}
+			/^[ \t]*#/ { next }
+			/^[ \t]*$/ { flush(); next }
+			{ key = $1; sub(/:$/, "", key); $1 = ""; sub(/^ +/, "") }
+			key == "Types" { types = $0 }
+			key == "Suites" { suites = $0 }
+			key == "URIs" { uris = $0 }
+			key == "Components" { comps = $0 }
+			END { flush() }
+		' "$f"
+	done
+}
+
+debian_mirror() {
+	debian_sources | awk -v suite="$SUITE" '
+		/^URIs:/ { uri = $2 }
+		/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) { print uri; exit } }'
+}
+
+# Only what every runtime image needs beyond minbase; the images add their own.
+BASE_PACKAGES="ca-certificates"
+
+base_tag() { echo "rpcbed/base:$(hash_inputs "-$SUITE" "-minbase" "-$BASE_PACKAGES" "$DOCKER_DIR/base")"; }
+
+build_base() {
+	if [ -n "${RPCBED_BASE:-}" ]; then
+		BASE=$RPCBED_BASE
+		have_image "$BASE" || say "base $BASE is not local; docker build will pull it"
+		return
+	fi
+	BASE=$(base_tag)
+	if have_image "$BASE"; then
+		say "$BASE is current"
+		return
+	fi
+	[ "$(id -u)" = 0 ] || die "building the base with debootstrap needs root (or set RPCBED_BASE=debian:bookworm-slim where a registry is reachable)"
+	command -v debootstrap >/dev/null || {
+		say "installing debootstrap"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends debootstrap >/dev/null ||
+			die "apt-get install debootstrap failed"
+	}
+	local mirror
+	mirror=$(debian_mirror)
+	[ -n "$mirror" ] || die "no Debian $SUITE mirror found in /etc/apt/sources.list.d/*.sources"
+	local t0=$SECONDS rootfs
+	mkdir -p "$CACHE/debootstrap"
+	rootfs=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+	trap 'rm -rf "$rootfs"' EXIT
+	say "debootstrap --variant=minbase $SUITE (cache $CACHE/debootstrap)"
+	debootstrap --variant=minbase --include="${BASE_PACKAGES// /,}" \
+		--cache-dir="$CACHE/debootstrap" "$SUITE" "$rootfs" "$mirror" >"$CACHE/debootstrap.log" 2>&1 ||
+		{ tail -n 20 "$CACHE/debootstrap.log" >&2; die "debootstrap failed (log: $CACHE/debootstrap.log)"; }
+	# Make the rootfs behave like debian:bookworm-slim: the host's Debian sources,
+	# no recommends, no docs or man pages, no caches in the layer.
+	rm -f "$rootfs/etc/apt/sources.list"
+	debian_sources >"$rootfs/etc/apt/sources.list.d/debian.sources"
+	cp "$DOCKER_DIR/base/apt.conf" "$rootfs/etc/apt/apt.conf.d/90rpcbed"
+	cp "$DOCKER_DIR/base/nodoc.cfg" "$rootfs/etc/dpkg/dpkg.cfg.d/90rpcbed-nodoc"
+	rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/*.log \
+		"$rootfs"/usr/share/doc/*/changelog* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/*
+	say "docker import -> $BASE"
+	tar -C "$rootfs" --numeric-owner -c . |
+		docker import --change 'CMD ["bash"]' --change 'ENV LANG=C.UTF-8' - "$BASE" >/dev/null
+	docker tag "$BASE" rpcbed/base:latest
+	rm -rf "$rootfs"
+	trap - EXIT
+	say "$BASE built in $((SECONDS - t0)) s"
+}
+
+# ---- runtime images -----------------------------------------------------------
+
+# build_image NAME CONTEXT [--build-arg K=V]...
+build_image() {
+	local name=$1 ctx=$2
+	shift 2
+	local df=$DOCKER_DIR/$name/Dockerfile tag
+	tag="rpcbed/$name:$(hash_inputs "$df" "$ctx" "-BASE=$BASE" "-$BASE_ID" "$@")"
+	if have_image "$tag"; then
+		docker tag "$tag" "rpcbed/$name:latest"
+		say "$tag is current"
+		return
+	fi
+	local t0=$SECONDS
+	say "docker build $tag"
+	# Host network: RUN apt-get reaches the mirror as the host does (no bridge).
+	docker build -q --network host --build-arg "BASE=$BASE" "$@" \
+		--label "org.rpcbed.inputs=${tag#*:}" -t "$tag" -t "rpcbed/$name:latest" \
+		-f "$df" "$ctx" >/dev/null ||
+		die "docker build $tag failed"
+	say "$tag built in $((SECONDS - t0)) s ($(docker image inspect -f '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1/1e6}'))"
+}
+
+fresh_stage() { rm -rf "${STAGE:?}/$1" && mkdir -p "$STAGE/$1"; }
+
+image_go() {
+	[ -f "$ROOT/go-server/main.go" ] || { say "skip rpcbed/go: go-server/ is not there yet"; MISSING+=" go"; return; }
+	local ctx=$STAGE/go pkgs=./go-server
+	fresh_stage go
+	[ -f "$ROOT/go-client/main.go" ] && pkgs+=" ./go-client" || say "rpcbed/go without go-client: go-client/ is not there yet"
+	# Static, path-free, VCS-free: the same sources give the same bytes, so the
+	# image hash changes only when the binaries do.
+	(cd "$ROOT" && CGO_ENABLED=0 $GO build -trimpath -buildvcs=false -o "$ctx/" $pkgs) ||
+		die "go build failed"
+	build_image go "$ctx"
+}
+
+image_php() {
+	local src=$ROOT/php-client ctx=$STAGE/php so
+	[ -f "$src/bin/client.php" ] || { say "skip rpcbed/php: php-client/bin/client.php is not there yet"; MISSING+=" php"; return; }
+	so=$(php_grpc_so) || { say "skip rpcbed/php: grpc.so is not built (run php-client/build-ext.sh)"; MISSING+=" php"; return; }
+	fresh_stage php
+	mkdir -p "$ctx/php-client"
+	# The client code and its generated stubs; not its tests, not the extension build tree.
+	(cd "$src" && tar -c --exclude=./tests --exclude=./ext --exclude=./vendor-dev --exclude='*.mk' \
+		--exclude=./build-ext.sh . ) | tar -C "$ctx/php-client" -x
+	cp "$so" "$ctx/grpc.so"
+	cp "$DOCKER_DIR/php/php-client.sh" "$ctx/php-client.sh"
+	build_image php "$ctx" --build-arg "GRPC_RUNTIME=$(runtime_packages "$so")"
+}
+
+# The built gRPC extension: php-client/build-ext.sh leaves it under php-client/ext/.
+php_grpc_so() {
+	local f
+	for f in "$ROOT"/php-client/ext/build/grpc.so "$ROOT"/php-client/ext/build/modules/grpc.so "$ROOT"/php-client/ext/grpc.so; do
+		[ -f "$f" ] && { echo "$f"; return 0; }
+	done
+	f=$(find "$ROOT/php-client" -name grpc.so -type f 2>/dev/null | head -n1)
+	[ -n "$f" ] && echo "$f"
+}
+
+# The Debian packages holding the shared libraries a binary links, minus libc and
+# the PHP runtime itself: grpc.so needs libgrpc's runtime package, not -dev.
+runtime_packages() {
+	ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
+		dpkg -S "$(readlink -f "$lib")" 2>/dev/null || dpkg -S "$lib" 2>/dev/null
+	done | cut -d: -f1 | sort -u | grep -vE '^(libc6|libgcc-s1|libstdc\+\+6|zlib1g|libssl3|libzstd1)$' | tr '\n' ' ' | sed 's/ $//'
+}
+
+image_java() {
+	local jar=$ROOT/java-client/target/java-client.jar ctx=$STAGE/java
+	[ -f "$jar" ] || { say "skip rpcbed/java: java-client/target/java-client.jar is not built yet"; MISSING+=" java"; return; }
+	fresh_stage java
+	cp "$jar" "$ctx/java-client.jar"
+	cp "$DOCKER_DIR/java/java-client.sh" "$ctx/java-client.sh"
+	build_image java "$ctx"
+}
+
+tags() {
+	local n
+	for n in base go php java; do
+		docker image inspect -f '{{index .RepoTags}}' "rpcbed/$n:latest" 2>/dev/null | tr -d '[]' | tr ' ' '\n' |
+			grep -v ':latest$' || true
+	done
+}
+
+main() {
+	local want=("$@") t0=$SECONDS
+	[ ${#want[@]} -gt 0 ] || want=(all)
+	[ "${want[0]}" = tags ] && { tags; return; }
+	docker version >/dev/null 2>&1 || die "no Docker engine answers: run docker/engine.sh (make engine)"
+	MISSING=""
+	build_base
+	BASE_ID=$(docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null || echo "$BASE")
+	local w
+	for w in "${want[@]}"; do
+		case $w in
+		all) image_go; image_php; image_java ;;
+		base) ;;
+		go | php | java) "image_$w" ;;
+		*) die "unknown image $w (want all|base|go|php|java)" ;;
+		esac
+	done
+	say "done in $((SECONDS - t0)) s${MISSING:+; not built (inputs missing):$MISSING}"
+	if [ -n "$MISSING" ] && [ -n "${RPCBED_IMAGES_STRICT:-}" ]; then
+		exit 1
+	fi
+}
+
+main "$@"

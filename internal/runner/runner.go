@@ -1,0 +1,240 @@
+// Package runner runs rpcbed programs — load clients to completion, servers until
+// stopped — either in containers (Docker) or as local processes (Local), under the
+// same contract: the program's stdout and stderr as raw bytes, its exit code, its
+// wall time and the CPU it used.
+//
+// A runner never parses what a program prints; the report on stdout is parsed later
+// by internal/report, so a saved run can be re-read by a newer parser.
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Spec is one program to run.
+type Spec struct {
+	// Name names the run in logs and container names; a cell name such as
+	// php-grpc-datalist-200-c50 is the intended value.
+	Name string
+	// Image is the container image (rpcbed/go, rpcbed/php:3f2a..., ...); the Docker
+	// runner needs it, the Local runner ignores it.
+	Image string
+	// Args is the command line; Args[0] is looked up on the image's PATH (Docker)
+	// or on Local.Path then PATH (Local): go-client, go-server, php-client, java-client.
+	Args []string
+	// Env adds KEY=VALUE pairs to the program's environment.
+	Env []string
+	// CPUs caps CPU time, as docker run --cpus (1.5 = one and a half cores); 0 = no cap.
+	// Local cannot cap CPU time and ignores it.
+	CPUs float64
+	// CPUSet pins the program to CPUs, as docker run --cpuset-cpus ("0", "1", "0-1");
+	// Local uses taskset when it is installed.
+	CPUSet string
+	// MemoryMB caps memory (swap included); 0 = no cap. Local ignores it.
+	MemoryMB int
+	// Timeout bounds Run (the program is killed when it expires) and, for Start, the
+	// time the server has to pass Ready. 0: Run is bounded by ctx only; Start waits
+	// DefaultStartTimeout.
+	Timeout time.Duration
+	// Ready, for Start, is polled until it returns nil: the server is then up.
+	// nil means ready as soon as the program is running.
+	Ready Probe
+}
+
+// DefaultStartTimeout is how long Start waits for Ready when Spec.Timeout is 0.
+const DefaultStartTimeout = 30 * time.Second
+
+// Result is what one finished program left behind.
+type Result struct {
+	Stdout, Stderr []byte
+	// ExitCode is the program's exit status; 128+N when signal N ended it.
+	ExitCode int
+	// CPUUser and CPUSystem cover the program and every child it waited for.
+	CPUUser, CPUSystem time.Duration
+	// Wall is the time from the program's start to its exit.
+	Wall time.Duration
+}
+
+// Runner runs programs. Run returns a nil error whenever the program ran to its end,
+// whatever its exit code: check Result.ExitCode. On a timeout Run returns what it
+// collected and an error wrapping ErrTimeout; on a cancelled ctx, ctx's error.
+type Runner interface {
+	Run(ctx context.Context, s Spec) (Result, error)
+	// Start starts a long-running program and returns once Ready passes; if the
+	// program exits or Ready does not pass in time, everything is cleaned up and the
+	// error carries the program's output.
+	Start(ctx context.Context, s Spec) (Service, error)
+	// Close stops and removes everything this runner started that is still alive.
+	Close() error
+}
+
+// Service is a running server.
+type Service interface {
+	Name() string
+	// Usage is the CPU the server has used so far; diff two calls around a cell.
+	Usage(ctx context.Context) (user, system time.Duration, err error)
+	// Logs is the server's output so far.
+	Logs(ctx context.Context) (stdout, stderr []byte, err error)
+	// Stop sends SIGTERM, waits a little, kills, and returns the whole output and the
+	// CPU used over the server's lifetime. Stop is safe to call twice.
+	Stop(ctx context.Context) (Result, error)
+}
+
+// ErrTimeout is wrapped by the error Run returns when Spec.Timeout expired.
+var ErrTimeout = errors.New("runner: timeout")
+
+// Probe reports whether a server is ready: nil when it is.
+type Probe func(ctx context.Context) error
+
+// TCPProbe is ready when every address accepts a TCP connection.
+func TCPProbe(addrs ...string) Probe {
+	return func(ctx context.Context) error {
+		var d net.Dialer
+		for _, a := range addrs {
+			c, err := d.DialContext(ctx, "tcp", a)
+			if err != nil {
+				return err
+			}
+			c.Close()
+		}
+		return nil
+	}
+}
+
+// HTTPProbe is ready when GET url answers 2xx.
+func HTTPProbe(url string) Probe {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		return nil
+	}
+}
+
+// waitReady polls p until it passes, ctx ends or alive reports the program gone.
+func waitReady(ctx context.Context, p Probe, alive func() error) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if err := alive(); err != nil {
+			return err
+		}
+		if p == nil {
+			return nil
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		last = p(pctx)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not ready: %w (last probe: %v)", ctx.Err(), last)
+		case <-tick.C:
+		}
+	}
+}
+
+// The Docker runner starts every program under this bash wrapper (bash is in every
+// Debian image). It forwards SIGTERM/SIGINT to the program and, once the program
+// has exited, prints the CPU time of its waited-for children — the program and its
+// descendants — with bash's `times`, after a marker, as the last lines of stderr.
+// That is the only exact CPU figure for a container that has exited: its cgroup
+// is gone by then. splitUsage takes those lines off stderr again.
+const wrapper = `"$@" & pid=$!
+trap 'kill -TERM $pid 2>/dev/null' TERM INT
+wait $pid; rc=$?
+while kill -0 $pid 2>/dev/null; do wait $pid; rc=$?; done
+echo ` + usageMarker + ` >&2
+times >&2
+exit $rc`
+
+const usageMarker = "rpcbed-runner-usage:"
+
+// splitUsage removes the wrapper's trailer from stderr and returns the children's
+// user and system time it reported. ok is false when the trailer is missing (the
+// wrapper was killed).
+func splitUsage(stderr []byte) (rest []byte, user, sys time.Duration, ok bool) {
+	i := bytes.LastIndex(stderr, []byte(usageMarker+"\n"))
+	if i < 0 || (i > 0 && stderr[i-1] != '\n') {
+		return stderr, 0, 0, false
+	}
+	lines := strings.Split(strings.TrimSpace(string(stderr[i+len(usageMarker)+1:])), "\n")
+	if len(lines) != 2 {
+		return stderr, 0, 0, false
+	}
+	// `times` prints the shell's own user/system line, then its children's.
+	f := strings.Fields(lines[1])
+	if len(f) != 2 {
+		return stderr, 0, 0, false
+	}
+	u, err1 := parseBashTime(f[0])
+	s, err2 := parseBashTime(f[1])
+	if err1 != nil || err2 != nil {
+		return stderr, 0, 0, false
+	}
+	return stderr[:i], u, s, true
+}
+
+// parseBashTime reads bash's `times` format, e.g. 1m2.345s.
+func parseBashTime(s string) (time.Duration, error) {
+	m, sec, ok := strings.Cut(s, "m")
+	if !ok || !strings.HasSuffix(sec, "s") {
+		return 0, fmt.Errorf("bad time %q", s)
+	}
+	d, err := time.ParseDuration(m + "m" + sec)
+	if err != nil {
+		return 0, fmt.Errorf("bad time %q: %v", s, err)
+	}
+	return d, nil
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent snapshots.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.b.Bytes())
+}
+
+// tail is the last n bytes of b, for error messages.
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// exitError describes a program that ended before it should have.
+func exitError(name string, r Result) error {
+	return fmt.Errorf("%s exited with code %d; stderr: %s", name, r.ExitCode, tail(r.Stderr, 2000))
+}
