@@ -11,12 +11,15 @@ type Report struct {
 	ServerPort     int    `json:"server_port"`
 	DocumentPath   string `json:"document_path"`
 	DocumentLength int64  `json:"document_length"`
+	// VariableLength is ab -l's "Document Length: Variable"; DocumentLength is 0 then.
+	VariableLength bool `json:"variable_length"`
 
 	Concurrency      int      `json:"concurrency"`
 	TimeTakenSeconds float64  `json:"time_taken_s"`
 	Complete         int64    `json:"complete"`
 	Failed           int64    `json:"failed"`
 	FailedBy         Failures `json:"failed_by"`
+	WriteErrors      int64    `json:"write_errors"` // ab's "Write errors:", printed only when > 0
 	KeepAlive        int64    `json:"keep_alive"`
 	Non2xx           int64    `json:"non_2xx"`
 	TotalTransferred int64    `json:"total_transferred"`
@@ -33,6 +36,7 @@ type Report struct {
 	Total      ConnRow `json:"total"`
 
 	// Percentiles holds ab's table: 50 66 75 80 90 95 98 99 100, in whole ms.
+	// Empty when ab printed no table (fewer than two complete requests).
 	Percentiles []Percentile `json:"percentiles"`
 
 	// Rpcbed is the rpcbed block; nil for plain ab output.
