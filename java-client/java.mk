@@ -1,0 +1,37 @@
+# java-client: the Java bench client and the Java baseline servers (Maven, JDK 17).
+# Included by the top-level Makefile; paths are relative to the repository root.
+JAVA_DIR := java-client
+JAVA_JAR := $(JAVA_DIR)/target/java-client.jar
+JAVA_GEN := $(JAVA_DIR)/src/main/gen
+MVN      ?= mvn
+MVN_FLAGS ?= -B -ntp
+
+SETUP_TARGETS    += setup-java
+TEST_TARGETS     += test-java
+GENERATE_TARGETS += generate-java
+
+setup-java: $(JAVA_JAR) ## build java-client/target/java-client.jar (installs JDK 17 + Maven when missing)
+
+# The jar is rebuilt when a source, the pom or generated code changed.
+$(JAVA_JAR): $(JAVA_DIR)/pom.xml $(shell find $(JAVA_DIR)/src/main -type f 2>/dev/null)
+	@command -v javac >/dev/null && command -v $(MVN) >/dev/null || { \
+	  echo "installing openjdk-17-jdk-headless and maven"; \
+	  apt-get update -qq && apt-get install -y --no-install-recommends openjdk-17-jdk-headless maven; }
+	cd $(JAVA_DIR) && $(MVN) $(MVN_FLAGS) -q -DskipTests package
+	@test -f $(JAVA_JAR)
+
+test-java: $(JAVA_JAR) ## JUnit suite of java-client (Maven Surefire)
+	cd $(JAVA_DIR) && $(MVN) $(MVN_FLAGS) test
+
+# Generated code is committed; regenerating needs protoc, Debian's grpc-java
+# plugin (protobuf-compiler-grpc-java-plugin), thrift and slice2java.
+generate-java: ## regenerate java-client/src/main/gen from idl/
+	@for t in protoc grpc_java_plugin thrift slice2java; do command -v $$t >/dev/null || { \
+	  echo "generate-java needs $$t (apt-get install protobuf-compiler protobuf-compiler-grpc-java-plugin thrift-compiler zeroc-ice-compilers)"; exit 1; }; done
+	rm -rf $(JAVA_GEN) && mkdir -p $(JAVA_GEN)
+	protoc -I idl --java_out=$(JAVA_GEN) --plugin=protoc-gen-grpc-java=$$(command -v grpc_java_plugin) \
+	  --grpc-java_out=@generated=omit:$(JAVA_GEN) idl/data.proto
+	thrift --gen java:generated_annotations=suppress -out $(JAVA_GEN) idl/data.thrift
+	slice2java --output-dir $(JAVA_GEN) idl/data.ice
+
+.PHONY: setup-java test-java generate-java

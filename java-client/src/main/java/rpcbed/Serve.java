@@ -1,0 +1,107 @@
+package rpcbed;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import rpcbed.core.DataService;
+import rpcbed.core.Tokens;
+import rpcbed.server.BaselineServer;
+import rpcbed.server.DubboServer;
+import rpcbed.server.GrpcServer;
+import rpcbed.server.HttpJsonServer;
+import rpcbed.server.IceServer;
+import rpcbed.server.ThriftServer;
+
+/** {@code java -jar java-client.jar serve -proto P [-port N] [-host H]}: one baseline server. */
+public final class Serve {
+    static final String USAGE = """
+        usage: java -jar java-client.jar serve -proto ice|dubbo|grpc|thrift|http [-port N]
+                 [-host 127.0.0.1] [-threads T] [-auth=true|false] [-auth-secret S]
+
+        Default ports: ice 10000, dubbo 20880, grpc 50052, thrift 9091, http 8082 (0 = any).
+        Prints "listening proto=P addr=HOST:PORT" on stderr when ready; SIGTERM stops it.
+        -auth-secret (or env RPCBED_AUTH_SECRET) signs tokens; default: random per process.
+        -threads sizes the server's worker pool (default: 4 x cores, at least 16).
+        """;
+
+    private Serve() {}
+
+    /** The configuration of one server, parsed from the command line. */
+    public record Options(String proto, String host, int port, int threads, boolean auth, byte[] secret) {}
+
+    public static int main(String[] args) {
+        Options o;
+        try {
+            o = parse(args);
+        } catch (Main.UsageError e) {
+            System.err.println("java-client serve: " + e.getMessage());
+            System.err.print(USAGE);
+            return Main.EXIT_USAGE;
+        }
+        BaselineServer server;
+        try {
+            server = start(o);
+        } catch (Exception e) {
+            System.err.println("java-client serve: starting " + o.proto() + ": " + e);
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.err.println("stopping proto=" + o.proto());
+            server.close();
+            stopped.countDown();
+        }, "rpcbed-shutdown"));
+        System.err.println("listening proto=" + o.proto() + " addr=" + o.host() + ":" + server.port());
+        System.err.flush();
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+
+    public static int defaultPort(String proto) {
+        return switch (proto) {
+            case "ice" -> 10000;
+            case "dubbo" -> 20880;
+            case "grpc" -> 50052;
+            case "thrift" -> 9091;
+            case "http" -> 8082;
+            default -> -1;
+        };
+    }
+
+    public static BaselineServer start(Options o) throws Exception {
+        DataService svc = new DataService(o.secret(), o.auth());
+        return switch (o.proto()) {
+            case "ice" -> new IceServer(svc, o.host(), o.port(), o.threads());
+            case "dubbo" -> new DubboServer(svc, o.host(), o.port(), o.threads());
+            case "grpc" -> new GrpcServer(svc, o.host(), o.port());
+            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.threads());
+            case "http" -> new HttpJsonServer(svc, o.host(), o.port(), o.threads());
+            default -> throw new IllegalArgumentException("unknown proto " + o.proto());
+        };
+    }
+
+    public static Options parse(String[] args) throws Main.UsageError {
+        Main.Flags f = new Main.Flags(args);
+        String proto = f.string("proto", "");
+        if (defaultPort(proto) < 0) {
+            throw new Main.UsageError("-proto \"" + proto + "\": want ice, dubbo, grpc, thrift or http");
+        }
+        String host = f.string("host", "127.0.0.1");
+        int port = f.integer("port", defaultPort(proto));
+        int threads = f.integer("threads", Math.max(16, 4 * Runtime.getRuntime().availableProcessors()));
+        boolean auth = f.bool("auth", true);
+        String secret = f.string("auth-secret", System.getenv().getOrDefault("RPCBED_AUTH_SECRET", ""));
+        f.done();
+        if (port < 0 || port > 65535) {
+            throw new Main.UsageError("-port " + port + ": want 0..65535");
+        }
+        if (threads < 1) {
+            throw new Main.UsageError("-threads " + threads + ": want at least 1");
+        }
+        byte[] key = secret.isEmpty() ? Tokens.randomSecret() : secret.getBytes(StandardCharsets.UTF_8);
+        return new Options(proto, host, port, threads, auth, key);
+    }
+}

@@ -1,0 +1,115 @@
+package rpcbed.core;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The service core every Java baseline server wraps (docs/contract.md): no transport
+ * here, each server converts to its own wire types.
+ */
+public final class DataService {
+    public static final int MAX_ITEMS = 100_000;
+    public static final long CODE_ID = 101;
+    private static final long LOCK_TTL_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private static final long FILL_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    private final Tokens tokens;
+    private final boolean auth;
+    private final Store store = new Store();
+
+    public DataService(byte[] secret, boolean auth) {
+        this.tokens = new Tokens(secret);
+        this.auth = auth;
+    }
+
+    public Store store() {
+        return store;
+    }
+
+    /** Checks the caller's token and returns the next one (the token round trip). */
+    public String refresh(String clientId, String token) throws ServiceError {
+        long now = System.currentTimeMillis() / 1000;
+        if (auth && token != null && !token.isEmpty() && !tokens.valid(nz(clientId), token, now)) {
+            throw new ServiceError(ServiceError.UNAUTHENTICATED, "invalid or expired token");
+        }
+        return tokens.issue(nz(clientId), now);
+    }
+
+    /** DataType without the auth part: the record for groupName|enName. */
+    public Store.Rec dataType(String groupName, String enName) throws ServiceError {
+        if (groupName == null || groupName.isEmpty() || enName == null || enName.isEmpty()) {
+            throw new ServiceError(ServiceError.INVALID_ARGUMENT, "groupName and enName are required");
+        }
+        String key = groupName + "|" + enName;
+        Store.Rec rec = store.get(key);
+        if (rec != null) {
+            return rec;
+        }
+        return fill(key, enName);
+    }
+
+    private Store.Rec fill(String key, String enName) throws ServiceError {
+        long deadline = System.nanoTime() + FILL_DEADLINE_NANOS;
+        long waitMs = 1;
+        while (true) {
+            if (store.lock(key, LOCK_TTL_NANOS)) {
+                try {
+                    Store.Rec rec = store.get(key);
+                    if (rec == null) {
+                        store.put(key, new Store.Rec("名称-" + enName, CODE_ID));
+                        rec = store.get(key);
+                    }
+                    return rec;
+                } finally {
+                    store.unlock(key);
+                }
+            }
+            Store.Rec rec = store.get(key);
+            if (rec != null) {
+                return rec;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new ServiceError(ServiceError.INTERNAL, "timed out waiting for the fill of " + key);
+            }
+            try {
+                Thread.sleep(waitMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ServiceError(ServiceError.INTERNAL, "interrupted");
+            }
+            waitMs = Math.min(waitMs * 2, 20);
+        }
+    }
+
+    public static void checkItems(int n) throws ServiceError {
+        if (n < 0 || n > MAX_ITEMS) {
+            throw new ServiceError(ServiceError.INVALID_ARGUMENT, "n must be in 0.." + MAX_ITEMS);
+        }
+    }
+
+    /** Fields of item i (0-based) the servers put on the wire; the others are zero. */
+    public static long itemId(int i) {
+        return i + 1L;
+    }
+
+    public static String itemName(int i) {
+        char[] c = {'i', 't', 'e', 'm', '-', '0', '0', '0', '0', '0', '0'};
+        int v = i + 1;
+        for (int p = c.length - 1; p >= 5 && v > 0; p--) {
+            c[p] = (char) ('0' + v % 10);
+            v /= 10;
+        }
+        return new String(c);
+    }
+
+    public static double itemScore(int i) {
+        return ((i * 37L) % 10000 + 1) / 100.0;
+    }
+
+    public static boolean itemEnabled(int i) {
+        return i % 2 == 0;
+    }
+
+    private static String nz(String s) {
+        return s == null ? "" : s;
+    }
+}

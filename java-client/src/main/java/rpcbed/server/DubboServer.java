@@ -1,0 +1,118 @@
+package rpcbed.server;
+
+import org.apache.dubbo.config.ApplicationConfig;
+import org.apache.dubbo.config.ProtocolConfig;
+import org.apache.dubbo.config.RegistryConfig;
+import org.apache.dubbo.config.ServiceConfig;
+import org.apache.dubbo.config.bootstrap.DubboBootstrap;
+import rpcbed.core.DataService;
+import rpcbed.core.ServiceError;
+import rpcbed.core.Store;
+import rpcbed.dubbo.Api;
+
+/**
+ * The Apache Dubbo baseline: the dubbo protocol with hessian2 on a direct address, no
+ * registry (a client refers to {@code dubbo://127.0.0.1:20880}).
+ */
+public final class DubboServer implements BaselineServer {
+    private final DubboBootstrap bootstrap;
+    private final int port;
+
+    public DubboServer(DataService svc, String host, int port, int threads) {
+        if (port == 0) {
+            port = FreePort.pick(host);
+        }
+        this.port = port;
+        ServiceConfig<Api.Data> service = new ServiceConfig<>();
+        service.setInterface(Api.Data.class);
+        service.setRef(new Impl(svc));
+        bootstrap = DubboBootstrap.newInstance()
+            .application(application("rpcbed-java-dubbo-server"))
+            .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE))
+            .protocol(protocol(host, port, threads))
+            .service(service)
+            .start();
+    }
+
+    /** Settings shared by the Dubbo server and client (listed in java-client/README.md). */
+    public static ApplicationConfig application(String name) {
+        ApplicationConfig app = new ApplicationConfig(name);
+        // No QoS telnet port: it would clash between processes and is not measured.
+        app.setQosEnable(false);
+        // No metadata report or registry: a direct URL is all there is.
+        app.setMetadataType("local");
+        app.setRegisterMode("interface");
+        return app;
+    }
+
+    static ProtocolConfig protocol(String host, int port, int threads) {
+        ProtocolConfig p = new ProtocolConfig("dubbo", port);
+        p.setHost(host);
+        p.setSerialization("hessian2");
+        p.setPreferSerialization("hessian2");
+        // Dubbo's default business pool is "fixed" with 200 threads; size it like the others.
+        p.setThreadpool("fixed");
+        p.setThreads(threads);
+        // DataList(100000) in hessian2 is above the 8 MB default payload.
+        p.setPayload(64 * 1024 * 1024);
+        return p;
+    }
+
+    @Override
+    public int port() {
+        return port;
+    }
+
+    @Override
+    public void close() {
+        bootstrap.stop();
+    }
+
+    static final class Impl implements Api.Data {
+        private final DataService svc;
+
+        Impl(DataService svc) {
+            this.svc = svc;
+        }
+
+        @Override
+        public Api.DataTypeResponse dataType(Api.DataTypeRequest req) throws Api.DataError {
+            try {
+                Api.Auth a = req.auth == null ? new Api.Auth() : req.auth;
+                String token = svc.refresh(a.clientId, a.token);
+                Store.Rec rec = svc.dataType(req.groupName, req.enName);
+                Api.DataTypeResponse r = new Api.DataTypeResponse();
+                r.auth = new Api.AuthReply(token);
+                r.codeId = rec.codeId();
+                r.cnName = rec.cnName();
+                return r;
+            } catch (ServiceError e) {
+                throw new Api.DataError(e.code(), e.getMessage());
+            }
+        }
+
+        @Override
+        public Api.DataListResponse dataList(Api.DataListRequest req) throws Api.DataError {
+            try {
+                Api.Auth a = req.auth == null ? new Api.Auth() : req.auth;
+                String token = svc.refresh(a.clientId, a.token);
+                DataService.checkItems(req.n);
+                Api.Item[] items = new Api.Item[req.n];
+                for (int i = 0; i < req.n; i++) {
+                    Api.Item it = new Api.Item();
+                    it.id = DataService.itemId(i);
+                    it.name = DataService.itemName(i);
+                    it.score = DataService.itemScore(i);
+                    it.enabled = DataService.itemEnabled(i);
+                    items[i] = it;
+                }
+                Api.DataListResponse r = new Api.DataListResponse();
+                r.auth = new Api.AuthReply(token);
+                r.items = items;
+                return r;
+            } catch (ServiceError e) {
+                throw new Api.DataError(e.code(), e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package rpcbed.server;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import rpcbed.core.DataService;
+import rpcbed.core.ServiceError;
+import rpcbed.core.Store;
+
+/**
+ * The HTTP/JSON baseline on the JDK's own HTTP/1.1 server (keep-alive), with go-server's
+ * routes and JSON documents byte for byte (docs/contract.md).
+ */
+public final class HttpJsonServer implements BaselineServer {
+    public static final String SOFTWARE = "rpcbed-java-http";
+
+    private final HttpServer server;
+    private final ExecutorService pool;
+    private final DataService svc;
+
+    public HttpJsonServer(DataService svc, String host, int port, int threads) {
+        this.svc = svc;
+        try {
+            server = HttpServer.create(new InetSocketAddress(host, port), 1024);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        // The JDK server runs handlers on the caller's thread unless given a pool.
+        pool = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "http-worker");
+            t.setDaemon(true);
+            return t;
+        });
+        server.setExecutor(pool);
+        server.createContext("/", this::handle);
+        server.start();
+    }
+
+    @Override
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    @Override
+    public void close() {
+        server.stop(1);
+        pool.shutdown();
+        try {
+            pool.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        try (InputStream in = ex.getRequestBody()) {
+            in.readAllBytes();
+        }
+        String path = ex.getRequestURI().getPath();
+        Map<String, String> q = query(ex.getRequestURI().getRawQuery());
+        try {
+            if (!ex.getRequestMethod().equals("GET")) {
+                error(ex, 405, "method not allowed");
+                return;
+            }
+            switch (path) {
+                case "/v1/datatype" -> dataType(ex, q);
+                case "/v1/datalist" -> dataList(ex, q);
+                case "/healthz" -> send(ex, 200, null, "ok\n");
+                case "/stats" -> send(ex, 200, null, "{\"writes\":" + svc.store().writes() + "}\n");
+                default -> error(ex, 404, "no route " + path);
+            }
+        } catch (ServiceError e) {
+            int status = switch (e.code()) {
+                case ServiceError.INVALID_ARGUMENT -> 400;
+                case ServiceError.UNAUTHENTICATED -> 401;
+                default -> 500;
+            };
+            error(ex, status, e.getMessage());
+        }
+    }
+
+    private String refresh(HttpExchange ex) throws ServiceError {
+        return svc.refresh(ex.getRequestHeaders().getFirst("X-Client-Id"),
+            ex.getRequestHeaders().getFirst("X-Token"));
+    }
+
+    private void dataType(HttpExchange ex, Map<String, String> q) throws IOException, ServiceError {
+        String group = q.getOrDefault("groupName", "");
+        String en = q.getOrDefault("enName", "");
+        if (group.isEmpty() || en.isEmpty()) {
+            throw new ServiceError(ServiceError.INVALID_ARGUMENT, "groupName and enName are required");
+        }
+        String token = refresh(ex);
+        Store.Rec rec = svc.dataType(group, en);
+        StringBuilder b = new StringBuilder(128);
+        b.append("{\"code\":0,\"message\":\"ok\",\"auth\":{\"token\":");
+        quote(b, token);
+        b.append("},\"codeId\":").append(rec.codeId()).append(",\"cnName\":");
+        quote(b, rec.cnName());
+        b.append("}\n");
+        send(ex, 200, token, b.toString());
+    }
+
+    private void dataList(HttpExchange ex, Map<String, String> q) throws IOException, ServiceError {
+        String v = q.get("n");
+        if (v == null || v.isEmpty()) {
+            throw new ServiceError(ServiceError.INVALID_ARGUMENT, "missing n");
+        }
+        int n;
+        try {
+            n = Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            throw new ServiceError(ServiceError.INVALID_ARGUMENT, "n = \"" + v + "\": not an integer");
+        }
+        DataService.checkItems(n);
+        String token = refresh(ex);
+        send(ex, 200, token, dataListJson(token, n));
+    }
+
+    /** The JSON document of GET /v1/datalist?n=N, as Go's encoding/json writes it. */
+    public static String dataListJson(String token, int n) {
+        StringBuilder b = new StringBuilder(96 + n * 110);
+        b.append("{\"code\":0,\"message\":\"ok\",\"auth\":{\"token\":");
+        quote(b, token);
+        b.append("},\"n\":").append(n).append(",\"items\":[");
+        for (int i = 0; i < n; i++) {
+            if (i > 0) {
+                b.append(',');
+            }
+            b.append("{\"id\":").append(DataService.itemId(i))
+                .append(",\"name\":\"").append(DataService.itemName(i))
+                .append("\",\"createdAt\":0,\"score\":").append(goFloat(DataService.itemScore(i)))
+                .append(",\"enabled\":").append(DataService.itemEnabled(i))
+                .append(",\"parentId\":0,\"note\":\"\",\"tags\":[]}");
+        }
+        return b.append("]}\n").toString();
+    }
+
+    /** A float64 as Go's encoding/json prints it (shortest form, no trailing ".0"). */
+    static String goFloat(double d) {
+        String s = BigDecimal.valueOf(d).stripTrailingZeros().toPlainString();
+        return s;
+    }
+
+    /** A JSON string as Go's encoding/json escapes it (HTML-safe). */
+    static void quote(StringBuilder b, String s) {
+        b.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                case '<', '>', '&', '\u2028', '\u2029' -> b.append(String.format("\\u%04x", (int) c));
+                default -> {
+                    if (c < 0x20) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        b.append('"');
+    }
+
+    private void error(HttpExchange ex, int status, String msg) throws IOException {
+        StringBuilder b = new StringBuilder("{\"code\":").append(status).append(",\"message\":");
+        quote(b, msg);
+        send(ex, status, null, b.append("}\n").toString());
+    }
+
+    private static void send(HttpExchange ex, int status, String token, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        var h = ex.getResponseHeaders();
+        h.set("Content-Type", body.startsWith("{") ? "application/json" : "text/plain; charset=utf-8");
+        h.set("Server", SOFTWARE);
+        if (token != null) {
+            h.set("X-Token", token);
+        }
+        ex.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = ex.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    private static Map<String, String> query(String raw) {
+        Map<String, String> m = new HashMap<>();
+        if (raw == null || raw.isEmpty()) {
+            return m;
+        }
+        for (String kv : raw.split("&")) {
+            int eq = kv.indexOf('=');
+            String k = eq < 0 ? kv : kv.substring(0, eq);
+            String v = eq < 0 ? "" : kv.substring(eq + 1);
+            m.putIfAbsent(URLDecoder.decode(k, StandardCharsets.UTF_8), URLDecoder.decode(v, StandardCharsets.UTF_8));
+        }
+        return m;
+    }
+}
