@@ -1,0 +1,28 @@
+# php-client's make targets; the top-level Makefile includes this fragment.
+SETUP_TARGETS    += setup-php
+TEST_TARGETS     += test-php
+GENERATE_TARGETS += generate-php
+
+PHP_APT := php-cli php-curl php-google-protobuf php-thrift php-zeroc-ice phpunit php-dev \
+	libgrpc-dev dpkg-dev protobuf-compiler protobuf-compiler-grpc thrift-compiler \
+	zeroc-ice-compilers apache2-utils
+
+setup-php: ## PHP: apt-get install what is missing, build grpc.so (php-client/build-ext.sh)
+	@missing=$$(for p in $(PHP_APT); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@php-client/build-ext.sh
+
+test-php: setup-php ## PHP: phpunit (starts its own go-server)
+	phpunit -c php-client/phpunit.xml
+
+generate-php: ## PHP: regenerate php-client/gen from idl/ (protoc + grpc_php_plugin, thrift, slice2php)
+	rm -rf php-client/gen && mkdir -p php-client/gen/ice
+	protoc -I idl --php_out=php-client/gen --grpc_out=php-client/gen \
+	  --plugin=protoc-gen-grpc=$$(command -v grpc_php_plugin) idl/data.proto
+	thrift --gen php -out php-client/gen idl/data.thrift
+	slice2php --output-dir php-client/gen/ice idl/data.ice
+
+.PHONY: setup-php test-php generate-php

@@ -1,0 +1,120 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client;
+
+use Rpcbed\Pb\Auth;
+use Rpcbed\Pb\DataClient;
+use Rpcbed\Pb\DataListRequest;
+use Rpcbed\Pb\DataTypeRequest;
+
+/**
+ * gRPC through the official extension (grpc.so) and the generated Grpc\BaseStub
+ * client, as PHP users call gRPC. One channel per worker process.
+ */
+final class GrpcTransport implements Transport
+{
+    private DataClient $client;
+    private string $token = '';
+    private string $server = '';
+    private int $timeoutUs;
+
+    public function __construct(string $addr, private string $clientId, float $timeoutSeconds)
+    {
+        if (!extension_loaded('grpc')) {
+            throw new \RuntimeException('the grpc extension is not loaded: run php-client/build-ext.sh');
+        }
+        $this->timeoutUs = (int) ($timeoutSeconds * 1e6);
+        $this->client = new DataClient($addr, [
+            'credentials' => \Grpc\ChannelCredentials::createInsecure(),
+            // A channel of its own, never one persisted by an earlier request.
+            'force_new' => true,
+        ]);
+    }
+
+    private function auth(): Auth
+    {
+        $a = new Auth();
+        $a->setClientId($this->clientId);
+        $a->setToken($this->token);
+        return $a;
+    }
+
+    public function dataType(string $groupName, string $enName, bool $measure = false): Reply
+    {
+        $req = new DataTypeRequest();
+        $req->setAuth($this->auth());
+        $req->setGroupName($groupName);
+        $req->setEnName($enName);
+        $call = $this->client->DataType($req, [], ['timeout' => $this->timeoutUs]);
+        $resp = $this->finish($call, $measure);
+        return new Reply($this->token, (int) $resp->getCodeId(), $resp->getCnName(), 0, null, null,
+            $measure ? strlen($resp->serializeToString()) : -1);
+    }
+
+    public function dataList(int $n, bool $measure = false): Reply
+    {
+        $req = new DataListRequest();
+        $req->setAuth($this->auth());
+        $req->setN($n);
+        $call = $this->client->DataList($req, [], ['timeout' => $this->timeoutUs]);
+        $resp = $this->finish($call, $measure);
+        $items = $resp->getItems();
+        $count = count($items);
+        return new Reply($this->token, 0, '', $count,
+            $count ? self::item($items[0]) : null,
+            $count ? self::item($items[$count - 1]) : null,
+            $measure ? strlen($resp->serializeToString()) : -1);
+    }
+
+    /** @return \Rpcbed\Pb\DataTypeResponse|\Rpcbed\Pb\DataListResponse */
+    private function finish(\Grpc\UnaryCall $call, bool $measure): object
+    {
+        [$resp, $status] = $call->wait();
+        if ($status->code !== \Grpc\STATUS_OK) {
+            if ($status->code === \Grpc\STATUS_UNAUTHENTICATED) {
+                $this->token = '';
+            }
+            throw new CallError(self::kind($status->code), "grpc status $status->code: $status->details");
+        }
+        if ($resp === null) {
+            throw new CallError(CallError::RECEIVE, 'grpc: no response message');
+        }
+        if ($measure) {
+            $md = $call->getMetadata();
+            $this->server = $md['server'][0] ?? $this->server;
+        }
+        $this->token = $resp->getAuth()?->getToken() ?? '';
+        return $resp;
+    }
+
+    private static function kind(int $code): string
+    {
+        return match ($code) {
+            \Grpc\STATUS_UNAVAILABLE => CallError::CONNECT,
+            \Grpc\STATUS_DEADLINE_EXCEEDED => CallError::TIMEOUT,
+            \Grpc\STATUS_UNAUTHENTICATED => CallError::UNAUTHENTICATED,
+            default => CallError::EXCEPTIONS,
+        };
+    }
+
+    /** @return array<string, mixed> */
+    private static function item(\Rpcbed\Pb\Item $it): array
+    {
+        return [
+            'id' => (int) $it->getId(), 'name' => $it->getName(), 'createdAt' => (int) $it->getCreatedAt(),
+            'score' => $it->getScore(), 'enabled' => $it->getEnabled(), 'parentId' => (int) $it->getParentId(),
+            'note' => $it->getNote(), 'tags' => iterator_to_array($it->getTags()),
+        ];
+    }
+
+    public function serverSoftware(): string
+    {
+        return $this->server;
+    }
+
+    public function close(): void
+    {
+        $this->client->close();
+    }
+}

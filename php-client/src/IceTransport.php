@@ -1,0 +1,128 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client;
+
+use rpcbedice\Auth;
+use rpcbedice\DataError;
+use rpcbedice\DataListRequest;
+use rpcbedice\DataPrxHelper;
+use rpcbedice\DataTypeRequest;
+
+/**
+ * ZeroC Ice through Debian's php-zeroc-ice, calling the Java Ice baseline server
+ * (go-server speaks no Ice). One communicator, hence one connection, per worker.
+ * The object identity is RPCBED_ICE_IDENTITY (default "data").
+ */
+final class IceTransport implements Transport
+{
+    private \Ice\Communicator $ic;
+    /** @var \rpcbedice\DataPrx */
+    private $data;
+    private string $token = '';
+
+    public function __construct(string $host, int $port, private string $clientId, float $timeoutSeconds)
+    {
+        if (!extension_loaded('ice')) {
+            throw new \RuntimeException('the ice extension is not loaded (php-zeroc-ice)');
+        }
+        Autoload::loadIce();
+        $ms = max(1, (int) ($timeoutSeconds * 1000));
+        $init = new \Ice\InitializationData();
+        $init->properties = \Ice\createProperties();
+        $init->properties->setProperty('Ice.Warn.Connections', '0');
+        $init->properties->setProperty('Ice.RetryIntervals', '-1');
+        $this->ic = \Ice\initialize($init);
+        $identity = getenv('RPCBED_ICE_IDENTITY') ?: 'data';
+        $prx = $this->ic->stringToProxy(sprintf('%s:tcp -h %s -p %d -t %d', $identity, $host, $port, $ms));
+        $this->data = DataPrxHelper::uncheckedCast($prx)->ice_invocationTimeout($ms);
+    }
+
+    public function dataType(string $groupName, string $enName, bool $measure = false): Reply
+    {
+        try {
+            $resp = $this->data->DataType(new DataTypeRequest(new Auth($this->clientId, $this->token), $groupName, $enName));
+        } catch (\Throwable $e) {
+            throw $this->error($e);
+        }
+        $this->token = (string) $resp->auth->token;
+        $bytes = $measure ? self::strSize($resp->auth->token) + 8 + self::strSize($resp->cnName) : -1;
+        return new Reply($this->token, (int) $resp->codeId, (string) $resp->cnName, 0, null, null, $bytes);
+    }
+
+    public function dataList(int $n, bool $measure = false): Reply
+    {
+        try {
+            $resp = $this->data->DataList(new DataListRequest(new Auth($this->clientId, $this->token), $n));
+        } catch (\Throwable $e) {
+            throw $this->error($e);
+        }
+        $this->token = (string) $resp->auth->token;
+        $items = $resp->items ?? [];
+        $count = count($items);
+        $bytes = -1;
+        if ($measure) {
+            $bytes = self::strSize($resp->auth->token) + self::sizeSize($count);
+            foreach ($items as $it) {
+                $bytes += 8 + self::strSize($it->name) + 8 + 8 + 1 + 8 + self::strSize($it->note) + self::sizeSize(count($it->tags));
+                foreach ($it->tags as $tag) {
+                    $bytes += self::strSize($tag);
+                }
+            }
+        }
+        return new Reply($this->token, 0, '', $count,
+            $count ? self::item($items[0]) : null,
+            $count ? self::item($items[$count - 1]) : null,
+            $bytes);
+    }
+
+    /** Ice encoding 1.1: a size is one byte below 255, else 255 plus a 4-byte int. */
+    private static function sizeSize(int $n): int
+    {
+        return $n < 255 ? 1 : 5;
+    }
+
+    private static function strSize(string $s): int
+    {
+        return self::sizeSize(strlen($s)) + strlen($s);
+    }
+
+    private function error(\Throwable $e): CallError
+    {
+        if ($e instanceof DataError) {
+            if ($e->code === 16) {
+                $this->token = '';
+            }
+            return new CallError(CallError::kindForStatus((int) $e->code), "ice DataError $e->code: $e->message", $e);
+        }
+        $kind = match (true) {
+            $e instanceof \Ice\ConnectFailedException, $e instanceof \Ice\ConnectTimeoutException,
+            $e instanceof \Ice\DNSException => CallError::CONNECT,
+            $e instanceof \Ice\TimeoutException, $e instanceof \Ice\InvocationTimeoutException => CallError::TIMEOUT,
+            $e instanceof \Ice\ConnectionLostException, $e instanceof \Ice\SocketException,
+            $e instanceof \Ice\CloseConnectionException => CallError::RECEIVE,
+            default => CallError::EXCEPTIONS,
+        };
+        return new CallError($kind, 'ice: ' . get_class($e) . ($e->getMessage() !== '' ? ': ' . $e->getMessage() : ''), $e);
+    }
+
+    /** @return array<string, mixed> */
+    private static function item(\rpcbedice\Item $it): array
+    {
+        return [
+            'id' => (int) $it->id, 'name' => (string) $it->name, 'createdAt' => (int) $it->createdAt,
+            'score' => (float) $it->score, 'enabled' => (bool) $it->enabled, 'parentId' => (int) $it->parentId,
+            'note' => (string) $it->note, 'tags' => $it->tags ?? [],
+        ];
+    }
+
+    public function serverSoftware(): string
+    {
+        return '';
+    }
+
+    public function close(): void
+    {
+        $this->ic->destroy();
+    }
+}

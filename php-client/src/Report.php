@@ -1,0 +1,201 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client;
+
+/**
+ * Report mirrors internal/report.Report and prints it in the layout of
+ * docs/report-format.md: Apache Bench 2.3's lines, then the rpcbed block.
+ */
+final class Report
+{
+    public string $serverSoftware = '';
+    public string $serverHostname = '';
+    public int $serverPort = 0;
+    public string $documentPath = '';
+    public int $documentLength = 0;
+
+    public int $concurrency = 0;
+    public float $timeTaken = 0.0;
+    public int $complete = 0;
+    public int $failed = 0;
+    /** @var array{connect: int, receive: int, length: int, exceptions: int} */
+    public array $failedBy = ['connect' => 0, 'receive' => 0, 'length' => 0, 'exceptions' => 0];
+    /** Keep-Alive requests; printed when $keepAliveUsed. */
+    public int $keepAlive = 0;
+    public bool $keepAliveUsed = false;
+    public int $non2xx = 0;
+    public int $totalTransferred = 0;
+    public int $htmlTransferred = 0;
+
+    /** @var array<string, array{int, int, float, int, int}> row => [min, mean, sd, median, max] in ms */
+    public array $times = [
+        'Connect:' => [0, 0, 0.0, 0, 0],
+        'Processing:' => [0, 0, 0.0, 0, 0],
+        'Waiting:' => [0, 0, 0.0, 0, 0],
+        'Total:' => [0, 0, 0.0, 0, 0],
+    ];
+    /** @var array<int, int> percent => ms, for 50 66 75 80 90 95 98 99 100 */
+    public array $percentiles = [50 => 0, 66 => 0, 75 => 0, 80 => 0, 90 => 0, 95 => 0, 98 => 0, 99 => 0, 100 => 0];
+
+    // The rpcbed block.
+    public string $client = 'php';
+    public string $protocol = '';
+    public string $call = '';
+    public int $items = 0;
+    public int $connections = 0;
+    public bool $sharedConnections = false;
+    public string $loop = 'closed';
+    public int $targetRate = 0;
+    public float $warmupSeconds = 0.0;
+    public int $warmupCalls = 0;
+    public int $p50Us = 0;
+    public int $p90Us = 0;
+    public int $p99Us = 0;
+    public int $p999Us = 0;
+    public float $meanUs = 0.0;
+    public int $maxUs = 0;
+    public float $cpuUser = 0.0;
+    public float $cpuSystem = 0.0;
+    /** @var array<string, int> */
+    public array $errors = [];
+    /** @var array<string, string> */
+    public array $versions = [];
+
+    /**
+     * Fills the timing figures from the measured calls' latencies.
+     *
+     * @param list<int> $latenciesNs latencies of the completed calls, nanoseconds
+     */
+    public function setLatencies(array $latenciesNs): void
+    {
+        sort($latenciesNs, SORT_NUMERIC);
+        $n = count($latenciesNs);
+        if ($n === 0) {
+            return;
+        }
+        $us = array_map(static fn (int $ns): int => intdiv($ns + 500, 1000), $latenciesNs);
+        $sum = array_sum($us);
+        $mean = $sum / $n;
+        $sq = 0.0;
+        foreach ($us as $v) {
+            $sq += ($v - $mean) ** 2;
+        }
+        $sd = $n > 1 ? sqrt($sq / ($n - 1)) : 0.0;
+        $median = $n % 2 === 1 ? $us[intdiv($n, 2)] : intdiv($us[intdiv($n, 2) - 1] + $us[intdiv($n, 2)], 2);
+        $row = [self::ms($us[0]), self::ms((int) round($mean)), $sd / 1000.0, self::ms($median), self::ms($us[$n - 1])];
+        $this->times['Processing:'] = $row;
+        $this->times['Waiting:'] = $row;
+        $this->times['Total:'] = $row;
+        foreach (array_keys($this->percentiles) as $p) {
+            // ab: stats[done * p / 100], the longest request for 100 %.
+            $this->percentiles[$p] = self::ms($p >= 100 ? $us[$n - 1] : $us[intdiv($n * $p, 100)]);
+        }
+        $this->p50Us = self::rank($us, 0.50);
+        $this->p90Us = self::rank($us, 0.90);
+        $this->p99Us = self::rank($us, 0.99);
+        $this->p999Us = self::rank($us, 0.999);
+        $this->meanUs = $mean;
+        $this->maxUs = $us[$n - 1];
+    }
+
+    /** ab's ap_round_ms: microseconds to the nearest whole millisecond. */
+    private static function ms(int $us): int
+    {
+        return intdiv($us + 500, 1000);
+    }
+
+    /** Nearest-rank percentile of sorted values. */
+    private static function rank(array $sorted, float $q): int
+    {
+        $i = (int) ceil($q * count($sorted)) - 1;
+        return $sorted[max(0, min($i, count($sorted) - 1))];
+    }
+
+    public function format(): string
+    {
+        $l = static fn (string $label, string $value): string => sprintf("%-24s%s\n", $label, $value);
+        $o = "This is ApacheBench, Version 2.3 <\$Revision: 1903618 \$>\n"
+            . "Copyright 1996 Adam Twiss, Zeus Technology Ltd, http://www.zeustech.net/\n"
+            . "Licensed to The Apache Software Foundation, http://www.apache.org/\n"
+            . "\n"
+            . "Benchmarking $this->serverHostname (be patient).....done\n"
+            . "\n\n";
+        $o .= $l('Server Software:', $this->serverSoftware);
+        $o .= $l('Server Hostname:', $this->serverHostname);
+        $o .= $l('Server Port:', (string) $this->serverPort);
+        $o .= "\n";
+        $o .= $l('Document Path:', $this->documentPath);
+        $o .= $l('Document Length:', "$this->documentLength bytes");
+        $o .= "\n";
+        $o .= $l('Concurrency Level:', (string) $this->concurrency);
+        $o .= $l('Time taken for tests:', sprintf('%.3f seconds', $this->timeTaken));
+        $o .= $l('Complete requests:', (string) $this->complete);
+        $o .= $l('Failed requests:', (string) $this->failed);
+        if ($this->failed > 0) {
+            $f = $this->failedBy;
+            $o .= sprintf("   (Connect: %d, Receive: %d, Length: %d, Exceptions: %d)\n",
+                $f['connect'], $f['receive'], $f['length'], $f['exceptions']);
+        }
+        // ab prints Non-2xx before Keep-Alive, and Keep-Alive only when some were.
+        if ($this->non2xx > 0) {
+            $o .= $l('Non-2xx responses:', (string) $this->non2xx);
+        }
+        if ($this->keepAliveUsed && $this->keepAlive > 0) {
+            $o .= $l('Keep-Alive requests:', (string) $this->keepAlive);
+        }
+        $o .= $l('Total transferred:', "$this->totalTransferred bytes");
+        $o .= $l('HTML transferred:', "$this->htmlTransferred bytes");
+        $t = $this->timeTaken;
+        $rps = $t > 0 ? $this->complete / $t : 0.0;
+        $tpr = $this->complete > 0 ? $this->concurrency * $t * 1000 / $this->complete : 0.0;
+        $tprAll = $this->complete > 0 ? $t * 1000 / $this->complete : 0.0;
+        $rate = $t > 0 ? $this->totalTransferred / 1024 / $t : 0.0;
+        $o .= $l('Requests per second:', sprintf('%.2f [#/sec] (mean)', $rps));
+        $o .= $l('Time per request:', sprintf('%.3f [ms] (mean)', $tpr));
+        $o .= $l('Time per request:', sprintf('%.3f [ms] (mean, across all concurrent requests)', $tprAll));
+        $o .= $l('Transfer rate:', sprintf('%.2f [Kbytes/sec] received', $rate));
+        $o .= "\nConnection Times (ms)\n";
+        $o .= "              min  mean[+/-sd] median   max\n";
+        foreach ($this->times as $label => [$min, $mean, $sd, $median, $max]) {
+            $o .= sprintf("%-12s%5d %4d %5.1f %6d %7d\n", $label, $min, $mean, $sd, $median, $max);
+        }
+        $o .= "\nPercentage of the requests served within a certain time (ms)\n";
+        foreach ($this->percentiles as $p => $ms) {
+            $o .= $p >= 100 ? sprintf(" 100%%  %5d (longest request)\n", $ms) : sprintf(" %3d%%  %5d\n", $p, $ms);
+        }
+
+        $o .= "\nrpcbed report v1\n";
+        $o .= $l('Client:', $this->client);
+        $o .= $l('Protocol:', $this->protocol);
+        $o .= $l('Call:', $this->call);
+        $o .= $l('Items:', (string) $this->items);
+        $o .= $l('Connections:', sprintf('%d (%s)', $this->connections, $this->sharedConnections ? 'shared' : 'per worker'));
+        $o .= $l('Loop:', $this->loop);
+        $o .= $l('Target rate:', sprintf('%d [#/sec]', $this->targetRate));
+        $o .= $l('Warm-up:', sprintf('%.3f seconds, %d calls excluded', $this->warmupSeconds, $this->warmupCalls));
+        $o .= $l('Latency p50:', "$this->p50Us [us]");
+        $o .= $l('Latency p90:', "$this->p90Us [us]");
+        $o .= $l('Latency p99:', "$this->p99Us [us]");
+        $o .= $l('Latency p99.9:', "$this->p999Us [us]");
+        $o .= $l('Latency mean:', sprintf('%.1f [us]', $this->meanUs));
+        $o .= $l('Latency max:', "$this->maxUs [us]");
+        $o .= $l('Client CPU user:', sprintf('%.3f [s]', $this->cpuUser));
+        $o .= $l('Client CPU system:', sprintf('%.3f [s]', $this->cpuSystem));
+        $errors = array_filter($this->errors);
+        ksort($errors, SORT_STRING);
+        $pairs = [];
+        foreach ($errors as $k => $v) {
+            $pairs[] = "$k=$v";
+        }
+        $o .= $l('Errors:', $pairs ? implode(' ', $pairs) : 'none');
+        $versions = $this->versions;
+        ksort($versions, SORT_STRING);
+        $pairs = [];
+        foreach ($versions as $k => $v) {
+            $pairs[] = "$k=$v";
+        }
+        $o .= $l('Versions:', $pairs ? implode(' ', $pairs) : 'none');
+        return $o;
+    }
+}

@@ -1,0 +1,138 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client;
+
+use Rpcbed\Thrift\Auth;
+use Rpcbed\Thrift\DataClient;
+use Rpcbed\Thrift\DataError;
+use Rpcbed\Thrift\DataListRequest;
+use Rpcbed\Thrift\DataTypeRequest;
+use Thrift\Exception\TApplicationException;
+use Thrift\Exception\TException;
+use Thrift\Exception\TTransportException;
+use Thrift\Protocol\TBinaryProtocol;
+use Thrift\Protocol\TBinaryProtocolAccelerated;
+use Thrift\Transport\TFramedTransport;
+
+/**
+ * Thrift through Debian's php-thrift: TSocket + TFramedTransport + TBinaryProtocol,
+ * as go-server serves it. With $accel the thrift_protocol extension encodes and
+ * decodes (TBinaryProtocolAccelerated). One connection per worker process,
+ * reopened after a transport error.
+ */
+final class ThriftTransport implements Transport
+{
+    private CountingSocket $socket;
+    private TFramedTransport $transport;
+    private DataClient $client;
+    private string $token = '';
+
+    public function __construct(string $host, int $port, private string $clientId, float $timeoutSeconds, bool $accel = false)
+    {
+        $ms = max(1, (int) ($timeoutSeconds * 1000));
+        $this->socket = new CountingSocket($host, $port);
+        $this->socket->setSendTimeout($ms);
+        $this->socket->setRecvTimeout($ms);
+        $this->transport = new TFramedTransport($this->socket, true, true);
+        if ($accel && !function_exists('thrift_protocol_write_binary')) {
+            throw new \RuntimeException('-accel: the thrift_protocol extension is not loaded');
+        }
+        $proto = $accel ? new TBinaryProtocolAccelerated($this->transport) : new TBinaryProtocol($this->transport);
+        $this->client = new DataClient($proto);
+    }
+
+    private function open(): void
+    {
+        if ($this->transport->isOpen()) {
+            return;
+        }
+        try {
+            $this->transport->open();
+        } catch (TException $e) {
+            $this->transport->close();
+            throw new CallError(CallError::CONNECT, 'thrift: ' . $e->getMessage(), $e);
+        }
+    }
+
+    private function auth(): Auth
+    {
+        return new Auth(['clientId' => $this->clientId, 'token' => $this->token]);
+    }
+
+    public function dataType(string $groupName, string $enName, bool $measure = false): Reply
+    {
+        $this->open();
+        $before = $this->socket->bytesRead;
+        try {
+            $resp = $this->client->DataType(new DataTypeRequest([
+                'auth' => $this->auth(), 'groupName' => $groupName, 'enName' => $enName,
+            ]));
+        } catch (\Throwable $e) {
+            throw $this->error($e);
+        }
+        $this->token = (string) $resp->auth?->token;
+        // The frame's payload: message header and result struct, not the 4-byte length.
+        return new Reply($this->token, (int) $resp->codeId, (string) $resp->cnName, 0, null, null,
+            $this->socket->bytesRead - $before - 4);
+    }
+
+    public function dataList(int $n, bool $measure = false): Reply
+    {
+        $this->open();
+        $before = $this->socket->bytesRead;
+        try {
+            $resp = $this->client->DataList(new DataListRequest(['auth' => $this->auth(), 'n' => $n]));
+        } catch (\Throwable $e) {
+            throw $this->error($e);
+        }
+        $this->token = (string) $resp->auth?->token;
+        $items = $resp->items ?? [];
+        $count = count($items);
+        return new Reply($this->token, 0, '', $count,
+            $count ? self::item($items[0]) : null,
+            $count ? self::item($items[$count - 1]) : null,
+            $this->socket->bytesRead - $before - 4);
+    }
+
+    private function error(\Throwable $e): CallError
+    {
+        if ($e instanceof DataError) {
+            if ($e->code === 16) {
+                $this->token = '';
+            }
+            return new CallError(CallError::kindForStatus((int) $e->code), "thrift DataError $e->code: $e->message", $e);
+        }
+        // Anything but a declared exception leaves the connection in an unknown state.
+        $this->transport->close();
+        if ($e instanceof TApplicationException) {
+            return new CallError(CallError::EXCEPTIONS, 'thrift: ' . $e->getMessage(), $e);
+        }
+        if ($e instanceof TTransportException) {
+            $kind = $e->getCode() === TTransportException::TIMED_OUT || str_contains($e->getMessage(), 'timed out')
+                ? CallError::TIMEOUT : CallError::RECEIVE;
+            return new CallError($kind, 'thrift: ' . $e->getMessage(), $e);
+        }
+        return new CallError(CallError::RECEIVE, 'thrift: ' . get_class($e) . ': ' . $e->getMessage(), $e);
+    }
+
+    /** @return array<string, mixed> */
+    private static function item(\Rpcbed\Thrift\Item $it): array
+    {
+        return [
+            'id' => (int) $it->id, 'name' => (string) $it->name, 'createdAt' => (int) $it->createdAt,
+            'score' => (float) $it->score, 'enabled' => (bool) $it->enabled, 'parentId' => (int) $it->parentId,
+            'note' => (string) $it->note, 'tags' => $it->tags ?? [],
+        ];
+    }
+
+    public function serverSoftware(): string
+    {
+        return '';
+    }
+
+    public function close(): void
+    {
+        $this->transport->close();
+    }
+}

@@ -1,0 +1,30 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client;
+
+/**
+ * Transport is one protocol's client, owned by one worker process. It keeps the
+ * auth token of its previous response and sends it with the next call.
+ */
+interface Transport
+{
+    /**
+     * Calls DataType. With $measure the reply carries the encoded response size.
+     *
+     * @throws CallError
+     */
+    public function dataType(string $groupName, string $enName, bool $measure = false): Reply;
+
+    /**
+     * Calls DataList(n). With $measure the reply carries the encoded response size.
+     *
+     * @throws CallError
+     */
+    public function dataList(int $n, bool $measure = false): Reply;
+
+    /** The server's name as it announces itself, '' when the protocol has no such thing. */
+    public function serverSoftware(): string;
+
+    public function close(): void;
+}

@@ -1,0 +1,19 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client;
+
+/** Transports makes the transport a Config names, one per worker process. */
+final class Transports
+{
+    public static function make(Config $cfg, int $worker): Transport
+    {
+        $id = sprintf('php-%d-%d', getmypid(), $worker);
+        return match ($cfg->proto) {
+            'grpc' => new GrpcTransport($cfg->addr, $id, $cfg->timeout),
+            'thrift' => new ThriftTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout, $cfg->accel),
+            'http' => new HttpTransport($cfg->addr, $id, $cfg->timeout, $cfg->keepAlive),
+            'ice' => new IceTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout),
+        };
+    }
+}

@@ -1,0 +1,44 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client;
+
+/** Versions names the runtime and RPC libraries a run used, for the report. */
+final class Versions
+{
+    /** @return array<string, string> */
+    public static function of(string $proto, bool $accel = false): array
+    {
+        $v = ['php' => PHP_VERSION];
+        switch ($proto) {
+            case 'grpc':
+                $v['grpc'] = (string) phpversion('grpc');
+                $v['protobuf'] = self::deb('php-google-protobuf');
+                break;
+            case 'thrift':
+                $v['thrift'] = self::deb('php-thrift');
+                if ($accel) {
+                    $v['thrift_protocol'] = 'accelerated';
+                }
+                break;
+            case 'http':
+                $v['curl'] = curl_version()['version'] ?? 'unknown';
+                break;
+            case 'ice':
+                $v['ice'] = (string) phpversion('ice');
+                break;
+        }
+        return $v;
+    }
+
+    /** The upstream version of an installed Debian package (the pure-PHP libraries carry none). */
+    private static function deb(string $package): string
+    {
+        $out = @shell_exec('dpkg-query -W -f=\'${Version}\' ' . escapeshellarg($package) . ' 2>/dev/null');
+        if (!is_string($out) || $out === '') {
+            return 'unknown';
+        }
+        // 3.21.12-3+deb12u1 -> 3.21.12
+        return preg_replace('/^\d+:/', '', preg_replace('/-[^-]*$/', '', trim($out)));
+    }
+}
