@@ -73,12 +73,14 @@ func FromSamples(s Samples) Report {
 	for i, pc := range abPercents {
 		r.Percentiles[i].Percent = pc
 	}
+	var mean float64
 	if h != nil && h.TotalCount() > 0 {
 		n := h.TotalCount()
+		mean = h.Mean()
 		lat := ConnRow{
 			Min:    roundMs(h.Min()),
-			Mean:   roundMs(int64(h.Mean())),
-			SD:     round(sampleSD(h)/1000, 1),
+			Mean:   roundMs(int64(mean)),
+			SD:     round(sampleSD(h, mean)/1000, 1),
 			Median: roundMs(abMedian(h)),
 			Max:    roundMs(h.Max()),
 		}
@@ -103,7 +105,7 @@ func FromSamples(s Samples) Report {
 			x.P90Us = h.ValueAtQuantile(90)
 			x.P99Us = h.ValueAtQuantile(99)
 			x.P999Us = h.ValueAtQuantile(99.9)
-			x.MeanUs = round(h.Mean(), 1)
+			x.MeanUs = round(mean, 1)
 			x.MaxUs = h.Max()
 		}
 		r.Rpcbed = &x
@@ -146,12 +148,11 @@ func abMedian(h *hdrhistogram.Histogram) int64 {
 // sampleSD is ab's standard deviation: around the truncated integer mean, divided
 // by n-1. It is derived from the histogram's population deviation:
 // sum((x-m)^2) = n*var + n*(mean-m)^2.
-func sampleSD(h *hdrhistogram.Histogram) float64 {
+func sampleSD(h *hdrhistogram.Histogram, mean float64) float64 {
 	n := float64(h.TotalCount())
 	if n < 2 {
 		return 0
 	}
-	mean := h.Mean()
 	sd := h.StdDev()
 	d := mean - math.Trunc(mean)
 	return math.Sqrt((n*sd*sd + n*d*d) / (n - 1))

@@ -26,7 +26,7 @@ func (e *ParseError) Error() string {
 }
 
 // maxLine bounds a line Parse looks at; longer lines (ab -v bodies) are skipped.
-const maxLine = 64 << 10
+const maxLine = 16 << 10
 
 // Parse reads ApacheBench 2.3 output or an rpcbed client's report. It works line by
 // line: a line whose label (the text before its first colon) is in the table of
@@ -233,6 +233,9 @@ func match(idx []int, v string) (int, string, string) {
 		if rest, ok := strings.CutSuffix(v, u); ok {
 			return i, strings.TrimSpace(rest), ""
 		}
+	}
+	if num, _, _ := strings.Cut(v, " "); !isNumber(num) {
+		return 0, "", "bad number"
 	}
 	units := make([]string, len(idx))
 	for k, i := range idx {
@@ -558,6 +561,11 @@ func parseFloat(s string) (float64, string) {
 		return 0, "bad number"
 	}
 	return f, ""
+}
+
+func isNumber(s string) bool {
+	_, msg := parseFloat(s)
+	return msg == ""
 }
 
 func allDigits(s string) bool {

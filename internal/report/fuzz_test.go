@@ -1,0 +1,79 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// FuzzParse: no input panics; an error names a real line of the input (or, for a
+// missing mandatory line, says so); a report that parses can be written, parsed
+// again and stays the same after that one normalisation, and is valid JSON.
+func FuzzParse(f *testing.F) {
+	ins, err := filepath.Glob("testdata/*.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, in := range ins {
+		text, err := os.ReadFile(in)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(text)
+	}
+	f.Add([]byte(minimal))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Parse(bytes.NewReader(data))
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %q is not a *ParseError", err, err)
+			}
+			if pe.Line == 0 {
+				if !strings.Contains(pe.Msg, "missing") {
+					t.Fatalf("error without a line: %q", pe.Msg)
+				}
+				return
+			}
+			lines := strings.Split(string(data), "\n")
+			if pe.Line > len(lines) {
+				t.Fatalf("error names line %d of %d: %q", pe.Line, len(lines), err)
+			}
+			if want := strings.TrimSuffix(lines[pe.Line-1], "\r"); pe.Text != want {
+				t.Fatalf("error names line %d as %q; the line is %q", pe.Line, pe.Text, want)
+			}
+			if !strings.HasPrefix(err.Error(), "line ") {
+				t.Fatalf("error %q does not start with its line", err)
+			}
+			return
+		}
+		if _, err := json.Marshal(r); err != nil {
+			t.Fatalf("json.Marshal(Parse(data)): %v", err)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		text := b.String()
+		r2, err := Parse(&b)
+		if err != nil {
+			t.Fatalf("Parse(Write(Parse(data))): %v\n%s", err, text)
+		}
+		b.Reset()
+		if err := Write(&b, r2); err != nil {
+			t.Fatal(err)
+		}
+		r3, err := Parse(&b)
+		if err != nil {
+			t.Fatalf("Parse(Write(r2)): %v", err)
+		}
+		if !reflect.DeepEqual(r2, r3) {
+			t.Fatalf("Write/Parse not stable:\n%+v\n%+v", r2, r3)
+		}
+	})
+}
