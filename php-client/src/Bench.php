@@ -121,14 +121,14 @@ final class Bench
         $w0 = hrtime(true);
         $warmDeadline = $cfg->warmupSeconds > 0 ? $w0 + (int) ($cfg->warmupSeconds * 1e9) : 0;
         foreach ($workers as $i => $w) {
-            fwrite($w['in'], sprintf("warmup %d %d\n", $warmDeadline, self::share($cfg->warmupCalls, $c, $i)));
+            fwrite($w['in'], sprintf("warmup %d\n", $warmDeadline));
         }
-        $warm = $this->gather($workers, $cfg->warmupSeconds + $cfg->timeout * 2 + 10 + $cfg->warmupCalls * $cfg->timeout);
+        $warm = $this->gather($workers, $cfg->warmupSeconds + $cfg->timeout * 2 + 10);
         $warmupCalls = 0;
         foreach ($warm as $r) {
             $warmupCalls += $r['calls'] ?? 0;
         }
-        $warmupSeconds = ($cfg->warmupSeconds > 0 || $cfg->warmupCalls > 0) ? (hrtime(true) - $w0) / 1e9 : 0.0;
+        $warmupSeconds = $cfg->warmupSeconds > 0 ? (hrtime(true) - $w0) / 1e9 : 0.0;
 
         // The measured part.
         $start = hrtime(true);
@@ -149,6 +149,13 @@ final class Bench
 
         $report = $this->report($first, $results, $warmupSeconds, $warmupCalls);
         fwrite($out, $report->format());
+        if ($cfg->jsonFile !== '') {
+            $json = json_encode($report->toArray(), JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION);
+            if (@file_put_contents($cfg->jsonFile, $json . "\n") === false) {
+                $this->logf('-json: cannot write %s', $cfg->jsonFile);
+                return 1;
+            }
+        }
         return self::EXIT_OK;
     }
 

@@ -22,45 +22,60 @@ final class Config
     /** ab's default for -n when only -t is given is 50000; rpcbed runs for the whole -t instead. */
     public const UNLIMITED = PHP_INT_MAX;
 
-    public string $proto = 'grpc';
-    public string $call = 'datalist';
-    public int $items = 200;
+    public string $proto = '';
+    public string $call = '';
+    public int $items = 0;
     public int $concurrency = 1;
-    public int $requests = 1;
-    /** Run length limit in seconds (ab -t); 0 = none. */
+    /** Measured calls in total; UNLIMITED when only -t bounds the run. */
+    public int $requests = 0;
+    /** Measured duration in seconds (ab -t); 0 = none. With -n, whichever ends first. */
     public float $timeLimit = 0.0;
-    /** Warm-up length in seconds, or ... */
+    /** Warm-up duration in seconds, excluded from every figure. */
     public float $warmupSeconds = 0.0;
-    /** ... a number of warm-up calls (bare integer to -warmup). */
-    public int $warmupCalls = 0;
     public string $addr = '';
     public bool $keepAlive = false;
     /** Per-call deadline in seconds. */
     public float $timeout = 10.0;
+    /** Client id sent in every request's auth; each worker appends "-<worker>". */
+    public string $clientId = 'php-client';
+    /** Also write the report as JSON (internal/report's field names) to this file. */
+    public string $jsonFile = '';
+    public string $thriftTransport = 'framed';
+    public string $thriftProtocol = 'binary';
     /** Thrift: use the thrift_protocol extension (TBinaryProtocolAccelerated). */
     public bool $accel = false;
 
     public const USAGE = <<<'TXT'
-        usage: php-client -proto grpc|thrift|http|ice -call datatype|datalist [-items N]
-                          [-c C] [-n N] [-t 30s] [-warmup 2s|200] [-k] [-timeout 10s] [-accel]
-                          [-addr HOST:PORT]
-          -proto    protocol (default grpc)
-          -call     datatype | datalist (default datalist)
-          -items    items per DataList call, 0..100000 (default 200)
-          -c        concurrency: forked worker processes, one connection each (default 1)
-          -n        calls in the measured part, shared by the workers (default 1)
-          -t        stop the measured part after this long (30, 30s, 1m); alone it runs
-                    until the time is up
-          -warmup   warm-up before timing, excluded from every figure: a duration (2s)
-                    or a number of calls (200)
-          -addr     server address (default: go-server's port for the protocol,
-                    ice 127.0.0.1:10000)
-          -k        HTTP keep-alive (one curl handle per worker); gRPC, Thrift and Ice
-                    always keep their connection
-          -timeout  per-call deadline (default 10s)
-          -accel    thrift: TBinaryProtocolAccelerated (thrift_protocol extension)
-        exit codes: 0 report printed (even with failed calls), 2 bad arguments,
-                    3 verify failed (no report), 4 server unreachable before timing
+        usage:
+          php-client -proto grpc|thrift|http|ice -call datatype|datalist [-items N] -c C
+                     (-n N | -t DURATION | both) [-warmup 2s] [-k] [-timeout 10s]
+                     [-addr HOST:PORT] [-json FILE] [-client-id ID]
+                     [-thrift-transport framed|buffered] [-thrift-protocol binary|compact] [-accel]
+
+        The same flags as go-client. Durations take Go syntax (30s, 1m) or whole seconds (30).
+          -proto      protocol: grpc, thrift, http or ice
+          -call       datatype or datalist
+          -items      items asked for by datalist, 0..100000 (datatype takes none)
+          -c          concurrent workers: processes, one connection each (default 1)
+          -n          measured calls in total (as ab -n); with -t, whichever ends first
+          -t          measured duration (as ab -t)
+          -warmup     warm-up duration, excluded from every figure (default 0)
+          -k          HTTP keep-alive (as ab -k); gRPC, Thrift and Ice always keep the connection
+          -timeout    per-call deadline (default 10s)
+          -addr       server HOST:PORT (default: go-server's port for the protocol; ice:
+                      the Java baseline's 127.0.0.1:10000)
+          -json       also write the report as JSON to this file
+          -client-id  client id sent in every request's auth (default php-client)
+          -conns      accepted when equal to -c: every worker owns its connection
+          -rate       accepted when 0: php-client runs closed loop only
+          -thrift-transport, -thrift-protocol  as go-server's (default framed, binary)
+          -accel      thrift binary protocol through the thrift_protocol extension
+
+        exit codes:
+          0  report printed (also when calls failed: see "Failed requests")
+          2  bad arguments (or grpc.so missing)
+          3  verify failed: the server answered, but wrongly (no report)
+          4  server unreachable before timing (no report)
         TXT;
 
     /**
@@ -74,7 +89,9 @@ final class Config
     {
         $c = new self();
         $seen = [];
-        $bools = ['k' => true, 'accel' => true];
+        $bools = ['k' => 'keepAlive', 'accel' => 'accel'];
+        $conns = null;
+        $rate = 0;
         for ($i = 0; $i < count($argv); $i++) {
             $arg = $argv[$i];
             if ($arg === '--') {
@@ -82,7 +99,7 @@ final class Config
                 break;
             }
             if ($arg === '' || $arg[0] !== '-' || $arg === '-') {
-                throw new \InvalidArgumentException("unexpected argument \"$arg\"");
+                break;
             }
             $name = ltrim($arg, '-');
             $value = null;
@@ -98,8 +115,7 @@ final class Config
                 if ($b === null) {
                     throw new \InvalidArgumentException("invalid boolean value \"$value\" for flag -$name");
                 }
-                $name === 'k' ? $c->keepAlive = $b : $c->accel = $b;
-                $seen[$name] = true;
+                $c->{$bools[$name]} = $b;
                 continue;
             }
             if ($value === null) {
@@ -109,78 +125,84 @@ final class Config
                 $value = $argv[++$i];
             }
             $seen[$name] = true;
-            switch ($name) {
-                case 'proto':
-                    $c->proto = $value;
-                    break;
-                case 'call':
-                    $c->call = $value;
-                    break;
-                case 'items':
-                    $c->items = self::int($name, $value);
-                    break;
-                case 'c':
-                    $c->concurrency = self::int($name, $value);
-                    break;
-                case 'n':
-                    $c->requests = self::int($name, $value);
-                    break;
-                case 't':
-                    $c->timeLimit = self::seconds($name, $value);
-                    break;
-                case 'timeout':
-                    $c->timeout = self::seconds($name, $value);
-                    break;
-                case 'warmup':
-                    if (preg_match('/^\d+$/', $value)) {
-                        $c->warmupCalls = (int) $value;
-                    } else {
-                        $c->warmupSeconds = self::seconds($name, $value);
-                    }
-                    break;
-                case 'addr':
-                    $c->addr = $value;
-                    break;
-                default:
-                    throw new \InvalidArgumentException("flag provided but not defined: -$name");
-            }
+            match ($name) {
+                'proto' => $c->proto = $value,
+                'call' => $c->call = $value,
+                'items' => $c->items = self::int($name, $value),
+                'c' => $c->concurrency = self::int($name, $value),
+                'n' => $c->requests = self::int($name, $value),
+                't' => $c->timeLimit = self::seconds($name, $value),
+                'warmup' => $c->warmupSeconds = self::seconds($name, $value),
+                'timeout' => $c->timeout = self::seconds($name, $value),
+                'addr' => $c->addr = $value,
+                'json' => $c->jsonFile = $value,
+                'client-id' => $c->clientId = $value,
+                'thrift-transport' => $c->thriftTransport = $value,
+                'thrift-protocol' => $c->thriftProtocol = $value,
+                'conns' => $conns = self::int($name, $value),
+                'rate' => $rate = self::int($name, $value),
+                default => throw new \InvalidArgumentException("flag provided but not defined: -$name"),
+            };
         }
         if ($i < count($argv)) {
             throw new \InvalidArgumentException('unexpected argument "' . $argv[$i] . '"');
         }
         if (!in_array($c->proto, self::PROTOCOLS, true)) {
-            throw new \InvalidArgumentException("-proto: \"$c->proto\" is not one of " . implode('|', self::PROTOCOLS));
+            throw new \InvalidArgumentException("-proto \"$c->proto\": want grpc, thrift, http or ice");
         }
-        if (!in_array($c->call, self::CALLS, true)) {
-            throw new \InvalidArgumentException("-call: \"$c->call\" is not one of " . implode('|', self::CALLS));
-        }
-        if ($c->items < 0 || $c->items > 100000) {
-            throw new \InvalidArgumentException("-items: $c->items is outside 0..100000");
-        }
-        if ($c->call === 'datatype' && !isset($seen['items'])) {
-            $c->items = 0;
+        if ($c->call === 'datatype') {
+            if ($c->items !== 0) {
+                throw new \InvalidArgumentException("-items $c->items: datatype takes no items");
+            }
+        } elseif ($c->call === 'datalist') {
+            if ($c->items < 0 || $c->items > 100000) {
+                throw new \InvalidArgumentException("-items $c->items: want 0..100000");
+            }
+        } else {
+            throw new \InvalidArgumentException("-call \"$c->call\": want datatype or datalist");
         }
         if ($c->concurrency < 1) {
-            throw new \InvalidArgumentException("-c: $c->concurrency is not a positive number");
+            throw new \InvalidArgumentException("-c $c->concurrency: want at least 1");
         }
-        if ($c->timeLimit > 0 && !isset($seen['n'])) {
+        if ($c->requests < 0) {
+            throw new \InvalidArgumentException("-n $c->requests: want at least 1");
+        }
+        if ($c->requests === 0 && $c->timeLimit == 0) {
+            throw new \InvalidArgumentException('give -n (calls) or -t (duration), or both');
+        }
+        if ($c->requests > 0 && $c->requests < $c->concurrency) {
+            throw new \InvalidArgumentException("-c $c->concurrency is greater than -n $c->requests (as ab, every worker needs a call)");
+        }
+        if ($c->requests === 0) {
             $c->requests = self::UNLIMITED;
         }
-        if ($c->requests < 1) {
-            throw new \InvalidArgumentException("-n: $c->requests is not a positive number");
+        if ($c->timeout == 0) {
+            throw new \InvalidArgumentException('-timeout must be above 0');
         }
-        if ($c->concurrency > $c->requests) {
-            throw new \InvalidArgumentException("-c: concurrency $c->concurrency is greater than -n $c->requests");
+        if ($conns !== null && $conns !== $c->concurrency) {
+            throw new \InvalidArgumentException("-conns $conns: php-client workers are processes, each owns one connection (-conns = -c = $c->concurrency)");
         }
-        if ($c->timeout <= 0) {
-            throw new \InvalidArgumentException('-timeout: must be greater than 0');
+        if ($rate !== 0) {
+            throw new \InvalidArgumentException("-rate $rate: php-client runs closed loop only (-rate 0)");
+        }
+        if (!in_array($c->thriftTransport, ['framed', 'buffered'], true)) {
+            throw new \InvalidArgumentException("-thrift-transport \"$c->thriftTransport\": want framed or buffered");
+        }
+        if (!in_array($c->thriftProtocol, ['binary', 'compact'], true)) {
+            throw new \InvalidArgumentException("-thrift-protocol \"$c->thriftProtocol\": want binary or compact");
+        }
+        if ($c->accel && ($c->proto !== 'thrift' || $c->thriftProtocol !== 'binary')) {
+            throw new \InvalidArgumentException('-accel: only for -proto thrift with the binary protocol');
+        }
+        if ($c->proto !== 'http') {
+            $c->keepAlive = false; // harmless: RPC protocols always keep the connection
         }
         if ($c->addr === '') {
             $c->addr = self::DEFAULT_ADDR[$c->proto];
         }
         [$host, $port] = self::splitAddr($c->addr);
         if ($host === '' || $port < 1 || $port > 65535) {
-            throw new \InvalidArgumentException("-addr: \"$c->addr\" is not HOST:PORT");
+            throw new \InvalidArgumentException("-addr \"$c->addr\": want HOST:PORT");
         }
         return $c;
     }
@@ -227,26 +249,36 @@ final class Config
     public function cellName(): string
     {
         $items = $this->call === 'datalist' ? "-$this->items" : '';
+        // e.g. php-grpc-datalist-200-c50, php-thrift-datatype-c10
         return "php-$this->proto-$this->call$items-c$this->concurrency";
     }
 
     private static function int(string $name, string $value): int
     {
         if (!preg_match('/^-?\d+$/', $value)) {
-            throw new \InvalidArgumentException("invalid value \"$value\" for flag -$name: not an integer");
+            throw new \InvalidArgumentException("-$name \"$value\": want an integer");
         }
         return (int) $value;
     }
 
-    /** Go duration syntax (1h2m3.5s, 300ms, 10us), or a bare number of seconds. */
+    /** Go duration syntax (1h2m3.5s, 300ms, 10us) or a bare number of seconds, 0..24h. */
     public static function seconds(string $name, string $value): float
     {
-        if (preg_match('/^\d+(\.\d+)?$/', $value)) {
+        $s = self::duration($name, trim($value));
+        if ($s > 86400) {
+            throw new \InvalidArgumentException("-$name \"$value\": want 0 to 24h");
+        }
+        return $s;
+    }
+
+    private static function duration(string $name, string $value): float
+    {
+        if (preg_match('/^\d+(\.\d*)?$|^\.\d+$/', $value)) {
             return (float) $value;
         }
         $units = ['ns' => 1e-9, 'us' => 1e-6, 'µs' => 1e-6, 'ms' => 1e-3, 's' => 1.0, 'm' => 60.0, 'h' => 3600.0];
         if (!preg_match('/^((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/u', $value)) {
-            throw new \InvalidArgumentException("invalid value \"$value\" for flag -$name: not a duration");
+            throw new \InvalidArgumentException("-$name \"$value\": want a duration like 30s or whole seconds");
         }
         preg_match_all('/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/u', $value, $m, PREG_SET_ORDER);
         $s = 0.0;

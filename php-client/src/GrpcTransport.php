@@ -27,8 +27,6 @@ final class GrpcTransport implements Transport
         $this->timeoutUs = (int) ($timeoutSeconds * 1e6);
         $this->client = new DataClient($addr, [
             'credentials' => \Grpc\ChannelCredentials::createInsecure(),
-            // A channel of its own, never one persisted by an earlier request.
-            'force_new' => true,
         ]);
     }
 
@@ -65,6 +63,19 @@ final class GrpcTransport implements Transport
             $count ? self::item($items[0]) : null,
             $count ? self::item($items[$count - 1]) : null,
             $measure ? strlen($resp->serializeToString()) : -1);
+    }
+
+    public function dataListItems(int $n): array
+    {
+        $req = new DataListRequest();
+        $req->setAuth($this->auth());
+        $req->setN($n);
+        $resp = $this->finish($this->client->DataList($req, [], ['timeout' => $this->timeoutUs]), false);
+        $out = [];
+        foreach ($resp->getItems() as $it) {
+            $out[] = self::item($it);
+        }
+        return $out;
     }
 
     /** @return \Rpcbed\Pb\DataTypeResponse|\Rpcbed\Pb\DataListResponse */
@@ -115,6 +126,7 @@ final class GrpcTransport implements Transport
 
     public function close(): void
     {
-        $this->client->close();
+        // Nothing: the extension keeps channels per process and reuses them across
+        // PHP requests (the front relies on that); closing one closes it for all.
     }
 }

@@ -69,6 +69,16 @@ final class HttpTransport implements Transport
             $count ? $items[0] : null, $count ? $items[$count - 1] : null, $bytes);
     }
 
+    public function dataListItems(int $n): array
+    {
+        [$body] = $this->get(self::dataListPath($n), false);
+        $items = $body['items'] ?? null;
+        if (!is_array($items)) {
+            throw new CallError(CallError::LENGTH, 'http: body has no items');
+        }
+        return $items;
+    }
+
     /** @return array{array<string, mixed>, int} the decoded body and its size */
     private function get(string $path, bool $measure): array
     {

@@ -20,8 +20,9 @@ final class IceTransport implements Transport
     /** @var \rpcbedice\DataPrx */
     private $data;
     private string $token = '';
+    private bool $probed = false;
 
-    public function __construct(string $host, int $port, private string $clientId, float $timeoutSeconds)
+    public function __construct(private string $host, private int $port, private string $clientId, private float $timeoutSeconds)
     {
         if (!extension_loaded('ice')) {
             throw new \RuntimeException('the ice extension is not loaded (php-zeroc-ice)');
@@ -32,14 +33,37 @@ final class IceTransport implements Transport
         $init->properties = \Ice\createProperties();
         $init->properties->setProperty('Ice.Warn.Connections', '0');
         $init->properties->setProperty('Ice.RetryIntervals', '-1');
+        // DataList(100000) is about 3 MB; Ice's default limit is 1 MB.
+        $init->properties->setProperty('Ice.MessageSizeMax', '65536');
         $this->ic = \Ice\initialize($init);
         $identity = getenv('RPCBED_ICE_IDENTITY') ?: 'data';
         $prx = $this->ic->stringToProxy(sprintf('%s:tcp -h %s -p %d -t %d', $identity, $host, $port, $ms));
         $this->data = DataPrxHelper::uncheckedCast($prx)->ice_invocationTimeout($ms);
     }
 
+    /**
+     * php-zeroc-ice 3.7.8 under PHP 8.2 crashes (segfault or a multi-GB allocation)
+     * turning a local exception such as ConnectionRefusedException into PHP once the
+     * generated code is loaded. So an unreachable server is found with a plain TCP
+     * connect before Ice first connects; failures after that still kill the worker
+     * (the parent then reports it as errors: worker=1).
+     */
+    private function probe(): void
+    {
+        if ($this->probed) {
+            return;
+        }
+        $s = @stream_socket_client("tcp://$this->host:$this->port", $errno, $errstr, $this->timeoutSeconds);
+        if ($s === false) {
+            throw new CallError(CallError::CONNECT, "ice: cannot connect to $this->host:$this->port: $errstr");
+        }
+        fclose($s);
+        $this->probed = true;
+    }
+
     public function dataType(string $groupName, string $enName, bool $measure = false): Reply
     {
+        $this->probe();
         try {
             $resp = $this->data->DataType(new DataTypeRequest(new Auth($this->clientId, $this->token), $groupName, $enName));
         } catch (\Throwable $e) {
@@ -52,6 +76,7 @@ final class IceTransport implements Transport
 
     public function dataList(int $n, bool $measure = false): Reply
     {
+        $this->probe();
         try {
             $resp = $this->data->DataList(new DataListRequest(new Auth($this->clientId, $this->token), $n));
         } catch (\Throwable $e) {
@@ -74,6 +99,18 @@ final class IceTransport implements Transport
             $count ? self::item($items[0]) : null,
             $count ? self::item($items[$count - 1]) : null,
             $bytes);
+    }
+
+    public function dataListItems(int $n): array
+    {
+        $this->probe();
+        try {
+            $resp = $this->data->DataList(new DataListRequest(new Auth($this->clientId, $this->token), $n));
+        } catch (\Throwable $e) {
+            throw $this->error($e);
+        }
+        $this->token = (string) $resp->auth->token;
+        return array_map(self::item(...), $resp->items ?? []);
     }
 
     /** Ice encoding 1.1: a size is one byte below 255, else 255 plus a 4-byte int. */

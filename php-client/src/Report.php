@@ -112,6 +112,70 @@ final class Report
         return $sorted[max(0, min($i, count($sorted) - 1))];
     }
 
+    /** The derived ab figures: requests/s, both time-per-request means, transfer rate. */
+    private function derived(): array
+    {
+        $t = $this->timeTaken;
+        $ok = $this->complete > 0 && $t > 0;
+        return [
+            $ok ? $this->complete / $t : 0.0,
+            $ok ? $this->concurrency * $t * 1000 / $this->complete : 0.0,
+            $ok ? $t * 1000 / $this->complete : 0.0,
+            $t > 0 ? $this->totalTransferred / 1024 / $t : 0.0,
+        ];
+    }
+
+    /**
+     * The report as internal/report.Report's JSON (the same names `rpcbed parse`
+     * prints), for -json FILE.
+     *
+     * @return array<string, mixed>
+     */
+    public function toArray(): array
+    {
+        [$rps, $tpr, $tprAll, $rate] = $this->derived();
+        $row = static fn (array $r): array => [
+            'min' => $r[0], 'mean' => $r[1], 'sd' => round($r[2], 1), 'median' => $r[3], 'max' => $r[4],
+        ];
+        $percentiles = [];
+        foreach ($this->percentiles as $p => $ms) {
+            $percentiles[] = ['percent' => $p, 'ms' => $ms];
+        }
+        $extra = [
+            'client' => $this->client, 'protocol' => $this->protocol, 'call' => $this->call,
+            'items' => $this->items, 'connections' => $this->connections,
+            'shared_connections' => $this->sharedConnections, 'loop' => $this->loop,
+            'target_rate' => $this->targetRate, 'warmup_s' => round($this->warmupSeconds, 3),
+            'warmup_calls' => $this->warmupCalls,
+            'p50_us' => $this->p50Us, 'p90_us' => $this->p90Us, 'p99_us' => $this->p99Us,
+            'p999_us' => $this->p999Us, 'mean_us' => round($this->meanUs, 1), 'max_us' => $this->maxUs,
+            'cpu_user_s' => round($this->cpuUser, 3), 'cpu_system_s' => round($this->cpuSystem, 3),
+        ];
+        if ($errors = array_filter($this->errors)) {
+            ksort($errors, SORT_STRING);
+            $extra['errors'] = $errors;
+        }
+        if ($this->versions) {
+            $extra['versions'] = $this->versions;
+        }
+        return [
+            'server_software' => $this->serverSoftware, 'server_hostname' => $this->serverHostname,
+            'server_port' => $this->serverPort, 'document_path' => $this->documentPath,
+            'document_length' => $this->documentLength, 'variable_length' => false,
+            'concurrency' => $this->concurrency, 'time_taken_s' => round($this->timeTaken, 3),
+            'complete' => $this->complete, 'failed' => $this->failed, 'failed_by' => $this->failedBy,
+            'write_errors' => 0,
+            'keep_alive' => $this->keepAliveUsed ? $this->keepAlive : 0, 'non_2xx' => $this->non2xx,
+            'total_transferred' => $this->totalTransferred, 'html_transferred' => $this->htmlTransferred,
+            'requests_per_second' => round($rps, 2), 'time_per_request_ms' => round($tpr, 3),
+            'time_per_request_all_ms' => round($tprAll, 3), 'transfer_rate_kbps' => round($rate, 2),
+            'connect' => $row($this->times['Connect:']), 'processing' => $row($this->times['Processing:']),
+            'waiting' => $row($this->times['Waiting:']), 'total' => $row($this->times['Total:']),
+            'percentiles' => $percentiles,
+            'rpcbed' => $extra,
+        ];
+    }
+
     public function format(): string
     {
         $l = static fn (string $label, string $value): string => sprintf("%-24s%s\n", $label, $value);
@@ -146,11 +210,7 @@ final class Report
         }
         $o .= $l('Total transferred:', "$this->totalTransferred bytes");
         $o .= $l('HTML transferred:', "$this->htmlTransferred bytes");
-        $t = $this->timeTaken;
-        $rps = $t > 0 ? $this->complete / $t : 0.0;
-        $tpr = $this->complete > 0 ? $this->concurrency * $t * 1000 / $this->complete : 0.0;
-        $tprAll = $this->complete > 0 ? $t * 1000 / $this->complete : 0.0;
-        $rate = $t > 0 ? $this->totalTransferred / 1024 / $t : 0.0;
+        [$rps, $tpr, $tprAll, $rate] = $this->derived();
         $o .= $l('Requests per second:', sprintf('%.2f [#/sec] (mean)', $rps));
         $o .= $l('Time per request:', sprintf('%.3f [ms] (mean)', $tpr));
         $o .= $l('Time per request:', sprintf('%.3f [ms] (mean, across all concurrent requests)', $tprAll));

@@ -13,32 +13,50 @@ use Thrift\Exception\TException;
 use Thrift\Exception\TTransportException;
 use Thrift\Protocol\TBinaryProtocol;
 use Thrift\Protocol\TBinaryProtocolAccelerated;
+use Thrift\Protocol\TCompactProtocol;
+use Thrift\Transport\TBufferedTransport;
 use Thrift\Transport\TFramedTransport;
+use Thrift\Transport\TTransport;
 
 /**
  * Thrift through Debian's php-thrift: TSocket + TFramedTransport + TBinaryProtocol,
- * as go-server serves it. With $accel the thrift_protocol extension encodes and
- * decodes (TBinaryProtocolAccelerated). One connection per worker process,
+ * as go-server serves it by default (buffered / compact on request). With $accel
+ * the thrift_protocol extension encodes and decodes (TBinaryProtocolAccelerated). One connection per worker process,
  * reopened after a transport error.
  */
 final class ThriftTransport implements Transport
 {
     private CountingSocket $socket;
-    private TFramedTransport $transport;
+    private TTransport $transport;
+    /** Bytes of framing around each response (the frame's 4-byte length), not counted. */
+    private int $framing;
     private DataClient $client;
     private string $token = '';
 
-    public function __construct(string $host, int $port, private string $clientId, float $timeoutSeconds, bool $accel = false)
-    {
+    public function __construct(
+        string $host,
+        int $port,
+        private string $clientId,
+        float $timeoutSeconds,
+        bool $accel = false,
+        string $transport = 'framed',
+        string $protocol = 'binary',
+    ) {
         $ms = max(1, (int) ($timeoutSeconds * 1000));
         $this->socket = new CountingSocket($host, $port);
         $this->socket->setSendTimeout($ms);
         $this->socket->setRecvTimeout($ms);
-        $this->transport = new TFramedTransport($this->socket, true, true);
+        $framed = $transport === 'framed';
+        $this->transport = $framed ? new TFramedTransport($this->socket, true, true) : new TBufferedTransport($this->socket);
+        $this->framing = $framed ? 4 : 0;
         if ($accel && !function_exists('thrift_protocol_write_binary')) {
             throw new \RuntimeException('-accel: the thrift_protocol extension is not loaded');
         }
-        $proto = $accel ? new TBinaryProtocolAccelerated($this->transport) : new TBinaryProtocol($this->transport);
+        $proto = match (true) {
+            $protocol === 'compact' => new TCompactProtocol($this->transport),
+            $accel => new TBinaryProtocolAccelerated($this->transport),
+            default => new TBinaryProtocol($this->transport),
+        };
         $this->client = new DataClient($proto);
     }
 
@@ -72,9 +90,9 @@ final class ThriftTransport implements Transport
             throw $this->error($e);
         }
         $this->token = (string) $resp->auth?->token;
-        // The frame's payload: message header and result struct, not the 4-byte length.
+        // The message: its header and the result struct, without the frame length.
         return new Reply($this->token, (int) $resp->codeId, (string) $resp->cnName, 0, null, null,
-            $this->socket->bytesRead - $before - 4);
+            $this->socket->bytesRead - $before - $this->framing);
     }
 
     public function dataList(int $n, bool $measure = false): Reply
@@ -92,7 +110,19 @@ final class ThriftTransport implements Transport
         return new Reply($this->token, 0, '', $count,
             $count ? self::item($items[0]) : null,
             $count ? self::item($items[$count - 1]) : null,
-            $this->socket->bytesRead - $before - 4);
+            $this->socket->bytesRead - $before - $this->framing);
+    }
+
+    public function dataListItems(int $n): array
+    {
+        $this->open();
+        try {
+            $resp = $this->client->DataList(new DataListRequest(['auth' => $this->auth(), 'n' => $n]));
+        } catch (\Throwable $e) {
+            throw $this->error($e);
+        }
+        $this->token = (string) $resp->auth?->token;
+        return array_map(self::item(...), $resp->items ?? []);
     }
 
     private function error(\Throwable $e): CallError

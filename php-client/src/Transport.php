@@ -23,6 +23,15 @@ interface Transport
      */
     public function dataList(int $n, bool $measure = false): Reply;
 
+    /**
+     * Calls DataList(n) and returns every item in the JSON document's shape
+     * (id, name, createdAt, score, enabled, parentId, note, tags): the front's call.
+     *
+     * @return list<array<string, mixed>>
+     * @throws CallError
+     */
+    public function dataListItems(int $n): array;
+
     /** The server's name as it announces itself, '' when the protocol has no such thing. */
     public function serverSoftware(): string;
 

@@ -8,10 +8,11 @@ final class Transports
 {
     public static function make(Config $cfg, int $worker): Transport
     {
-        $id = sprintf('php-%d-%d', getmypid(), $worker);
+        $id = "$cfg->clientId-$worker";
         return match ($cfg->proto) {
             'grpc' => new GrpcTransport($cfg->addr, $id, $cfg->timeout),
-            'thrift' => new ThriftTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout, $cfg->accel),
+            'thrift' => new ThriftTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout, $cfg->accel,
+            $cfg->thriftTransport, $cfg->thriftProtocol),
             'http' => new HttpTransport($cfg->addr, $id, $cfg->timeout, $cfg->keepAlive),
             'ice' => new IceTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout),
         };

@@ -25,7 +25,7 @@ final class Versions
                 $v['curl'] = curl_version()['version'] ?? 'unknown';
                 break;
             case 'ice':
-                $v['ice'] = (string) phpversion('ice');
+                $v['ice'] = function_exists('Ice\\stringVersion') ? \Ice\stringVersion() : (string) phpversion('ice');
                 break;
         }
         return $v;

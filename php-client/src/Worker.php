@@ -69,9 +69,8 @@ final class Worker
             return;
         }
         $warmDeadline = (int) $cmd[1];
-        $warmCalls = (int) $cmd[2];
         $done = 0;
-        while (($warmDeadline > 0 && hrtime(true) < $warmDeadline) || $done < $warmCalls) {
+        while ($warmDeadline > 0 && hrtime(true) < $warmDeadline) {
             try {
                 $isList ? $t->dataList($n) : $t->dataType($g, $e);
             } catch (CallError) {
