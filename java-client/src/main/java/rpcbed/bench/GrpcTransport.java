@@ -1,0 +1,147 @@
+package rpcbed.bench;
+
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import rpcbed.gen.pb.Auth;
+import rpcbed.gen.pb.DataGrpc;
+import rpcbed.gen.pb.DataListRequest;
+import rpcbed.gen.pb.DataListResponse;
+import rpcbed.gen.pb.DataTypeRequest;
+import rpcbed.gen.pb.DataTypeResponse;
+import rpcbed.server.GrpcServer;
+
+/** grpc-java over Netty; one ManagedChannel (one HTTP/2 connection) per Conn. */
+final class GrpcTransport implements Transport {
+    private static final Metadata.Key<String> SERVER =
+        Metadata.Key.of("server", Metadata.ASCII_STRING_MARSHALLER);
+
+    private final Config cfg;
+    private volatile String software = "";
+
+    GrpcTransport(Config cfg) {
+        this.cfg = cfg;
+    }
+
+    @Override
+    public Conn open(int index) throws CallFailure {
+        ManagedChannel ch = NettyChannelBuilder.forAddress(cfg.host, cfg.port)
+            .usePlaintext()
+            // Blocking stubs only: callbacks run on the calling thread anyway.
+            .directExecutor()
+            .maxInboundMessageSize(GrpcServer.MAX_MESSAGE)
+            .build();
+        // Connect now: connections are made before timing.
+        long deadline = System.nanoTime() + cfg.timeoutNanos;
+        ConnectivityState st = ch.getState(true);
+        while (st != ConnectivityState.READY) {
+            if (st == ConnectivityState.TRANSIENT_FAILURE || System.nanoTime() - deadline > 0) {
+                ch.shutdownNow();
+                throw new CallFailure(Kind.CONNECT, "cannot connect to " + cfg.addr + " (" + st + ")");
+            }
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                ch.shutdownNow();
+                throw new CallFailure(Kind.CONNECT, "interrupted");
+            }
+            st = ch.getState(true);
+        }
+        return new GrpcConn(ch, index < 0);
+    }
+
+    @Override
+    public boolean sharedConnSafe() {
+        return true;
+    }
+
+    @Override
+    public String serverSoftware() {
+        return software;
+    }
+
+    @Override
+    public Map<String, String> versions() {
+        return Map.of("grpc", Transports.version("grpc"));
+    }
+
+    @Override
+    public void close() {}
+
+    private final class GrpcConn implements Conn {
+        private final ManagedChannel ch;
+        private final DataGrpc.DataBlockingStub stub;
+        private final AtomicReference<Metadata> headers = new AtomicReference<>();
+
+        GrpcConn(ManagedChannel ch, boolean verifying) {
+            this.ch = ch;
+            DataGrpc.DataBlockingStub s = DataGrpc.newBlockingStub(ch);
+            if (verifying) {
+                s = s.withInterceptors(MetadataUtils.newCaptureMetadataInterceptor(headers, new AtomicReference<>()));
+            }
+            this.stub = s;
+        }
+
+        @Override
+        public long call(Session s) throws CallFailure {
+            Auth auth = Auth.newBuilder().setClientId(s.clientId).setToken(s.token).build();
+            try {
+                DataGrpc.DataBlockingStub st = stub.withDeadlineAfter(cfg.timeoutNanos, TimeUnit.NANOSECONDS);
+                long size;
+                if (cfg.dataList()) {
+                    DataListResponse r = st.dataList(DataListRequest.newBuilder().setAuth(auth).setN(cfg.items).build());
+                    s.token = r.getAuth().getToken();
+                    if (r.getItemsCount() != cfg.items) {
+                        throw Transports.wrongItems(r.getItemsCount(), cfg.items);
+                    }
+                    size = r.getSerializedSize();
+                } else {
+                    DataTypeResponse r = st.dataType(DataTypeRequest.newBuilder().setAuth(auth)
+                        .setGroupName(Config.GROUP_NAME).setEnName(Config.EN_NAME).build());
+                    s.token = r.getAuth().getToken();
+                    if (r.getCodeId() != 101) {
+                        throw Transports.wrongCode(r.getCodeId());
+                    }
+                    size = r.getSerializedSize();
+                }
+                Metadata h = headers.get();
+                if (h != null && h.get(SERVER) != null) {
+                    software = h.get(SERVER);
+                }
+                return size;
+            } catch (StatusRuntimeException e) {
+                Status.Code code = e.getStatus().getCode();
+                Kind k = switch (code) {
+                    case UNAVAILABLE -> Kind.CONNECT;
+                    case DEADLINE_EXCEEDED -> Kind.TIMEOUT;
+                    case CANCELLED -> Kind.RECEIVE;
+                    case UNAUTHENTICATED -> Kind.UNAUTHENTICATED;
+                    case INVALID_ARGUMENT -> Kind.INVALID_ARGUMENT;
+                    default -> Kind.EXCEPTIONS;
+                };
+                if (k == Kind.UNAUTHENTICATED) {
+                    s.token = ""; // ask for a fresh token next time
+                }
+                throw new CallFailure(k, e.getStatus().toString(), e);
+            }
+        }
+
+        @Override
+        public void close() {
+            ch.shutdownNow();
+            try {
+                ch.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+package rpcbed.bench;
+
+import com.zeroc.Ice.Communicator;
+import com.zeroc.Ice.ConnectFailedException;
+import com.zeroc.Ice.ConnectTimeoutException;
+import com.zeroc.Ice.InitializationData;
+import com.zeroc.Ice.LocalException;
+import com.zeroc.Ice.OutputStream;
+import com.zeroc.Ice.TimeoutException;
+import com.zeroc.Ice.UnknownException;
+import com.zeroc.Ice.Util;
+import java.util.Map;
+import rpcbed.gen.rpcbedice.Auth;
+import rpcbed.gen.rpcbedice.DataError;
+import rpcbed.gen.rpcbedice.DataListRequest;
+import rpcbed.gen.rpcbedice.DataListResponse;
+import rpcbed.gen.rpcbedice.DataPrx;
+import rpcbed.gen.rpcbedice.DataTypeRequest;
+import rpcbed.gen.rpcbedice.DataTypeResponse;
+import rpcbed.server.IceServer;
+
+/**
+ * ZeroC Ice over TCP. One communicator; every Conn is a proxy with its own connection
+ * id, hence its own TCP connection.
+ */
+final class IceTransport implements Transport {
+    private final Config cfg;
+    private final Communicator communicator;
+
+    IceTransport(Config cfg) {
+        this.cfg = cfg;
+        InitializationData init = new InitializationData();
+        init.properties = Util.createProperties();
+        clientProps(init.properties, cfg.concurrency);
+        communicator = Util.initialize(init);
+    }
+
+    /** Every non-default Ice setting of the client (listed in java-client/README.md). */
+    static void clientProps(com.zeroc.Ice.Properties p, int workers) {
+        // Replies are read by the client thread pool (default: one thread for all
+        // connections); give it a thread per core, growing with the workers.
+        int cores = Runtime.getRuntime().availableProcessors();
+        p.setProperty("Ice.ThreadPool.Client.Size", Integer.toString(Math.max(1, Math.min(cores, workers))));
+        p.setProperty("Ice.ThreadPool.Client.SizeMax", Integer.toString(Math.max(cores, workers)));
+        p.setProperty("Ice.MessageSizeMax", "65536");
+        p.setProperty("Ice.Warn.Connections", "0");
+    }
+
+    @Override
+    public Conn open(int index) throws CallFailure {
+        DataPrx proxy = DataPrx.uncheckedCast(communicator.stringToProxy(
+                IceServer.IDENTITY + ":tcp -h " + cfg.host + " -p " + cfg.port))
+            .ice_connectionId("c" + index)
+            .ice_invocationTimeout(cfg.timeoutMillis());
+        try {
+            proxy.ice_getConnection(); // connect before timing
+        } catch (LocalException e) {
+            throw new CallFailure(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e, e);
+        }
+        return new IceConn(proxy);
+    }
+
+    @Override
+    public boolean sharedConnSafe() {
+        return true;
+    }
+
+    @Override
+    public String serverSoftware() {
+        return "rpcbed-java-ice"; // the only Ice server of rpcbed
+    }
+
+    @Override
+    public Map<String, String> versions() {
+        return Map.of("ice", Util.stringVersion());
+    }
+
+    @Override
+    public void close() {
+        communicator.destroy();
+    }
+
+    private int encodedSize(DataListResponse r) {
+        OutputStream out = new OutputStream(communicator);
+        DataListResponse.ice_write(out, r);
+        return out.size();
+    }
+
+    private int encodedSize(DataTypeResponse r) {
+        OutputStream out = new OutputStream(communicator);
+        DataTypeResponse.ice_write(out, r);
+        return out.size();
+    }
+
+    private final class IceConn implements Conn {
+        private final DataPrx proxy;
+        // Ice reports no received size; responses differ only in the fixed-length
+        // token, so the size encoded once is every response's size.
+        private long size = -1;
+
+        IceConn(DataPrx proxy) {
+            this.proxy = proxy;
+        }
+
+        @Override
+        public long call(Session s) throws CallFailure {
+            Auth auth = new Auth(s.clientId, s.token);
+            try {
+                if (cfg.dataList()) {
+                    DataListResponse r = proxy.DataList(new DataListRequest(auth, cfg.items));
+                    s.token = r.auth.token;
+                    int got = r.items == null ? 0 : r.items.length;
+                    if (got != cfg.items) {
+                        throw Transports.wrongItems(got, cfg.items);
+                    }
+                    if (size < 0) {
+                        size = encodedSize(r);
+                    }
+                } else {
+                    DataTypeResponse r = proxy.DataType(new DataTypeRequest(auth, Config.GROUP_NAME, Config.EN_NAME));
+                    s.token = r.auth.token;
+                    if (r.codeId != 101) {
+                        throw Transports.wrongCode(r.codeId);
+                    }
+                    if (size < 0) {
+                        size = encodedSize(r);
+                    }
+                }
+                return size;
+            } catch (DataError e) {
+                Kind k = Transports.dataErrorKind(e.code);
+                if (k == Kind.UNAUTHENTICATED) {
+                    s.token = "";
+                }
+                throw new CallFailure(k, "DataError " + e.code + ": " + e.message, e);
+            } catch (TimeoutException e) {
+                throw new CallFailure(e instanceof ConnectTimeoutException ? Kind.CONNECT : Kind.TIMEOUT, e.toString(), e);
+            } catch (ConnectFailedException e) {
+                throw new CallFailure(Kind.CONNECT, e.toString(), e);
+            } catch (UnknownException e) {
+                throw new CallFailure(Kind.EXCEPTIONS, e.toString(), e);
+            } catch (LocalException e) {
+                throw new CallFailure(Kind.RECEIVE, e.toString(), e);
+            }
+        }
+
+        @Override
+        public void close() {
+            // Connections close with the communicator.
+        }
+    }
+}
