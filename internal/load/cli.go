@@ -1,0 +1,159 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const usageHead = `go-client: the rpcbed Go load client (closed loop like ab, open loop like wrk2)
+
+usage:
+  go-client -proto grpc|thrift|http -call datatype|datalist [-items N] -c C
+            (-n N | -t DURATION | both) [-warmup 2s] [-k] [-conns K] [-rate R]
+            [-timeout 10s] -addr HOST:PORT [-json FILE] [-client-id ID]
+  go-client front -listen 127.0.0.1:8081 -proto grpc|thrift|http -addr HOST:PORT
+
+Before timing one call is verified (codeId 101, or exactly -items items, and a
+token). The report (ab 2.3 layout + rpcbed block) goes to stdout, logs to stderr.
+Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
+
+exit codes:
+  0  report printed (also when calls failed: see "Failed requests")
+  2  bad arguments
+  3  verify failed: the server answered, but wrongly (no report)
+  4  server unreachable before timing (no report)
+
+flags:
+`
+
+// Main is go-client's whole command line; it returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "front" {
+		return frontMain(args[1:], stderr)
+	}
+	cfg, err := ParseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "go-client: %v\n", err)
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := Run(ctx, cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "go-client: %v\n", err)
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return ee.Code
+		}
+		return 1
+	}
+	rep := res.Report()
+	if err := writeReport(stdout, rep); err != nil {
+		fmt.Fprintf(stderr, "go-client: writing the report: %v\n", err)
+		return 1
+	}
+	if cfg.JSONFile != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(cfg.JSONFile, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "go-client: -json: %v\n", err)
+			return 1
+		}
+	}
+	return ExitOK
+}
+
+// ParseArgs reads the load flags into a validated Config.
+func ParseArgs(args []string, stderr io.Writer) (Config, error) {
+	var cfg Config
+	fs := flag.NewFlagSet("go-client", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageHead)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.Proto, "proto", "", "protocol: grpc, thrift or http")
+	fs.StringVar(&cfg.Call, "call", "", "call: datatype or datalist")
+	fs.IntVar(&cfg.Items, "items", 0, "items asked for by datalist")
+	fs.IntVar(&cfg.Concurrency, "c", 1, "concurrent workers (as ab -c)")
+	fs.Int64Var(&cfg.Requests, "n", 0, "measured calls in total (as ab -n); with -t, whichever ends first")
+	fs.Var((*seconds)(&cfg.Duration), "t", "measured duration (as ab -t); with -n, whichever ends first")
+	fs.Var((*seconds)(&cfg.Warmup), "warmup", "warm-up duration, excluded from every figure (default 0)")
+	fs.BoolVar(&cfg.KeepAlive, "k", false, "HTTP keep-alive (as ab -k); gRPC and Thrift always keep the connection")
+	fs.IntVar(&cfg.Conns, "conns", 0, "connections: default 1 shared for grpc, one per worker for thrift and http")
+	fs.IntVar(&cfg.Rate, "rate", 0, "open loop: calls per second in total, latency from each call's intended start (0 = closed loop)")
+	cfg.Timeout = 10 * time.Second
+	fs.Var((*seconds)(&cfg.Timeout), "timeout", "per-call deadline")
+	fs.StringVar(&cfg.Addr, "addr", "", "server HOST:PORT")
+	fs.StringVar(&cfg.JSONFile, "json", "", "also write the report as JSON to this file")
+	fs.StringVar(&cfg.ClientID, "client-id", "go-client", "client id sent in every request's auth")
+	fs.StringVar(&cfg.ThriftTransport, "thrift-transport", "framed", "thrift transport: framed or buffered")
+	fs.StringVar(&cfg.ThriftProtocol, "thrift-protocol", "binary", "thrift protocol: binary or compact")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.Timeout == 0 {
+		return cfg, errors.New("-timeout must be above 0")
+	}
+	cfg.defaults()
+	return cfg, cfg.Validate()
+}
+
+// seconds is a duration flag that also takes ab's whole seconds ("30").
+type seconds time.Duration
+
+func (s *seconds) String() string {
+	if s == nil || *s == 0 {
+		return "0"
+	}
+	return time.Duration(*s).String()
+}
+
+func (s *seconds) Set(v string) error {
+	d, err := parseSeconds(v)
+	if err != nil {
+		return err
+	}
+	*s = seconds(d)
+	return nil
+}
+
+// parseSeconds reads "30s", "1m30s", "1.5" or "30" (seconds). Negative values and
+// durations beyond a day are refused: no run is meant to last that long.
+func parseSeconds(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f < 0 || f > 86400 || f != f {
+			return 0, fmt.Errorf("%q: want 0 to 86400 seconds", v)
+		}
+		d = time.Duration(f * float64(time.Second))
+	} else {
+		d, err = time.ParseDuration(v)
+		if err != nil {
+			return 0, fmt.Errorf("%q: want a duration like 30s or whole seconds", v)
+		}
+	}
+	if d < 0 || d > 24*time.Hour {
+		return 0, fmt.Errorf("%q: want 0 to 24h", v)
+	}
+	return d, nil
+}

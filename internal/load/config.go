@@ -1,0 +1,191 @@
+// Package load is the engine of go-client: a closed-loop (ab-like) or open-loop
+// (wrk2-like) load generator over gRPC, Thrift or HTTP that fills an rpcbed report,
+// and the Go HTTP front that turns each HTTP request into one RPC.
+package load
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is one run: the whole job in one plain struct, as hey does it.
+type Config struct {
+	Proto       string        // grpc|thrift|http
+	Call        string        // datatype|datalist
+	Items       int           // n for datalist
+	Concurrency int           // -c: workers
+	Requests    int64         // -n: measured calls in total; 0 = no count limit
+	Duration    time.Duration // -t: measured duration; 0 = no time limit
+	Warmup      time.Duration // excluded from every figure
+	KeepAlive   bool          // -k (HTTP only; the RPC protocols always keep the connection)
+	Conns       int           // -conns; 0 = the protocol's default
+	Rate        int           // -rate: calls/s in total; 0 = closed loop
+	Timeout     time.Duration // per call
+	Addr        string        // HOST:PORT
+	JSONFile    string        // -json
+	ClientID    string
+
+	ThriftTransport string // framed|buffered
+	ThriftProtocol  string // binary|compact
+}
+
+// Names of the protocols and calls, the project's one vocabulary.
+const (
+	ProtoGRPC   = "grpc"
+	ProtoThrift = "thrift"
+	ProtoHTTP   = "http"
+
+	CallDataType = "datatype"
+	CallDataList = "datalist"
+
+	// The one key the published client asks for.
+	GroupName = "USER_EVENT"
+	EnName    = "app_call_connect_success"
+	WantCode  = 101
+
+	maxItems = 100000 // docs/contract.md: n outside 0..100000 is invalid
+)
+
+// defaults fills what the flags left at zero.
+func (c *Config) defaults() {
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.ClientID == "" {
+		c.ClientID = "go-client"
+	}
+	if c.ThriftTransport == "" {
+		c.ThriftTransport = "framed"
+	}
+	if c.ThriftProtocol == "" {
+		c.ThriftProtocol = "binary"
+	}
+	if c.Conns == 0 {
+		if c.Proto == ProtoGRPC {
+			c.Conns = 1
+		} else {
+			c.Conns = c.Concurrency
+		}
+	}
+}
+
+// Validate reports the first thing wrong with c, in words a user can act on.
+func (c *Config) Validate() error {
+	switch c.Proto {
+	case ProtoGRPC, ProtoThrift, ProtoHTTP:
+	default:
+		return fmt.Errorf("-proto %q: want grpc, thrift or http", c.Proto)
+	}
+	switch c.Call {
+	case CallDataType:
+		if c.Items != 0 {
+			return fmt.Errorf("-items %d: datatype takes no items", c.Items)
+		}
+	case CallDataList:
+		if c.Items < 0 || c.Items > maxItems {
+			return fmt.Errorf("-items %d: want 0..%d", c.Items, maxItems)
+		}
+	default:
+		return fmt.Errorf("-call %q: want datatype or datalist", c.Call)
+	}
+	if c.Concurrency < 1 {
+		return fmt.Errorf("-c %d: want at least 1", c.Concurrency)
+	}
+	if c.Requests < 0 {
+		return fmt.Errorf("-n %d: want at least 1", c.Requests)
+	}
+	if c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 {
+		return errors.New("-t, -warmup and -timeout must not be negative")
+	}
+	if c.Requests == 0 && c.Duration == 0 {
+		return errors.New("give -n (calls) or -t (duration), or both")
+	}
+	if c.Requests > 0 && c.Requests < int64(c.Concurrency) {
+		return fmt.Errorf("-c %d is greater than -n %d (as ab, every worker needs a call)", c.Concurrency, c.Requests)
+	}
+	if c.Conns < 0 || c.Conns > c.Concurrency {
+		return fmt.Errorf("-conns %d: want 1..%d (-c)", c.Conns, c.Concurrency)
+	}
+	if c.Rate < 0 {
+		return fmt.Errorf("-rate %d: want >= 0", c.Rate)
+	}
+	if c.KeepAlive && c.Proto != ProtoHTTP {
+		// Harmless: RPC protocols always keep the connection.
+		c.KeepAlive = false
+	}
+	if _, _, err := splitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("-addr %q: %v", c.Addr, err)
+	}
+	switch c.ThriftTransport {
+	case "framed", "buffered":
+	default:
+		return fmt.Errorf("-thrift-transport %q: want framed or buffered", c.ThriftTransport)
+	}
+	switch c.ThriftProtocol {
+	case "binary", "compact":
+	default:
+		return fmt.Errorf("-thrift-protocol %q: want binary or compact", c.ThriftProtocol)
+	}
+	return nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	if host == "" {
+		return "", 0, errors.New("want HOST:PORT")
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", port)
+	}
+	return host, p, nil
+}
+
+// DocumentPath is ab's "Document Path" for this run (docs/report-format.md).
+func (c *Config) DocumentPath() string {
+	switch c.Proto {
+	case ProtoGRPC:
+		if c.Call == CallDataList {
+			return "/rpcbed.data.Data/DataList?n=" + strconv.Itoa(c.Items)
+		}
+		return "/rpcbed.data.Data/DataType"
+	case ProtoHTTP:
+		return c.httpPath()
+	default:
+		if c.Call == CallDataList {
+			return "/Data/DataList?n=" + strconv.Itoa(c.Items)
+		}
+		return "/Data/DataType"
+	}
+}
+
+func (c *Config) httpPath() string {
+	if c.Call == CallDataList {
+		return "/v1/datalist?n=" + strconv.Itoa(c.Items)
+	}
+	return "/v1/datatype?groupName=" + GroupName + "&enName=" + EnName
+}
+
+// Name is the run's stable name, e.g. go-grpc-datalist-200-c50.
+func (c *Config) Name() string {
+	var b strings.Builder
+	b.WriteString("go-" + c.Proto + "-" + c.Call)
+	if c.Call == CallDataList {
+		b.WriteString("-" + strconv.Itoa(c.Items))
+	}
+	b.WriteString("-c" + strconv.Itoa(c.Concurrency))
+	return b.String()
+}
+
+// sharedConns tells whether the workers share the connections (gRPC always; Thrift
+// and HTTP when -conns is below -c) or each worker owns one.
+func (c *Config) sharedConns() bool {
+	return c.Proto == ProtoGRPC || c.Conns < c.Concurrency
+}

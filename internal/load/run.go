@@ -1,0 +1,369 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// caller makes one worker's calls, carrying the token of each response into the
+// next request. It is used by one goroutine at a time.
+type caller interface {
+	call(ctx context.Context) outcome
+	// verify is a call that also checks the whole response and returns the
+	// server's name when the protocol carries one.
+	verify(ctx context.Context) (outcome, string)
+	close()
+}
+
+// transport owns the connections of a run.
+type transport interface {
+	caller(worker int) caller
+	close()
+}
+
+// Exit codes, documented in the usage text.
+const (
+	ExitOK          = 0 // report printed (even with failures)
+	ExitUsage       = 2 // bad arguments
+	ExitVerify      = 3 // the verify call's answer was wrong: no report
+	ExitUnreachable = 4 // no connection before timing: no report
+)
+
+// ExitError carries the exit code a failure maps to.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Result is what a run measured, before it becomes a report.
+type Result struct {
+	Config         Config
+	ServerSoftware string
+	DocLength      int64
+
+	TimeTaken   time.Duration // measured part only
+	Complete    int64         // measured calls that ended, failed or not (ab's "Complete")
+	Failed      int64
+	ByKind      [numKinds]int64
+	Non2xx      int64
+	Bytes       int64 // response body bytes of measured calls
+	WarmupCalls int64
+	Hist        *hdrhistogram.Histogram // latency in µs of answered measured calls
+
+	CPUUser, CPUSystem time.Duration
+	Aborted            string // why the run ended early, if it did
+}
+
+// Errors returns the failures by kind name.
+func (r *Result) Errors() map[string]int64 {
+	m := map[string]int64{}
+	for k := kindConnect; k < numKinds; k++ {
+		if r.ByKind[k] > 0 {
+			m[k.String()] = r.ByKind[k]
+		}
+	}
+	return m
+}
+
+// Highest latency the histograms track (µs): open-loop latencies count from the
+// intended start, so they can exceed the per-call timeout.
+const histMax = int64(time.Hour / time.Microsecond)
+
+// stallAfter: a run in which calls keep failing and none has succeeded for this
+// long ends early (the server died) and still prints its report.
+const stallAfter = 3 * time.Second
+
+// worker is one goroutine's private state: nothing here is shared on the hot path
+// except ok, which only the monitor reads.
+type worker struct {
+	c       caller
+	hist    *hdrhistogram.Histogram
+	byKind  [numKinds]int64
+	bytes   int64
+	warmup  int64
+	ok      atomic.Int64
+	failed  atomic.Int64
+	quota   int64 // open loop with -n: this worker's share
+	offset  time.Duration
+	lastErr error
+	_       [64]byte // keep the atomics of neighbouring workers off one cache line
+}
+
+// Run verifies the server, then runs the load and returns what it measured. Its
+// errors are *ExitError. Logs go to logw.
+func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, &ExitError{ExitUsage, err}
+	}
+	t, err := dial(ctx, &cfg)
+	if err != nil {
+		return nil, &ExitError{ExitUnreachable, fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, err)}
+	}
+	defer t.close()
+
+	workers := make([]*worker, cfg.Concurrency)
+	for i := range workers {
+		workers[i] = &worker{c: t.caller(i), hist: hdrhistogram.New(1, histMax, 3)}
+	}
+	defer func() {
+		for _, w := range workers {
+			w.c.close()
+		}
+	}()
+
+	res := &Result{Config: cfg}
+	o, server := workers[0].c.verify(ctx)
+	if o.kind != kindOK {
+		if o.kind == kindConnect || o.kind == kindTimeout {
+			return nil, &ExitError{ExitUnreachable, fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, o.err)}
+		}
+		return nil, &ExitError{ExitVerify, fmt.Errorf("verify failed: %s %s at %s: %s: %v", cfg.Proto, cfg.Call, cfg.Addr, o.kind, o.err)}
+	}
+	res.ServerSoftware, res.DocLength = server, o.bytes
+	fmt.Fprintf(logw, "go-client: verified %s %s at %s: %d bytes\n", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.bytes)
+
+	// Prime every other worker (connection made, token in hand) before timing, so
+	// ab's Connect row is honestly zero.
+	var wg sync.WaitGroup
+	for _, w := range workers[1:] {
+		if s, ok := w.c.(interface{ setWant(int64) }); ok {
+			s.setWant(o.bytes)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p := w.c.call(ctx); p.kind != kindOK {
+				w.lastErr = p.err
+			}
+		}()
+	}
+	wg.Wait()
+	for _, w := range workers {
+		if w.lastErr != nil {
+			fmt.Fprintf(logw, "go-client: priming call failed: %v\n", w.lastErr)
+			w.lastErr = nil
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stop atomic.Bool
+	go func() { <-runCtx.Done(); stop.Store(true) }()
+
+	start := time.Now()
+	measureStart := start.Add(cfg.Warmup)
+	var deadline time.Time
+	if cfg.Duration > 0 {
+		deadline = measureStart.Add(cfg.Duration)
+	}
+	var remaining atomic.Int64
+	remaining.Store(cfg.Requests)
+	for i, w := range workers {
+		if cfg.Rate > 0 && cfg.Requests > 0 {
+			w.quota = cfg.Requests / int64(cfg.Concurrency)
+			if int64(i) < cfg.Requests%int64(cfg.Concurrency) {
+				w.quota++
+			}
+		}
+		if cfg.Rate > 0 {
+			w.offset = time.Duration(float64(i) * float64(time.Second) / float64(cfg.Rate))
+		}
+	}
+
+	done := make(chan struct{})
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if cfg.Rate > 0 {
+				w.openLoop(runCtx, &cfg, &stop, start, measureStart, deadline)
+			} else {
+				w.closedLoop(runCtx, &stop, measureStart, deadline, cfg.Requests > 0, &remaining)
+			}
+		}()
+	}
+	var cpu0 rusage
+	var aborted atomic.Value
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	// The monitor takes the CPU reading at the start of the measured part and ends
+	// a run whose server has gone.
+	monitorDone := make(chan struct{})
+	go func() {
+		defer close(monitorDone)
+		cpuTaken := false
+		if cfg.Warmup <= 0 {
+			cpu0, cpuTaken = getrusage(), true
+		}
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		var lastOK, failedAtProgress int64
+		lastProgress := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				if !cpuTaken && !now.Before(measureStart) {
+					cpu0, cpuTaken = getrusage(), true
+				}
+				var okN, failN int64
+				for _, w := range workers {
+					okN += w.ok.Load()
+					failN += w.failed.Load()
+				}
+				if okN != lastOK {
+					lastOK, lastProgress, failedAtProgress = okN, now, failN
+				}
+				// Slow calls that have not ended are no reason to stop (the per-call
+				// deadline bounds them); failures with no success are.
+				if now.Sub(lastProgress) > stallAfter && failN > failedAtProgress && aborted.Load() == nil {
+					aborted.Store(fmt.Sprintf("no call succeeded for %v while calls kept failing: ending the run", stallAfter))
+					cancel()
+				}
+			}
+		}
+	}()
+	<-done
+	end := time.Now()
+	<-monitorDone
+	cpu1 := getrusage()
+	if cpu0 == (rusage{}) { // the run ended inside the warm-up
+		cpu0 = cpu1
+	}
+
+	res.Hist = hdrhistogram.New(1, histMax, 3)
+	for _, w := range workers {
+		res.Hist.Merge(w.hist)
+		for k := kindConnect; k < numKinds; k++ {
+			res.ByKind[k] += w.byKind[k]
+			res.Failed += w.byKind[k]
+			if k.statusError() {
+				res.Non2xx += w.byKind[k]
+			}
+		}
+		res.Complete += w.byKind[kindOK]
+		res.Bytes += w.bytes
+		res.WarmupCalls += w.warmup
+		if w.lastErr != nil {
+			fmt.Fprintf(logw, "go-client: last failure: %v\n", w.lastErr)
+		}
+	}
+	res.Complete += res.Failed
+	if end.After(measureStart) {
+		res.TimeTaken = end.Sub(measureStart)
+	}
+	res.CPUUser, res.CPUSystem = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
+	if a, ok := aborted.Load().(string); ok {
+		res.Aborted = a
+		fmt.Fprintf(logw, "go-client: %s\n", a)
+	} else if ctx.Err() != nil {
+		res.Aborted = "interrupted"
+		fmt.Fprintln(logw, "go-client: interrupted: printing what was measured")
+	}
+	return res, nil
+}
+
+func dial(ctx context.Context, cfg *Config) (transport, error) {
+	switch cfg.Proto {
+	case ProtoGRPC:
+		return dialGRPC(ctx, cfg)
+	case ProtoThrift:
+		return dialThrift(cfg)
+	case ProtoHTTP:
+		return newHTTPTransport(cfg), nil
+	}
+	return nil, errors.New("unknown protocol " + cfg.Proto)
+}
+
+// record books one ended call. start is when it began (or, open loop, when it was
+// meant to begin), which also decides whether it was a warm-up call.
+func (w *worker) record(o outcome, start, end, measureStart time.Time) {
+	if o.kind == kindOK {
+		w.ok.Add(1)
+	} else {
+		w.failed.Add(1)
+		w.lastErr = o.err
+	}
+	if start.Before(measureStart) {
+		w.warmup++
+		return
+	}
+	w.byKind[o.kind]++
+	if o.kind.answered() {
+		w.bytes += o.bytes
+		us := int64(end.Sub(start) / time.Microsecond)
+		if us > histMax {
+			us = histMax
+		}
+		w.hist.RecordValue(us)
+	}
+}
+
+// closedLoop: call, record, repeat (ab). With -n the workers draw from one shared
+// count of measured calls.
+func (w *worker) closedLoop(ctx context.Context, stop *atomic.Bool, measureStart, deadline time.Time, counted bool, remaining *atomic.Int64) {
+	hasDeadline := !deadline.IsZero()
+	for !stop.Load() {
+		start := time.Now()
+		if hasDeadline && !start.Before(deadline) {
+			return
+		}
+		if counted && !start.Before(measureStart) && remaining.Add(-1) < 0 {
+			return
+		}
+		o := w.c.call(ctx)
+		w.record(o, start, time.Now(), measureStart)
+	}
+}
+
+// openLoop: calls are due at fixed intervals whatever happened to the previous
+// ones (wrk2). Latency counts from the due time, so a stalled server shows up in
+// the percentiles instead of silently slowing the load (coordinated omission).
+func (w *worker) openLoop(ctx context.Context, cfg *Config, stop *atomic.Bool, start, measureStart, deadline time.Time) {
+	interval := time.Duration(float64(cfg.Concurrency) * float64(time.Second) / float64(cfg.Rate))
+	due := start.Add(w.offset)
+	hasDeadline := !deadline.IsZero()
+	var timer *time.Timer
+	var measured int64
+	for !stop.Load() {
+		if hasDeadline && !due.Before(deadline) {
+			return
+		}
+		if w.quota > 0 && measured >= w.quota {
+			return
+		}
+		if d := time.Until(due); d > 0 {
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			}
+		}
+		o := w.c.call(ctx)
+		w.record(o, due, time.Now(), measureStart)
+		if !due.Before(measureStart) {
+			measured++
+		}
+		due = due.Add(interval)
+	}
+}

@@ -1,0 +1,17 @@
+package load
+
+import (
+	"syscall"
+	"time"
+)
+
+// rusage is this process's CPU time so far: all goroutines, all threads.
+type rusage struct{ user, sys time.Duration }
+
+func getrusage() rusage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return rusage{}
+	}
+	return rusage{user: time.Duration(ru.Utime.Nano()), sys: time.Duration(ru.Stime.Nano())}
+}

@@ -1,0 +1,124 @@
+package load
+
+import (
+	"io"
+	"log"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/auth"
+	"github.com/rpcbed/rpcbed/internal/server"
+	"github.com/rpcbed/rpcbed/internal/service"
+	"github.com/rpcbed/rpcbed/internal/store"
+)
+
+// goServer starts the real go-server in-process on :0 ports, auth checked (so
+// every test also proves the token round trip), and returns its addresses by
+// protocol.
+func goServer(t testing.TB) map[string]string {
+	t.Helper()
+	a, err := auth.New(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: store.NewMemory(), Auth: a, CheckAuth: true})
+	srv, err := server.Start(server.Config{
+		GRPCAddr: "127.0.0.1:0", ThriftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
+		ThriftTransport: "framed", ThriftProtocol: "binary", StoreKind: "memory", CheckAuth: true,
+		Log: log.New(io.Discard, "", 0),
+	}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return map[string]string{
+		ProtoGRPC:   srv.GRPCAddr.String(),
+		ProtoThrift: srv.ThriftAddr.String(),
+		ProtoHTTP:   srv.HTTPAddr.String(),
+	}
+}
+
+// closedAddr is an address nothing listens on.
+func closedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// proxy forwards TCP to a server until kill, which closes the listener and every
+// connection at once: the server "dies" for the client.
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	dead  bool
+}
+
+func startProxy(t testing.TB, upstream string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.DialTimeout("tcp", upstream, time.Second)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			if p.dead {
+				c.Close()
+				u.Close()
+			}
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() { io.Copy(c, u); c.Close() }()
+		}
+	}()
+	t.Cleanup(p.kill)
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) kill() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dead = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+// runWithin runs f and fails the test if it has not returned within d: the
+// guard against a hang, not a performance assertion.
+func runWithin[T any](t *testing.T, d time.Duration, f func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- f() }()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("still running after %v: hang", d)
+	}
+	var zero T
+	return zero
+}
+
