@@ -100,13 +100,12 @@ func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
 		}
 	}
 	logger.Printf("store=%s auth=%v thrift=%s/%s", *storeKind, *checkAuth, *thriftTrans, *thriftProto)
-	if ready != nil {
-		ready(srv)
-	}
-
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	if ready != nil {
+		ready(srv)
+	}
 	code := 0
 	select {
 	case sig := <-sigs:

@@ -56,10 +56,7 @@ func DataListQuery(rawQuery string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("n = %q: not an integer", v)
 	}
-	if n < 0 || n > service.MaxItems {
-		return 0, fmt.Errorf("n = %d; want 0..%d", n, service.MaxItems)
-	}
-	return n, nil
+	return n, nil // the range is the core's to check, as for every protocol
 }
 
 // DataTypeQuery parses the query of GET /v1/datatype.
@@ -68,11 +65,7 @@ func DataTypeQuery(rawQuery string) (groupName, enName string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("bad query: %v", err)
 	}
-	groupName, enName = q.Get("groupName"), q.Get("enName")
-	if groupName == "" || enName == "" {
-		return "", "", errors.New("groupName and enName are required")
-	}
-	return groupName, enName, nil
+	return q.Get("groupName"), q.Get("enName"), nil // required-ness is the core's to check
 }
 
 type httpData struct {
@@ -129,6 +122,7 @@ func (h *httpData) writeJSON(w http.ResponseWriter, token string, v any) {
 func (h *httpData) dataType(w http.ResponseWriter, r *http.Request) {
 	group, en, err := DataTypeQuery(r.URL.RawQuery)
 	if err != nil {
+		h.svc.Stats.Record(service.HTTP, service.CallDataType, err)
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -143,6 +137,7 @@ func (h *httpData) dataType(w http.ResponseWriter, r *http.Request) {
 func (h *httpData) dataList(w http.ResponseWriter, r *http.Request) {
 	n, err := DataListQuery(r.URL.RawQuery)
 	if err != nil {
+		h.svc.Stats.Record(service.HTTP, service.CallDataList, err)
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}

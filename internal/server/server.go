@@ -36,11 +36,12 @@ const (
 // Config is one go-server process. An empty address disables that listener.
 type Config struct {
 	GRPCAddr, ThriftAddr, HTTPAddr string
-	ThriftTransport                string // framed|buffered
-	ThriftProtocol                 string // binary|compact
-	Pprof                          bool   // serve /debug/pprof on the HTTP listener
-	StoreKind                      string // for /stats
-	CheckAuth                      bool   // for /stats
+	ThriftTransport                string        // framed|buffered
+	ThriftProtocol                 string        // binary|compact
+	Pprof                          bool          // serve /debug/pprof on the HTTP listener
+	StoreKind                      string        // for /stats
+	CheckAuth                      bool          // for /stats
+	ReadHeaderTimeout              time.Duration // default ReadHeaderTimeout
 	Log                            *log.Logger
 }
 
@@ -63,28 +64,20 @@ type Server struct {
 }
 
 // Start binds every configured listener and serves in the background.
-func Start(cfg Config, svc *service.Service) (s *Server, err error) {
+func Start(cfg Config, svc *service.Service) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = log.New(log.Writer(), "go-server: ", log.LstdFlags)
 	}
-	s = &Server{cfg: cfg, svc: svc, started: time.Now(), versions: Versions(), errs: make(chan error, 3)}
-	defer func() {
-		if err != nil {
-			s.Close()
+	s := &Server{cfg: cfg, svc: svc, started: time.Now(), versions: Versions(), errs: make(chan error, 3)}
+	for _, l := range []struct {
+		addr  string
+		start func() error
+	}{{cfg.GRPCAddr, s.startGRPC}, {cfg.ThriftAddr, s.startThrift}, {cfg.HTTPAddr, s.startHTTP}} {
+		if l.addr == "" {
+			continue
 		}
-	}()
-	if cfg.GRPCAddr != "" {
-		if err = s.startGRPC(); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.ThriftAddr != "" {
-		if err = s.startThrift(); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.HTTPAddr != "" {
-		if err = s.startHTTP(); err != nil {
+		if err := l.start(); err != nil {
+			s.Close() // the listeners already bound
 			return nil, err
 		}
 	}
@@ -148,9 +141,13 @@ func (s *Server) startHTTP() error {
 		return fmt.Errorf("http listen %s: %w", s.cfg.HTTPAddr, err)
 	}
 	s.HTTPAddr = ln.Addr()
+	rht := s.cfg.ReadHeaderTimeout
+	if rht <= 0 {
+		rht = ReadHeaderTimeout
+	}
 	s.http = &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadHeaderTimeout: rht,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          s.cfg.Log,

@@ -102,7 +102,7 @@ func (s *Service) authorize(a Auth) (string, error) {
 
 // DataType looks up groupName|enName, filling a miss once under a lock.
 func (s *Service) DataType(ctx context.Context, p Proto, a Auth, groupName, enName string) (res DataTypeResult, err error) {
-	defer func() { s.Stats.record(p, CallDataType, err) }()
+	defer func() { s.Stats.Record(p, CallDataType, err) }()
 	if groupName == "" || enName == "" {
 		return res, errorf(InvalidArgument, "groupName and enName are required")
 	}
@@ -179,7 +179,7 @@ func storeErr(err error) error {
 // DataList returns the first n generated items. The slice is shared and must not
 // be modified.
 func (s *Service) DataList(_ context.Context, p Proto, a Auth, n int) (tok string, items []Item, err error) {
-	defer func() { s.Stats.record(p, CallDataList, err) }()
+	defer func() { s.Stats.Record(p, CallDataList, err) }()
 	if n < 0 || n > MaxItems {
 		return "", nil, errorf(InvalidArgument, "n = %d; want 0..%d", n, MaxItems)
 	}

@@ -43,7 +43,8 @@ type Stats struct {
 // NewStats returns zeroed counters.
 func NewStats() *Stats { return &Stats{} }
 
-func (s *Stats) record(p Proto, c Call, err error) {
+// Record counts one call; adapters use it for requests rejected before the core.
+func (s *Stats) Record(p Proto, c Call, err error) {
 	s.c[p][c].requests.Add(1)
 	if err != nil {
 		s.c[p][c].errors.Add(1)
