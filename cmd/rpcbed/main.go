@@ -1,0 +1,66 @@
+// Command rpcbed drives the test bed: `rpcbed <command> [flags] [args]`.
+// Each command lives in its own file; adding one is one line in commands.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// stdio is what a command reads and writes instead of the process's files, so
+// tests run commands in-process.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// A command runs with the arguments after its name and returns the exit code:
+// 0 done, 1 failed, 2 bad usage.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, s stdio) int
+}
+
+var commands = []command{
+	{"parse", "print ab or rpcbed client reports (FILE... or - for stdin) as JSON", runParse},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, s stdio) int {
+	if len(args) == 0 {
+		usage(s.err)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(s.out)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], s)
+		}
+	}
+	fmt.Fprintf(s.err, "rpcbed: unknown command %q\n", args[0])
+	usage(s.err)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: rpcbed <command> [flags] [args]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\n`rpcbed <command> -h` describes a command's flags.")
+}
