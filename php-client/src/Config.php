@@ -45,6 +45,9 @@ final class Config
     /** Thrift: use the thrift_protocol extension (TBinaryProtocolAccelerated). */
     public bool $accel = false;
 
+    private const VALUE_FLAGS = ['proto', 'call', 'items', 'c', 'n', 't', 'warmup', 'timeout', 'addr', 'json',
+        'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate'];
+
     public const USAGE = <<<'TXT'
         usage:
           php-client -proto grpc|thrift|http|ice -call datatype|datalist [-items N] -c C
@@ -117,6 +120,9 @@ final class Config
                 }
                 $c->{$bools[$name]} = $b;
                 continue;
+            }
+            if (!in_array($name, self::VALUE_FLAGS, true)) {
+                throw new \InvalidArgumentException("flag provided but not defined: -$name");
             }
             if ($value === null) {
                 if ($i + 1 >= count($argv)) {

@@ -28,6 +28,13 @@ final class Report
     public int $totalTransferred = 0;
     public int $htmlTransferred = 0;
 
+    /** Requests per second, both time-per-request means, transfer rate: null = computed
+     *  from complete, time taken and bytes (set them to re-print a parsed report). */
+    public ?float $requestsPerSecond = null;
+    public ?float $timePerRequestMs = null;
+    public ?float $timePerRequestAllMs = null;
+    public ?float $transferRateKBps = null;
+
     /** @var array<string, array{int, int, float, int, int}> row => [min, mean, sd, median, max] in ms */
     public array $times = [
         'Connect:' => [0, 0, 0.0, 0, 0],
@@ -118,10 +125,10 @@ final class Report
         $t = $this->timeTaken;
         $ok = $this->complete > 0 && $t > 0;
         return [
-            $ok ? $this->complete / $t : 0.0,
-            $ok ? $this->concurrency * $t * 1000 / $this->complete : 0.0,
-            $ok ? $t * 1000 / $this->complete : 0.0,
-            $t > 0 ? $this->totalTransferred / 1024 / $t : 0.0,
+            $this->requestsPerSecond ?? ($ok ? $this->complete / $t : 0.0),
+            $this->timePerRequestMs ?? ($ok ? $this->concurrency * $t * 1000 / $this->complete : 0.0),
+            $this->timePerRequestAllMs ?? ($ok ? $t * 1000 / $this->complete : 0.0),
+            $this->transferRateKBps ?? ($t > 0 ? $this->totalTransferred / 1024 / $t : 0.0),
         ];
     }
 

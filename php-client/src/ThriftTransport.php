@@ -68,7 +68,7 @@ final class ThriftTransport implements Transport
         try {
             $this->transport->open();
         } catch (TException $e) {
-            $this->transport->close();
+            // No close(): php-thrift's TSocket::close() fails on a socket that never opened.
             throw new CallError(CallError::CONNECT, 'thrift: ' . $e->getMessage(), $e);
         }
     }
@@ -134,7 +134,7 @@ final class ThriftTransport implements Transport
             return new CallError(CallError::kindForStatus((int) $e->code), "thrift DataError $e->code: $e->message", $e);
         }
         // Anything but a declared exception leaves the connection in an unknown state.
-        $this->transport->close();
+        $this->close();
         if ($e instanceof TApplicationException) {
             return new CallError(CallError::EXCEPTIONS, 'thrift: ' . $e->getMessage(), $e);
         }
@@ -163,6 +163,8 @@ final class ThriftTransport implements Transport
 
     public function close(): void
     {
-        $this->transport->close();
+        if ($this->transport->isOpen()) {
+            $this->transport->close();
+        }
     }
 }

@@ -1,0 +1,95 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client\Tests;
+
+use PHPUnit\Framework\TestCase;
+use Rpcbed\Client\Config;
+
+final class ConfigTest extends TestCase
+{
+    /** @return array<string, array{list<string>, string}> */
+    public static function badArgs(): array
+    {
+        $ok = ['-proto', 'grpc', '-call', 'datalist', '-items', '20', '-n', '10'];
+        return [
+            'no proto' => [['-call', 'datalist', '-n', '1'], '-proto ""'],
+            'unknown proto' => [['-proto', 'dubbo', '-call', 'datalist', '-n', '1'], '-proto "dubbo"'],
+            'unknown call' => [['-proto', 'grpc', '-call', 'ping', '-n', '1'], '-call "ping"'],
+            'items on datatype' => [['-proto', 'grpc', '-call', 'datatype', '-items', '5', '-n', '1'], 'datatype takes no items'],
+            'too many items' => [[...$ok, '-items', '100001'], '-items 100001'],
+            'negative items' => [[...$ok, '-items', '-1'], '-items -1'],
+            'no -n or -t' => [['-proto', 'grpc', '-call', 'datatype'], 'give -n'],
+            'c above n' => [[...$ok, '-c', '11'], '-c 11 is greater than -n 10'],
+            'zero c' => [[...$ok, '-c', '0'], '-c 0'],
+            'n not a number' => [[...$ok, '-n', 'ten'], '-n "ten"'],
+            'bad duration' => [[...$ok, '-t', '5 minutes'], '-t "5 minutes"'],
+            'duration beyond a day' => [[...$ok, '-warmup', '25h'], '-warmup "25h"'],
+            'zero timeout' => [[...$ok, '-timeout', '0'], '-timeout must be above 0'],
+            'unknown flag' => [[...$ok, '-q'], 'flag provided but not defined: -q'],
+            'missing value' => [[...$ok, '-addr'], 'flag needs an argument: -addr'],
+            'bad addr' => [[...$ok, '-addr', 'localhost'], '-addr "localhost"'],
+            'stray argument' => [[...$ok, 'extra'], 'unexpected argument "extra"'],
+            'conns other than c' => [[...$ok, '-conns', '1', '-c', '2'], '-conns 1'],
+            'open loop' => [[...$ok, '-rate', '100'], '-rate 100'],
+            'accel on grpc' => [[...$ok, '-accel'], '-accel'],
+            'bad thrift transport' => [['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-thrift-transport', 'http'], '-thrift-transport "http"'],
+            'bad bool' => [[...$ok, '-k=maybe'], 'invalid boolean value "maybe" for flag -k'],
+        ];
+    }
+
+    /**
+     * @dataProvider badArgs
+     * @param list<string> $args
+     */
+    public function testBadArgs(array $args, string $want): void
+    {
+        try {
+            Config::parse($args);
+        } catch (\InvalidArgumentException $e) {
+            $this->assertStringContainsString($want, $e->getMessage(), "got error \"{$e->getMessage()}\"; want one containing \"$want\"");
+            return;
+        }
+        $this->fail('got no error; want one containing "' . $want . '"');
+    }
+
+    public function testParse(): void
+    {
+        $cases = [
+            'go-client style' => [
+                ['-proto', 'thrift', '-call', 'datalist', '-items', '200', '-c', '8', '-n', '2000', '-warmup', '2s', '-t', '30', '-addr', '127.0.0.1:9999'],
+                ['proto' => 'thrift', 'items' => 200, 'concurrency' => 8, 'requests' => 2000, 'warmupSeconds' => 2.0, 'timeLimit' => 30.0, 'addr' => '127.0.0.1:9999'],
+            ],
+            'equals form and -k' => [
+                ['-proto=http', '-call=datatype', '-n=5', '-k', '--timeout=1.5s'],
+                ['proto' => 'http', 'call' => 'datatype', 'requests' => 5, 'keepAlive' => true, 'timeout' => 1.5, 'addr' => '127.0.0.1:8080'],
+            ],
+            'only -t runs unlimited calls' => [
+                ['-proto', 'ice', '-call', 'datatype', '-t', '1m30s'],
+                ['requests' => Config::UNLIMITED, 'timeLimit' => 90.0, 'addr' => '127.0.0.1:10000'],
+            ],
+            '-k is dropped for RPC protocols' => [
+                ['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-k'],
+                ['keepAlive' => false, 'addr' => '127.0.0.1:50051'],
+            ],
+            'millisecond durations' => [
+                ['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-warmup', '250ms', '-timeout', '1m'],
+                ['warmupSeconds' => 0.25, 'timeout' => 60.0],
+            ],
+        ];
+        foreach ($cases as $name => [$args, $want]) {
+            $c = Config::parse($args);
+            foreach ($want as $k => $v) {
+                $this->assertSame($v, $c->$k, "$name: $k: got " . var_export($c->$k, true) . '; want ' . var_export($v, true));
+            }
+        }
+    }
+
+    public function testRoundTripThroughArray(): void
+    {
+        $c = Config::parse(['-proto', 'thrift', '-call', 'datalist', '-items', '7', '-n', '3', '-warmup', '1', '-accel']);
+        $back = Config::fromArray(json_decode(json_encode($c->toArray()), true));
+        $this->assertEquals($c, $back);
+        $this->assertSame('php-thrift-datalist-7-c1', $back->cellName());
+    }
+}
