@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/report"
 )
 
 const usageHead = `go-client: the rpcbed Go load client (closed loop like ab, open loop like wrk2)
@@ -61,7 +63,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	rep := res.Report()
-	if err := writeReport(stdout, rep); err != nil {
+	if err := report.Write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "go-client: writing the report: %v\n", err)
 		return 1
 	}

@@ -74,7 +74,7 @@ func TestRunEveryProtoCall(t *testing.T) {
 			}
 			rep := res.Report()
 			var out bytes.Buffer
-			if err := writeReport(&out, rep); err != nil {
+			if err := report.Write(&out, rep); err != nil {
 				t.Fatal(err)
 			}
 			for _, want := range []string{"Complete requests:      " + fmt.Sprint(res.Complete), "Protocol:               " + c.cfg.Proto, "Errors:                 none"} {
