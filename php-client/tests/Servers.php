@@ -195,12 +195,35 @@ final class Servers
     public static function stopAll(): void
     {
         foreach (self::$procs as $p) {
-            if (is_resource($p)) {
-                proc_terminate($p);
-                proc_close($p);
+            if (!is_resource($p)) {
+                continue;
             }
+            // php -S leaves its PHP_CLI_SERVER_WORKERS running when only it is stopped.
+            $kids = self::children(proc_get_status($p)['pid']);
+            proc_terminate($p);
+            foreach ($kids as $pid) {
+                function_exists('posix_kill') ? posix_kill($pid, 15) : exec("kill $pid");
+            }
+            proc_close($p);
         }
         self::$procs = [];
+    }
+
+    /** @return list<int> the processes whose parent is $pid */
+    private static function children(int $pid): array
+    {
+        $kids = [];
+        foreach (glob('/proc/[0-9]*/stat') ?: [] as $stat) {
+            $s = @file_get_contents($stat);
+            // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+            if ($s !== false && ($close = strrpos($s, ')')) !== false) {
+                $f = explode(' ', substr($s, $close + 2));
+                if ((int) ($f[1] ?? 0) === $pid) {
+                    $kids[] = (int) basename(dirname($stat));
+                }
+            }
+        }
+        return $kids;
     }
 
     /**

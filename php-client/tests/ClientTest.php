@@ -1,0 +1,149 @@
+<?php
+declare(strict_types=1);
+
+namespace Rpcbed\Client\Tests;
+
+use PHPUnit\Framework\TestCase;
+
+/** bin/client.php as a process: reports, exit codes, -json. */
+final class ClientTest extends TestCase
+{
+    /** Reads "Label:   value" lines of a report. */
+    private static function field(string $report, string $label): ?string
+    {
+        return preg_match('/^' . preg_quote($label, '/') . ':\s+(.*)$/m', $report, $m) ? rtrim($m[1]) : null;
+    }
+
+    private function needGrpc(string $proto): void
+    {
+        if ($proto === 'grpc' && !is_file(\Rpcbed\Client\Extensions::grpc())) {
+            Servers::missing($this, \Rpcbed\Client\Extensions::grpc() . ' is missing: run php-client/build-ext.sh');
+        }
+    }
+
+    /** @return array<string, array{string, string}> */
+    public static function cells(): array
+    {
+        $cases = [];
+        foreach (['grpc', 'thrift', 'http', 'ice'] as $p) {
+            foreach (['datatype', 'datalist'] as $c) {
+                $cases["$p $c"] = [$p, $c];
+            }
+        }
+        return $cases;
+    }
+
+    /** @dataProvider cells */
+    public function testReport(string $proto, string $call): void
+    {
+        $this->needGrpc($proto);
+        $addr = $proto === 'ice' ? Servers::ice($this) : Servers::go($this)[$proto];
+        $json = Servers::tmp() . "/$proto-$call.json";
+        $args = ['-proto', $proto, '-call', $call, '-c', '2', '-n', '40', '-warmup', '0.1', '-k', '-addr', $addr, '-json', $json];
+        if ($call === 'datalist') {
+            array_push($args, '-items', '20');
+        }
+        [$code, $out, $err] = Servers::client($args);
+        $this->assertSame(0, $code, "exit code: got $code; want 0\nstderr:\n$err");
+        $want = [
+            'Complete requests' => '40', 'Failed requests' => '0', 'Concurrency Level' => '2',
+            'Client' => 'php', 'Protocol' => $proto, 'Call' => $call, 'Items' => $call === 'datalist' ? '20' : '0',
+            'Connections' => '2 (per worker)', 'Errors' => 'none', 'Keep-Alive requests' => '40',
+        ];
+        foreach ($want as $label => $v) {
+            $this->assertSame($v, self::field($out, $label), "$label: got " . var_export(self::field($out, $label), true) . "; want $v\n$out");
+        }
+        $this->assertMatchesRegularExpression('/^Warm-up:\s+0\.\d{3} seconds, \d+ calls excluded$/m', $out);
+        $this->assertStringStartsWith('This is ApacheBench, Version 2.3', $out);
+        $j = json_decode((string) file_get_contents($json), true);
+        $this->assertSame(40, $j['complete'] ?? null, '-json complete');
+        $this->assertSame($proto, $j['rpcbed']['protocol'] ?? null, '-json protocol');
+    }
+
+    public function testTimeLimitAlone(): void
+    {
+        $this->needGrpc('grpc');
+        [$code, $out, $err] = Servers::client(['-proto', 'grpc', '-call', 'datatype', '-c', '2', '-t', '0.5s', '-addr', Servers::go($this)['grpc']]);
+        $this->assertSame(0, $code, $err);
+        $this->assertGreaterThan(0, (int) self::field($out, 'Complete requests'));
+        $taken = (float) self::field($out, 'Time taken for tests');
+        $this->assertGreaterThan(0.3, $taken, 'time taken');
+    }
+
+    /** @return array<string, array{list<string>, int, string}> */
+    public static function exits(): array
+    {
+        return [
+            'bad flag' => [['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-x'], 2, 'flag provided but not defined: -x'],
+            'no -n' => [['-proto', 'http', '-call', 'datatype'], 2, 'give -n'],
+            'help' => [['-h'], 2, 'exit codes:'],
+        ];
+    }
+
+    /**
+     * @dataProvider exits
+     * @param list<string> $args
+     */
+    public function testExitCodes(array $args, int $want, string $stderr): void
+    {
+        [$code, $out, $err] = Servers::client($args);
+        $this->assertSame($want, $code, "exit code: got $code; want $want\n$err");
+        $this->assertSame('', $out, 'no report on stdout');
+        $this->assertStringContainsString($stderr, $err);
+    }
+
+    /** @dataProvider cells */
+    public function testUnreachable(string $proto, string $call): void
+    {
+        $this->needGrpc($proto);
+        if ($call === 'datalist') {
+            $this->assertTrue(true);
+            return; // one call kind is enough: verify runs before any timing
+        }
+        $port = Servers::freePort();
+        [$code, $out, $err] = Servers::client(['-proto', $proto, '-call', $call, '-n', '5', '-timeout', '2s', '-addr', "127.0.0.1:$port"], 60);
+        $this->assertSame(4, $code, "exit code: got $code; want 4 (unreachable)\n$err");
+        $this->assertSame('', $out, 'no report on stdout');
+        $this->assertStringContainsString('server unreachable', $err);
+    }
+
+    /** A server that answers, but wrongly: the verify pass stops the run with exit 3. */
+    public function testVerifyFails(): void
+    {
+        $port = Servers::freePort();
+        $script = Servers::tmp() . '/wrong.php';
+        file_put_contents($script, '<?php header("Content-Type: application/json"); echo json_encode(["code" => 0, "auth" => ["token" => "t"], "codeId" => 100, "cnName" => "x", "items" => []]);');
+        $proc = Servers::start([PHP_BINARY, '-n', '-S', "127.0.0.1:$port", $script], Servers::tmp() . '/wrong.log');
+        $this->assertTrue(Servers::waitTcp("127.0.0.1:$port", 10, $proc), 'php -S did not start');
+        foreach (['datatype' => 'got codeId 100; want 101', 'datalist' => 'DataType: got codeId 100'] as $call => $msg) {
+            $args = ['-proto', 'http', '-call', $call, '-n', '3', '-addr', "127.0.0.1:$port"];
+            [$code, $out, $err] = Servers::client($call === 'datalist' ? [...$args, '-items', '5'] : $args);
+            $this->assertSame(3, $code, "$call: exit code: got $code; want 3\n$err");
+            $this->assertSame('', $out, "$call: no report on stdout");
+            $this->assertStringContainsString($msg, $err);
+        }
+        proc_terminate($proc);
+    }
+
+    /** The server stops in the middle of a run: every call after that fails, the report still comes. */
+    public function testServerGoesAway(): void
+    {
+        $port = Servers::freePort();
+        $script = Servers::tmp() . '/flaky.php';
+        // Answers the two verify calls (DataType, DataList(0)) right, then 500 for every later call.
+        file_put_contents($script, '<?php $f = sys_get_temp_dir() . "/rpcbed-flaky-' . $port . '"; '
+            . 'file_put_contents($f, "x", FILE_APPEND); if (filesize($f) > 2) { http_response_code(500); echo "{\"code\":13}"; return; } '
+            . 'echo json_encode(["code" => 0, "auth" => ["token" => "t"], "codeId" => 101, "cnName" => "名称-app_call_connect_success", "items" => []]);');
+        @unlink(sys_get_temp_dir() . "/rpcbed-flaky-$port");
+        $proc = Servers::start([PHP_BINARY, '-n', '-S', "127.0.0.1:$port", $script], Servers::tmp() . '/flaky.log');
+        $this->assertTrue(Servers::waitTcp("127.0.0.1:$port", 10, $proc), 'php -S did not start');
+        [$code, $out, $err] = Servers::client(['-proto', 'http', '-call', 'datatype', '-n', '4', '-addr', "127.0.0.1:$port"]);
+        proc_terminate($proc);
+        @unlink(sys_get_temp_dir() . "/rpcbed-flaky-$port");
+        $this->assertSame(0, $code, "exit code: got $code; want 0 (report printed)\n$err");
+        $this->assertSame('4', self::field($out, 'Failed requests'));
+        $this->assertSame('4', self::field($out, 'Non-2xx responses'));
+        $this->assertSame('exceptions=4', self::field($out, 'Errors'));
+        $this->assertStringContainsString('(Connect: 0, Receive: 0, Length: 0, Exceptions: 4)', $out);
+    }
+}
