@@ -15,8 +15,11 @@ setup-php: ## PHP: apt-get install what is missing, build grpc.so (php-client/bu
 	fi
 	@php-client/build-ext.sh
 
-test-php: setup-php ## PHP: phpunit (starts its own go-server)
-	phpunit -c php-client/phpunit.xml
+# grpc.so and the Thrift accelerator are not in php.ini: load them for the run.
+PHPUNIT_PHP := php -d extension=$(CURDIR)/php-client/ext/build/grpc.so -d extension=thrift_protocol.so
+
+test-php: setup-php ## PHP: phpunit (starts go-server and, when built, the Java Ice baseline)
+	$(PHPUNIT_PHP) $$(command -v phpunit) -c php-client/phpunit.xml
 
 generate-php: ## PHP: regenerate php-client/gen from idl/ (protoc + grpc_php_plugin, thrift, slice2php)
 	rm -rf php-client/gen && mkdir -p php-client/gen/ice
