@@ -132,8 +132,9 @@ build_base() {
 build_image() {
 	local name=$1 ctx=$2
 	shift 2
-	local df=$DOCKER_DIR/$name/Dockerfile tag
-	tag="rpcbed/$name:$(hash_inputs "$df" "$ctx" "-BASE=$BASE" "-$BASE_ID" "$@")"
+	local df=$DOCKER_DIR/$name/Dockerfile tag a args=()
+	for a in "$@"; do args+=("-$a"); done
+	tag="rpcbed/$name:$(hash_inputs "$df" "$ctx" "-BASE=$BASE" "-$BASE_ID" ${args[@]+"${args[@]}"})"
 	if have_image "$tag"; then
 		docker tag "$tag" "rpcbed/$name:latest"
 		say "$tag is current"
@@ -164,27 +165,17 @@ image_go() {
 }
 
 image_php() {
-	local src=$ROOT/php-client ctx=$STAGE/php so
+	local src=$ROOT/php-client ctx=$STAGE/php so=$ROOT/php-client/ext/build/grpc.so
 	[ -f "$src/bin/client.php" ] || { say "skip rpcbed/php: php-client/bin/client.php is not there yet"; MISSING+=" php"; return; }
-	so=$(php_grpc_so) || { say "skip rpcbed/php: grpc.so is not built (run php-client/build-ext.sh)"; MISSING+=" php"; return; }
+	[ -f "$so" ] || { say "skip rpcbed/php: $so is not built (php-client/build-ext.sh)"; MISSING+=" php"; return; }
 	fresh_stage php
 	mkdir -p "$ctx/php-client"
-	# The client code and its generated stubs; not its tests, not the extension build tree.
-	(cd "$src" && tar -c --exclude=./tests --exclude=./ext --exclude=./vendor-dev --exclude='*.mk' \
-		--exclude=./build-ext.sh . ) | tar -C "$ctx/php-client" -x
-	cp "$so" "$ctx/grpc.so"
-	cp "$DOCKER_DIR/php/php-client.sh" "$ctx/php-client.sh"
+	# The client, its generated code and build-ext.sh's output (grpc.so, the Grpc\
+	# library, roots.pem) in the layout the client expects; not its tests or tooling.
+	(cd "$src" && tar -c --exclude=./tests --exclude=./ext --exclude='./*.mk' --exclude=./build-ext.sh \
+		--exclude='./phpunit.xml*' --exclude=./.phpunit.cache . ext/build) | tar -C "$ctx/php-client" -x
+	[ -x "$ctx/php-client/bin/php-client" ] || cp "$DOCKER_DIR/php/php-client.sh" "$ctx/php-client/bin/php-client"
 	build_image php "$ctx" --build-arg "GRPC_RUNTIME=$(runtime_packages "$so")"
-}
-
-# The built gRPC extension: php-client/build-ext.sh leaves it under php-client/ext/.
-php_grpc_so() {
-	local f
-	for f in "$ROOT"/php-client/ext/build/grpc.so "$ROOT"/php-client/ext/build/modules/grpc.so "$ROOT"/php-client/ext/grpc.so; do
-		[ -f "$f" ] && { echo "$f"; return 0; }
-	done
-	f=$(find "$ROOT/php-client" -name grpc.so -type f 2>/dev/null | head -n1)
-	[ -n "$f" ] && echo "$f"
 }
 
 # The Debian packages holding the shared libraries a binary links, minus libc and

@@ -1,0 +1,145 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// required reports whether RPCBED_REQUIRE names dep: CI sets it so that a test
+// which would skip for lack of dep fails instead.
+func required(dep string) bool {
+	for _, f := range strings.FieldsFunc(os.Getenv("RPCBED_REQUIRE"), func(r rune) bool { return r == ',' || r == ' ' }) {
+		if f == dep {
+			return true
+		}
+	}
+	return false
+}
+
+// skipOrFail skips the test, or fails it when CI requires dep.
+func skipOrFail(t *testing.T, dep, why string) {
+	t.Helper()
+	if required(dep) {
+		t.Fatalf("%s (RPCBED_REQUIRE=%s insists on %s)", why, os.Getenv("RPCBED_REQUIRE"), dep)
+	}
+	t.Skip(why)
+}
+
+// newDocker connects to the engine or skips: no engine answers without
+// docker/engine.sh (make engine) having started one.
+func newDocker(t *testing.T) *Docker {
+	t.Helper()
+	d, err := NewDocker()
+	if err != nil {
+		skipOrFail(t, "docker", "no Docker engine: "+err.Error()+" (start one with `make engine`)")
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		assertNoContainers(t, d)
+	})
+	return d
+}
+
+// assertNoContainers fails when a container started by this test process remains.
+func assertNoContainers(t *testing.T, d *Docker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := d.Containers(ctx)
+	if err != nil {
+		t.Errorf("list containers: %v", err)
+		return
+	}
+	me := strconv.Itoa(os.Getpid())
+	for _, c := range cs {
+		if c.Labels[LabelPID] == me {
+			t.Errorf("container %s (%s, %s) left behind; want every container removed", c.Names, c.Labels[LabelName], c.State)
+		}
+	}
+}
+
+var (
+	imagesOnce sync.Once
+	imagesErr  error
+	imagesOut  []byte
+)
+
+// buildImages runs docker/images.sh once per test binary: a no-op in a few
+// seconds when `make images` already built them, so the tests never run stale
+// binaries. RPCBED_IMAGES=skip uses the images as they are.
+func buildImages(t *testing.T) {
+	t.Helper()
+	if os.Getenv("RPCBED_IMAGES") == "skip" {
+		return
+	}
+	imagesOnce.Do(func() {
+		cmd := exec.Command(filepath.Join(repoRoot(t), "docker", "images.sh"), "all")
+		imagesOut, imagesErr = cmd.CombinedOutput()
+	})
+	if imagesErr != nil {
+		t.Fatalf("docker/images.sh: %v\n%s", imagesErr, imagesOut)
+	}
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+func TestDockerContract(t *testing.T) {
+	d := newDocker(t)
+	buildImages(t)
+	if !d.HasImage("rpcbed/base") {
+		t.Fatalf("image rpcbed/base is missing after docker/images.sh")
+	}
+	runnerContract(t, d, "rpcbed/base")
+}
+
+func TestDockerLimits(t *testing.T) {
+	d := newDocker(t)
+	buildImages(t)
+	// The engine applies the Spec's limits: read them back from inside, where the
+	// container's own cgroup is mounted (cgroup v1 and v2 layouts).
+	script := `cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us 2>/dev/null || cat /sys/fs/cgroup/cpu.max
+cat /sys/fs/cgroup/cpuset/cpuset.cpus 2>/dev/null || cat /sys/fs/cgroup/cpuset.cpus
+cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max`
+	res, err := d.Run(context.Background(), Spec{Name: "limits", Image: "rpcbed/base", Args: []string{"sh", "-c", script},
+		CPUs: 0.5, CPUSet: "0", MemoryMB: 96, Timeout: time.Minute})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("got %v, code %d, stderr %s", err, res.ExitCode, res.Stderr)
+	}
+	got := strings.Fields(string(res.Stdout))
+	want := []string{"50000", "100000", "0", strconv.Itoa(96 << 20)}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got limits %q; want %q (cpu quota, period, cpuset, memory)", got, want)
+	}
+}
+
+func TestDockerMissingImage(t *testing.T) {
+	d := newDocker(t)
+	_, err := d.Run(context.Background(), Spec{Name: "missing", Image: "rpcbed/no-such-image:0", Args: []string{"true"}})
+	if err == nil || !strings.Contains(err.Error(), "make images") {
+		t.Errorf("got %v; want an error that says to run make images", err)
+	}
+}
+
+func TestDockerCloseRemovesServices(t *testing.T) {
+	d := newDocker(t)
+	buildImages(t)
+	if _, err := d.Start(context.Background(), Spec{Name: "left-running", Image: "rpcbed/base", Args: []string{"sleep", "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Not stopped on purpose: Close (in newDocker's cleanup) must remove it, and
+	// the cleanup asserts nothing is left.
+}
