@@ -106,6 +106,7 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.ClientID, "client-id", "go-client", "client id sent in every request's auth")
 	fs.StringVar(&cfg.ThriftTransport, "thrift-transport", "framed", "thrift transport: framed or buffered")
 	fs.StringVar(&cfg.ThriftProtocol, "thrift-protocol", "binary", "thrift protocol: binary or compact")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the measured part to this file")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

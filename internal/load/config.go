@@ -28,6 +28,7 @@ type Config struct {
 	Addr        string        // HOST:PORT
 	JSONFile    string        // -json
 	ClientID    string
+	CPUProfile  string // pprof CPU profile of the measured part
 
 	ThriftTransport string // framed|buffered
 	ThriftProtocol  string // binary|compact

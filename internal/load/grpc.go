@@ -50,6 +50,7 @@ func newGRPCConn(addr string) (*grpc.ClientConn, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize)),
 		// Loopback runs move up to a few MB per call: larger windows than the
 		// 64 KiB default keep a 5000-item DataList from stalling on flow control.
+		grpc.WithDisableRetry(),
 		grpc.WithInitialWindowSize(1<<20),
 		grpc.WithInitialConnWindowSize(8<<20),
 	)

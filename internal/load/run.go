@@ -161,6 +161,13 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	var stop atomic.Bool
 	go func() { <-runCtx.Done(); stop.Store(true) }()
 
+	if cfg.CPUProfile != "" {
+		stopProfile, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			return nil, &ExitError{ExitUsage, err}
+		}
+		defer stopProfile()
+	}
 	start := time.Now()
 	measureStart := start.Add(cfg.Warmup)
 	var deadline time.Time

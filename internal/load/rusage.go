@@ -1,6 +1,8 @@
 package load
 
 import (
+	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -14,4 +16,16 @@ func getrusage() rusage {
 		return rusage{}
 	}
 	return rusage{user: time.Duration(ru.Utime.Nano()), sys: time.Duration(ru.Stime.Nano())}
+}
+
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

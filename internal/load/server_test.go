@@ -121,4 +121,3 @@ func runWithin[T any](t *testing.T, d time.Duration, f func() T) T {
 	var zero T
 	return zero
 }
-
