@@ -148,6 +148,17 @@ build_image() {
 		-f "$df" "$ctx" >/dev/null ||
 		die "docker build $tag failed"
 	say "$tag built in $((SECONDS - t0)) s ($(docker image inspect -f '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1/1e6}'))"
+	prune "$name" "${tag#*:}"
+}
+
+# prune NAME KEEP: untag the older builds of rpcbed/NAME, so images do not pile up
+# with every change. An image a container still uses stays (rmi refuses it).
+prune() {
+	local old
+	for old in $(docker images "rpcbed/$1" --format '{{.Tag}}'); do
+		case $old in latest | "$2") continue ;; esac
+		docker rmi "rpcbed/$1:$old" >/dev/null 2>&1 || true
+	done
 }
 
 fresh_stage() { rm -rf "${STAGE:?}/$1" && mkdir -p "$STAGE/$1"; }
