@@ -28,6 +28,7 @@ type command struct {
 
 var commands = []command{
 	{"parse", "print ab or rpcbed client reports (FILE... or - for stdin) as JSON", runParse},
+	{"matrix", "run the matrix (matrix.yaml) and render tables and plots into results/<run>/", runMatrix},
 }
 
 func main() {

@@ -1,0 +1,147 @@
+package matrix
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Cell is one point of the matrix: a client calling one server over one protocol,
+// one call, one payload size, one concurrency.
+type Cell struct {
+	Client      string `json:"client"`
+	Protocol    string `json:"protocol"`
+	Call        string `json:"call"`
+	Items       int    `json:"items"`
+	Concurrency int    `json:"concurrency"`
+	// Server is the server configuration serving it: "go" (go-server) or "java".
+	Server string `json:"server"`
+	Load   Load   `json:"-"`
+}
+
+// Name is the cell's one stable name: file name, table row and log line, e.g.
+// php-grpc-datalist-200-c50 or go-thrift-datatype-c1.
+func (c Cell) Name() string {
+	var b strings.Builder
+	b.WriteString(c.Client + "-" + c.Protocol + "-" + c.Call)
+	if c.Call == "datalist" {
+		b.WriteString("-" + strconv.Itoa(c.Items))
+	}
+	b.WriteString("-c" + strconv.Itoa(c.Concurrency))
+	return b.String()
+}
+
+// ParseName reads a cell name back into its fields (Server and Load stay empty).
+func ParseName(name string) (Cell, error) {
+	f := strings.Split(name, "-")
+	bad := func(why string) (Cell, error) {
+		return Cell{}, fmt.Errorf("cell name %q: %s (want CLIENT-PROTO-CALL[-ITEMS]-cC)", name, why)
+	}
+	if len(f) != 4 && len(f) != 5 {
+		return bad("wrong number of parts")
+	}
+	c := Cell{Client: f[0], Protocol: f[1], Call: f[2]}
+	if !slices.Contains(Clients, c.Client) || !slices.Contains(Protocols, c.Protocol) || !slices.Contains(Calls, c.Call) {
+		return bad("unknown client, protocol or call")
+	}
+	if (c.Call == "datalist") != (len(f) == 5) {
+		return bad("items go with datalist only")
+	}
+	if len(f) == 5 {
+		n, err := strconv.Atoi(f[3])
+		if err != nil || n < 0 {
+			return bad("bad items")
+		}
+		c.Items = n
+	}
+	last := f[len(f)-1]
+	cc, err := strconv.Atoi(strings.TrimPrefix(last, "c"))
+	if !strings.HasPrefix(last, "c") || err != nil || cc < 1 {
+		return bad("bad concurrency")
+	}
+	c.Concurrency = cc
+	return c, nil
+}
+
+// Pair is the client x protocol x call a verify run checks.
+func (c Cell) Pair() string { return c.Client + "-" + c.Protocol + "-" + c.Call }
+
+// Plan lists the spec's cells in run order: grouped by server (go-server's cells
+// first), so each server configuration is started once; within a server, by
+// client, protocol, call, items and concurrency in the vocabulary's order.
+func (s Spec) Plan() []Cell {
+	var cells []Cell
+	for _, srv := range []string{"go", "java"} {
+		for _, client := range Clients {
+			for _, proto := range Protocols {
+				if s.Servers[proto] != srv || !slices.Contains(s.Clients[client], proto) {
+					continue
+				}
+				for _, call := range Calls {
+					if !slices.Contains(s.Calls, call) {
+						continue
+					}
+					items := []int{0}
+					if call == "datalist" {
+						items = sortedInts(s.Items)
+					}
+					for _, n := range items {
+						for _, c := range sortedInts(s.Concurrency) {
+							cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, Server: srv}
+							cell.Load = s.loadFor(cell.Name())
+							cells = append(cells, cell)
+						}
+					}
+				}
+			}
+		}
+	}
+	// One server process at a time: go-server, then each Java baseline.
+	rank := func(c Cell) int {
+		if c.Server == "go" {
+			return 0
+		}
+		return 1 + slices.Index(Protocols, c.Protocol)
+	}
+	slices.SortStableFunc(cells, func(a, b Cell) int { return rank(a) - rank(b) })
+	return cells
+}
+
+// ServerKey names the server process a cell needs: go-server serves all its
+// protocols from one process; a Java baseline serves one protocol per process.
+func (c Cell) ServerKey() string {
+	if c.Server == "go" {
+		return "go-server"
+	}
+	return "java-" + c.Protocol
+}
+
+func (s Spec) loadFor(name string) Load {
+	l := s.Load
+	for _, o := range s.Overrides {
+		if ok, _ := path.Match(o.Match, name); !ok {
+			continue
+		}
+		if o.N != nil {
+			l.N = *o.N
+		}
+		if o.Duration != nil {
+			l.Duration = *o.Duration
+		}
+		if o.Warmup != nil {
+			l.Warmup = *o.Warmup
+		}
+		if o.Timeout != nil {
+			l.Timeout = *o.Timeout
+		}
+	}
+	return l
+}
+
+func sortedInts(v []int) []int {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return slices.Compact(v)
+}

@@ -1,0 +1,101 @@
+package matrix
+
+import (
+	"path/filepath"
+)
+
+// Programs says how the runner starts each program: by image and PATH name in a
+// container (rpcbed/go has go-client and go-server, rpcbed/php php-client and
+// php-front, rpcbed/java java-client), or by path in this checkout locally.
+type Programs struct {
+	// Docker selects images and PATH names; otherwise local paths under Root.
+	Docker bool
+	// Root is the repository root (local programs: bin/, php-client/, java-client/).
+	Root string
+	// Images overrides the image per runtime (go, php, java); default rpcbed/NAME:latest.
+	Images map[string]string
+	// JavaOpts are extra JVM flags for every Java program.
+	JavaOpts []string
+}
+
+// Program is what a runner.Spec needs to start one program.
+type Program struct {
+	Image string
+	Args  []string
+	Env   []string
+}
+
+func (p Programs) image(runtime string) string {
+	if im, ok := p.Images[runtime]; ok {
+		return im
+	}
+	return "rpcbed/" + runtime + ":latest"
+}
+
+// Client is the load client of one language with args.
+func (p Programs) Client(client string, args ...string) Program {
+	switch client {
+	case "php":
+		if p.Docker {
+			return Program{Image: p.image("php"), Args: append([]string{"php-client"}, args...)}
+		}
+		return Program{Args: append([]string{filepath.Join(p.Root, "php-client/bin/php-client")}, args...)}
+	case "java":
+		return p.java(args...)
+	default:
+		return p.goProgram("go-client", args...)
+	}
+}
+
+// GoServer is go-server with args.
+func (p Programs) GoServer(args ...string) Program { return p.goProgram("go-server", args...) }
+
+// GoFront is `go-client front` with args.
+func (p Programs) GoFront(args ...string) Program {
+	return p.goProgram("go-client", append([]string{"front"}, args...)...)
+}
+
+// PHPFront is php-client/bin/php-front (php -S with front.php); env sets LISTEN and
+// the backends' addresses.
+func (p Programs) PHPFront(env ...string) Program {
+	if p.Docker {
+		return Program{Image: p.image("php"), Args: []string{"/opt/rpcbed/php-client/bin/php-front"}, Env: env}
+	}
+	return Program{Args: []string{filepath.Join(p.Root, "php-client/bin/php-front")}, Env: env}
+}
+
+// JavaServer is `java-client serve` with args.
+func (p Programs) JavaServer(args ...string) Program {
+	return p.java(append([]string{"serve"}, args...)...)
+}
+
+func (p Programs) goProgram(name string, args ...string) Program {
+	if p.Docker {
+		return Program{Image: p.image("go"), Args: append([]string{name}, args...)}
+	}
+	return Program{Args: append([]string{filepath.Join(p.Root, "bin", name)}, args...)}
+}
+
+func (p Programs) java(args ...string) Program {
+	if p.Docker {
+		var env []string
+		if len(p.JavaOpts) > 0 {
+			env = []string{"JAVA_OPTS=" + joinSpace(p.JavaOpts)}
+		}
+		return Program{Image: p.image("java"), Args: append([]string{"java-client"}, args...), Env: env}
+	}
+	argv := append([]string{"java"}, p.JavaOpts...)
+	argv = append(argv, "-jar", filepath.Join(p.Root, "java-client/target/java-client.jar"))
+	return Program{Args: append(argv, args...)}
+}
+
+func joinSpace(v []string) string {
+	s := ""
+	for i, x := range v {
+		if i > 0 {
+			s += " "
+		}
+		s += x
+	}
+	return s
+}

@@ -1,0 +1,152 @@
+package matrix
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// Server is a running server configuration: go-server (grpc, thrift and http from
+// one process) or one Java baseline.
+type Server struct {
+	Key   string
+	Svc   runner.Service
+	Addrs map[string]string // protocol -> 127.0.0.1:port
+	// StatsURL is go-server's /stats; "" for the Java baselines.
+	StatsURL string
+	ready    runner.Probe
+}
+
+// ServerConfig is what StartServer needs besides the key.
+type ServerConfig struct {
+	Programs  Programs
+	Resources Resources
+	Store     string
+	RedisAddr string
+	Auth      bool
+}
+
+// FreePort asks the kernel for a free loopback port. Another process may take it
+// before the server binds it; the server then fails to start and says so.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// StartServer starts the server a cell's ServerKey names, on free ports, and waits
+// until it answers.
+func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerConfig) (*Server, error) {
+	s := &Server{Key: key, Addrs: map[string]string{}}
+	var prog Program
+	if key == "go-server" {
+		ports := make([]int, 3)
+		for i := range ports {
+			p, err := FreePort()
+			if err != nil {
+				return nil, err
+			}
+			ports[i] = p
+		}
+		s.Addrs["grpc"], s.Addrs["thrift"], s.Addrs["http"] = loopback(ports[0]), loopback(ports[1]), loopback(ports[2])
+		s.StatsURL = "http://" + s.Addrs["http"] + "/stats"
+		args := []string{"-grpc", s.Addrs["grpc"], "-thrift", s.Addrs["thrift"], "-http", s.Addrs["http"],
+			"-store", cfg.Store, "-auth=" + strconv.FormatBool(cfg.Auth)}
+		if cfg.Store == "redis" {
+			args = append(args, "-redis-addr", cfg.RedisAddr)
+		}
+		prog = cfg.Programs.GoServer(args...)
+		http := runner.HTTPProbe("http://" + s.Addrs["http"] + "/healthz")
+		tcp := runner.TCPProbe(s.Addrs["grpc"], s.Addrs["thrift"])
+		s.ready = func(ctx context.Context) error {
+			if err := http(ctx); err != nil {
+				return err
+			}
+			return tcp(ctx)
+		}
+	} else {
+		proto := key[len("java-"):]
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		s.Addrs[proto] = loopback(p)
+		prog = cfg.Programs.JavaServer("-proto", proto, "-port", strconv.Itoa(p), "-auth="+strconv.FormatBool(cfg.Auth))
+		s.ready = runner.TCPProbe(s.Addrs[proto])
+	}
+	svc, err := r.Start(ctx, runner.Spec{
+		Name: key, Image: prog.Image, Args: prog.Args, Env: prog.Env,
+		CPUs: cfg.Resources.CPUs, CPUSet: cfg.Resources.CPUSet, MemoryMB: cfg.Resources.MemoryMB,
+		Timeout: 60 * time.Second, Ready: s.ready,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Svc = svc
+	return s, nil
+}
+
+// Alive reports whether the server still answers.
+func (s *Server) Alive(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	return s.ready(ctx)
+}
+
+// Snapshot is a server's CPU (seconds) and, for go-server, the calls it served on
+// one protocol and call so far (-1 when the server cannot tell).
+type Snapshot struct {
+	CPU   float64
+	Calls int64
+	// Versions as go-server's /stats names them.
+	Versions map[string]string
+}
+
+// goStats is the part of go-server's /stats the matrix reads.
+type goStats struct {
+	CPUUserS   float64                                        `json:"cpu_user_s"`
+	CPUSystemS float64                                        `json:"cpu_system_s"`
+	Calls      map[string]map[string]struct{ Requests int64 } `json:"calls"`
+	Versions   map[string]string                              `json:"versions"`
+}
+
+// Snapshot reads the server's counters for proto x call.
+func (s *Server) Snapshot(ctx context.Context, proto, call string) (Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if s.StatsURL == "" {
+		u, sys, err := s.Svc.Usage(ctx)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		return Snapshot{CPU: (u + sys).Seconds(), Calls: -1}, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.StatsURL, nil)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("GET /stats: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Snapshot{}, fmt.Errorf("GET /stats: %s", resp.Status)
+	}
+	var st goStats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return Snapshot{}, fmt.Errorf("GET /stats: %w", err)
+	}
+	return Snapshot{CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests, Versions: st.Versions}, nil
+}

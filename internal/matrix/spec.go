@@ -1,0 +1,347 @@
+// Package matrix runs the test bed's main job: every client x protocol x call x
+// items x concurrency cell of a spec, against servers it starts once per server
+// configuration, through a runner.Runner (containers or local processes). It keeps
+// every cell's raw output and writes one result file per cell atomically, so a
+// crash loses only the running cell and Resume finishes the rest. Rendering the
+// results (tables, plots) is internal/render's job.
+package matrix
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The project's one vocabulary, in the order tables and plots list it.
+var (
+	Clients   = []string{"go", "php", "java"}
+	Protocols = []string{"grpc", "thrift", "http", "ice", "dubbo"}
+	Calls     = []string{"datatype", "datalist"}
+)
+
+// supports says which protocols each client speaks (go-client: grpc, thrift, http;
+// php-client adds ice; java-client adds ice and dubbo).
+var supports = map[string][]string{
+	"go":   {"grpc", "thrift", "http"},
+	"php":  {"grpc", "thrift", "http", "ice"},
+	"java": {"grpc", "thrift", "http", "ice", "dubbo"},
+}
+
+// serves says which servers can serve a protocol: go-server (the reference) serves
+// grpc, thrift and http; the Java baselines serve all five.
+var serves = map[string][]string{
+	"go":   {"grpc", "thrift", "http"},
+	"java": {"grpc", "thrift", "http", "ice", "dubbo"},
+}
+
+// Spec is a matrix: what to run and how. It is read from YAML (matrix.yaml); every
+// field has a default so a spec names only what it changes.
+type Spec struct {
+	// Clients maps a client to the protocols it runs, e.g. php: [grpc, thrift, http, ice].
+	Clients map[string][]string `yaml:"clients" json:"clients"`
+	// Calls: datatype and/or datalist. Items applies to datalist only.
+	Calls []string `yaml:"calls" json:"calls"`
+	Items []int    `yaml:"items" json:"items"`
+	// Concurrency lists the -c levels.
+	Concurrency []int `yaml:"concurrency" json:"concurrency"`
+	// Load is each cell's run: n and/or duration (whichever ends first), warm-up.
+	Load Load `yaml:"load" json:"load"`
+	// Overrides change Load for the cells whose name matches a glob, in order; the
+	// last match wins field by field.
+	Overrides []Override `yaml:"overrides" json:"overrides"`
+	// Repeats is how many times each cell is timed (median and spread are reported).
+	Repeats int `yaml:"repeats" json:"repeats"`
+	// Servers maps a protocol to the server that serves it: go (go-server) or java
+	// (the Java baseline). Default: go for grpc/thrift/http, java for ice/dubbo.
+	Servers map[string]string `yaml:"servers" json:"servers"`
+	// Client and Server are the resources each side gets.
+	Client Resources `yaml:"client" json:"client"`
+	Server Resources `yaml:"server" json:"server"`
+	// Store is go-server's record store: memory or redis (redis_addr).
+	Store     string `yaml:"store" json:"store"`
+	RedisAddr string `yaml:"redis_addr" json:"redis_addr"`
+	// Auth turns token checking on in the servers (the published shape; default true).
+	Auth *bool `yaml:"auth" json:"auth"`
+	// Verify runs one tiny call per client x protocol x call before any timing.
+	Verify *bool `yaml:"verify" json:"verify"`
+}
+
+// Load is how long one timed run of a cell lasts.
+type Load struct {
+	N        int64    `yaml:"n" json:"n"`
+	Duration Duration `yaml:"duration" json:"duration"`
+	Warmup   Duration `yaml:"warmup" json:"warmup"`
+	// Timeout bounds one client run; 0 = warm-up + duration + 60 s (or 120 s for n only).
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+}
+
+// Override changes Load for the cells matching Match (path.Match glob on the cell
+// name, e.g. "php-*-c50" or "*-5000-*").
+type Override struct {
+	Match    string    `yaml:"match" json:"match"`
+	N        *int64    `yaml:"n" json:"n"`
+	Duration *Duration `yaml:"duration" json:"duration"`
+	Warmup   *Duration `yaml:"warmup" json:"warmup"`
+	Timeout  *Duration `yaml:"timeout" json:"timeout"`
+}
+
+// Resources are what a client or server process is given, as docker run's
+// --cpuset-cpus, --cpus and --memory. The Local runner honours CPUSet (taskset)
+// only.
+type Resources struct {
+	CPUSet   string  `yaml:"cpuset" json:"cpuset"`
+	CPUs     float64 `yaml:"cpus" json:"cpus"`
+	MemoryMB int     `yaml:"memory_mb" json:"memory_mb"`
+}
+
+// Duration reads Go durations ("2s", "500ms") or plain seconds ("2", 1.5).
+type Duration time.Duration
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		*d = Duration(f * float64(time.Second))
+	} else if v, err := time.ParseDuration(s); err == nil {
+		*d = Duration(v)
+	} else {
+		return fmt.Errorf("%q: want a duration like 2s or seconds", s)
+	}
+	if *d < 0 {
+		return fmt.Errorf("%q: must not be negative", s)
+	}
+	return nil
+}
+
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var n yaml.Node
+	if err := yaml.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	if len(n.Content) == 0 {
+		return nil
+	}
+	return d.UnmarshalYAML(n.Content[0])
+}
+
+// D is d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// FieldError is a spec mistake: Field names it in the spec's own words.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "spec: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func fieldErr(field, format string, a ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
+}
+
+// ReadSpec reads and validates a YAML spec file.
+func ReadSpec(file string) (Spec, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Spec{}, err
+	}
+	s, err := ParseSpec(b)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return s, nil
+}
+
+// ParseSpec reads a YAML spec, fills the defaults and validates it. Unknown keys
+// are errors: a misspelt key would otherwise silently change nothing.
+func ParseSpec(b []byte) (Spec, error) {
+	var s Spec
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+		return Spec{}, specYAMLError(err)
+	}
+	s.defaults()
+	return s, s.Validate()
+}
+
+// specYAMLError names the field yaml.v3 complained about ("field foo not found in
+// type matrix.Spec" -> field foo).
+func specYAMLError(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, "field "); i >= 0 {
+		rest := msg[i+len("field "):]
+		if j := strings.Index(rest, " not found"); j >= 0 {
+			return fieldErr(rest[:j], "unknown key (%s)", strings.TrimPrefix(msg, "yaml: "))
+		}
+	}
+	return fmt.Errorf("spec: %w", err)
+}
+
+func (s *Spec) defaults() {
+	if s.Clients == nil {
+		s.Clients = map[string][]string{}
+		for _, c := range Clients {
+			s.Clients[c] = slices.Clone(supports[c])
+		}
+	}
+	if len(s.Calls) == 0 {
+		s.Calls = []string{"datalist"}
+	}
+	if len(s.Items) == 0 && slices.Contains(s.Calls, "datalist") {
+		s.Items = []int{200}
+	}
+	if len(s.Concurrency) == 0 {
+		s.Concurrency = []int{1}
+	}
+	if s.Load.N == 0 && s.Load.Duration == 0 {
+		s.Load.Duration = Duration(2 * time.Second)
+	}
+	if s.Repeats == 0 {
+		s.Repeats = 3
+	}
+	srv := map[string]string{"grpc": "go", "thrift": "go", "http": "go", "ice": "java", "dubbo": "java"}
+	for p, v := range s.Servers {
+		srv[p] = v
+	}
+	s.Servers = srv
+	if s.Client == (Resources{}) {
+		s.Client = Resources{CPUSet: "1"}
+	}
+	if s.Server == (Resources{}) {
+		s.Server = Resources{CPUSet: "0"}
+	}
+	if s.Store == "" {
+		s.Store = "memory"
+	}
+	if s.RedisAddr == "" {
+		s.RedisAddr = "127.0.0.1:6379"
+	}
+	if s.Auth == nil {
+		t := true
+		s.Auth = &t
+	}
+	if s.Verify == nil {
+		t := true
+		s.Verify = &t
+	}
+}
+
+// Validate reports the first mistake, naming the field.
+func (s *Spec) Validate() error {
+	if len(s.Clients) == 0 {
+		return fieldErr("clients", "no client")
+	}
+	for _, c := range sortedKeys(s.Clients) {
+		if supports[c] == nil {
+			return fieldErr("clients", "unknown client %q: want go, php or java", c)
+		}
+		if len(s.Clients[c]) == 0 {
+			return fieldErr("clients."+c, "no protocol")
+		}
+		for _, p := range s.Clients[c] {
+			if !slices.Contains(supports[c], p) {
+				return fieldErr("clients."+c, "%s-client does not speak %q (it speaks %s)", c, p, strings.Join(supports[c], ", "))
+			}
+		}
+	}
+	for _, c := range s.Calls {
+		if !slices.Contains(Calls, c) {
+			return fieldErr("calls", "unknown call %q: want datatype or datalist", c)
+		}
+	}
+	for _, n := range s.Items {
+		if n < 0 || n > 100000 {
+			return fieldErr("items", "%d: want 0..100000", n)
+		}
+	}
+	for _, c := range s.Concurrency {
+		if c < 1 || c > 10000 {
+			return fieldErr("concurrency", "%d: want 1..10000", c)
+		}
+	}
+	if err := s.Load.validate("load"); err != nil {
+		return err
+	}
+	for i, o := range s.Overrides {
+		f := fmt.Sprintf("overrides[%d]", i)
+		if _, err := path.Match(o.Match, ""); err != nil || o.Match == "" {
+			return fieldErr(f+".match", "%q: want a glob on cell names such as php-*-c50", o.Match)
+		}
+	}
+	for _, c := range s.Plan() {
+		if err := c.Load.validate("load (cell " + c.Name() + ")"); err != nil {
+			return err
+		}
+		if c.Load.N > 0 && c.Load.N < int64(c.Concurrency) {
+			return fieldErr("load.n", "cell %s: n %d is below its concurrency %d", c.Name(), c.Load.N, c.Concurrency)
+		}
+	}
+	if s.Repeats < 1 || s.Repeats > 100 {
+		return fieldErr("repeats", "%d: want 1..100", s.Repeats)
+	}
+	for _, p := range sortedKeys(s.Servers) {
+		v := s.Servers[p]
+		if !slices.Contains(Protocols, p) {
+			return fieldErr("servers", "unknown protocol %q", p)
+		}
+		if !slices.Contains(serves[v], p) {
+			return fieldErr("servers."+p, "%q cannot serve %s (go serves grpc, thrift, http; java serves all five)", v, p)
+		}
+	}
+	for side, r := range map[string]Resources{"client": s.Client, "server": s.Server} {
+		if r.CPUs < 0 || r.MemoryMB < 0 {
+			return fieldErr(side, "cpus and memory_mb must not be negative")
+		}
+		if r.CPUSet != "" && strings.Trim(r.CPUSet, "0123456789,-") != "" {
+			return fieldErr(side+".cpuset", "%q: want a CPU list such as 0 or 0-1", r.CPUSet)
+		}
+	}
+	switch s.Store {
+	case "memory", "redis":
+	default:
+		return fieldErr("store", "%q: want memory or redis", s.Store)
+	}
+	return nil
+}
+
+func (l Load) validate(field string) error {
+	if l.N < 0 {
+		return fieldErr(field+".n", "%d: must not be negative", l.N)
+	}
+	if l.N == 0 && l.Duration == 0 {
+		return fieldErr(field, "give n or duration (or both: whichever ends first)")
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// MarshalSpec is s as YAML, the form saved beside a run so Resume reruns exactly it.
+func MarshalSpec(s Spec) ([]byte, error) { return yaml.Marshal(s) }

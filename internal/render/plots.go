@@ -1,0 +1,362 @@
+package render
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+)
+
+// Plot sizes: the legend gets its own column to the right of the axes, so no line
+// hides behind it.
+const (
+	plotW   = 9 * vg.Inch
+	plotH   = 5 * vg.Inch
+	legendW = 1.9 * vg.Inch
+)
+
+// Every client has one colour and every protocol one dash pattern, in every plot.
+var clientColor = map[string]color.Color{
+	"go":   color.RGBA{R: 0x00, G: 0x7d, B: 0x9c, A: 0xff}, // Go's blue
+	"php":  color.RGBA{R: 0x77, G: 0x7b, B: 0xb4, A: 0xff}, // PHP's purple
+	"java": color.RGBA{R: 0xe7, G: 0x6f, B: 0x00, A: 0xff}, // Java's orange
+}
+
+var protoColor = map[string]color.Color{
+	"grpc":   color.RGBA{R: 0x24, G: 0x4c, B: 0x8f, A: 0xff},
+	"thrift": color.RGBA{R: 0xc0, G: 0x39, B: 0x2b, A: 0xff},
+	"http":   color.RGBA{R: 0x27, G: 0xae, B: 0x60, A: 0xff},
+	"ice":    color.RGBA{R: 0x8e, G: 0x44, B: 0xad, A: 0xff},
+	"dubbo":  color.RGBA{R: 0x7f, G: 0x8c, B: 0x8d, A: 0xff},
+}
+
+var protoDash = map[string][]vg.Length{
+	"grpc":   nil,
+	"thrift": {vg.Points(6), vg.Points(3)},
+	"http":   {vg.Points(2), vg.Points(2)},
+	"ice":    {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)},
+	"dubbo":  {vg.Points(12), vg.Points(4)},
+}
+
+var protoGlyph = map[string]draw.GlyphDrawer{
+	"grpc": draw.CircleGlyph{}, "thrift": draw.SquareGlyph{}, "http": draw.TriangleGlyph{},
+	"ice": draw.PlusGlyph{}, "dubbo": draw.CrossGlyph{},
+}
+
+// figure is one plot with its legend kept apart.
+type figure struct {
+	p      *plot.Plot
+	legend plot.Legend
+	lines  int
+}
+
+func newFigure(title, xlabel, ylabel string, logX, logY bool) *figure {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	return &figure{p: p, legend: leg}
+}
+
+// line adds one series; points with a value that is not > 0 are left out (log axes).
+func (f *figure) line(name string, xs, ys []float64, c color.Color, dash []vg.Length, g draw.GlyphDrawer) error {
+	var pts plotter.XYs
+	for i := range xs {
+		if ys[i] > 0 && !math.IsNaN(ys[i]) && xs[i] > 0 {
+			pts = append(pts, plotter.XY{X: xs[i], Y: ys[i]})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	l, s, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Dashes, l.Width = c, dash, vg.Points(1.5)
+	s.Color, s.Shape, s.Radius = c, g, vg.Points(3)
+	f.p.Add(l, s)
+	f.legend.Add(name, l, s)
+	f.lines++
+	return nil
+}
+
+// save writes NAME.png and NAME.svg.
+func (f *figure) save(dir, name string) ([]string, error) {
+	var files []string
+	for _, format := range []string{"png", "svg"} {
+		cw, err := draw.NewFormattedCanvas(plotW, plotH, format)
+		if err != nil {
+			return nil, err
+		}
+		dc := draw.New(cw)
+		f.p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
+		lc := draw.Crop(dc, plotW-legendW+vg.Points(6), 0, 0, -vg.Points(30))
+		f.legend.Draw(lc)
+		file := filepath.Join(dir, name+"."+format)
+		out, err := os.Create(file + ".tmp")
+		if err != nil {
+			return nil, err
+		}
+		_, err = cw.WriteTo(out)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(file+".tmp", file)
+		}
+		if err != nil {
+			os.Remove(file + ".tmp")
+			return nil, err
+		}
+		files = append(files, file)
+	}
+	return files, nil
+}
+
+// Plots writes the plots of a run into dir and returns their files:
+//   - rps-vs-concurrency-CALL[-ITEMS]: requests/s against concurrency, one line per
+//     client x protocol;
+//   - latency-vs-items-CLIENT-cC: p50 (solid) and p99 (dashed) against items;
+//   - client-cpu-vs-items-cC: client CPU per call against items, per client x protocol;
+//   - php-go-cpu-ratio-cC: PHP's client CPU per call over Go's, per protocol.
+func Plots(dir string, run *matrix.Run) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	idx := index(run)
+	var files []string
+	add := func(f *figure, name string, err error) error {
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", name, err)
+		}
+		if f == nil {
+			return nil
+		}
+		fs, err := f.save(dir, name)
+		files = append(files, fs...)
+		return err
+	}
+	for _, ck := range idx.callItems() {
+		f, err := rpsVsConcurrency(idx, ck)
+		if err := add(f, "rps-vs-concurrency-"+ck.String(), err); err != nil {
+			return files, err
+		}
+	}
+	for _, c := range idx.conc {
+		for _, client := range idx.clients {
+			f, err := latencyVsItems(idx, client, c)
+			if err := add(f, fmt.Sprintf("latency-vs-items-%s-c%d", client, c), err); err != nil {
+				return files, err
+			}
+		}
+		f, err := clientCPUVsItems(idx, c)
+		if err := add(f, fmt.Sprintf("client-cpu-vs-items-c%d", c), err); err != nil {
+			return files, err
+		}
+		f, err = phpGoRatio(idx, c)
+		if err := add(f, fmt.Sprintf("php-go-cpu-ratio-c%d", c), err); err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+// cellIndex finds a run's successful cells by their coordinates.
+type cellIndex struct {
+	cells   map[string]matrix.CellResult
+	clients []string
+	protos  map[string][]string // client -> protocols with a result
+	items   []int               // datalist items
+	conc    []int
+	calls   []string
+}
+
+func index(run *matrix.Run) *cellIndex {
+	x := &cellIndex{cells: map[string]matrix.CellResult{}, protos: map[string][]string{}}
+	for _, c := range run.Cells {
+		if c.Status != matrix.StatusOK {
+			continue
+		}
+		x.cells[c.Name] = c
+		if !slices.Contains(x.protos[c.Client], c.Protocol) {
+			x.protos[c.Client] = append(x.protos[c.Client], c.Protocol)
+		}
+		if c.Call == "datalist" && !slices.Contains(x.items, c.Items) {
+			x.items = append(x.items, c.Items)
+		}
+		if !slices.Contains(x.conc, c.Concurrency) {
+			x.conc = append(x.conc, c.Concurrency)
+		}
+		if !slices.Contains(x.calls, c.Call) {
+			x.calls = append(x.calls, c.Call)
+		}
+	}
+	for _, c := range matrix.Clients {
+		if x.protos[c] != nil {
+			x.clients = append(x.clients, c)
+			slices.SortFunc(x.protos[c], func(a, b string) int {
+				return slices.Index(matrix.Protocols, a) - slices.Index(matrix.Protocols, b)
+			})
+		}
+	}
+	slices.Sort(x.items)
+	slices.Sort(x.conc)
+	return x
+}
+
+// median of one metric in a cell; NaN when the cell has no result.
+func (x *cellIndex) median(c matrix.Cell, f func(matrix.Metrics) float64) float64 {
+	r, ok := x.cells[c.Name()]
+	if !ok {
+		return math.NaN()
+	}
+	return r.Stat(f).Median
+}
+
+type callItems struct {
+	call  string
+	items int
+}
+
+func (k callItems) String() string {
+	if k.call == "datalist" {
+		return "datalist-" + strconv.Itoa(k.items)
+	}
+	return k.call
+}
+
+func (x *cellIndex) callItems() []callItems {
+	var ks []callItems
+	if slices.Contains(x.calls, "datatype") {
+		ks = append(ks, callItems{call: "datatype"})
+	}
+	if slices.Contains(x.calls, "datalist") {
+		for _, n := range x.items {
+			ks = append(ks, callItems{"datalist", n})
+		}
+	}
+	return ks
+}
+
+func floats(v []int) []float64 {
+	f := make([]float64, len(v))
+	for i, x := range v {
+		f[i] = float64(x)
+	}
+	return f
+}
+
+func rpsVsConcurrency(x *cellIndex, k callItems) (*figure, error) {
+	f := newFigure("Requests/s vs concurrency, "+k.String(), "concurrency (-c, log scale)", "requests/s (median, log scale)", true, true)
+	for _, client := range x.clients {
+		for _, proto := range x.protos[client] {
+			ys := make([]float64, len(x.conc))
+			for i, c := range x.conc {
+				ys[i] = x.median(matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, matrix.RPS)
+			}
+			if err := f.line(client+"-"+proto, floats(x.conc), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if f.lines == 0 {
+		return nil, nil
+	}
+	return f, nil
+}
+
+func latencyVsItems(x *cellIndex, client string, c int) (*figure, error) {
+	if len(x.items) == 0 {
+		return nil, nil
+	}
+	f := newFigure(fmt.Sprintf("%s client: latency vs items, datalist, c=%d", client, c),
+		"items per response (log scale)", "latency, ms (median of repeats, log scale)", true, true)
+	for _, proto := range x.protos[client] {
+		for _, q := range []struct {
+			name string
+			f    func(matrix.Metrics) float64
+			dash []vg.Length
+		}{{"p50", matrix.P50, nil}, {"p99", matrix.P99, []vg.Length{vg.Points(5), vg.Points(3)}}} {
+			ys := make([]float64, len(x.items))
+			for i, n := range x.items {
+				ys[i] = x.median(matrix.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, q.f) / 1000
+			}
+			if err := f.line(proto+" "+q.name, floats(x.items), ys, protoColor[proto], q.dash, protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if f.lines == 0 {
+		return nil, nil
+	}
+	return f, nil
+}
+
+func clientCPUVsItems(x *cellIndex, c int) (*figure, error) {
+	if len(x.items) == 0 {
+		return nil, nil
+	}
+	f := newFigure(fmt.Sprintf("Client CPU per call by language, datalist, c=%d", c),
+		"items per response (log scale)", "client CPU µs per call (whole process, log scale)", true, true)
+	for _, client := range x.clients {
+		for _, proto := range x.protos[client] {
+			ys := make([]float64, len(x.items))
+			for i, n := range x.items {
+				ys[i] = x.median(matrix.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
+			}
+			if err := f.line(client+"-"+proto, floats(x.items), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if f.lines == 0 {
+		return nil, nil
+	}
+	return f, nil
+}
+
+func phpGoRatio(x *cellIndex, c int) (*figure, error) {
+	if len(x.items) == 0 {
+		return nil, nil
+	}
+	f := newFigure(fmt.Sprintf("PHP vs Go client: CPU per call ratio, datalist, c=%d", c),
+		"items per response (log scale)", "PHP CPU per call / Go CPU per call", true, false)
+	for _, proto := range matrix.Protocols {
+		ys := make([]float64, len(x.items))
+		for i, n := range x.items {
+			php := x.median(matrix.Cell{Client: "php", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
+			gov := x.median(matrix.Cell{Client: "go", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
+			ys[i] = php / gov
+		}
+		if err := f.line(proto, floats(x.items), ys, protoColor[proto], protoDash[proto], protoGlyph[proto]); err != nil {
+			return nil, err
+		}
+	}
+	if f.lines == 0 {
+		return nil, nil
+	}
+	f.p.Y.Min = 0
+	return f, nil
+}
