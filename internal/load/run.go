@@ -253,6 +253,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	}
 
 	res.Hist = hdrhistogram.New(1, histMax, 3)
+	lastErrs := map[string]int{}
 	for _, w := range workers {
 		res.Hist.Merge(w.hist)
 		for k := kindConnect; k < numKinds; k++ {
@@ -266,8 +267,11 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		res.Bytes += w.bytes
 		res.WarmupCalls += w.warmup
 		if w.lastErr != nil {
-			fmt.Fprintf(logw, "go-client: last failure: %v\n", w.lastErr)
+			lastErrs[w.lastErr.Error()]++
 		}
+	}
+	for msg, n := range lastErrs {
+		fmt.Fprintf(logw, "go-client: last failure of %d worker(s): %s\n", n, msg)
 	}
 	res.Complete += res.Failed
 	if end.After(measureStart) {
@@ -334,8 +338,15 @@ func (w *worker) closedLoop(ctx context.Context, stop *atomic.Bool, measureStart
 		}
 		o := w.c.call(ctx)
 		w.record(o, start, time.Now(), measureStart)
+		if o.kind == kindConnect {
+			// Nothing listens: do not spin (ab would have given up already).
+			time.Sleep(connectPause)
+		}
 	}
 }
+
+// connectPause is how long a closed-loop worker waits after a refused connection.
+const connectPause = 10 * time.Millisecond
 
 // openLoop: calls are due at fixed intervals whatever happened to the previous
 // ones (wrk2). Latency counts from the due time, so a stalled server shows up in
