@@ -34,7 +34,7 @@ final class DubboTransport implements Transport {
         ReferenceConfig<Api.Data> ref = new ReferenceConfig<>();
         ref.setId("data-" + (index + 1));
         ref.setInterface(Api.Data.class);
-        ref.setUrl("dubbo://" + cfg.host + ":" + cfg.port);
+        ref.setUrl("dubbo://" + DubboServer.loopbackSafe(cfg.host) + ":" + cfg.port);
         // One exclusive connection per reference instead of Dubbo's one shared connection.
         ref.setConnections(1);
         // The report counts each failed call once: no failover retries.

@@ -34,6 +34,35 @@ public final class DubboServer implements BaselineServer {
             .start();
     }
 
+    /**
+     * The host as Dubbo must be given it to stay on loopback. Dubbo treats any "127.*" or
+     * "localhost" string as "no host configured": the server then binds 0.0.0.0 and the
+     * client connects to the machine's external address instead (NetUtils.isInvalidLocalHost,
+     * filterLocalHost). The same address written as one 32-bit decimal number is resolved
+     * by Java to 127.x.y.z while Dubbo's string checks leave it alone.
+     */
+    public static String loopbackSafe(String host) {
+        String h = host.equals("localhost") ? "127.0.0.1" : host;
+        String[] parts = h.split("\\.");
+        if (parts.length != 4 || !parts[0].equals("127")) {
+            return host;
+        }
+        long v = 0;
+        for (String part : parts) {
+            int b;
+            try {
+                b = Integer.parseInt(part);
+            } catch (NumberFormatException e) {
+                return host;
+            }
+            if (b < 0 || b > 255) {
+                return host;
+            }
+            v = v << 8 | b;
+        }
+        return Long.toString(v);
+    }
+
     /** Settings shared by the Dubbo server and client (listed in java-client/README.md). */
     public static ApplicationConfig application(String name) {
         ApplicationConfig app = new ApplicationConfig(name);
@@ -47,7 +76,7 @@ public final class DubboServer implements BaselineServer {
 
     static ProtocolConfig protocol(String host, int port, int threads) {
         ProtocolConfig p = new ProtocolConfig("dubbo", port);
-        p.setHost(host);
+        p.setHost(loopbackSafe(host));
         p.setSerialization("hessian2");
         p.setPreferSerialization("hessian2");
         // Dubbo's default business pool is "fixed" with 200 threads; size it like the others.
