@@ -4,7 +4,7 @@ declare(strict_types=1);
 namespace Rpcbed\Client;
 
 /**
- * Bench runs one closed-loop load run: C worker processes, each with its own
+ * Bench runs one load run, closed loop (ab) or open loop (-rate, wrk2): C worker processes, each with its own
  * transport (one connection), talking to the parent over stdin/stdout.
  *
  * Workers are started fresh (fork + exec of bin/worker.php through proc_open), not
@@ -131,11 +131,18 @@ final class Bench
         $warmupSeconds = $cfg->warmupSeconds > 0 ? (hrtime(true) - $w0) / 1e9 : 0.0;
 
         // The measured part.
-        $start = hrtime(true);
+        // Open loop: the schedule starts a little ahead, so every worker has its command.
+        $start = hrtime(true) + ($cfg->rate > 0 ? 20_000_000 : 0);
         $deadline = $cfg->timeLimit > 0 ? $start + (int) ($cfg->timeLimit * 1e9) : 0;
         foreach ($workers as $i => $w) {
             $calls = $cfg->requests === Config::UNLIMITED ? Config::UNLIMITED : self::share($cfg->requests, $c, $i);
-            fwrite($w['in'], sprintf("run %d %d\n", $calls, $deadline));
+            if ($cfg->rate > 0) {
+                // As go-client: worker i's calls are due every c/rate s, from i/rate s on.
+                fwrite($w['in'], sprintf("run %d %d %d %d\n", $calls, $deadline,
+                    (int) ($c * 1e9 / $cfg->rate), $start + (int) ($i * 1e9 / $cfg->rate)));
+            } else {
+                fwrite($w['in'], sprintf("run %d %d\n", $calls, $deadline));
+            }
         }
         $results = $this->gather($workers, $cfg->timeLimit > 0 ? $cfg->timeLimit + $cfg->timeout * 2 + 30 : null);
         foreach ($workers as $i => $w) {
@@ -263,7 +270,7 @@ final class Bench
         }
         $rep->errors = $errors;
         $rep->keepAliveUsed = $cfg->proto !== 'http' || $cfg->keepAlive;
-        $rep->keepAlive = $rep->keepAliveUsed ? $rep->complete - $rep->failedBy['connect'] : 0;
+        $rep->keepAlive = $rep->keepAliveUsed ? $rep->complete : 0;
         $rep->setLatencies($lat);
 
         $rep->protocol = $cfg->proto;
@@ -271,6 +278,8 @@ final class Bench
         $rep->items = $cfg->call === 'datalist' ? $cfg->items : 0;
         $rep->connections = $cfg->concurrency;
         $rep->sharedConnections = false;
+        $rep->loop = $cfg->rate > 0 ? 'open' : 'closed';
+        $rep->targetRate = $cfg->rate;
         $rep->warmupSeconds = $warmupSeconds;
         $rep->warmupCalls = $warmupCalls;
         $self = getrusage(0);

@@ -5,7 +5,8 @@ namespace Rpcbed\Client;
 
 /**
  * CallError is one failed call, already sorted into the report's error kinds:
- * connect, receive, timeout, length, exceptions, unauthenticated.
+ * connect, receive, timeout, length, exceptions, unauthenticated, invalid_argument
+ * (go-client's kinds).
  */
 final class CallError extends \RuntimeException
 {
@@ -15,6 +16,7 @@ final class CallError extends \RuntimeException
     public const LENGTH = 'length';
     public const EXCEPTIONS = 'exceptions';
     public const UNAUTHENTICATED = 'unauthenticated';
+    public const INVALID_ARGUMENT = 'invalid_argument';
 
     public function __construct(public readonly string $kind, string $message, ?\Throwable $previous = null)
     {
@@ -35,7 +37,13 @@ final class CallError extends \RuntimeException
     /** Whether the server answered with an error status (ab's "Non-2xx responses"). */
     public static function isErrorStatus(string $kind): bool
     {
-        return $kind === self::EXCEPTIONS || $kind === self::UNAUTHENTICATED;
+        return $kind === self::EXCEPTIONS || $kind === self::UNAUTHENTICATED || $kind === self::INVALID_ARGUMENT;
+    }
+
+    /** Whether the server answered at all: such calls count in the latency figures. */
+    public static function answered(string $kind): bool
+    {
+        return !self::isUnreachable($kind);
     }
 
     /** Whether the kind means the server could not be reached at all. */
@@ -49,6 +57,7 @@ final class CallError extends \RuntimeException
     {
         return match ($code) {
             16 => self::UNAUTHENTICATED,
+            3 => self::INVALID_ARGUMENT,
             4 => self::TIMEOUT,
             14 => self::CONNECT,
             default => self::EXCEPTIONS,

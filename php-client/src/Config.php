@@ -44,6 +44,8 @@ final class Config
     public string $thriftProtocol = 'binary';
     /** Thrift: use the thrift_protocol extension (TBinaryProtocolAccelerated). */
     public bool $accel = false;
+    /** Open loop: calls per second in total; 0 = closed loop. */
+    public int $rate = 0;
 
     private const VALUE_FLAGS = ['proto', 'call', 'items', 'c', 'n', 't', 'warmup', 'timeout', 'addr', 'json',
         'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate'];
@@ -70,7 +72,8 @@ final class Config
           -json       also write the report as JSON to this file
           -client-id  client id sent in every request's auth (default php-client)
           -conns      accepted when equal to -c: every worker owns its connection
-          -rate       accepted when 0: php-client runs closed loop only
+          -rate       open loop: calls per second in total, latency from each call's
+                      intended start (0 = closed loop)
           -thrift-transport, -thrift-protocol  as go-server's (default framed, binary)
           -accel      thrift binary protocol through the thrift_protocol extension
 
@@ -94,7 +97,6 @@ final class Config
         $seen = [];
         $bools = ['k' => 'keepAlive', 'accel' => 'accel'];
         $conns = null;
-        $rate = 0;
         for ($i = 0; $i < count($argv); $i++) {
             $arg = $argv[$i];
             if ($arg === '--') {
@@ -146,7 +148,7 @@ final class Config
                 'thrift-transport' => $c->thriftTransport = $value,
                 'thrift-protocol' => $c->thriftProtocol = $value,
                 'conns' => $conns = self::int($name, $value),
-                'rate' => $rate = self::int($name, $value),
+                'rate' => $c->rate = self::int($name, $value),
                 default => throw new \InvalidArgumentException("flag provided but not defined: -$name"),
             };
         }
@@ -188,8 +190,8 @@ final class Config
         if ($conns !== null && $conns !== $c->concurrency) {
             throw new \InvalidArgumentException("-conns $conns: php-client workers are processes, each owns one connection (-conns = -c = $c->concurrency)");
         }
-        if ($rate !== 0) {
-            throw new \InvalidArgumentException("-rate $rate: php-client runs closed loop only (-rate 0)");
+        if ($c->rate < 0) {
+            throw new \InvalidArgumentException("-rate $c->rate: want >= 0");
         }
         if (!in_array($c->thriftTransport, ['framed', 'buffered'], true)) {
             throw new \InvalidArgumentException("-thrift-transport \"$c->thriftTransport\": want framed or buffered");

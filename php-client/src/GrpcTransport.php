@@ -105,6 +105,7 @@ final class GrpcTransport implements Transport
             \Grpc\STATUS_UNAVAILABLE => CallError::CONNECT,
             \Grpc\STATUS_DEADLINE_EXCEEDED => CallError::TIMEOUT,
             \Grpc\STATUS_UNAUTHENTICATED => CallError::UNAUTHENTICATED,
+            \Grpc\STATUS_INVALID_ARGUMENT => CallError::INVALID_ARGUMENT,
             default => CallError::EXCEPTIONS,
         };
     }

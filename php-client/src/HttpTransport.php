@@ -106,7 +106,8 @@ final class HttpTransport implements Transport
                 $this->token = '';
                 throw new CallError(CallError::UNAUTHENTICATED, "http: status 401: $raw");
             }
-            throw new CallError(CallError::EXCEPTIONS, "http: status $status: " . substr((string) $raw, 0, 200));
+            throw new CallError($status === 400 ? CallError::INVALID_ARGUMENT : CallError::EXCEPTIONS,
+                "http: status $status: " . substr((string) $raw, 0, 200));
         }
         $body = json_decode((string) $raw, true);
         if (!is_array($body)) {

@@ -82,15 +82,18 @@ final class Report
             return;
         }
         $us = array_map(static fn (int $ns): int => intdiv($ns + 500, 1000), $latenciesNs);
-        $sum = array_sum($us);
-        $mean = $sum / $n;
+        $mean = array_sum($us) / $n;
+        // As ab: the deviation around the truncated mean over n-1, and its median
+        // (odd count: the middle value and the one above it averaged; even: the upper middle).
+        $m = (int) $mean;
         $sq = 0.0;
         foreach ($us as $v) {
-            $sq += ($v - $mean) ** 2;
+            $sq += ($v - $m) ** 2;
         }
         $sd = $n > 1 ? sqrt($sq / ($n - 1)) : 0.0;
-        $median = $n % 2 === 1 ? $us[intdiv($n, 2)] : intdiv($us[intdiv($n, 2) - 1] + $us[intdiv($n, 2)], 2);
-        $row = [self::ms($us[0]), self::ms((int) round($mean)), $sd / 1000.0, self::ms($median), self::ms($us[$n - 1])];
+        $h = intdiv($n, 2);
+        $median = $n > 1 && $n % 2 === 1 ? intdiv($us[$h] + $us[$h + 1], 2) : $us[$h];
+        $row = [self::ms($us[0]), self::ms($m), round($sd / 1000.0, 1), self::ms($median), self::ms($us[$n - 1])];
         $this->times['Processing:'] = $row;
         $this->times['Waiting:'] = $row;
         $this->times['Total:'] = $row;
@@ -102,7 +105,7 @@ final class Report
         $this->p90Us = self::rank($us, 0.90);
         $this->p99Us = self::rank($us, 0.99);
         $this->p999Us = self::rank($us, 0.999);
-        $this->meanUs = $mean;
+        $this->meanUs = round($mean, 1);
         $this->maxUs = $us[$n - 1];
     }
 

@@ -9,6 +9,9 @@ namespace Rpcbed\Client;
  */
 final class Worker
 {
+    /** How long a closed-loop worker waits after a refused connection (as go-client). */
+    public const CONNECT_PAUSE_US = 10_000;
+
     /** Sends one JSON line to the parent. */
     private static function send($sock, array $msg): void
     {
@@ -85,27 +88,48 @@ final class Worker
         }
         $calls = (int) $cmd[1];
         $deadline = (int) $cmd[2];
+        // Open loop (wrk2): this worker's calls are due every $interval ns from $due on,
+        // whatever happened to the previous ones, and latency counts from the due time.
+        $interval = (int) ($cmd[3] ?? 0);
+        $due = (int) ($cmd[4] ?? 0);
         $lat = [];
         $errors = [];
         $bytes = 0;
         $done = 0;
-        $start = hrtime(true);
+        $start = $interval > 0 ? $due : hrtime(true);
         for (; $done < $calls; $done++) {
-            $t0 = hrtime(true);
-            if ($deadline > 0 && $t0 >= $deadline) {
-                break;
+            if ($interval > 0) {
+                if ($deadline > 0 && $due >= $deadline) {
+                    break;
+                }
+                $wait = $due - hrtime(true);
+                if ($wait > 0) {
+                    time_nanosleep(intdiv($wait, 1_000_000_000), $wait % 1_000_000_000);
+                }
+                $t0 = $due;
+                $due += $interval;
+            } else {
+                $t0 = hrtime(true);
+                if ($deadline > 0 && $t0 >= $deadline) {
+                    break;
+                }
             }
             try {
                 $r = $isList ? $t->dataList($n) : $t->dataType($g, $e);
-                $t1 = hrtime(true);
+                $lat[] = hrtime(true) - $t0;
                 if ($isList ? ($r->count !== $n) : ($r->codeId !== 101)) {
                     $errors[CallError::LENGTH] = ($errors[CallError::LENGTH] ?? 0) + 1;
                     continue;
                 }
-                $lat[] = $t1 - $t0;
                 $bytes += $r->bytes >= 0 ? $r->bytes : $size;
             } catch (CallError $err) {
                 $errors[$err->kind] = ($errors[$err->kind] ?? 0) + 1;
+                if (CallError::answered($err->kind)) {
+                    // The server answered (an error status): as ab, the call has a time.
+                    $lat[] = hrtime(true) - $t0;
+                } elseif ($err->kind === CallError::CONNECT && $interval === 0) {
+                    usleep(self::CONNECT_PAUSE_US); // nothing listens: do not spin
+                }
             }
         }
         $end = hrtime(true);

@@ -70,6 +70,18 @@ final class ClientTest extends TestCase
         $this->assertGreaterThan(0.3, $taken, 'time taken');
     }
 
+    public function testOpenLoop(): void
+    {
+        [$code, $out, $err] = Servers::client(['-proto', 'http', '-call', 'datatype', '-c', '2', '-n', '40',
+            '-rate', '200', '-k', '-addr', Servers::go($this)['http']]);
+        $this->assertSame(0, $code, $err);
+        $this->assertSame('open', self::field($out, 'Loop'));
+        $this->assertSame('200 [#/sec]', self::field($out, 'Target rate'));
+        $this->assertSame('40', self::field($out, 'Complete requests'));
+        // 40 calls due 5 ms apart take about 0.2 s, whatever the server's speed.
+        $this->assertGreaterThan(0.15, (float) self::field($out, 'Time taken for tests'));
+    }
+
     /** @return array<string, array{list<string>, int, string}> */
     public static function exits(): array
     {

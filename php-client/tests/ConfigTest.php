@@ -31,7 +31,7 @@ final class ConfigTest extends TestCase
             'bad addr' => [[...$ok, '-addr', 'localhost'], '-addr "localhost"'],
             'stray argument' => [[...$ok, 'extra'], 'unexpected argument "extra"'],
             'conns other than c' => [[...$ok, '-conns', '1', '-c', '2'], '-conns 1'],
-            'open loop' => [[...$ok, '-rate', '100'], '-rate 100'],
+            'negative rate' => [[...$ok, '-rate', '-5'], '-rate -5'],
             'accel on grpc' => [[...$ok, '-accel'], '-accel'],
             'bad thrift transport' => [['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-thrift-transport', 'http'], '-thrift-transport "http"'],
             'bad bool' => [[...$ok, '-k=maybe'], 'invalid boolean value "maybe" for flag -k'],
@@ -71,6 +71,10 @@ final class ConfigTest extends TestCase
             '-k is dropped for RPC protocols' => [
                 ['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-k'],
                 ['keepAlive' => false, 'addr' => '127.0.0.1:50051'],
+            ],
+            'open loop' => [
+                ['-proto', 'http', '-call', 'datatype', '-t', '2', '-rate', '500', '-c', '4'],
+                ['rate' => 500, 'concurrency' => 4, 'requests' => Config::UNLIMITED],
             ],
             'millisecond durations' => [
                 ['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-warmup', '250ms', '-timeout', '1m'],

@@ -76,8 +76,8 @@ final class TransportTest extends TestCase
         $t = $this->transport($proto, $opts);
         $t->dataType(Config::GROUP_NAME, Config::EN_NAME);
         $cases = [
-            'invalid argument' => [fn () => $t->dataList(-1), CallError::EXCEPTIONS],
-            'empty enName' => [fn () => $t->dataType(Config::GROUP_NAME, ''), CallError::EXCEPTIONS],
+            'invalid argument' => [fn () => $t->dataList(-1), CallError::INVALID_ARGUMENT],
+            'empty enName' => [fn () => $t->dataType(Config::GROUP_NAME, ''), CallError::INVALID_ARGUMENT],
             'forged token' => [function () use ($t) {
                 (new \ReflectionProperty($t, 'token'))->setValue($t, 'AAAAAGsNZTlBPGKPL_6vnDyuECQ');
                 $t->dataList(1);
