@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -351,4 +352,99 @@ func FuzzParseArgs(f *testing.F) {
 			t.Errorf("ParseArgs(%q): conns %d; want 1..%d", line, cfg.Conns, cfg.Concurrency)
 		}
 	})
+}
+
+// hangAfter answers its first n calls of either kind, then never answers (until
+// the test ends): every later call must end by the per-call deadline, as a
+// timeout.
+type hangAfter struct {
+	pb.UnimplementedDataServer
+	n    *atomic.Int64
+	stop chan struct{}
+}
+
+func (h hangAfter) wait(ctx context.Context) {
+	if h.n.Add(-1) < 0 {
+		select {
+		case <-ctx.Done():
+		case <-h.stop:
+		}
+	}
+}
+
+func (h hangAfter) DataType(ctx context.Context, _ *pb.DataTypeRequest) (*pb.DataTypeResponse, error) {
+	h.wait(ctx)
+	return &pb.DataTypeResponse{Auth: &pb.AuthReply{Token: "t"}, CodeId: WantCode}, nil
+}
+
+type hangThrift struct{ hangAfter }
+
+func (h hangThrift) DataType(ctx context.Context, _ *thriftgen.DataTypeRequest) (*thriftgen.DataTypeResponse, error) {
+	h.wait(ctx)
+	return &thriftgen.DataTypeResponse{Auth: &thriftgen.AuthReply{Token: "t"}, CodeId: WantCode}, nil
+}
+
+func (h hangThrift) DataList(ctx context.Context, _ *thriftgen.DataListRequest) (*thriftgen.DataListResponse, error) {
+	return nil, &thriftgen.DataError{Code: 13, Message: "not here"}
+}
+
+func TestTimeouts(t *testing.T) {
+	const answered = 5 // verify + priming + a few
+	h := hangAfter{n: new(atomic.Int64), stop: make(chan struct{})}
+	t.Cleanup(func() { close(h.stop) })
+	addrs := map[string]string{}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	pb.RegisterDataServer(gs, h)
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+	addrs[ProtoGRPC] = ln.Addr().String()
+
+	sock, err := thrift.NewTServerSocket("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sock.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ts := thrift.NewTSimpleServer4(thriftgen.NewDataProcessor(hangThrift{h}), sock,
+		thrift.NewTFramedTransportFactoryConf(thrift.NewTTransportFactory(), nil), thrift.NewTBinaryProtocolFactoryConf(nil))
+	go ts.Serve()
+	t.Cleanup(func() { sock.Interrupt() })
+	addrs[ProtoThrift] = sock.Addr().String()
+
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.wait(r.Context())
+		w.Header().Set("X-Token", "t")
+		io.WriteString(w, `{"code":0,"message":"ok","auth":{"token":"t"},"codeId":101,"cnName":"x"}`)
+	}))
+	t.Cleanup(hs.Close)
+	addrs[ProtoHTTP] = hs.Listener.Addr().String()
+
+	for _, p := range protos {
+		t.Run(p, func(t *testing.T) {
+			h.n.Store(answered)
+			cfg := Config{Proto: p, Call: CallDataType, Concurrency: 2, Duration: 30 * time.Second, Timeout: 300 * time.Millisecond, KeepAlive: true, Addr: addrs[p]}
+			res := runWithin(t, 25*time.Second, func() *Result {
+				res, err := Run(context.Background(), cfg, io.Discard)
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+				return res
+			})
+			if res == nil {
+				return
+			}
+			if res.ByKind[kindTimeout] == 0 {
+				t.Errorf("timeouts = 0 (errors %v); want > 0", res.Errors())
+			}
+			if res.Aborted == "" {
+				t.Errorf("the run against a hung server was not ended early")
+			}
+		})
+	}
 }

@@ -188,6 +188,19 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		}
 	}
 
+	// Callers whose per-call deadline the monitor keeps (see grpcCaller.call).
+	var watches []*watchCall
+	for _, w := range workers {
+		if wc, ok := w.c.(interface{ watched() *watchCall }); ok {
+			wc.watched().arm(runCtx)
+			watches = append(watches, wc.watched())
+		}
+	}
+	watchTick := 50 * time.Millisecond
+	if cfg.Timeout < 500*time.Millisecond {
+		watchTick = cfg.Timeout / 10
+	}
+
 	done := make(chan struct{})
 	for _, w := range workers {
 		wg.Add(1)
@@ -215,7 +228,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		if cfg.Warmup <= 0 {
 			cpu0, cpuTaken = getrusage(), true
 		}
-		tick := time.NewTicker(50 * time.Millisecond)
+		tick := time.NewTicker(watchTick)
 		defer tick.Stop()
 		var lastOK, failedAtProgress int64
 		lastProgress := time.Now()
@@ -224,6 +237,9 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 			case <-done:
 				return
 			case now := <-tick.C:
+				for _, wc := range watches {
+					wc.expire(now)
+				}
 				if !cpuTaken && !now.Before(measureStart) {
 					cpu0, cpuTaken = getrusage(), true
 				}
