@@ -42,6 +42,9 @@ final class IceTransport implements Transport {
         int cores = Runtime.getRuntime().availableProcessors();
         p.setProperty("Ice.ThreadPool.Client.Size", Integer.toString(Math.max(1, Math.min(cores, workers))));
         p.setProperty("Ice.ThreadPool.Client.SizeMax", Integer.toString(Math.max(cores, workers)));
+        // data.ice maps module rpcbedice to Java package rpcbed.gen: without this, Ice
+        // cannot find DataError's class and reports UnknownUserException instead.
+        p.setProperty("Ice.Package.rpcbedice", "rpcbed.gen");
         p.setProperty("Ice.MessageSizeMax", "65536");
         p.setProperty("Ice.Warn.Connections", "0");
     }

@@ -16,6 +16,8 @@ import javax.crypto.spec.SecretKeySpec;
 public final class Tokens {
     public static final long TTL_SECONDS = 600;
     private static final int RAW_LEN = 20;
+    /** Length of an encoded token: 20 bytes in unpadded base64url. */
+    public static final int TOKEN_LEN = 27;
     private static final Base64.Encoder ENC = Base64.getUrlEncoder().withoutPadding();
     private static final Base64.Decoder DEC = Base64.getUrlDecoder();
 
@@ -53,17 +55,21 @@ public final class Tokens {
     }
 
     public boolean valid(String clientId, String token, long nowSeconds) {
+        if (token.length() != TOKEN_LEN) {
+            return false;
+        }
         byte[] raw;
         try {
             raw = DEC.decode(token);
         } catch (IllegalArgumentException e) {
             return false;
         }
-        if (raw.length != RAW_LEN) {
+        // One spelling per token, as Go's strict decoder: unused low bits must be zero.
+        if (raw.length != RAW_LEN || !ENC.encodeToString(raw).equals(token)) {
             return false;
         }
         long expiry = ByteBuffer.wrap(raw).getLong();
-        if (expiry <= nowSeconds) {
+        if (expiry < nowSeconds) {
             return false;
         }
         byte[] want = sign(clientId, raw);

@@ -47,6 +47,9 @@ public final class IceServer implements BaselineServer {
         p.setProperty("Ice.ThreadPool.Server.SizeMax", Integer.toString(threads));
         // DataList(100000) is about 3 MB; the default limit is 1 MB.
         p.setProperty("Ice.MessageSizeMax", "65536");
+        // data.ice maps module rpcbedice to Java package rpcbed.gen: without this, Ice
+        // cannot find DataError's class and reports UnknownUserException instead.
+        p.setProperty("Ice.Package.rpcbedice", "rpcbed.gen");
         // Load clients come and go; do not log every closed connection.
         p.setProperty("Ice.Warn.Connections", "0");
     }

@@ -1,0 +1,239 @@
+package rpcbed;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import rpcbed.bench.Bench;
+import rpcbed.bench.CallFailure;
+import rpcbed.bench.Config;
+import rpcbed.bench.Kind;
+import rpcbed.bench.ReportWriter;
+import rpcbed.bench.Transport;
+import rpcbed.bench.Transports;
+import rpcbed.server.BaselineServer;
+
+/** Each protocol's client against the matching Java server, in-process on a free port. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class BenchTest {
+    private final Map<Proto, BaselineServer> servers = new EnumMap<>(Proto.class);
+
+    enum Proto { grpc, thrift, http, ice, dubbo }
+
+    private synchronized int port(String proto) throws Exception {
+        Proto p = Proto.valueOf(proto);
+        BaselineServer s = servers.get(p);
+        if (s == null) {
+            s = Serve.start(Serve.parse(new String[] {"-proto", proto, "-port", "0", "-threads", "8",
+                "-auth-secret", "bench-test"}));
+            servers.put(p, s);
+        }
+        return s.port();
+    }
+
+    @AfterAll
+    void stop() {
+        servers.values().forEach(BaselineServer::close);
+    }
+
+    private static String[] args(String proto, String call, int items, int port, String... more) {
+        String[] base = {"-proto", proto, "-call", call, "-items", Integer.toString(items), "-c", "3", "-n", "60",
+            "-addr", "127.0.0.1:" + port};
+        String[] all = new String[base.length + more.length];
+        System.arraycopy(base, 0, all, 0, base.length);
+        System.arraycopy(more, 0, all, base.length, more.length);
+        return all;
+    }
+
+    private record Run(int code, String out, String err) {}
+
+    private static Run main(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Bench.main(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private static String value(String report, String label) {
+        for (String line : report.split("\n")) {
+            if (line.startsWith(label)) {
+                return line.substring(24).trim();
+            }
+        }
+        return null;
+    }
+
+    @ParameterizedTest(name = "{0} {1} items={2}")
+    @CsvSource({
+        "grpc,   datatype, 0",
+        "grpc,   datalist, 200",
+        "thrift, datatype, 0",
+        "thrift, datalist, 200",
+        "http,   datatype, 0",
+        "http,   datalist, 200",
+        "ice,    datatype, 0",
+        "ice,    datalist, 200",
+        "dubbo,  datatype, 0",
+        "dubbo,  datalist, 200",
+    })
+    void runAgainstJavaServer(String proto, String call, int items) throws Exception {
+        Run r = main(args(proto, call, items, port(proto), "-warmup", "0.2"));
+        assertEquals(0, r.code, "exit code; stderr: " + r.err);
+        assertEquals("60", value(r.out, "Complete requests:"), "complete");
+        assertEquals("0", value(r.out, "Failed requests:"), "failed");
+        assertEquals("none", value(r.out, "Errors:"), "errors");
+        assertEquals("java", value(r.out, "Client:"), "client");
+        assertEquals(proto, value(r.out, "Protocol:"), "protocol");
+        assertEquals("3 (per worker)", value(r.out, "Connections:"), "connections");
+        long doc = Long.parseLong(value(r.out, "Document Length:").replace(" bytes", ""));
+        assertEquals(Long.toString(60 * doc) + " bytes", value(r.out, "Total transferred:"), "total = 60 x doc");
+        if (!proto.equals("thrift")) {
+            assertEquals("rpcbed-java-" + proto, value(r.out, "Server Software:"), "server software");
+        }
+        assertTrue(r.out.endsWith("\n") && r.out.contains("\nrpcbed report v1\n"), "rpcbed block");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grpc", "thrift", "http", "ice", "dubbo"})
+    void sharedConnectionsAndPerClient(String proto) throws Exception {
+        Run r = main("-proto", proto, "-call", "datatype", "-c", "4", "-conns", "2", "-n", "5", "-per-client",
+            "-addr", "127.0.0.1:" + port(proto));
+        assertEquals(0, r.code, "exit code; stderr: " + r.err);
+        assertEquals("20", value(r.out, "Complete requests:"), "complete = 5 per client x 4");
+        assertEquals("2 (shared)", value(r.out, "Connections:"), "connections");
+    }
+
+    private static Config config(String proto, String call, int items, int port) throws Exception {
+        return Config.parse(args(proto, call, items, port));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grpc", "thrift", "http", "ice", "dubbo"})
+    void forgedTokenIsUnauthenticated(String proto) throws Exception {
+        try (Transport t = Transports.create(config(proto, "datatype", 0, port(proto)))) {
+            Transport.Conn c = t.open(0);
+            Transport.Session s = new Transport.Session("java-client");
+            s.token = "AAAAAGVT81gH04ZIeuPLZZOnWTZ";
+            CallFailure f = assertThrows(CallFailure.class, () -> c.call(s));
+            assertEquals(Kind.UNAUTHENTICATED, f.kind, "kind: " + f.getMessage());
+            assertEquals("", s.token, "token dropped after unauthenticated");
+            assertTrue(c.call(s) > 0, "next call gets a fresh token");
+            assertEquals(27, s.token.length(), "fresh token length");
+            c.close();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grpc", "thrift", "http", "ice", "dubbo"})
+    void tooManyItemsIsInvalidArgument(String proto) throws Exception {
+        Config cfg = config(proto, "datalist", 1, port(proto));
+        cfg.items = 100_001; // past Config's own check, to see the server refuse it
+        try (Transport t = Transports.create(cfg)) {
+            Transport.Conn c = t.open(0);
+            CallFailure f = assertThrows(CallFailure.class, () -> c.call(new Transport.Session("java-client")));
+            assertEquals(Kind.INVALID_ARGUMENT, f.kind, "kind: " + f.getMessage());
+            c.close();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "no proto          | -call datatype -n 1 -addr 127.0.0.1:1",
+        "bad proto         | -proto soap -call datatype -n 1 -addr 127.0.0.1:1",
+        "bad call          | -proto grpc -call datalists -n 1 -addr 127.0.0.1:1",
+        "items on datatype | -proto grpc -call datatype -items 3 -n 1 -addr 127.0.0.1:1",
+        "too many items    | -proto grpc -call datalist -items 100001 -n 1 -addr 127.0.0.1:1",
+        "no -n nor -t      | -proto grpc -call datatype -addr 127.0.0.1:1",
+        "c above n         | -proto grpc -call datatype -c 5 -n 4 -addr 127.0.0.1:1",
+        "conns above c     | -proto grpc -call datatype -c 2 -conns 3 -n 4 -addr 127.0.0.1:1",
+        "no port           | -proto grpc -call datatype -n 1 -addr 127.0.0.1",
+        "bad port          | -proto grpc -call datatype -n 1 -addr 127.0.0.1:70000",
+        "bad duration      | -proto grpc -call datatype -t 3parsecs -addr 127.0.0.1:1",
+        "unknown flag      | -proto grpc -call datatype -n 1 -addr 127.0.0.1:1 -z 3",
+        "stray argument    | -proto grpc -call datatype -n 1 -addr 127.0.0.1:1 extra",
+        "flag twice        | -proto grpc -proto http -call datatype -n 1 -addr 127.0.0.1:1",
+    })
+    void badArguments(String name, String line) {
+        Run r = main(line.trim().split("\\s+"));
+        assertEquals(Main.EXIT_USAGE, r.code, name + ": exit code; stderr: " + r.err);
+        assertEquals("", r.out, name + ": stdout");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grpc", "thrift", "http", "ice", "dubbo"})
+    void unreachableServer(String proto) throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort(); // closed again: nothing listens there
+        }
+        Run r = main("-proto", proto, "-call", "datatype", "-n", "1", "-timeout", "3s", "-addr", "127.0.0.1:" + port);
+        assertEquals(Main.EXIT_UNREACHABLE, r.code, "exit code; stderr: " + r.err);
+        assertEquals("", r.out, "stdout");
+    }
+
+    @Test
+    void wrongAnswerFailsVerify() throws Exception {
+        // An HTTP server that answers with the wrong codeId.
+        HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        s.createContext("/", ex -> {
+            byte[] b = "{\"code\":0,\"auth\":{\"token\":\"t\"},\"codeId\":7}".getBytes(StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(200, b.length);
+            try (OutputStream o = ex.getResponseBody()) {
+                o.write(b);
+            }
+        });
+        s.start();
+        try {
+            Run r = main("-proto", "http", "-call", "datatype", "-n", "1", "-addr", "127.0.0.1:" + s.getAddress().getPort());
+            assertEquals(Main.EXIT_VERIFY, r.code, "exit code; stderr: " + r.err);
+            assertTrue(r.err.contains("codeId 7"), "stderr names the wrong codeId: " + r.err);
+            assertEquals("", r.out, "stdout");
+        } finally {
+            s.stop(0);
+        }
+    }
+
+    @Test
+    void reportLayout() {
+        ReportWriter.Report rep = new ReportWriter.Report();
+        rep.serverHostname = "127.0.0.1";
+        rep.serverPort = 10000;
+        rep.failed = 3;
+        rep.failedExceptions = 3;
+        rep.non2xx = 3;
+        rep.complete = 10;
+        rep.keepAlive = 10;
+        rep.timeTakenSeconds = 2;
+        rep.concurrency = 5;
+        rep.errors.put("unauthenticated", 3L);
+        String out = ReportWriter.write(rep);
+        String[] want = {
+            "Server Software:        \n",
+            "Failed requests:        3\n   (Connect: 0, Receive: 0, Length: 0, Exceptions: 3)\nNon-2xx responses:      3\nKeep-Alive requests:    10\n",
+            "Requests per second:    5.00 [#/sec] (mean)\n",
+            "Time per request:       1000.000 [ms] (mean)\n",
+            "Connect:        0    0   0.0      0       0\n",
+            " 100%      0 (longest request)\n",
+            "Errors:                 unauthenticated=3\n",
+        };
+        for (String w : want) {
+            assertTrue(out.contains(w), "report lacks " + w.replace("\n", "\\n") + " in:\n" + out);
+        }
+    }
+}

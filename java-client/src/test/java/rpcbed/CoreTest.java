@@ -1,0 +1,143 @@
+package rpcbed;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import rpcbed.core.DataService;
+import rpcbed.core.ServiceError;
+import rpcbed.core.Store;
+import rpcbed.core.Tokens;
+import rpcbed.server.HttpJsonServer;
+
+class CoreTest {
+    private static final byte[] SECRET = "rpcbed-test-secret".getBytes(StandardCharsets.UTF_8);
+
+    @Test
+    void tokenMatchesGo() {
+        // internal/auth with this secret, clientId "java-client" and clock 1700000000.
+        String got = new Tokens(SECRET).issue("java-client", 1_700_000_000L);
+        assertEquals("AAAAAGVT81gH04ZIeuPLZZOnWTY", got, "token");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "fresh,      java-client, 0,    true",
+        "other id,   someone,     0,    false",
+        "expired,    java-client, 601,  false",
+        "at expiry,  java-client, 600,  true",
+    })
+    void tokenValidity(String name, String clientId, long later, boolean want) {
+        Tokens t = new Tokens(SECRET);
+        String tok = t.issue("java-client", 1_000);
+        assertEquals(want, t.valid(clientId, tok, 1_000 + later), name);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "garbage,   not-a-token",
+        "short,     AAAAAGVT81gH04ZIeuPLZZOnWT",
+        "padded,    AAAAAGVT81gH04ZIeuPLZZOnWTY=",
+        "forged,    AAAAAGVT81gH04ZIeuPLZZOnWTZ",
+    })
+    void tokenRejected(String name, String token) {
+        assertFalse(new Tokens(SECRET).valid("java-client", token, 1_000), name);
+    }
+
+    @Test
+    void refreshRejectsForgedOnlyWithAuth() throws Exception {
+        DataService on = new DataService(SECRET, true);
+        DataService off = new DataService(SECRET, false);
+        ServiceError e = org.junit.jupiter.api.Assertions.assertThrows(ServiceError.class,
+            () -> on.refresh("c", "AAAAAGVT81gH04ZIeuPLZZOnWTZ"));
+        assertEquals(ServiceError.UNAUTHENTICATED, e.code(), "code");
+        assertEquals(Tokens.TOKEN_LEN, off.refresh("c", "forged").length(), "auth off: fresh token");
+        assertEquals(Tokens.TOKEN_LEN, on.refresh("c", "").length(), "empty token: fresh token");
+        String tok = on.refresh("c", "");
+        assertEquals(Tokens.TOKEN_LEN, on.refresh("c", tok).length(), "valid token refreshed");
+    }
+
+    @Test
+    void fillHappensOnce() throws Exception {
+        DataService svc = new DataService(SECRET, true);
+        int n = 100;
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Store.Rec>> got = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            got.add(pool.submit(() -> {
+                go.await();
+                return svc.dataType("USER_EVENT", "app_call_connect_success");
+            }));
+        }
+        go.countDown();
+        for (Future<Store.Rec> f : got) {
+            Store.Rec r = f.get();
+            assertEquals(101, r.codeId(), "codeId");
+            assertEquals("名称-app_call_connect_success", r.cnName(), "cnName");
+        }
+        pool.shutdown();
+        assertEquals(1, svc.store().writes(), "writes after 100 concurrent first calls");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"empty group, '', x", "empty name, USER_EVENT, ''"})
+    void dataTypeInvalid(String name, String group, String en) {
+        ServiceError e = org.junit.jupiter.api.Assertions.assertThrows(ServiceError.class,
+            () -> new DataService(SECRET, true).dataType(group, en));
+        assertEquals(ServiceError.INVALID_ARGUMENT, e.code(), name);
+    }
+
+    @ParameterizedTest(name = "n={0}")
+    @CsvSource({"-1", "100001"})
+    void itemsInvalid(int n) {
+        assertThrows3(n);
+    }
+
+    private static void assertThrows3(int n) {
+        ServiceError e = org.junit.jupiter.api.Assertions.assertThrows(ServiceError.class,
+            () -> DataService.checkItems(n));
+        assertEquals(ServiceError.INVALID_ARGUMENT, e.code(), "code");
+    }
+
+    @ParameterizedTest(name = "item {0}")
+    @CsvSource({
+        "0,     item-000001, 0.01,  true",
+        "1,     item-000002, 0.38,  false",
+        "270,   item-000271, 99.91, true",
+        "99999, item-100000, 99.64, false",
+    })
+    void items(int i, String name, double score, boolean enabled) {
+        assertEquals(i + 1L, DataService.itemId(i), "id");
+        assertEquals(name, DataService.itemName(i), "name");
+        assertEquals(score, DataService.itemScore(i), 1e-9, "score");
+        assertEquals(enabled, DataService.itemEnabled(i), "enabled");
+    }
+
+    @Test
+    void dataListJsonAsGo() {
+        // What go-server's encoding/json writes for n=2 (docs/contract.md).
+        String want = "{\"code\":0,\"message\":\"ok\",\"auth\":{\"token\":\"T\"},\"n\":2,\"items\":["
+            + "{\"id\":1,\"name\":\"item-000001\",\"createdAt\":0,\"score\":0.01,\"enabled\":true,"
+            + "\"parentId\":0,\"note\":\"\",\"tags\":[]},"
+            + "{\"id\":2,\"name\":\"item-000002\",\"createdAt\":0,\"score\":0.38,\"enabled\":false,"
+            + "\"parentId\":0,\"note\":\"\",\"tags\":[]}]}\n";
+        assertEquals(want, HttpJsonServer.dataListJson("T", 2));
+    }
+
+    @Test
+    void scoreFormatting() {
+        // Item 7027 scores exactly 100: Go prints it without ".0".
+        assertTrue(HttpJsonServer.dataListJson("T", 7028).contains("\"score\":100,"), "100 without .0");
+    }
+}
