@@ -12,7 +12,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=$here/ext/build
-pkgs=(dpkg-dev php-dev libgrpc-dev)
+pkgs=(dpkg-dev php-dev libgrpc-dev gcc libc6-dev make)
 
 log() { echo "build-ext: $*" >&2; }
 
