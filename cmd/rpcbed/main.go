@@ -29,6 +29,8 @@ type command struct {
 var commands = []command{
 	{"parse", "print ab or rpcbed client reports (FILE... or - for stdin) as JSON", runParse},
 	{"matrix", "run the matrix (matrix.yaml) and render tables and plots into results/<run>/", runMatrix},
+	{"reproduce", "re-run the published experiments; write results/<run>/reproduction.md", runReproduce},
+	{"compare", "compare two matrix runs cell by cell, with significance over the repeats", runCompare},
 }
 
 func main() {

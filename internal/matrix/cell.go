@@ -90,6 +90,9 @@ func (s Spec) Plan() []Cell {
 					for _, n := range items {
 						for _, c := range sortedInts(s.Concurrency) {
 							cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, Server: srv}
+							if s.excluded(cell.Name()) {
+								continue
+							}
 							cell.Load = s.loadFor(cell.Name())
 							cells = append(cells, cell)
 						}
@@ -116,6 +119,15 @@ func (c Cell) ServerKey() string {
 		return "go-server"
 	}
 	return "java-" + c.Protocol
+}
+
+func (s Spec) excluded(name string) bool {
+	for _, g := range s.Exclude {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (s Spec) loadFor(name string) Load {

@@ -59,6 +59,8 @@ type Spec struct {
 	// Overrides change Load for the cells whose name matches a glob, in order; the
 	// last match wins field by field.
 	Overrides []Override `yaml:"overrides" json:"overrides"`
+	// Exclude drops the cells whose name matches any of these globs.
+	Exclude []string `yaml:"exclude" json:"exclude"`
 	// Repeats is how many times each cell is timed (median and spread are reported).
 	Repeats int `yaml:"repeats" json:"repeats"`
 	// Servers maps a protocol to the server that serves it: go (go-server) or java
@@ -117,13 +119,21 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	} else if v, err := time.ParseDuration(s); err == nil {
 		*d = Duration(v)
 	} else {
-		return fmt.Errorf("%q: want a duration like 2s or seconds", s)
+		return &durationError{line: n.Line, value: s, why: "want a duration like 2s or seconds"}
 	}
 	if *d < 0 {
-		return fmt.Errorf("%q: must not be negative", s)
+		return &durationError{line: n.Line, value: s, why: "must not be negative"}
 	}
 	return nil
 }
+
+// durationError is a bad duration value; ParseSpec names its key from the line.
+type durationError struct {
+	line       int
+	value, why string
+}
+
+func (e *durationError) Error() string { return fmt.Sprintf("line %d: %q: %s", e.line, e.value, e.why) }
 
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
@@ -178,6 +188,10 @@ func ParseSpec(b []byte) (Spec, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+		var de *durationError
+		if errors.As(err, &de) {
+			return Spec{}, fieldErr(keyBefore(b, de.line, de.value), "%v", de)
+		}
 		return Spec{}, specYAMLError(err)
 	}
 	s.defaults()
@@ -195,6 +209,24 @@ func specYAMLError(err error) error {
 		}
 	}
 	return fmt.Errorf("spec: %w", err)
+}
+
+// keyBefore finds the key whose value is v on 1-based line of src ("duration" in
+// "load: {duration: soon}").
+func keyBefore(src []byte, line int, v string) string {
+	lines := strings.Split(string(src), "\n")
+	if line < 1 || line > len(lines) {
+		return "?"
+	}
+	l := lines[line-1]
+	i := strings.Index(l, v)
+	if i < 0 {
+		i = len(l)
+	}
+	head := strings.TrimRight(l[:i], " \t'\"")
+	head = strings.TrimSuffix(head, ":")
+	j := strings.LastIndexAny(head, " \t{,-")
+	return head[j+1:]
 }
 
 func (s *Spec) defaults() {
@@ -287,6 +319,14 @@ func (s *Spec) Validate() error {
 		if _, err := path.Match(o.Match, ""); err != nil || o.Match == "" {
 			return fieldErr(f+".match", "%q: want a glob on cell names such as php-*-c50", o.Match)
 		}
+	}
+	for i, g := range s.Exclude {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			return fieldErr(fmt.Sprintf("exclude[%d]", i), "%q: want a glob on cell names such as php-*-c800", g)
+		}
+	}
+	if len(s.Plan()) == 0 {
+		return fieldErr("clients", "the spec has no cell")
 	}
 	for _, c := range s.Plan() {
 		if err := c.Load.validate("load (cell " + c.Name() + ")"); err != nil {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/reproduce"
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// runReproduce is `rpcbed reproduce [which...]`.
+func runReproduce(ctx context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	out := fs.String("out", "", "run directory (default results/<UTC time>-reproduce)")
+	runnerName := fs.String("runner", "auto", "docker, local, or auto (docker when an engine answers, else local); ab always runs locally")
+	published := fs.String("published", "results/published", "directory of the published CSV files")
+	root := fs.String("root", ".", "repository root (local programs: bin/, php-client/, java-client/)")
+	serverCPU := fs.String("server-cpuset", "0", "CPUs for the servers")
+	clientCPU := fs.String("client-cpuset", "1", "CPUs for the clients, fronts and ab")
+	redis := fs.String("redis", "127.0.0.1:6379", "Redis for go-grpc-thrift-aerospike's store when it answers (empty: memory store)")
+	quick := fs.Bool("quick", false, "tiny runs (tests): same shape, meaningless numbers")
+	quiet := fs.Bool("q", false, "no progress lines")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: rpcbed reproduce [flags] [%s|all]...\n\n"+
+			"Re-runs the shape of each published experiment (results/published/) and writes\n"+
+			"DIR/reproduction.md: published vs measured per row, the ratios on both sides, and\n"+
+			"whether each published finding holds here.\n", strings.Join(reproduce.Experiments, "|"))
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	absRoot, err := filepath.Abs(*root)
+	if err != nil {
+		fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", err)
+		return 2
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("results", time.Now().UTC().Format("20060102T150405Z")+"-reproduce")
+	}
+	r, name, err := chooseRunner(*runnerName, absRoot)
+	if err != nil {
+		fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", err)
+		return 2
+	}
+	defer r.Close()
+	local := &runner.Local{Dir: absRoot}
+	defer local.Close()
+	var log io.Writer = s.err
+	if *quiet {
+		log = nil
+	}
+	secs, err := reproduce.Run(ctx, reproduce.Options{
+		Dir: dir, Published: *published, Runner: r, RunnerName: name, Local: local,
+		Programs:     matrix.Programs{Docker: name == "docker", Root: absRoot},
+		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, RedisAddr: *redis, Quick: *quick, Log: log,
+	}, fs.Args())
+	if err != nil {
+		fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", err)
+		return 1
+	}
+	failed := 0
+	for _, sec := range secs {
+		if sec.Err != "" {
+			failed++
+		}
+	}
+	fmt.Fprintf(s.out, "%s/reproduction.md: %d experiments, %d failed\n", dir, len(secs), failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,299 @@
+// Package reproduce re-runs the shape of the three published experiments
+// (results/published/) on this machine and writes reproduction.md: for every
+// published row the published and the measured figure, the ratios between
+// frameworks or paths on both sides, and for every published finding whether it
+// holds here — with the measured reason when it does not.
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// Experiments in the order reproduction.md lists them.
+var Experiments = []string{"go-grpc-thrift-aerospike", "php-go-growth", "java-rpc-2015"}
+
+// Options is one reproduction run.
+type Options struct {
+	// Dir is the run directory (results/<run>); raw output goes to Dir/raw/.
+	Dir string
+	// Published holds the published CSV files (results/published).
+	Published string
+	// Runner starts servers and clients; Local runs ab, which no image carries.
+	Runner     runner.Runner
+	RunnerName string
+	Local      runner.Runner
+	Programs   matrix.Programs
+	// Server and Client CPU sets, as in the matrix spec.
+	ServerCPUSet, ClientCPUSet string
+	// RedisAddr is tried for the store of go-grpc-thrift-aerospike; "" = memory only.
+	RedisAddr string
+	// Quick shrinks every run (for tests): the shape stays, the numbers mean little.
+	Quick bool
+	Log   io.Writer
+}
+
+// Section is one experiment's part of reproduction.md.
+type Section struct {
+	Name     string     `json:"name"`
+	Setup    []string   `json:"setup"` // how it ran and how it was scaled
+	Table    [][]string `json:"table"` // header row first
+	Findings []Finding  `json:"findings"`
+	Err      string     `json:"error,omitempty"`
+}
+
+// Finding is a published claim and whether it holds here.
+type Finding struct {
+	Claim  string `json:"claim"`
+	Holds  string `json:"holds"` // yes|no|partly|n/a
+	Detail string `json:"detail"`
+}
+
+// Run runs the named experiments (all when which is empty) and writes
+// Dir/reproduction.md and Dir/reproduction.json. An experiment that fails is
+// reported with its error; the others still run.
+func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
+	if len(which) == 0 || slices.Contains(which, "all") {
+		which = Experiments
+	}
+	for _, w := range which {
+		if !slices.Contains(Experiments, w) {
+			return nil, fmt.Errorf("unknown experiment %q: want %s or all", w, strings.Join(Experiments, ", "))
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(o.Dir, "raw"), 0o755); err != nil {
+		return nil, err
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	var secs []Section
+	for _, w := range Experiments {
+		if !slices.Contains(which, w) {
+			continue
+		}
+		fmt.Fprintf(o.Log, "reproduce: %s\n", w)
+		var s Section
+		var err error
+		switch w {
+		case "go-grpc-thrift-aerospike":
+			s, err = goGRPCThrift(ctx, o)
+		case "php-go-growth":
+			s, err = phpGoGrowth(ctx, o)
+		case "java-rpc-2015":
+			s, err = javaRPC2015(ctx, o)
+		}
+		s.Name = w
+		if err != nil {
+			if ctx.Err() != nil {
+				return secs, ctx.Err()
+			}
+			s.Err = err.Error()
+			fmt.Fprintf(o.Log, "reproduce: %s: %v\n", w, err)
+		}
+		secs = append(secs, s)
+		if err := write(o.Dir, secs); err != nil {
+			return secs, err
+		}
+	}
+	return secs, nil
+}
+
+func write(dir string, secs []Section) error {
+	var b bytes.Buffer
+	Markdown(&b, secs)
+	if err := matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.md"), b.Bytes()); err != nil {
+		return err
+	}
+	j, err := json.MarshalIndent(secs, "", "  ")
+	if err != nil {
+		return err
+	}
+	return matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
+}
+
+// Markdown writes reproduction.md.
+func Markdown(w io.Writer, secs []Section) {
+	fmt.Fprintf(w, "# Reproduction of the published experiments\n\n")
+	fmt.Fprintf(w, "Published figures are in results/published/. Absolute numbers differ (other hardware, "+
+		"newer libraries); what is checked is the shape: which framework or path wins, by roughly how much, "+
+		"and how the gap moves with concurrency or payload.\n")
+	fmt.Fprintf(w, "\n## Summary\n\n| experiment | finding | holds here |\n|---|---|---|\n")
+	for _, s := range secs {
+		if s.Err != "" {
+			fmt.Fprintf(w, "| %s | (not run) | error: %s |\n", s.Name, esc(s.Err))
+		}
+		for _, f := range s.Findings {
+			fmt.Fprintf(w, "| %s | %s | %s |\n", s.Name, esc(f.Claim), f.Holds)
+		}
+	}
+	for _, s := range secs {
+		fmt.Fprintf(w, "\n## %s\n\n", s.Name)
+		for _, l := range s.Setup {
+			fmt.Fprintf(w, "- %s\n", l)
+		}
+		if s.Err != "" {
+			fmt.Fprintf(w, "\n**Not completed:** %s\n", esc(s.Err))
+		}
+		if len(s.Table) > 0 {
+			fmt.Fprintln(w)
+			for i, row := range s.Table {
+				fmt.Fprintf(w, "| %s |\n", strings.Join(escAll(row), " | "))
+				if i == 0 {
+					fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(row)))
+				}
+			}
+		}
+		if len(s.Findings) > 0 {
+			fmt.Fprintf(w, "\nFindings:\n\n")
+			for _, f := range s.Findings {
+				fmt.Fprintf(w, "- **%s** — holds here: **%s**. %s\n", f.Claim, f.Holds, f.Detail)
+			}
+		}
+	}
+}
+
+func esc(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+func escAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = esc(s)
+	}
+	return out
+}
+
+// readCSV reads a published CSV as maps keyed by the header.
+func readCSV(file string) ([]map[string]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(recs) < 1 {
+		return nil, fmt.Errorf("%s: empty", file)
+	}
+	var rows []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, k := range recs[0] {
+			if i < len(r) {
+				m[k] = r[i]
+			}
+		}
+		rows = append(rows, m)
+	}
+	return rows, nil
+}
+
+// measured is one client run's outcome.
+type measured struct {
+	Report    report.Report
+	ClientCPU float64 // seconds, whole process (runner)
+	ServerCPU float64 // seconds over the run
+	ServerN   int64   // calls the server saw (go-server) or the client's calls
+	Wall      float64
+}
+
+// serverCPUPerCall in µs.
+func (m measured) serverCPUPerCall() float64 {
+	if m.ServerN <= 0 {
+		return 0
+	}
+	return m.ServerCPU * 1e6 / float64(m.ServerN)
+}
+
+// serverUtil is the share of one core the server used while the client ran.
+func (m measured) serverUtil() float64 {
+	if m.Wall <= 0 {
+		return 0
+	}
+	return m.ServerCPU / m.Wall
+}
+
+func (m measured) clientUtil() float64 {
+	if m.Wall <= 0 {
+		return 0
+	}
+	return m.ClientCPU / m.Wall
+}
+
+// runClient runs one rpcbed client (or ab) to its report, keeping its raw output
+// as raw/NAME.txt, and diffs the server's usage around it.
+func runClient(ctx context.Context, o Options, r runner.Runner, srv *matrix.Server, proto, call, name string, prog matrix.Program, cpuset string, timeout time.Duration) (measured, error) {
+	var before matrix.Snapshot
+	var berr error
+	if srv != nil {
+		before, berr = srv.Snapshot(ctx, proto, call)
+	}
+	res, err := r.Run(ctx, runner.Spec{Name: name, Image: prog.Image, Args: prog.Args, Env: prog.Env, CPUSet: cpuset, Timeout: timeout})
+	raw := append(append(bytes.Clone(res.Stdout), "\n==> rpcbed: stderr <==\n"...), res.Stderr...)
+	os.WriteFile(filepath.Join(o.Dir, "raw", name+".txt"), raw, 0o644)
+	if err != nil {
+		return measured{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if res.ExitCode != 0 {
+		return measured{}, fmt.Errorf("%s: exit code %d: %s", name, res.ExitCode, lastLine(res.Stderr))
+	}
+	rep, err := report.Parse(bytes.NewReader(res.Stdout))
+	if err != nil {
+		return measured{}, fmt.Errorf("%s: report: %w", name, err)
+	}
+	m := measured{Report: rep, ClientCPU: (res.CPUUser + res.CPUSystem).Seconds(), Wall: res.Wall.Seconds()}
+	if srv != nil && berr == nil {
+		if after, err := srv.Snapshot(ctx, proto, call); err == nil {
+			m.ServerCPU = after.CPU - before.CPU
+			m.ServerN = after.Calls - before.Calls
+			if before.Calls < 0 {
+				m.ServerN = rep.Complete + rep.Failed + 1
+				if rep.Rpcbed != nil {
+					m.ServerN += rep.Rpcbed.WarmupCalls
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func pct(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f%%", (a/b-1)*100)
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
+func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+func medianOf(v []float64) float64 {
+	return matrix.StatOf(v).Median
+}
