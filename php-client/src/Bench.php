@@ -4,8 +4,9 @@ declare(strict_types=1);
 namespace Rpcbed\Client;
 
 /**
- * Bench runs one load run, closed loop (ab) or open loop (-rate, wrk2): C worker processes, each with its own
- * transport (one connection), talking to the parent over stdin/stdout.
+ * Bench runs one load run, closed loop (ab) or open loop (-rate, as wrk2): C worker
+ * processes, each with its own transport (one connection), talking to the parent
+ * over their stdin/stdout.
  *
  * Workers are started fresh (fork + exec of bin/worker.php through proc_open), not
  * bare pcntl_fork()s: grpc.so initialises gRPC core when a PHP request starts, and
@@ -14,11 +15,11 @@ namespace Rpcbed\Client;
  *
  *   parent                          worker i
  *     start ──────────────────────▶ connect, first call (worker 0: full verify)
- *     ◀──────────────── ready {ok, kind, message, bytes, server}
- *     warmup DEADLINE CALLS ───────▶ calls until the deadline / count
+ *     ◀──────────── ready {ok, kind, message, bytes, server, versions}
+ *     warmup DEADLINE ─────────────▶ calls until the deadline
  *     ◀──────────────────────────── warm {calls}
- *     run CALLS DEADLINE ──────────▶ timed calls, hrtime per call
- *     ◀──────────────── result {start, end, latencies, errors, ...}; exit
+ *     run CALLS DEADLINE [INTERVAL FIRST_DUE] ─▶ timed calls, hrtime per call
+ *     ◀──────────── result {start, end, calls, bytes, errors, lat}; exit
  *
  * Latencies are kept raw (nanoseconds) and merged in the parent, so percentiles
  * come from every call, not from per-worker summaries.
@@ -67,6 +68,7 @@ final class Bench
                 if ($proc === false) {
                     throw new \RuntimeException('cannot start worker: ' . implode(' ', $cmd));
                 }
+                stream_set_blocking($pipes[1], false);
                 $workers[$i] = ['proc' => $proc, 'in' => $pipes[0], 'sock' => $pipes[1]];
             }
             return $this->drive($workers, $out);
@@ -91,23 +93,26 @@ final class Bench
     }
 
     /** @param array<int, array{proc: resource, in: resource, sock: resource}> $workers */
-    private function drive(array &$workers, $out): int
+    private function drive(array $workers, $out): int
     {
         $cfg = $this->cfg;
         $c = $cfg->concurrency;
-        // A dead server must never hang the run: every wait has a bound.
+        // A dead server must never hang the run: the waits before timing have a bound,
+        // and during it every call has its deadline.
         $setupWait = $cfg->timeout * 3 + 10;
         $ready = $this->gather($workers, $setupWait);
-        $first = $ready[0] ?? null;
+        $first = $ready[0];
         $bad = null;
         foreach ($ready as $i => $r) {
-            if ($r === null || !$r['ok']) {
-                $bad = $r ?? ['kind' => 'receive', 'message' => "worker $i did not answer within {$setupWait}s"];
+            $bad = match (true) {
+                $r === null => ['kind' => CallError::RECEIVE, 'message' => "worker $i did not answer within {$setupWait}s"],
+                isset($r['eof']) => ['kind' => 'setup', 'message' => "worker $i exited before it was ready (its stderr says why)"],
+                !$r['ok'] => $r,
+                default => null,
+            };
+            if ($bad !== null) {
                 break;
             }
-        }
-        if ($bad === null && count($ready) < $c) {
-            $bad = ['kind' => 'receive', 'message' => 'a worker did not answer'];
         }
         if ($bad !== null) {
             $this->broadcast($workers, "quit\n");
@@ -126,7 +131,7 @@ final class Bench
         $warm = $this->gather($workers, $cfg->warmupSeconds + $cfg->timeout * 2 + 10);
         $warmupCalls = 0;
         foreach ($warm as $r) {
-            $warmupCalls += $r['calls'] ?? 0;
+            $warmupCalls += $r['calls'] ?? 0; // a worker that died shows up in the results
         }
         $warmupSeconds = $cfg->warmupSeconds > 0 ? (hrtime(true) - $w0) / 1e9 : 0.0;
 
@@ -182,7 +187,8 @@ final class Bench
     /**
      * Reads one JSON line from every worker, within $seconds (null: no bound).
      *
-     * @return array<int, ?array<string, mixed>> null for a worker that died or was late
+     * @return array<int, ?array<string, mixed>> ['eof' => true] for a worker that
+     *         exited, null for one that was late
      */
     private function gather(array $workers, ?float $seconds): array
     {
@@ -206,7 +212,7 @@ final class Bench
                 $chunk = fread($sock, 1 << 20);
                 if ($chunk === '' || $chunk === false) {
                     if (feof($sock)) {
-                        $got[$i] = null;
+                        $got[$i] = ['eof' => true];
                         unset($open[$i]);
                     }
                     continue;
@@ -242,7 +248,7 @@ final class Bench
         $lat = [];
         $errors = [];
         foreach ($results as $i => $r) {
-            if ($r === null) {
+            if ($r === null || isset($r['eof'])) {
                 $this->logf('worker %d sent no result', $i);
                 $errors['worker'] = ($errors['worker'] ?? 0) + 1;
                 continue;
