@@ -1,0 +1,252 @@
+// Package javaclient_test runs the Java client (java-client/target/java-client.jar)
+// the way the matrix does: gRPC, Thrift and HTTP against go-server, Ice and Dubbo
+// against the jar's own baseline servers, every report read by the Go parser.
+package javaclient_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/report"
+)
+
+const jarPath = "target/java-client.jar"
+
+// need returns the java binary and the jar, or skips (fails when RPCBED_REQUIRE
+// names java: CI must not pass by skipping).
+func need(t *testing.T) (java, jar string) {
+	t.Helper()
+	required := strings.Contains(os.Getenv("RPCBED_REQUIRE"), "java")
+	miss := func(why string) {
+		if required {
+			t.Fatalf("%s (RPCBED_REQUIRE=%q)", why, os.Getenv("RPCBED_REQUIRE"))
+		}
+		t.Skipf("%s: run `make setup-java` (set RPCBED_REQUIRE=java to fail instead)", why)
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		miss("no java on PATH")
+	}
+	jar, err = filepath.Abs(jarPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(jar); err != nil {
+		miss("no " + jarPath)
+	}
+	return java, jar
+}
+
+var listening = regexp.MustCompile(`listening proto=(\w+) addr=(\S+)`)
+
+// start runs a server process and returns its listen address per protocol once all of
+// want are listening. The process gets SIGTERM at cleanup.
+func start(t *testing.T, want []string, name string, args ...string) map[string]string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	addrs := make(map[string]string)
+	var mu sync.Mutex
+	var log bytes.Buffer
+	ready := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cmd.Wait()
+		sc := bufio.NewScanner(stderr)
+		closed := false
+		for sc.Scan() {
+			line := sc.Text()
+			mu.Lock()
+			log.WriteString(line + "\n")
+			if m := listening.FindStringSubmatch(line); m != nil {
+				addrs[m[1]] = m[2]
+			}
+			all := true
+			for _, p := range want {
+				if addrs[p] == "" {
+					all = false
+				}
+			}
+			mu.Unlock()
+			if all && !closed {
+				close(ready)
+				closed = true
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case <-ready:
+	case <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%s exited before listening on %v; stderr:\n%s", filepath.Base(name), want, log.String())
+	case <-time.After(90 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%s not listening on %v after 90 s; stderr:\n%s", filepath.Base(name), want, log.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	out := make(map[string]string, len(addrs))
+	for k, v := range addrs {
+		out[k] = v
+	}
+	return out
+}
+
+// goServer builds go-server into a temporary folder and starts it on free ports.
+func goServer(t *testing.T) map[string]string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "go-server")
+	build := exec.Command("go", "build", "-o", bin, "github.com/rpcbed/rpcbed/go-server")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build go-server: %v\n%s", err, out)
+	}
+	return start(t, []string{"grpc", "thrift", "http"}, bin,
+		"-grpc", "127.0.0.1:0", "-thrift", "127.0.0.1:0", "-http", "127.0.0.1:0")
+}
+
+// javaClient runs the jar's bench mode and returns its exit code, stdout and stderr.
+func javaClient(t *testing.T, java, jar string, args ...string) (int, []byte, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, java, append([]string{"-jar", jar}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("java-client %v: %v", args, err)
+	}
+	return code, stdout.Bytes(), stderr.String()
+}
+
+func TestJavaClient(t *testing.T) {
+	java, jar := need(t)
+	addrs := goServer(t)
+	for _, p := range []string{"ice", "dubbo"} {
+		for k, v := range start(t, []string{p}, java, "-jar", jar, "serve", "-proto", p, "-port", "0") {
+			addrs[k] = v
+		}
+	}
+	tests := []struct {
+		name   string
+		proto  string
+		call   string
+		items  int
+		server string // ab's Server Software the client should report
+	}{
+		{"grpc-datatype-go", "grpc", "datatype", 0, ""},
+		{"grpc-datalist-200-go", "grpc", "datalist", 200, ""},
+		{"thrift-datatype-go", "thrift", "datatype", 0, ""},
+		{"thrift-datalist-200-go", "thrift", "datalist", 200, ""},
+		{"http-datatype-go", "http", "datatype", 0, ""},
+		{"http-datalist-200-go", "http", "datalist", 200, ""},
+		{"ice-datatype-java", "ice", "datatype", 0, "rpcbed-java-ice"},
+		{"ice-datalist-200-java", "ice", "datalist", 200, "rpcbed-java-ice"},
+		{"dubbo-datatype-java", "dubbo", "datatype", 0, "rpcbed-java-dubbo"},
+		{"dubbo-datalist-200-java", "dubbo", "datalist", 200, "rpcbed-java-dubbo"},
+	}
+	const n = 200
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"-proto", tc.proto, "-call", tc.call, "-c", "4", "-n", "200",
+				"-warmup", "0.2", "-addr", addrs[tc.proto]}
+			if tc.call == "datalist" {
+				args = append(args, "-items", "200")
+			}
+			code, out, stderr := javaClient(t, java, jar, args...)
+			if code != 0 {
+				t.Fatalf("exit code %d; want 0; stderr:\n%s", code, stderr)
+			}
+			r, err := report.Parse(bytes.NewReader(out))
+			if err != nil {
+				t.Fatalf("report.Parse: %v; stdout:\n%s", err, out)
+			}
+			if r.Complete != n || r.Failed != 0 {
+				t.Errorf("complete %d, failed %d; want %d, 0; stderr:\n%s", r.Complete, r.Failed, n, stderr)
+			}
+			if r.Rpcbed == nil {
+				t.Fatal("no rpcbed block")
+			}
+			x := r.Rpcbed
+			if x.Client != "java" || x.Protocol != tc.proto || x.Call != tc.call || x.Items != tc.items {
+				t.Errorf("client/protocol/call/items = %s/%s/%s/%d; want java/%s/%s/%d",
+					x.Client, x.Protocol, x.Call, x.Items, tc.proto, tc.call, tc.items)
+			}
+			if tc.server != "" && r.ServerSoftware != tc.server {
+				t.Errorf("server software %q; want %q", r.ServerSoftware, tc.server)
+			}
+			if r.TotalTransferred != n*r.DocumentLength && tc.proto != "http" {
+				t.Errorf("total transferred %d; want %d x document length %d", r.TotalTransferred, n, r.DocumentLength)
+			}
+			if x.Versions["java"] == "" {
+				t.Errorf("versions %v lack java", x.Versions)
+			}
+			var buf bytes.Buffer
+			if err := report.Write(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), out) {
+				t.Errorf("report.Write(Parse(out)) differs from the Java client's layout:\ngot:\n%s\nwant:\n%s", buf.Bytes(), out)
+			}
+		})
+	}
+}
+
+func TestJavaClientExitCodes(t *testing.T) {
+	java, jar := need(t)
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"bad arguments", []string{"-proto", "soap", "-call", "datatype", "-n", "1", "-addr", "127.0.0.1:1"}, 2},
+		{"unreachable grpc", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-timeout", "3s", "-addr", "127.0.0.1:1"}, 4},
+		{"unreachable thrift", []string{"-proto", "thrift", "-call", "datatype", "-n", "1", "-timeout", "3s", "-addr", "127.0.0.1:1"}, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := javaClient(t, java, jar, tc.args...)
+			if code != tc.want {
+				t.Errorf("exit code %d; want %d; stderr:\n%s", code, tc.want, stderr)
+			}
+			if len(out) != 0 {
+				t.Errorf("stdout %q; want nothing (no report)", out)
+			}
+		})
+	}
+}
