@@ -80,7 +80,7 @@ final class Config
         exit codes:
           0  report printed (also when calls failed: see "Failed requests")
           2  bad arguments (or grpc.so missing)
-          3  verify failed: the server answered, but wrongly (no report)
+          3  verify failed: the server answered, but wrongly, or a worker could not start (no report)
           4  server unreachable before timing (no report)
         TXT;
 
