@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// tinySpec: the Go client over every go-server protocol, two concurrencies, two
+// repeats of 200 calls: a few seconds end to end.
+const tinySpec = `
+clients: {go: [grpc, thrift, http]}
+items: [2]
+concurrency: [1, 2]
+load: {n: 200}
+repeats: 2
+client: {cpuset: ""}
+server: {cpuset: ""}
+`
+
+// buildGo builds go-server and go-client into root/bin, as `make build` does.
+func buildGo(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", filepath.Join(root, "bin")+"/", "./go-server", "./go-client")
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return root
+}
+
+func TestMatrixEndToEndLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs go-server and go-client")
+	}
+	root := buildGo(t)
+	endToEnd(t, root, "local")
+}
+
+func TestMatrixEndToEndDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs containers")
+	}
+	required := strings.Contains(os.Getenv("RPCBED_REQUIRE"), "docker")
+	skip := func(why string) {
+		if required {
+			t.Fatalf("RPCBED_REQUIRE has docker, but %s", why)
+		}
+		t.Skip(why)
+	}
+	d, err := runner.NewDocker()
+	if err != nil {
+		skip("no Docker engine answers: " + err.Error())
+	}
+	d.Close()
+	if err := exec.Command("docker", "image", "inspect", "rpcbed/go:latest").Run(); err != nil {
+		skip("image rpcbed/go:latest is not built (make images)")
+	}
+	endToEnd(t, t.TempDir(), "docker")
+}
+
+func endToEnd(t *testing.T, root, runnerName string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	specFile := filepath.Join(t.TempDir(), "tiny.yaml")
+	if err := os.WriteFile(specFile, []byte(tinySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	dir := filepath.Join(results, "run1")
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"matrix", "-spec", specFile, "-out", dir, "-runner", runnerName, "-root", root}, stdio{nil, &out, &errb})
+	if code != 0 {
+		t.Fatalf("rpcbed matrix: exit code %d\nstderr:\n%s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "[  6/6] go-http-datalist-2-c2 r2/2") || !strings.Contains(errb.String(), "ETA") {
+		t.Errorf("progress lines missing from stderr:\n%s", errb.String())
+	}
+
+	spec, _ := matrix.ParseSpec([]byte(tinySpec))
+	plan := spec.Plan()
+	r, err := matrix.LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Cells) != len(plan) {
+		t.Fatalf("got %d cells; want %d", len(r.Cells), len(plan))
+	}
+	for _, c := range r.Cells {
+		if c.Status != matrix.StatusOK || len(c.Repeats) != 2 {
+			t.Errorf("%s: got status %s (%s), %d repeats; want ok, 2", c.Name, c.Status, c.Error, len(c.Repeats))
+			continue
+		}
+		m := c.Repeats[0].Metrics
+		if m.RPS <= 0 || m.ServerCPUUs <= 0 || m.ClientCPUUs <= 0 || m.BytesPerResponse <= 0 || m.Complete != 200 {
+			t.Errorf("%s: figures missing: %+v", c.Name, m)
+		}
+		for _, rep := range c.Repeats {
+			stdout, _, err := matrix.ReadRaw(filepath.Join(dir, rep.Raw))
+			if err != nil || !bytes.Contains(stdout, []byte("Requests per second:")) {
+				t.Errorf("%s: raw report %s: %v", c.Name, rep.Raw, err)
+			}
+		}
+	}
+	if len(r.Verify) != 3 {
+		t.Errorf("verify pass: got %d pairs; want 3", len(r.Verify))
+	}
+	if r.Runner != runnerName || r.Machine.Cores == 0 || r.Versions["go-server grpc"] == "" {
+		t.Errorf("run facts: runner %q, machine %+v, versions %v", r.Runner, r.Machine, r.Versions)
+	}
+
+	// Every output exists and parses.
+	f, err := os.Open(filepath.Join(dir, "matrix.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(recs) != len(plan)+1 {
+		t.Errorf("matrix.csv: %d rows, %v; want %d", len(recs), err, len(plan)+1)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "matrix.md"))
+	if err != nil || !bytes.Contains(md, []byte("| go-grpc-datalist-2-c1 |")) {
+		t.Errorf("matrix.md: %v\n%s", err, md)
+	}
+	bf, err := os.Open(filepath.Join(dir, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := benchfmt.NewReader(bf, "bench.txt")
+	results2 := 0
+	for br.Scan() {
+		if _, ok := br.Result().(*benchfmt.Result); ok {
+			results2++
+		}
+	}
+	bf.Close()
+	if results2 != 2*len(plan) {
+		t.Errorf("bench.txt: got %d results; want %d", results2, 2*len(plan))
+	}
+	pngs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png"))
+	svgs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.svg"))
+	if len(pngs) == 0 || len(pngs) != len(svgs) {
+		t.Errorf("plots: %d PNG, %d SVG", len(pngs), len(svgs))
+	}
+	for _, p := range pngs {
+		b, _ := os.ReadFile(p)
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(results, "latest")); err != nil || target != "run1" {
+		t.Errorf("results/latest: got %q, %v; want run1", target, err)
+	}
+
+	// A finished run resumes to nothing new; re-rendering and comparing work on it.
+	out.Reset()
+	errb.Reset()
+	if code := run(ctx, []string{"matrix", "-resume", dir, "-runner", runnerName, "-root", root, "-q"}, stdio{nil, &out, &errb}); code != 0 {
+		t.Errorf("resume of a finished run: exit code %d: %s", code, errb.String())
+	}
+	if code := run(ctx, []string{"matrix", "-render", dir}, stdio{nil, &out, &errb}); code != 0 {
+		t.Errorf("render: exit code %d: %s", code, errb.String())
+	}
+	out.Reset()
+	if code := run(ctx, []string{"compare", dir, dir}, stdio{nil, &out, &errb}); code != 0 || !strings.Contains(out.String(), "go-thrift-datalist-2-c2") {
+		t.Errorf("compare: exit code %d, output:\n%s\n%s", code, out.String(), errb.String())
+	}
+}
+
+func TestMatrixBadSpecNamesTheField(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(spec, []byte("clients: {go: [dubbo]}\n"), 0o644)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"matrix", "-spec", spec, "-runner", "local"}, stdio{nil, &out, &errb})
+	if code != 2 || !strings.Contains(errb.String(), "clients.go") {
+		t.Errorf("got exit code %d, stderr %q; want 2 and an error naming clients.go", code, errb.String())
+	}
+}

@@ -1,0 +1,262 @@
+package render
+
+import (
+	"bytes"
+	"encoding/csv"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// synthetic builds a small run: go and php over grpc and http, datalist 2 and 200,
+// c 1 and 50, with a failed cell and a cell with one failed repeat. shift scales
+// every rps (to make a second run for compare).
+func synthetic(id string, shift float64) *matrix.Run {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	yes := true
+	spec, _ := matrix.ParseSpec([]byte("clients: {go: [grpc, http], php: [grpc, http]}\nitems: [2, 200]\nconcurrency: [1, 50]\nload: {duration: 1s, warmup: 0.5s}\n"))
+	spec.Auth = &yes
+	run := &matrix.Run{
+		ID: id, Started: t0, Finished: t0.Add(5 * time.Minute), Runner: "local", Commit: "abc1234",
+		Machine:  matrix.Machine{CPU: "Test CPU", Cores: 2, Kernel: "6.1.0", OS: "Debian GNU/Linux 12 (bookworm)", MemMB: 4096},
+		Versions: map[string]string{"go-client grpc": "1.85.0", "php-client php": "8.2.36"},
+		Spec:     spec,
+		Verify: []matrix.Verify{
+			{Pair: "go-grpc-datalist", Status: matrix.StatusOK, Raw: "raw/verify-go-grpc-datalist.txt"},
+			{Pair: "php-http-datalist", Status: matrix.StatusFailed, ExitCode: 3, Error: "exit code 3 (wrong response): got 3 items; want 2", Raw: "raw/verify-php-http-datalist.txt"},
+		},
+	}
+	for k, c := range spec.Plan() {
+		res := matrix.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: matrix.StatusOK, Started: t0, Finished: t0.Add(5 * time.Second)}
+		if c.Client == "php" && c.Protocol == "http" {
+			res.Status, res.Error = matrix.StatusFailed, "verify failed, not timed: exit code 3 (wrong response): got 3 items; want 2"
+			run.Cells = append(run.Cells, res)
+			continue
+		}
+		base := 1000.0 * float64(k+1)
+		if c.Client == "php" {
+			base /= 4
+		}
+		for i := 1; i <= 3; i++ {
+			rps := (base + float64(i*10)) * shift
+			rep := matrix.Repeat{Index: i, Raw: "raw/" + c.Name() + "-r" + string(rune('0'+i)) + ".txt", WallS: 1.6, ClientCPUS: 0.5, ServerCPUS: 0.4, ServerCalls: int64(rps)}
+			if c.Name() == "go-http-datalist-200-c50" && i == 2 {
+				rep.ExitCode, rep.Error = 1, "exit code 1: boom"
+				res.Repeats = append(res.Repeats, rep)
+				res.Error = "r2: exit code 1: boom"
+				continue
+			}
+			r := &report.Report{DocumentLength: int64(28*c.Items + 29), Concurrency: c.Concurrency, TimeTakenSeconds: 1, Complete: int64(rps), RequestsPerSecond: rps,
+				Rpcbed: &report.Extra{Client: c.Client, Protocol: c.Protocol, Call: c.Call, Items: c.Items, P50Us: int64(500 + 100*k), P99Us: int64(2000 + 300*k + 10*i),
+					WarmupCalls: int64(rps / 2), CPUUserSeconds: 0.3, CPUSystemSeconds: 0.1}}
+			rep.Report = r
+			rep.Metrics = matrix.Metrics{RPS: rps, P50Us: float64(r.Rpcbed.P50Us), P99Us: float64(r.Rpcbed.P99Us),
+				ClientCPUUs: 0.5e6 / (rps * 1.5), ClientCPUMeasuredUs: 0.4e6 / rps, ServerCPUUs: 0.4e6 / rps,
+				BytesPerResponse: r.DocumentLength, Complete: r.Complete}
+			res.Repeats = append(res.Repeats, rep)
+		}
+		run.Cells = append(run.Cells, res)
+	}
+	return run
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	file := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/render -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./internal/render -update rewrites it):\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func TestGoldens(t *testing.T) {
+	run := synthetic("20261130T120000Z", 1)
+	for _, tc := range []struct {
+		name string
+		r    Renderer
+	}{
+		{"matrix.csv", CSV},
+		{"matrix.md", Markdown},
+		{"matrix.json", JSON},
+		{"bench.txt", Bench},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.r(&b, run); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.Bytes())
+		})
+	}
+}
+
+func TestCSVShape(t *testing.T) {
+	var b bytes.Buffer
+	run := synthetic("x", 1)
+	if err := CSV(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), len(run.Cells)+1; got != want {
+		t.Errorf("got %d rows; want %d (header + one per cell)", got, want)
+	}
+	for i, r := range recs {
+		if len(r) != len(CSVHeader) {
+			t.Errorf("row %d: got %d fields; want %d", i, len(r), len(CSVHeader))
+		}
+	}
+}
+
+// bench.txt must be what benchstat reads: every repeat with a report is one result.
+func TestBenchReadsAsGoBenchmarkFormat(t *testing.T) {
+	var b bytes.Buffer
+	run := synthetic("x", 1)
+	if err := Bench(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	r := benchfmt.NewReader(&b, "bench.txt")
+	n, units := 0, map[string]bool{}
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			n++
+			for _, v := range rec.Values {
+				units[v.Unit] = true
+			}
+		case *benchfmt.SyntaxError:
+			t.Errorf("syntax error: %v", rec)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, c := range run.Cells {
+		want += len(c.Values(matrix.RPS))
+	}
+	if n != want {
+		t.Errorf("got %d results; want %d", n, want)
+	}
+	for _, u := range []string{"sec/op", "req/s", "p99-us", "client-cpu-us/op", "server-cpu-us/op"} {
+		if !units[u] {
+			t.Errorf("unit %s missing (got %v)", u, units)
+		}
+	}
+}
+
+func TestPlotsWritten(t *testing.T) {
+	dir := t.TempDir()
+	files, err := Plots(dir, synthetic("x", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"rps-vs-concurrency-datalist-2.png", "rps-vs-concurrency-datalist-200.svg",
+		"latency-vs-items-go-c50.png", "latency-vs-items-php-c1.svg",
+		"client-cpu-vs-items-c50.png", "php-go-cpu-ratio-c1.png", "php-go-cpu-ratio-c50.svg",
+	}
+	have := map[string]bool{}
+	for _, f := range files {
+		have[filepath.Base(f)] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("plot %s not written (got %v)", w, files)
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasSuffix(f, ".png"):
+			img, err := png.Decode(bytes.NewReader(b))
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			if sz := img.Bounds().Size(); sz.X < 400 || sz.Y < 200 {
+				t.Errorf("%s: got %v; want at least 400x200", f, sz)
+			}
+		case strings.HasSuffix(f, ".svg"):
+			if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("</svg>")) {
+				t.Errorf("%s: not an SVG document (%d bytes)", f, len(b))
+			}
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	a, b := synthetic("a", 1), synthetic("b", 1.5)
+	// Give the go-grpc-datalist-2-c1 cell 5 repeats per side so the U test can
+	// find a difference at alpha 0.05.
+	for _, run := range []*matrix.Run{a, b} {
+		c := &run.Cells[0]
+		for i := 0; i < 2; i++ {
+			r := c.Repeats[i]
+			r.Metrics.RPS += 1
+			c.Repeats = append(c.Repeats, r)
+		}
+	}
+	changes := Compare(a, b)
+	byCell := map[string]CellChange{}
+	for _, c := range changes {
+		byCell[c.Cell] = c
+	}
+	if _, ok := byCell["php-http-datalist-2-c1"]; ok {
+		t.Error("a cell failed on both sides was compared")
+	}
+	for _, tc := range []struct {
+		cell, metric string
+		significant  bool
+		delta        string
+	}{
+		{"go-grpc-datalist-2-c1", "req/s", true, "+50.00%"},
+		{"go-grpc-datalist-2-c50", "req/s", false, "~"}, // 3 vs 3 repeats: min p is 0.1
+		{"go-grpc-datalist-2-c1", "p99", false, "~"},    // unchanged
+	} {
+		var ch *Change
+		for i, c := range byCell[tc.cell].Changes {
+			if c.Metric == tc.metric {
+				ch = &byCell[tc.cell].Changes[i]
+			}
+		}
+		if ch == nil {
+			t.Errorf("%s %s: not compared", tc.cell, tc.metric)
+			continue
+		}
+		if ch.Significant != tc.significant || ch.Delta != tc.delta {
+			t.Errorf("%s %s: got significant=%v delta %q (p=%.3f); want %v %q", tc.cell, tc.metric, ch.Significant, ch.Delta, ch.P, tc.significant, tc.delta)
+		}
+	}
+	var out bytes.Buffer
+	if err := CompareMarkdown(&out, a, b, changes); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "| go-grpc-datalist-2-c1 |") || !strings.Contains(out.String(), "+50.00% better") {
+		t.Errorf("compare table lacks the significant change:\n%s", out.String())
+	}
+}

@@ -1,0 +1,30 @@
+## ---- the matrix, the reproduction, comparisons ----------------------------------
+# `make matrix` and `make reproduce` set up what they need on a fresh machine: the
+# Go binaries (build), the PHP extension (setup-php), the Java jar (setup-java),
+# and, unless RUNNER=local, the Docker engine and images (setup-docker).
+#   MATRIX=full          the complete grid (matrix-full.yaml) instead of matrix.yaml
+#   RUNNER=auto          docker when an engine answers, else local processes
+#   MATRIX_FLAGS=...     extra flags for `rpcbed matrix` (e.g. -q, -out DIR)
+#   RESUME=DIR           finish an interrupted run: make matrix RESUME=results/<run>
+#   WHICH=all            reproduce: go-grpc-thrift-aerospike | php-go-growth | java-rpc-2015
+MATRIX       ?=
+RUNNER       ?= auto
+MATRIX_FLAGS ?=
+RESUME       ?=
+WHICH        ?= all
+MATRIX_SPEC  := $(if $(filter full,$(MATRIX)),matrix-full.yaml,matrix.yaml)
+MATRIX_DOCKER_SETUP := $(if $(filter local,$(RUNNER)),,$(filter setup-docker,$(SETUP_TARGETS)))
+
+matrix-setup: build $(filter setup-php setup-java,$(SETUP_TARGETS)) $(MATRIX_DOCKER_SETUP)
+
+setup-reproduce: ## install what `make reproduce` adds to the matrix's set-up: ab (apache2-utils)
+	@command -v ab >/dev/null || { apt-get install -y --no-install-recommends apache2-utils >/dev/null 2>&1 || \
+	  { apt-get update -qq && apt-get install -y --no-install-recommends apache2-utils >/dev/null; }; }
+
+matrix: matrix-setup ## run the matrix into results/<run>/ (MATRIX=full for the whole grid, RUNNER=docker|local|auto)
+	$(BIN)/rpcbed matrix -runner $(RUNNER) $(if $(RESUME),-resume $(RESUME),-spec $(MATRIX_SPEC)) $(MATRIX_FLAGS)
+
+reproduce: matrix-setup setup-reproduce ## re-run the published experiments; writes results/<run>/reproduction.md (WHICH=...)
+	$(BIN)/rpcbed reproduce -runner $(RUNNER) $(WHICH)
+
+.PHONY: matrix-setup setup-reproduce matrix reproduce
