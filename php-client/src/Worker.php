@@ -76,7 +76,10 @@ final class Worker
         while ($warmDeadline > 0 && hrtime(true) < $warmDeadline) {
             try {
                 $isList ? $t->dataList($n) : $t->dataType($g, $e);
-            } catch (CallError) {
+            } catch (CallError $err) {
+                if ($err->kind === CallError::CONNECT) {
+                    usleep(self::CONNECT_PAUSE_US);
+                }
             }
             $done++;
         }
