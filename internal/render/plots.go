@@ -79,6 +79,18 @@ func newFigure(title, xlabel, ylabel string, logX, logY bool) *figure {
 	return &figure{p: p, legend: leg}
 }
 
+// xTicksAt labels the x axis at exactly these values (items or concurrency levels),
+// which log ticks would leave unlabelled.
+func (f *figure) xTicksAt(xs []int) {
+	var ticks []plot.Tick
+	for _, x := range xs {
+		if x > 0 {
+			ticks = append(ticks, plot.Tick{Value: float64(x), Label: strconv.Itoa(x)})
+		}
+	}
+	f.p.X.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
 // line adds one series; points with a value that is not > 0 are left out (log axes).
 func (f *figure) line(name string, xs, ys []float64, c color.Color, dash []vg.Length, g draw.GlyphDrawer) error {
 	var pts plotter.XYs
@@ -270,6 +282,7 @@ func floats(v []int) []float64 {
 
 func rpsVsConcurrency(x *cellIndex, k callItems) (*figure, error) {
 	f := newFigure("Requests/s vs concurrency, "+k.String(), "concurrency (-c, log scale)", "requests/s (median, log scale)", true, true)
+	f.xTicksAt(x.conc)
 	for _, client := range x.clients {
 		for _, proto := range x.protos[client] {
 			ys := make([]float64, len(x.conc))
@@ -293,6 +306,7 @@ func latencyVsItems(x *cellIndex, client string, c int) (*figure, error) {
 	}
 	f := newFigure(fmt.Sprintf("%s client: latency vs items, datalist, c=%d", client, c),
 		"items per response (log scale)", "latency, ms (median of repeats, log scale)", true, true)
+	f.xTicksAt(x.items)
 	for _, proto := range x.protos[client] {
 		for _, q := range []struct {
 			name string
@@ -320,6 +334,7 @@ func clientCPUVsItems(x *cellIndex, c int) (*figure, error) {
 	}
 	f := newFigure(fmt.Sprintf("Client CPU per call by language, datalist, c=%d", c),
 		"items per response (log scale)", "client CPU µs per call (whole process, log scale)", true, true)
+	f.xTicksAt(x.items)
 	for _, client := range x.clients {
 		for _, proto := range x.protos[client] {
 			ys := make([]float64, len(x.items))
@@ -343,6 +358,7 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 	}
 	f := newFigure(fmt.Sprintf("PHP vs Go client: CPU per call ratio, datalist, c=%d", c),
 		"items per response (log scale)", "PHP CPU per call / Go CPU per call", true, false)
+	f.xTicksAt(x.items)
 	for _, proto := range matrix.Protocols {
 		ys := make([]float64, len(x.items))
 		for i, n := range x.items {
