@@ -68,6 +68,9 @@ func DataTypeQuery(rawQuery string) (groupName, enName string, err error) {
 	return q.Get("groupName"), q.Get("enName"), nil // required-ness is the core's to check
 }
 
+// serverName is what ab and the clients print as "Server Software".
+var serverName = []string{"rpcbed-go-server"}
+
 type httpData struct {
 	svc  *service.Service
 	bufs sync.Pool
@@ -90,6 +93,7 @@ var httpStatus = map[service.Code]int{
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	b, _ := json.Marshal(ErrorBody{Code: status, Message: msg})
+	w.Header()["Server"] = serverName
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(status)
@@ -113,6 +117,7 @@ func (h *httpData) writeJSON(w http.ResponseWriter, token string, v any) {
 		return
 	}
 	hd := w.Header()
+	hd["Server"] = serverName
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Content-Length", strconv.Itoa(buf.Len()))
 	hd.Set("X-Token", token)
