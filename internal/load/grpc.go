@@ -119,8 +119,8 @@ type grpcCaller struct {
 
 // call makes one call. Before the run (priming) the deadline is a per-call
 // timer; during the run it is the monitor's (see watch), because a context with a
-// deadline per call costs about a fifth of the client's CPU per gRPC call: the
-// timer, the grpc-timeout header and its cancellation.
+// deadline per call cost 6-18 % of the client's CPU per small gRPC call in A/B
+// runs: the timer, the grpc-timeout header and its cancellation.
 func (c *grpcCaller) call(ctx context.Context) outcome {
 	w := c.watch.current.Load()
 	if w == nil {
