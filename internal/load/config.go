@@ -48,7 +48,8 @@ const (
 	EnName    = "app_call_connect_success"
 	WantCode  = 101
 
-	maxItems = 100000 // docs/contract.md: n outside 0..100000 is invalid
+	maxItems = 100000   // docs/contract.md: n outside 0..100000 is invalid
+	maxRate  = 10000000 // calls/s; keeps the open-loop interval above 0
 )
 
 // defaults fills what the flags left at zero.
@@ -111,8 +112,8 @@ func (c *Config) Validate() error {
 	if c.Conns < 0 || c.Conns > c.Concurrency {
 		return fmt.Errorf("-conns %d: want 1..%d (-c)", c.Conns, c.Concurrency)
 	}
-	if c.Rate < 0 {
-		return fmt.Errorf("-rate %d: want >= 0", c.Rate)
+	if c.Rate < 0 || c.Rate > maxRate {
+		return fmt.Errorf("-rate %d: want 0..%d", c.Rate, maxRate)
 	}
 	if c.KeepAlive && c.Proto != ProtoHTTP {
 		// Harmless: RPC protocols always keep the connection.

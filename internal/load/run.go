@@ -198,7 +198,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	}
 	watchTick := 50 * time.Millisecond
 	if cfg.Timeout < 500*time.Millisecond {
-		watchTick = cfg.Timeout / 10
+		watchTick = max(cfg.Timeout/10, time.Millisecond)
 	}
 
 	done := make(chan struct{})
