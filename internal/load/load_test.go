@@ -448,3 +448,23 @@ func TestTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCheckJSON: a server's body never panics the verify check, and what it
+// accepts has a token and the right content.
+func FuzzCheckJSON(f *testing.F) {
+	f.Add([]byte(`{"code":0,"message":"ok","auth":{"token":"t"},"codeId":101,"cnName":"x"}`), false, 0)
+	f.Add([]byte(`{"code":0,"auth":{"token":"t"},"n":2,"items":[{"id":1},{"id":2}]}`), true, 2)
+	f.Add([]byte(`{"items":null}`), true, 0)
+	f.Fuzz(func(t *testing.T, body []byte, dataList bool, items int) {
+		if checkJSON(body, dataList, items) != nil {
+			return
+		}
+		var b httpBody
+		if err := json.Unmarshal(body, &b); err != nil || b.Auth.Token == "" {
+			t.Errorf("checkJSON accepted %q: no token (%v)", body, err)
+		}
+		if dataList && len(b.Items) != items {
+			t.Errorf("checkJSON accepted %q: %d items; want %d", body, len(b.Items), items)
+		}
+	})
+}
