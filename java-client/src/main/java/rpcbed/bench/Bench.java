@@ -23,6 +23,9 @@ public final class Bench {
     /** Latencies above an hour are clamped: no call lives that long (deadline -timeout). */
     private static final long HIST_MAX_US = 3_600_000_000L;
 
+    /** How long a worker waits after a refused connection (as go-client). */
+    private static final long CONNECT_PAUSE_MS = 10;
+
     private Bench() {}
 
     public static int main(String[] args, PrintStream out, PrintStream err) {
@@ -122,6 +125,9 @@ public final class Bench {
                             call(lend, own, s, w);
                         } catch (CallFailure f) {
                             w.lastError = f;
+                            if (f.kind == Kind.CONNECT) {
+                                Thread.sleep(CONNECT_PAUSE_MS);
+                            }
                         }
                         w.warmup++;
                     }
@@ -151,6 +157,10 @@ public final class Bench {
                         if (k.answered()) {
                             w.bytes += bytes;
                             w.hist.recordValue(Math.max(1, Math.min(HIST_MAX_US, (end - start) / 1000)));
+                        }
+                        if (k == Kind.CONNECT) {
+                            // Nothing listens: do not spin (ab would have given up already).
+                            Thread.sleep(CONNECT_PAUSE_MS);
                         }
                     }
                 } catch (Exception e) {

@@ -18,11 +18,18 @@ public final class DubboServer implements BaselineServer {
     private final DubboBootstrap bootstrap;
     private final int port;
 
+    /** Call before any Dubbo class loads: names the logger, so Dubbo does not probe
+     * every logging library and print about it. */
+    public static void quietLogging() {
+        System.setProperty("dubbo.application.logger", "slf4j");
+    }
+
     public DubboServer(DataService svc, String host, int port, int threads) {
         if (port == 0) {
             port = FreePort.pick(host);
         }
         this.port = port;
+        quietLogging();
         ServiceConfig<Api.Data> service = new ServiceConfig<>();
         service.setInterface(Api.Data.class);
         service.setRef(new Impl(svc));
@@ -71,6 +78,8 @@ public final class DubboServer implements BaselineServer {
         // No metadata report or registry: a direct URL is all there is.
         app.setMetadataType("local");
         app.setRegisterMode("interface");
+        // Stop within a second (default 10 s of graceful wait): the load is over by then.
+        app.setShutwait("1000");
         return app;
     }
 
