@@ -23,15 +23,20 @@ $(JAVA_JAR): $(JAVA_DIR)/pom.xml $(shell find $(JAVA_DIR)/src/main -type f 2>/de
 test-java: $(JAVA_JAR) ## JUnit suite of java-client (Maven Surefire)
 	cd $(JAVA_DIR) && $(MVN) $(MVN_FLAGS) test
 
-# Generated code is committed; regenerating needs protoc, Debian's grpc-java
-# plugin (protobuf-compiler-grpc-java-plugin), thrift and slice2java.
-generate-java: ## regenerate java-client/src/main/gen from idl/
-	@for t in protoc grpc_java_plugin thrift slice2java; do command -v $$t >/dev/null || { \
-	  echo "generate-java needs $$t (apt-get install protobuf-compiler protobuf-compiler-grpc-java-plugin thrift-compiler zeroc-ice-compilers)"; exit 1; }; done
+# Generated code is committed; regenerating needs protoc, Debian's grpc-java plugin
+# (grpc_java_plugin 1.41: Maven Central does not serve protoc-gen-grpc-java 1.85's
+# binary), thrift 0.17 and slice2java 3.7.8, installed here when missing.
+JAVA_GEN_PKGS := protobuf-compiler protobuf-compiler-grpc-java-plugin thrift-compiler zeroc-ice-compilers
+
+setup-java-generate: ## install the code generators generate-java needs (apt, when missing)
+	@missing=""; for t in protoc grpc_java_plugin thrift slice2java; do command -v $$t >/dev/null || missing=1; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && apt-get install -y --no-install-recommends $(JAVA_GEN_PKGS); fi
+
+generate-java: setup-java-generate ## regenerate java-client/src/main/gen from idl/
 	rm -rf $(JAVA_GEN) && mkdir -p $(JAVA_GEN)
 	protoc -I idl --java_out=$(JAVA_GEN) --plugin=protoc-gen-grpc-java=$$(command -v grpc_java_plugin) \
-	  --grpc-java_out=@generated=omit:$(JAVA_GEN) idl/data.proto
+	  --grpc-java_out=$(JAVA_GEN) idl/data.proto
 	thrift --gen java:generated_annotations=suppress -out $(JAVA_GEN) idl/data.thrift
 	slice2java --output-dir $(JAVA_GEN) idl/data.ice
 
-.PHONY: setup-java test-java generate-java
+.PHONY: setup-java setup-java-generate test-java generate-java
