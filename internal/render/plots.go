@@ -114,9 +114,27 @@ func (f *figure) line(name string, xs, ys []float64, c color.Color, dash []vg.Le
 	return nil
 }
 
+// fixLogRange widens a log axis that spans a single value (one concurrency, one
+// size): gonum would otherwise pad it down to zero.
+func fixLogRange(a *plot.Axis) {
+	if _, ok := a.Scale.(plot.LogScale); !ok {
+		return
+	}
+	if a.Min == a.Max || a.Min <= 0 {
+		v := math.Max(a.Max, 1e-9)
+		a.Min, a.Max = v/2, v*2
+	}
+}
+
 // save writes NAME.png and NAME.svg.
-func (f *figure) save(dir, name string) ([]string, error) {
-	var files []string
+func (f *figure) save(dir, name string) (files []string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("plot %s: %v", name, r)
+		}
+	}()
+	fixLogRange(&f.p.X)
+	fixLogRange(&f.p.Y)
 	for _, format := range []string{"png", "svg"} {
 		cw, err := draw.NewFormattedCanvas(plotW, plotH, format)
 		if err != nil {

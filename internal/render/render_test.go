@@ -260,3 +260,16 @@ func TestCompare(t *testing.T) {
 		t.Errorf("compare table lacks the significant change:\n%s", out.String())
 	}
 }
+
+// A run with one size and one concurrency still plots (log axes over one value).
+func TestPlotsSinglePoint(t *testing.T) {
+	run := synthetic("x", 1)
+	run.Cells = run.Cells[:1]
+	files, err := Plots(t.TempDir(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Error("no plot written")
+	}
+}
