@@ -17,6 +17,8 @@ images: engine $(filter setup-php setup-java,$(SETUP_TARGETS)) ## build the runt
 setup-docker: images ## engine up and runtime images built (for the container tests)
 
 images-clean: ## remove every rpcbed image (the next `make images` is a cold build)
-	@ids=$$(docker images -q --filter reference='rpcbed/*' | sort -u); [ -z "$$ids" ] || docker rmi -f $$ids >/dev/null
+	@for n in go php java base; do \
+	  refs=$$(docker images "rpcbed/$$n" --format '{{.Repository}}:{{.Tag}}'); \
+	  [ -z "$$refs" ] || docker rmi -f $$refs >/dev/null; done
 
 .PHONY: engine engine-down images setup-docker images-clean

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,12 +31,15 @@ type setup struct {
 	r Runner
 	// image and command of each program; ok=false (with why) when missing here.
 	program func(prog string) (image string, args []string, why string)
+	// dep names what RPCBED_REQUIRE must hold for a missing program to fail the
+	// test rather than skip it.
+	dep func(prog string) string
 }
 
 func TestClientsDocker(t *testing.T) {
 	d := newDocker(t)
 	buildImages(t)
-	clientsAgainstServers(t, setup{r: d, program: func(prog string) (string, []string, string) {
+	clientsAgainstServers(t, setup{r: d, dep: func(string) string { return "docker" }, program: func(prog string) (string, []string, string) {
 		var image string
 		var args []string
 		switch prog {
@@ -59,15 +63,15 @@ func TestClientsLocal(t *testing.T) {
 	}
 	root := repoRoot(t)
 	bin := t.TempDir()
+	// Same flags as `make build`, so the build cache answers.
 	build := exec.Command("go", "build", "-o", bin+"/", "./go-server", "./go-client")
 	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	l := &Local{Path: []string{bin}}
 	t.Cleanup(func() { l.Close() })
-	clientsAgainstServers(t, setup{r: l, program: func(prog string) (string, []string, string) {
+	clientsAgainstServers(t, setup{r: l, dep: func(prog string) string { return strings.TrimSuffix(prog, "-server") }, program: func(prog string) (string, []string, string) {
 		switch prog {
 		case "go-server":
 			return "", []string{"go-server"}, ""
@@ -102,7 +106,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 	ctx := context.Background()
 	image, args, why := s.program("go-server")
 	if why != "" {
-		skipOrFail(t, "docker", why)
+		skipOrFail(t, s.dep("go-server"), why)
 	}
 	grpcAddr, thriftAddr, httpAddr := freePort(t), freePort(t), freePort(t)
 	// The server on CPU 0, every client on CPU 1: the layout a cell uses on 2 cores.
@@ -169,11 +173,11 @@ func clientsAgainstServers(t *testing.T, s setup) {
 				t.Run(name, func(t *testing.T) {
 					image, args, why := s.program(cell.client)
 					if why != "" {
-						skipOrFail(t, cell.client, why)
+						skipOrFail(t, s.dep(cell.client), why)
 					}
 					addr, ok := addrs[proto]
 					if !ok {
-						skipOrFail(t, "java", "no server for "+proto+" (the Java baseline servers are missing)")
+						skipOrFail(t, s.dep("java-server"), "no server for "+proto+" (the Java baseline servers are missing)")
 					}
 					items := 0
 					if call == "datalist" {
