@@ -95,7 +95,7 @@ type worker struct {
 	failed  atomic.Int64
 	quota   int64 // open loop with -n: this worker's share
 	offset  time.Duration
-	lastErr error
+	lastErr error    // the last failure, for the log
 	_       [64]byte // keep the atomics of neighbouring workers off one cache line
 }
 
@@ -123,44 +123,10 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	}()
 
 	res := &Result{Config: cfg}
-	o, server := workers[0].c.verify(ctx)
-	if o.kind != kindOK {
-		if o.kind == kindConnect || o.kind == kindTimeout {
-			return nil, &ExitError{ExitUnreachable, fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, o.err)}
-		}
-		return nil, &ExitError{ExitVerify, fmt.Errorf("verify failed: %s %s at %s: %s: %v", cfg.Proto, cfg.Call, cfg.Addr, o.kind, o.err)}
+	if err := verify(ctx, &cfg, workers[0], res, logw); err != nil {
+		return nil, err
 	}
-	res.ServerSoftware, res.DocLength = server, o.bytes
-	fmt.Fprintf(logw, "go-client: verified %s %s at %s: %d bytes\n", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.bytes)
-
-	// Prime every other worker (connection made, token in hand) before timing, so
-	// ab's Connect row is honestly zero.
-	var wg sync.WaitGroup
-	for _, w := range workers[1:] {
-		if s, ok := w.c.(interface{ setWant(int64) }); ok {
-			s.setWant(o.bytes)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if p := w.c.call(ctx); p.kind != kindOK {
-				w.lastErr = p.err
-			}
-		}()
-	}
-	wg.Wait()
-	for _, w := range workers {
-		if w.lastErr != nil {
-			fmt.Fprintf(logw, "go-client: priming call failed: %v\n", w.lastErr)
-			w.lastErr = nil
-		}
-	}
-
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var stop atomic.Bool
-	go func() { <-runCtx.Done(); stop.Store(true) }()
-
+	prime(ctx, workers[1:], res.DocLength, logw)
 	if cfg.CPUProfile != "" {
 		stopProfile, err := startCPUProfile(cfg.CPUProfile)
 		if err != nil {
@@ -168,6 +134,72 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		}
 		defer stopProfile()
 	}
+	measure(ctx, &cfg, workers, res, logw)
+	return res, nil
+}
+
+// verify makes the one call that must be right before anything is timed.
+func verify(ctx context.Context, cfg *Config, w *worker, res *Result, logw io.Writer) error {
+	o, server := w.c.verify(ctx)
+	switch o.kind {
+	case kindOK:
+	case kindConnect, kindTimeout:
+		return &ExitError{ExitUnreachable, fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, o.err)}
+	default:
+		return &ExitError{ExitVerify, fmt.Errorf("verify failed: %s %s at %s: %s: %v", cfg.Proto, cfg.Call, cfg.Addr, o.kind, o.err)}
+	}
+	res.ServerSoftware, res.DocLength = server, o.bytes
+	fmt.Fprintf(logw, "go-client: verified %s %s at %s: %d bytes\n", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.bytes)
+	return nil
+}
+
+// prime makes one call per other worker before timing (connection made, token in
+// hand), so ab's Connect row is honestly zero. Its failures are only logged: the
+// run counts what happens next.
+func prime(ctx context.Context, workers []*worker, docLength int64, logw io.Writer) {
+	var wg sync.WaitGroup
+	errs := make([]error, len(workers))
+	for i, w := range workers {
+		if s, ok := w.c.(interface{ setWant(int64) }); ok {
+			s.setWant(docLength)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if o := w.c.call(ctx); o.kind != kindOK {
+				errs[i] = o.err
+			}
+		}()
+	}
+	wg.Wait()
+	logDistinct(logw, "priming call failed", errs)
+}
+
+// logDistinct logs each distinct error once, with how many workers had it.
+func logDistinct(logw io.Writer, what string, errs []error) {
+	seen := map[string]int{}
+	var order []string
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if seen[err.Error()] == 0 {
+			order = append(order, err.Error())
+		}
+		seen[err.Error()]++
+	}
+	for _, msg := range order {
+		fmt.Fprintf(logw, "go-client: %s (%d worker(s)): %s\n", what, seen[msg], msg)
+	}
+}
+
+// measure runs the warm-up and the measured part, then fills res.
+func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, logw io.Writer) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stop atomic.Bool
+	go func() { <-runCtx.Done(); stop.Store(true) }()
+
 	start := time.Now()
 	measureStart := start.Add(cfg.Warmup)
 	var deadline time.Time
@@ -187,90 +219,44 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 			w.offset = time.Duration(float64(i) * float64(time.Second) / float64(cfg.Rate))
 		}
 	}
-
-	// Callers whose per-call deadline the monitor keeps (see grpcCaller.call).
-	var watches []*watchCall
+	m := &monitor{workers: workers, measureStart: measureStart, cancel: cancel, tick: 50 * time.Millisecond}
+	if cfg.Timeout < 500*time.Millisecond {
+		m.tick = max(cfg.Timeout/10, time.Millisecond)
+	}
 	for _, w := range workers {
 		if wc, ok := w.c.(interface{ watched() *watchCall }); ok {
 			wc.watched().arm(runCtx)
-			watches = append(watches, wc.watched())
+			m.watches = append(m.watches, wc.watched())
 		}
 	}
-	watchTick := 50 * time.Millisecond
-	if cfg.Timeout < 500*time.Millisecond {
-		watchTick = max(cfg.Timeout/10, time.Millisecond)
-	}
 
-	done := make(chan struct{})
+	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if cfg.Rate > 0 {
-				w.openLoop(runCtx, &cfg, &stop, start, measureStart, deadline)
+				w.openLoop(runCtx, cfg, &stop, start, measureStart, deadline)
 			} else {
 				w.closedLoop(runCtx, &stop, measureStart, deadline, cfg.Requests > 0, &remaining)
 			}
 		}()
 	}
-	var cpu0 rusage
-	var aborted atomic.Value
+	done := make(chan struct{})
 	go func() {
 		wg.Wait()
 		close(done)
 	}()
-	// The monitor takes the CPU reading at the start of the measured part and ends
-	// a run whose server has gone.
-	monitorDone := make(chan struct{})
-	go func() {
-		defer close(monitorDone)
-		cpuTaken := false
-		if cfg.Warmup <= 0 {
-			cpu0, cpuTaken = getrusage(), true
-		}
-		tick := time.NewTicker(watchTick)
-		defer tick.Stop()
-		var lastOK, failedAtProgress int64
-		lastProgress := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-tick.C:
-				for _, wc := range watches {
-					wc.expire(now)
-				}
-				if !cpuTaken && !now.Before(measureStart) {
-					cpu0, cpuTaken = getrusage(), true
-				}
-				var okN, failN int64
-				for _, w := range workers {
-					okN += w.ok.Load()
-					failN += w.failed.Load()
-				}
-				if okN != lastOK {
-					lastOK, lastProgress, failedAtProgress = okN, now, failN
-				}
-				// Slow calls that have not ended are no reason to stop (the per-call
-				// deadline bounds them); failures with no success are.
-				if now.Sub(lastProgress) > stallAfter && failN > failedAtProgress && aborted.Load() == nil {
-					aborted.Store(fmt.Sprintf("no call succeeded for %v while calls kept failing: ending the run", stallAfter))
-					cancel()
-				}
-			}
-		}
-	}()
-	<-done
+	m.run(done, cfg.Warmup <= 0)
 	end := time.Now()
-	<-monitorDone
 	cpu1 := getrusage()
-	if cpu0 == (rusage{}) { // the run ended inside the warm-up
-		cpu0 = cpu1
+	if !m.cpuTaken { // the run ended inside the warm-up
+		m.cpu0 = cpu1
 	}
 
 	res.Hist = hdrhistogram.New(1, histMax, 3)
-	lastErrs := map[string]int{}
-	for _, w := range workers {
+	lastErrs := make([]error, len(workers))
+	for i, w := range workers {
 		res.Hist.Merge(w.hist)
 		for k := kindConnect; k < numKinds; k++ {
 			res.ByKind[k] += w.byKind[k]
@@ -282,26 +268,75 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		res.Complete += w.byKind[kindOK]
 		res.Bytes += w.bytes
 		res.WarmupCalls += w.warmup
-		if w.lastErr != nil {
-			lastErrs[w.lastErr.Error()]++
-		}
+		lastErrs[i] = w.lastErr
 	}
-	for msg, n := range lastErrs {
-		fmt.Fprintf(logw, "go-client: last failure of %d worker(s): %s\n", n, msg)
-	}
+	logDistinct(logw, "last failure", lastErrs)
 	res.Complete += res.Failed
 	if end.After(measureStart) {
 		res.TimeTaken = end.Sub(measureStart)
 	}
-	res.CPUUser, res.CPUSystem = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
-	if a, ok := aborted.Load().(string); ok {
-		res.Aborted = a
-		fmt.Fprintf(logw, "go-client: %s\n", a)
-	} else if ctx.Err() != nil {
+	res.CPUUser, res.CPUSystem = cpu1.user-m.cpu0.user, cpu1.sys-m.cpu0.sys
+	switch {
+	case m.aborted != "":
+		res.Aborted = m.aborted
+		fmt.Fprintf(logw, "go-client: %s\n", m.aborted)
+	case ctx.Err() != nil:
 		res.Aborted = "interrupted"
 		fmt.Fprintln(logw, "go-client: interrupted: printing what was measured")
 	}
-	return res, nil
+}
+
+// monitor watches a run from its own goroutine: it takes the CPU reading when
+// the measured part starts, expires gRPC calls past their deadline, and ends a
+// run whose server has gone.
+type monitor struct {
+	workers      []*worker
+	watches      []*watchCall
+	measureStart time.Time
+	cancel       context.CancelFunc
+	tick         time.Duration
+
+	cpu0     rusage
+	cpuTaken bool
+	aborted  string
+}
+
+// run returns when done closes. Its fields are read after it returns.
+func (m *monitor) run(done <-chan struct{}, cpuNow bool) {
+	if cpuNow {
+		m.cpu0, m.cpuTaken = getrusage(), true
+	}
+	tick := time.NewTicker(m.tick)
+	defer tick.Stop()
+	var lastOK, failedAtProgress int64
+	lastProgress := time.Now()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			for _, wc := range m.watches {
+				wc.expire(now)
+			}
+			if !m.cpuTaken && !now.Before(m.measureStart) {
+				m.cpu0, m.cpuTaken = getrusage(), true
+			}
+			var okN, failN int64
+			for _, w := range m.workers {
+				okN += w.ok.Load()
+				failN += w.failed.Load()
+			}
+			if okN != lastOK {
+				lastOK, lastProgress, failedAtProgress = okN, now, failN
+			}
+			// Slow calls that have not ended are no reason to stop (the per-call
+			// deadline bounds them); failures with no success are.
+			if m.aborted == "" && now.Sub(lastProgress) > stallAfter && failN > failedAtProgress {
+				m.aborted = fmt.Sprintf("no call succeeded for %v while calls kept failing: ending the run", stallAfter)
+				m.cancel()
+			}
+		}
+	}
 }
 
 func dial(ctx context.Context, cfg *Config) (transport, error) {
