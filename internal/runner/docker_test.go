@@ -1,9 +1,13 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -142,4 +146,91 @@ func TestDockerCloseRemovesServices(t *testing.T) {
 	}
 	// Not stopped on purpose: Close (in newDocker's cleanup) must remove it, and
 	// the cleanup asserts nothing is left.
+}
+
+// TestDockerInterrupt runs a child test process that starts a server and a client
+// container the way the matrix does (ctx from signal.NotifyContext, Close
+// deferred), interrupts it with SIGINT, and checks it left no container behind.
+func TestDockerInterrupt(t *testing.T) {
+	if os.Getenv("RPCBED_RUNNER_CHILD") == "interrupt" {
+		interruptedChild(t)
+		return
+	}
+	d := newDocker(t)
+	buildImages(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDockerInterrupt$", "-test.v")
+	cmd.Env = append(os.Environ(), "RPCBED_RUNNER_CHILD=interrupt")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.After(2 * time.Minute)
+	for !bytes.Contains(out.Bytes(), []byte("CHILD READY")) {
+		select {
+		case err := <-done:
+			t.Fatalf("child exited before it was ready: %v\n%s", err, out.Bytes())
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("child not ready in 2 minutes\n%s", out.Bytes())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("child did not exit within a minute of SIGINT\n%s", out.Bytes())
+	}
+	cs, err := d.Containers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := strconv.Itoa(cmd.Process.Pid)
+	for _, c := range cs {
+		if c.Labels[LabelPID] == child {
+			t.Errorf("container %s (%s) left behind by the interrupted child; want none\n%s", c.Names, c.State, out.Bytes())
+		}
+	}
+}
+
+func interruptedChild(t *testing.T) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	d, err := NewDocker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Start(ctx, Spec{Name: "interrupt-server", Image: "rpcbed/base", Args: []string{"sleep", "300"}}); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() {
+		_, err := d.Run(ctx, Spec{Name: "interrupt-client", Image: "rpcbed/base", Args: []string{"sleep", "300"}})
+		ran <- err
+	}()
+	for {
+		cs, err := d.Containers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := 0
+		for _, c := range cs {
+			if c.Labels[LabelPID] == strconv.Itoa(os.Getpid()) && c.State == "running" {
+				mine++
+			}
+		}
+		if mine == 2 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fmt.Println("CHILD READY")
+	if err := <-ran; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run after SIGINT: got %v; want context.Canceled", err)
+	}
 }
