@@ -468,3 +468,28 @@ func FuzzCheckJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestThriftVariants(t *testing.T) {
+	for _, tr := range []string{"framed", "buffered"} {
+		for _, pr := range []string{"binary", "compact"} {
+			t.Run(tr+"-"+pr, func(t *testing.T) {
+				addr := goServerThrift(t, tr, pr)[ProtoThrift]
+				args := []string{"-proto", "thrift", "-call", "datalist", "-items", "3", "-c", "2", "-n", "20", "-thrift-transport", tr, "-thrift-protocol", pr, "-addr", addr}
+				var stdout, stderr bytes.Buffer
+				if code := Main(args, &stdout, &stderr); code != ExitOK {
+					t.Fatalf("exit = %d; want 0 (stderr: %s)", code, stderr.String())
+				}
+				if !strings.Contains(stdout.String(), "Failed requests:        0\n") {
+					t.Errorf("report shows failures:\n%s", stdout.String())
+				}
+				other := map[string]string{"framed": "buffered", "buffered": "framed"}[tr]
+				args = []string{"-proto", "thrift", "-call", "datatype", "-n", "1", "-timeout", "2s", "-thrift-transport", other, "-thrift-protocol", pr, "-addr", addr}
+				stderr.Reset()
+				code := runWithin(t, 20*time.Second, func() int { return Main(args, io.Discard, &stderr) })
+				if code != ExitVerify && code != ExitUnreachable {
+					t.Errorf("-thrift-transport %s against a %s server: exit = %d; want 3 (stderr: %s)", other, tr, code, stderr.String())
+				}
+			})
+		}
+	}
+}

@@ -141,12 +141,16 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 // verify makes the one call that must be right before anything is timed.
 func verify(ctx context.Context, cfg *Config, w *worker, res *Result, logw io.Writer) error {
 	o, server := w.c.verify(ctx)
+	hint := ""
+	if cfg.Proto == ProtoThrift && (o.kind == kindReceive || o.kind == kindTimeout) {
+		hint = fmt.Sprintf(" (does the server speak -thrift-transport %s -thrift-protocol %s?)", cfg.ThriftTransport, cfg.ThriftProtocol)
+	}
 	switch o.kind {
 	case kindOK:
 	case kindConnect, kindTimeout:
-		return &ExitError{ExitUnreachable, fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, o.err)}
+		return &ExitError{ExitUnreachable, fmt.Errorf("cannot reach %s server at %s: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
 	default:
-		return &ExitError{ExitVerify, fmt.Errorf("verify failed: %s %s at %s: %s: %v", cfg.Proto, cfg.Call, cfg.Addr, o.kind, o.err)}
+		return &ExitError{ExitVerify, fmt.Errorf("verify failed: %s %s at %s: %s: %v%s", cfg.Proto, cfg.Call, cfg.Addr, o.kind, o.err, hint)}
 	}
 	res.ServerSoftware, res.DocLength = server, o.bytes
 	fmt.Fprintf(logw, "go-client: verified %s %s at %s: %d bytes\n", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.bytes)

@@ -19,6 +19,12 @@ import (
 // protocol.
 func goServer(t testing.TB) map[string]string {
 	t.Helper()
+	return goServerThrift(t, "framed", "binary")
+}
+
+// goServerThrift is goServer with its Thrift listener's transport and protocol.
+func goServerThrift(t testing.TB, transport, protocol string) map[string]string {
+	t.Helper()
 	a, err := auth.New(nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +32,7 @@ func goServer(t testing.TB) map[string]string {
 	svc := service.New(service.Config{Store: store.NewMemory(), Auth: a, CheckAuth: true})
 	srv, err := server.Start(server.Config{
 		GRPCAddr: "127.0.0.1:0", ThriftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
-		ThriftTransport: "framed", ThriftProtocol: "binary", StoreKind: "memory", CheckAuth: true,
+		ThriftTransport: transport, ThriftProtocol: protocol, StoreKind: "memory", CheckAuth: true,
 		Log: log.New(io.Discard, "", 0),
 	}, svc)
 	if err != nil {
