@@ -83,7 +83,7 @@ func (t *httpTransport) caller(w int) caller {
 		dataList: t.cfg.Call == CallDataList,
 		items:    t.cfg.Items,
 		token:    []string{""},
-		buf:      make([]byte, 32<<10),
+		buf:      make([]byte, 4<<10), // grows to the body size once
 		want:     -1,
 	}
 	req.Header["X-Client-Id"] = []string{t.cfg.ClientID}
@@ -226,7 +226,7 @@ func (o *ownConn) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			o.nc = nc
 			if o.br == nil {
-				o.br, o.bw = bufio.NewReaderSize(nc, 64<<10), bufio.NewWriterSize(nc, 4<<10)
+				o.br, o.bw = bufio.NewReaderSize(nc, 16<<10), bufio.NewWriterSize(nc, 4<<10)
 			} else {
 				o.br.Reset(nc)
 				o.bw.Reset(nc)
