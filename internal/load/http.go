@@ -79,7 +79,6 @@ func (t *httpTransport) caller(w int) caller {
 	c := &httpCaller{
 		rt:       rt,
 		req:      req,
-		timeout:  t.cfg.Timeout,
 		dataList: t.cfg.Call == CallDataList,
 		items:    t.cfg.Items,
 		token:    []string{""},
@@ -107,7 +106,6 @@ func (t *httpTransport) close() {
 type httpCaller struct {
 	rt       roundTripper
 	req      *http.Request
-	timeout  time.Duration
 	dataList bool
 	items    int
 	token    []string // req.Header["X-Token"], updated in place
@@ -132,13 +130,13 @@ func (c *httpCaller) verify(ctx context.Context) (outcome, string) {
 	return o, server
 }
 
-// prime is a verified-shape call for a worker other than the verifier: it adopts
-// the verified length.
+// setWant gives a worker other than the verifier the verified body length.
 func (c *httpCaller) setWant(n int64) { c.want = n }
 
 func (c *httpCaller) do(ctx context.Context) (outcome, []byte, string) {
-	// No per-call context: deadlineConn bounds the call (a context costs a timer,
-	// a request copy and a select in the transport on every call).
+	// No per-call context: the connection's deadline bounds the call (ownConn,
+	// deadlineConn); a context costs a timer, a request copy and a select in the
+	// transport on every call.
 	resp, err := c.rt.RoundTrip(c.req)
 	if err != nil {
 		return fail(netKind(err), err), nil, ""
