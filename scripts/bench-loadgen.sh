@@ -84,6 +84,9 @@ measure() {
 	esac
 	read -r user sys <"$tmp/time"
 	echo "$reqs $secs $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}')" >"$tmp/$name.$round"
+	awk -v n="$name" -v r="$reqs" -v s="$secs" -v u="$user" -v y="$sys" \
+		'BEGIN {printf "bench-loadgen: %s: %d requests in %.2fs: %.0f/s, %.1f us CPU/request (load average %s)\n", n, r, s, r / s, (u + y) * 1e6 / r, ARGV[1]}' \
+		"$(cut -d' ' -f1 /proc/loadavg)" >&2
 }
 
 for round in $(seq "$ROUNDS"); do
