@@ -32,10 +32,10 @@ final class GrpcTransport implements Transport {
 
     @Override
     public Conn open(int index) throws CallFailure {
+        // Blocking stubs run their callbacks on the calling thread (grpc-java's
+        // ThreadlessExecutor), so the channel keeps its default executor.
         ManagedChannel ch = NettyChannelBuilder.forAddress(cfg.host, cfg.port)
             .usePlaintext()
-            // Blocking stubs only: callbacks run on the calling thread anyway.
-            .directExecutor()
             .maxInboundMessageSize(GrpcServer.MAX_MESSAGE)
             .build();
         // Connect now: connections are made before timing.
