@@ -95,7 +95,9 @@ build_base() {
 	[ "$(id -u)" = 0 ] || die "building the base with debootstrap needs root (or set RPCBED_BASE=debian:bookworm-slim where a registry is reachable)"
 	command -v debootstrap >/dev/null || {
 		say "installing debootstrap"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends debootstrap >/dev/null ||
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y --no-install-recommends debootstrap >/dev/null ||
+			{ apt-get update -qq && apt-get install -y --no-install-recommends debootstrap >/dev/null; } ||
 			die "apt-get install debootstrap failed"
 	}
 	local mirror

@@ -91,7 +91,7 @@ func buildImages(t *testing.T) {
 		imagesOut, imagesErr = cmd.CombinedOutput()
 	})
 	if imagesErr != nil {
-		t.Fatalf("docker/images.sh: %v\n%s", imagesErr, imagesOut)
+		skipOrFail(t, "docker", fmt.Sprintf("docker/images.sh: %v\n%s", imagesErr, imagesOut))
 	}
 }
 
