@@ -44,19 +44,22 @@ public final class Serve {
             System.err.println("java-client serve: starting " + o.proto() + ": " + e);
             return 1;
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            System.err.println("stopping proto=" + o.proto());
-            server.close();
-            stopped.countDown();
-        }, "rpcbed-shutdown"));
+        // SIGTERM/SIGINT end the wait below; the server then stops and the process exits
+        // 0, as go-server does (a plain shutdown hook would leave the JVM's 143).
+        CountDownLatch stop = new CountDownLatch(1);
+        for (String sig : new String[] {"TERM", "INT"}) {
+            sun.misc.Signal.handle(new sun.misc.Signal(sig), s -> stop.countDown());
+        }
         System.err.println("listening proto=" + o.proto() + " addr=" + o.host() + ":" + server.port());
         System.err.flush();
         try {
-            stopped.await();
+            stop.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        System.err.println("stopping proto=" + o.proto());
+        server.close();
+        System.err.println("stopped proto=" + o.proto());
         return 0;
     }
 
