@@ -7,14 +7,19 @@
 # process, from /usr/bin/time) for each, and the ratios. A benchmark, not a test:
 # it never fails on a number.
 #
-# Environment: C (default 50), DUR seconds per tool (default 10), ROUNDS (default 1;
+# Environment: C (default 50), DUR seconds per tool (default 10), ROUNDS (default 3;
 # the tools alternate within a round), GRPC_CONNS (default 1), BIN (default bin).
+#
+# On a machine shared with other work, requests/s swing with the load of the
+# moment: the ratios are also given as the median of the per-round ratios (each
+# round runs the two tools back to back), and CPU per request is the steadier
+# figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 C=${C:-50}
 DUR=${DUR:-10}
-ROUNDS=${ROUNDS:-1}
+ROUNDS=${ROUNDS:-3}
 GRPC_CONNS=${GRPC_CONNS:-1}
 BIN=${BIN:-bin}
 
@@ -112,9 +117,15 @@ row() {
 	row go-client-http http
 } >"$tmp/table"
 cat "$tmp/table"
-awk '
+# median NAME OTHER: the median over rounds of NAME's requests/s over OTHER's.
+median() {
+	for r in $(seq "$ROUNDS"); do
+		awk 'NR == FNR {a = $1 / $2; next} {print a / ($1 / $2)}' "$tmp/$1.$r" "$tmp/$2.$r"
+	done | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+awk -v mg="$(median go-client-grpc ghz)" -v mh="$(median go-client-http wrk)" '
 	{ rps[$1] = $3; cpu[$1] = $4 }
 	END {
-		printf "\ngo-client/ghz  (gRPC): requests/s x%.2f (goal >= 1.30), cpu/request x%.2f\n", rps["go-client-grpc"] / rps["ghz"], cpu["go-client-grpc"] / cpu["ghz"]
-		printf "go-client/wrk  (HTTP): requests/s x%.2f (goal >= 0.90), cpu/request x%.2f\n", rps["go-client-http"] / rps["wrk"], cpu["go-client-http"] / cpu["wrk"]
+		printf "\ngo-client/ghz  (gRPC): requests/s x%.2f (median of rounds x%.2f; goal >= 1.30), cpu/request x%.2f\n", rps["go-client-grpc"] / rps["ghz"], mg, cpu["go-client-grpc"] / cpu["ghz"]
+		printf "go-client/wrk  (HTTP): requests/s x%.2f (median of rounds x%.2f; goal >= 0.90), cpu/request x%.2f\n", rps["go-client-http"] / rps["wrk"], mh, cpu["go-client-http"] / cpu["wrk"]
 	}' <(tail -n +2 "$tmp/table")
