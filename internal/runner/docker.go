@@ -138,7 +138,7 @@ func (d *Docker) Sweep(ctx context.Context) (removed int, err error) {
 	var errs []error
 	for _, c := range cs {
 		pid, _ := strconv.Atoi(c.Labels[LabelPID])
-		if pid > 0 && syscall.Kill(pid, 0) == nil {
+		if pid > 0 && alive(pid) {
 			continue
 		}
 		if err := d.pool.Client.RemoveContainer(dc.RemoveContainerOptions{ID: c.ID, Force: true, RemoveVolumes: true, Context: ctx}); err != nil {
@@ -148,6 +148,12 @@ func (d *Docker) Sweep(ctx context.Context) (removed int, err error) {
 		removed++
 	}
 	return removed, errors.Join(errs...)
+}
+
+// alive: signal 0 reaches the process, or it exists but belongs to another user.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Containers lists every rpcbed container, running or not.

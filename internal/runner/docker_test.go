@@ -15,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
 )
 
 // required reports whether RPCBED_REQUIRE names dep: CI sets it so that a test
@@ -232,5 +235,44 @@ func interruptedChild(t *testing.T) {
 	fmt.Println("CHILD READY")
 	if err := <-ran; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run after SIGINT: got %v; want context.Canceled", err)
+	}
+}
+
+// TestDockerSweep: a container whose starting process is gone (a run killed
+// outright) is removed by Sweep; one of a live process is left alone.
+func TestDockerSweep(t *testing.T) {
+	d := newDocker(t)
+	buildImages(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := d.pool.RunWithOptions(&dockertest.RunOptions{
+		Name: containerName("sweep-orphan"), Repository: "rpcbed/base", Tag: "latest", Cmd: []string{"sleep", "60"},
+		Labels: map[string]string{LabelRunner: "docker", LabelName: "sweep-orphan", LabelPID: strconv.Itoa(dead.Process.Pid)},
+	}, func(hc *dc.HostConfig) { hc.NetworkMode = "host"; hc.PublishAllPorts = false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.pool.Purge(orphan) // in case Sweep misses it
+	live, err := d.Start(context.Background(), Spec{Name: "sweep-live", Image: "rpcbed/base", Args: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Stop(context.Background())
+
+	if _, err := d.Sweep(context.Background()); err != nil {
+		t.Fatalf("Sweep: %v", err)
+	}
+	cs, err := d.Containers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, c := range cs {
+		names[c.Labels[LabelName]] = true
+	}
+	if names["sweep-orphan"] || !names["sweep-live"] {
+		t.Errorf("after Sweep got orphan present=%v live present=%v; want false, true", names["sweep-orphan"], names["sweep-live"])
 	}
 }
