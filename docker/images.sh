@@ -145,10 +145,11 @@ build_image() {
 	local t0=$SECONDS
 	say "docker build $tag"
 	# Host network: RUN apt-get reaches the mirror as the host does (no bridge).
-	docker build -q --network host --build-arg "BASE=$BASE" "$@" \
+	local log=$STAGE/$name.build.log
+	docker build --network host --build-arg "BASE=$BASE" "$@" \
 		--label "org.rpcbed.inputs=${tag#*:}" -t "$tag" -t "rpcbed/$name:latest" \
-		-f "$df" "$ctx" >/dev/null ||
-		die "docker build $tag failed"
+		-f "$df" "$ctx" >"$log" 2>&1 ||
+		{ tail -n 30 "$log" >&2; die "docker build $tag failed (log: $log)"; }
 	say "$tag built in $((SECONDS - t0)) s ($(docker image inspect -f '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1/1e6}'))"
 	prune "$name" "${tag#*:}"
 }
@@ -229,6 +230,10 @@ main() {
 	[ ${#want[@]} -gt 0 ] || want=(all)
 	[ "${want[0]}" = tags ] && { tags; return; }
 	docker version >/dev/null 2>&1 || die "no Docker engine answers: run docker/engine.sh (make engine)"
+	# One build at a time (make images and a test may overlap): they share $STAGE.
+	mkdir -p "$STAGE"
+	exec 9>"$STAGE/.lock"
+	flock 9
 	MISSING=""
 	build_base
 	BASE_ID=$(docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null || echo "$BASE")
