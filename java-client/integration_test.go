@@ -64,13 +64,19 @@ func start(t *testing.T, want []string, name string, args ...string) map[string]
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
+	var waitErr error
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
+			// Both go-server and the Java servers stop cleanly on SIGTERM: exit 0.
+			if waitErr != nil {
+				t.Errorf("%s after SIGTERM: %v", filepath.Base(name), waitErr)
+			}
 		case <-time.After(15 * time.Second):
 			cmd.Process.Kill()
 			<-done
+			t.Errorf("%s did not stop within 15 s of SIGTERM", filepath.Base(name))
 		}
 	})
 	addrs := make(map[string]string)
@@ -79,7 +85,7 @@ func start(t *testing.T, want []string, name string, args ...string) map[string]
 	ready := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer cmd.Wait()
+		defer func() { waitErr = cmd.Wait() }()
 		sc := bufio.NewScanner(stderr)
 		closed := false
 		for sc.Scan() {

@@ -5,7 +5,7 @@
 # Every run is bounded by -n and by -t 30s; servers are stopped by their PID.
 set -euo pipefail
 cd "$(dirname "$0")"
-JAR=target/java-client.jar
+JAR=${JAR:-target/java-client.jar}
 CALL=${1:-datatype}
 N1=${2:-5000}
 N20=${3:-40000}
