@@ -46,7 +46,7 @@ func newDocker(t *testing.T) *Docker {
 	t.Helper()
 	d, err := NewDocker()
 	if err != nil {
-		skipOrFail(t, "docker", "no Docker engine: "+err.Error()+" (start one with `make engine`)")
+		skipOrFail(t, "docker", "no Docker engine: "+err.Error())
 	}
 	t.Cleanup(func() {
 		if err := d.Close(); err != nil {
