@@ -96,6 +96,11 @@ func NewFront(ctx context.Context, cfg Config) (*Front, error) {
 		f.thriftIdle <- c
 	case ProtoHTTP:
 		d := &net.Dialer{Timeout: cfg.Timeout}
+		nc, err := d.DialContext(ctx, "tcp", cfg.Addr) // reachable now, as the RPC fronts check
+		if err != nil {
+			return nil, err
+		}
+		nc.Close()
 		f.httpClient = &http.Client{
 			Timeout: cfg.Timeout,
 			Transport: &http.Transport{

@@ -1,8 +1,10 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -106,5 +108,32 @@ func TestServeFrontShutdown(t *testing.T) {
 	cancel()
 	if err := runWithin(t, 15*time.Second, func() error { return <-errc }); err != nil {
 		t.Errorf("ServeFront after shutdown = %v; want nil", err)
+	}
+}
+
+func TestFrontExitCodes(t *testing.T) {
+	dead := closedAddr(t)
+	cases := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"help", []string{"front", "-h"}, ExitOK},
+		{"bad-proto", []string{"front", "-proto", "ice", "-addr", dead}, ExitUsage},
+		{"no-addr", []string{"front", "-proto", "grpc"}, ExitUsage},
+		{"zero-conns", []string{"front", "-conns", "0", "-addr", dead}, ExitUsage},
+		{"unknown-flag", []string{"front", "-bogus"}, ExitUsage},
+		{"grpc-unreachable", []string{"front", "-proto", "grpc", "-timeout", "2s", "-addr", dead}, ExitUnreachable},
+		{"http-unreachable", []string{"front", "-proto", "http", "-timeout", "2s", "-addr", dead}, ExitUnreachable},
+		{"thrift-unreachable", []string{"front", "-proto", "thrift", "-timeout", "2s", "-addr", dead}, ExitUnreachable},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			got := runWithin(t, 20*time.Second, func() int { return Main(c.args, io.Discard, &stderr) })
+			if got != c.want {
+				t.Errorf("exit = %d; want %d (stderr: %s)", got, c.want, stderr.String())
+			}
+		})
 	}
 }
