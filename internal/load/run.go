@@ -280,6 +280,9 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 		res.TimeTaken = end.Sub(measureStart)
 	}
 	res.CPUUser, res.CPUSystem = cpu1.user-m.cpu0.user, cpu1.sys-m.cpu0.sys
+	if cfg.Rate > 0 && res.TimeTaken > 0 {
+		fmt.Fprintf(logw, "go-client: open loop: target %d calls/s, achieved %.1f\n", cfg.Rate, float64(res.Complete)/res.TimeTaken.Seconds())
+	}
 	switch {
 	case m.aborted != "":
 		res.Aborted = m.aborted
