@@ -31,6 +31,7 @@ Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
 
 exit codes:
   0  report printed (also when calls failed: see "Failed requests")
+  1  the report could not be written (stdout or -json)
   2  bad arguments
   3  verify failed: the server answered, but wrongly (no report)
   4  server unreachable before timing (no report)
