@@ -40,15 +40,9 @@ func TestClientsDocker(t *testing.T) {
 	d := newDocker(t)
 	buildImages(t)
 	clientsAgainstServers(t, setup{r: d, dep: func(string) string { return "docker" }, program: func(prog string) (string, []string, string) {
-		var image string
-		var args []string
-		switch prog {
-		case "go-server":
-			image, args = ImageGo, []string{"go-server"}
-		case "java-server":
-			image, args = ImageJava, []string{"java-client", "serve"}
-		default:
-			image, args = Image(prog), ClientCommand(prog)
+		image, args, err := Command(d, repoRoot(t), prog)
+		if err != nil {
+			return "", nil, err.Error()
 		}
 		if !d.HasImage(image) {
 			return "", nil, fmt.Sprintf("image %s is not built (make images)", image)
@@ -73,10 +67,6 @@ func TestClientsLocal(t *testing.T) {
 	t.Cleanup(func() { l.Close() })
 	clientsAgainstServers(t, setup{r: l, dep: func(prog string) string { return strings.TrimSuffix(prog, "-server") }, program: func(prog string) (string, []string, string) {
 		switch prog {
-		case "go-server":
-			return "", []string{"go-server"}, ""
-		case "go":
-			return "", []string{"go-client"}, ""
 		case "php":
 			if _, err := exec.LookPath("php"); err != nil {
 				return "", nil, "php is not installed (make setup)"
@@ -84,21 +74,19 @@ func TestClientsLocal(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, "php-client", "ext", "build", "grpc.so")); err != nil {
 				return "", nil, "php-client/ext/build/grpc.so is not built (php-client/build-ext.sh)"
 			}
-			return "", LocalClientCommand(root, "php"), ""
 		case "java", "java-server":
 			if _, err := exec.LookPath("java"); err != nil {
 				return "", nil, "java is not installed (make setup)"
 			}
-			args := LocalClientCommand(root, "java")
-			if _, err := os.Stat(args[len(args)-1]); err != nil {
+			if _, err := os.Stat(filepath.Join(root, "java-client", "target", "java-client.jar")); err != nil {
 				return "", nil, "java-client/target/java-client.jar is not built (make setup)"
 			}
-			if prog == "java-server" {
-				args = append(args, "serve")
-			}
-			return "", args, ""
 		}
-		return "", nil, "unknown program " + prog
+		image, args, err := Command(l, root, prog)
+		if err != nil {
+			return "", nil, err.Error()
+		}
+		return image, args, ""
 	}})
 }
 

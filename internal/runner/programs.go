@@ -1,6 +1,9 @@
 package runner
 
-import "path/filepath"
+import (
+	"fmt"
+	"path/filepath"
+)
 
 // The runtime images docker/images.sh builds, and where they keep each program:
 //
@@ -39,15 +42,58 @@ func ClientCommand(client string) []string {
 }
 
 // LocalClientCommand is ClientCommand for the Local runner, in the checkout at root
-// once `make build` (bin/go-client), php-client/build-ext.sh and the Java build ran.
+// once `make build`, php-client/build-ext.sh and the Java build ran. go-client is
+// looked up on Local.Path, then PATH (New puts root/bin first).
 func LocalClientCommand(root, client string) []string {
 	switch client {
 	case "go":
-		return []string{filepath.Join(root, "bin", "go-client")}
+		return []string{"go-client"}
 	case "php":
 		return []string{filepath.Join(root, "php-client", "bin", "php-client")}
 	case "java":
 		return []string{"java", "-jar", filepath.Join(root, "java-client", "target", "java-client.jar")}
 	}
 	return nil
+}
+
+// Command is the Spec's Image and the start of its Args for one of rpcbed's
+// programs under r: the load clients "go", "php", "java" (flags follow), and the
+// servers "go-server" and "java-server" (= java-client serve; -proto and -port
+// follow). root is the checkout, for the Local runner.
+func Command(r Runner, root, prog string) (image string, args []string, err error) {
+	switch r.(type) {
+	case *Docker:
+		switch prog {
+		case "go-server":
+			return ImageGo, []string{"go-server"}, nil
+		case "java-server":
+			return ImageJava, []string{"java-client", "serve"}, nil
+		}
+		if c := ClientCommand(prog); c != nil {
+			return Image(prog), c, nil
+		}
+	case *Local:
+		switch prog {
+		case "go-server":
+			return "", []string{"go-server"}, nil
+		case "java-server":
+			return "", append(LocalClientCommand(root, "java"), "serve"), nil
+		}
+		if c := LocalClientCommand(root, prog); c != nil {
+			return "", c, nil
+		}
+	default:
+		return "", nil, fmt.Errorf("runner %T: no programs known", r)
+	}
+	return "", nil, fmt.Errorf("unknown program %q (want go|php|java|go-server|java-server)", prog)
+}
+
+// New picks the runner: Docker when an engine answers, otherwise Local over the
+// checkout at root. why says which, and why, for the run's log.
+func New(root string) (r Runner, why string) {
+	d, err := NewDocker()
+	if err == nil {
+		return d, "containers (Docker engine answers)"
+	}
+	return &Local{Path: []string{filepath.Join(root, "bin")}}, "local processes: " + err.Error()
 }
