@@ -171,7 +171,10 @@ func linkLatest(dir string) {
 // meta describes the machine, the toolchain and the checkout a run is made on.
 func meta(ctx context.Context, root, runnerName string) matrix.Run {
 	m := matrix.Run{Machine: machine(), Versions: map[string]string{"rpcbed go": runtime.Version()}}
-	m.Commit = gitCommit(ctx, root)
+	// The checkout rpcbed runs in, which is root unless -root points at a copy.
+	if m.Commit = gitCommit(ctx, "."); m.Commit == "" {
+		m.Commit = gitCommit(ctx, root)
+	}
 	if runnerName == "docker" {
 		if v, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").Output(); err == nil {
 			m.Versions["docker engine"] = strings.TrimSpace(string(v))

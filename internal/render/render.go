@@ -115,8 +115,8 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed; runner %s; commit %s\n", len(run.Cells), ok, failed, run.Runner, orDash(run.Commit))
 	m := run.Machine
 	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
-	fmt.Fprintf(&b, "- load per run: %s; %d repeats; client cpuset %s, server cpuset %s; store %s; auth %v\n",
-		loadString(s.Load), s.Repeats, orDash(s.Client.CPUSet), orDash(s.Server.CPUSet), s.Store, s.Auth != nil && *s.Auth)
+	fmt.Fprintf(&b, "- load per run: %s; %d repeats; client cpuset %s, server cpuset %s; store %s; auth %s\n",
+		loadString(s.Load), s.Repeats, orDash(s.Client.CPUSet), orDash(s.Server.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth))
 	for _, o := range s.Overrides {
 		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
 	}
@@ -204,17 +204,20 @@ func loadString(l matrix.Load) string {
 }
 
 func overrideString(o matrix.Override) string {
-	var l matrix.Load
+	var parts []string
 	if o.N != nil {
-		l.N = *o.N
+		parts = append(parts, fmt.Sprintf("n %d", *o.N))
 	}
 	if o.Duration != nil {
-		l.Duration = *o.Duration
+		parts = append(parts, "t "+o.Duration.D().String())
 	}
 	if o.Warmup != nil {
-		l.Warmup = *o.Warmup
+		parts = append(parts, "warm-up "+o.Warmup.D().String())
 	}
-	return loadString(l)
+	if o.Timeout != nil {
+		parts = append(parts, "timeout "+o.Timeout.D().String())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // sig prints v with three significant digits at most and no exponent.
@@ -237,6 +240,13 @@ func sig(v float64) string {
 
 // ms prints microseconds as milliseconds.
 func ms(us float64) string { return sig(us / 1000) }
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
 
 func orDash(s string) string {
 	if s == "" {
