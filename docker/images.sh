@@ -217,6 +217,19 @@ image_java() {
 	build_image java "$ctx"
 }
 
+# parallel NAME...: build these images side by side. Their time is mostly apt
+# (download, unpack, configure) inside docker build, which overlaps well.
+parallel() {
+	local n pids=() rc=0 p
+	for n in "$@"; do
+		(MISSING="" && "image_$n" && echo "$MISSING" >"$STAGE/$n.missing") &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	for n in "$@"; do MISSING+=$(cat "$STAGE/$n.missing" 2>/dev/null || true); done
+	[ "$rc" = 0 ] || die "an image build failed (see above)"
+}
+
 tags() {
 	local n
 	for n in base go php java; do
@@ -240,7 +253,7 @@ main() {
 	local w
 	for w in "${want[@]}"; do
 		case $w in
-		all) image_go; image_php; image_java ;;
+		all) image_go; parallel php java ;;
 		base) ;;
 		go | php | java) "image_$w" ;;
 		*) die "unknown image $w (want all|base|go|php|java)" ;;
