@@ -212,7 +212,7 @@ func TestServerDies(t *testing.T) {
 			px := startProxy(t, addrs[p])
 			args := []string{"-proto", p, "-call", "datatype", "-c", "4", "-t", "60s", "-timeout", "2s", "-k", "-addr", px.addr()}
 			var stdout, stderr bytes.Buffer
-			time.AfterFunc(300*time.Millisecond, px.kill)
+			px.killAfter(64 << 10)
 			code := runWithin(t, 45*time.Second, func() int { return Main(args, &stdout, &stderr) })
 			if code != ExitOK {
 				t.Fatalf("exit = %d; want 0 (stderr: %s)", code, stderr.String())

@@ -5,6 +5,7 @@ import (
 	"log"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,6 +66,8 @@ type proxy struct {
 	mu    sync.Mutex
 	conns []net.Conn
 	dead  bool
+
+	limit, passed atomic.Int64
 }
 
 func startProxy(t testing.TB, upstream string) *proxy {
@@ -93,7 +96,7 @@ func startProxy(t testing.TB, upstream string) *proxy {
 			p.conns = append(p.conns, c, u)
 			p.mu.Unlock()
 			go func() { io.Copy(u, c); u.Close() }()
-			go func() { io.Copy(c, u); c.Close() }()
+			go func() { io.Copy(&killWriter{c, p}, u); c.Close() }()
 		}
 	}()
 	t.Cleanup(p.kill)
@@ -101,6 +104,25 @@ func startProxy(t testing.TB, upstream string) *proxy {
 }
 
 func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+// killAfter makes the proxy kill every connection once it has passed n bytes from
+// the server: "mid-run" measured in answered calls, not in time, so a slow
+// machine cannot kill it before the verify call.
+func (p *proxy) killAfter(n int64) { p.limit.Store(n) }
+
+// killWriter counts bytes going to the client and kills the proxy past the limit.
+type killWriter struct {
+	w io.Writer
+	p *proxy
+}
+
+func (k *killWriter) Write(b []byte) (int, error) {
+	n, err := k.w.Write(b)
+	if lim := k.p.limit.Load(); lim > 0 && k.p.passed.Add(int64(n)) > lim {
+		go k.p.kill()
+	}
+	return n, err
+}
 
 func (p *proxy) kill() {
 	p.ln.Close()
