@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Java client -> Java baseline servers, one protocol at a time on 127.0.0.1: prints
 # requests per second per protocol and concurrency (the java-rpc-2015 shape).
-# usage: java-client/measure.sh [CALL] [N_C1] [N_C20]   (defaults: datatype 5000 40000)
+# usage: [WARMUP=10] [JAR=...] java-client/measure.sh [CALL] [N_C1] [N_C20]
+#        (defaults: datatype 5000 40000; WARMUP in seconds, JIT warm-up excluded)
 # Every run is bounded by -n and by -t 30s; servers are stopped by their PID.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -9,6 +10,7 @@ JAR=${JAR:-target/java-client.jar}
 CALL=${1:-datatype}
 N1=${2:-5000}
 N20=${3:-40000}
+WARMUP=${WARMUP:-10}
 ITEMS=()
 [ "$CALL" = datalist ] && ITEMS=(-items 200)
 tmp=$(mktemp -d)
@@ -20,7 +22,7 @@ for proto in ice thrift grpc dubbo http; do
   addr=$(sed -n 's/.*listening proto=[a-z]* addr=//p' "$tmp/server.err")
   for c in 1 20; do
     n=$N1; [ "$c" = 20 ] && n=$N20
-    java -jar "$JAR" -proto "$proto" -call "$CALL" "${ITEMS[@]}" -c "$c" -n "$n" -t 30 -warmup 3 \
+    java -jar "$JAR" -proto "$proto" -call "$CALL" "${ITEMS[@]}" -c "$c" -n "$n" -t 30 -warmup "$WARMUP" \
       -addr "$addr" >"$tmp/report.txt" 2>"$tmp/client.err" || true
     tps=$(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$tmp/report.txt")
     p50=$(sed -n 's/^Latency p50: *\([0-9]*\).*/\1/p' "$tmp/report.txt")
