@@ -124,6 +124,23 @@ class CoreTest {
         assertEquals(enabled, DataService.itemEnabled(i), "enabled");
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "127.0.0.1,  2130706433",
+        "localhost,  2130706433",
+        "127.1.2.3,  2130772483",
+        "10.0.0.1,   10.0.0.1",
+        "::1,        ::1",
+        "127.0.0.x,  127.0.0.x",
+    })
+    void dubboLoopbackSafe(String host, String want) throws Exception {
+        String got = rpcbed.server.DubboServer.loopbackSafe(host);
+        assertEquals(want, got, host);
+        if (host.startsWith("127.0.0.1") || host.equals("localhost")) {
+            assertEquals("127.0.0.1", java.net.InetAddress.getByName(got).getHostAddress(), "Java resolves it back");
+        }
+    }
+
     @Test
     void dataListJsonAsGo() {
         // What go-server's encoding/json writes for n=2 (docs/contract.md).
