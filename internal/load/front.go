@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -141,11 +142,21 @@ func (f *Front) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/datalist", f.serveDataList)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	// Without it the mux answers text/plain 404 and 405: every error is JSON, as
+	// from go-server and the PHP front.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeFrontError(w, http.StatusNotFound, 5, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	})
 	return mux
 }
 
 func (f *Front) serveDataList(w http.ResponseWriter, r *http.Request) {
-	n, err := strconv.Atoi(r.URL.Query().Get("n"))
+	q, err := url.ParseQuery(r.URL.RawQuery) // r.URL.Query() would drop a bad pair silently
+	if err != nil {
+		writeFrontError(w, http.StatusBadRequest, 3, "bad query: "+err.Error())
+		return
+	}
+	n, err := strconv.Atoi(q.Get("n"))
 	if err != nil || n < 0 || n > maxItems {
 		writeFrontError(w, http.StatusBadRequest, 3, fmt.Sprintf("n: want an integer in 0..%d", maxItems))
 		return
@@ -286,11 +297,7 @@ func nonNil(s []string) []string {
 // ServeFront runs the front on ln until ctx ends, then shuts down gracefully
 // (in-flight requests get up to 10 s).
 func ServeFront(ctx context.Context, ln net.Listener, f *Front) error {
-	srv := &http.Server{
-		Handler:           f.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := frontServer(f.Handler())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	var shutErr error
@@ -307,6 +314,15 @@ func ServeFront(ctx context.Context, ln net.Listener, f *Front) error {
 		return shutErr
 	}
 	return err
+}
+
+// frontServer is the front's http.Server, apart so tests can shorten its timeouts.
+func frontServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
 }
 
 func frontMain(args []string, stderr io.Writer) int {
