@@ -30,7 +30,7 @@ if ($path !== '/v1/datalist' || ($_SERVER['REQUEST_METHOD'] ?? 'GET') !== 'GET')
     $reply(404, ['code' => 5, 'message' => "no route $path"]);
     return;
 }
-$proto = (string) ($_GET['proto'] ?? 'grpc');
+$proto = $_GET['proto'] ?? 'grpc'; // an array for ?proto[]=..: no (string) cast, it warns
 $n = filter_var($_GET['n'] ?? '', FILTER_VALIDATE_INT);
 if (!in_array($proto, Config::PROTOCOLS, true) || $n === false || $n < 0 || $n > 100000) {
     $reply(400, ['code' => 3, 'message' => 'want n=0..100000 and proto=' . implode('|', Config::PROTOCOLS)]);

@@ -1,0 +1,383 @@
+package phpclient_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// phpFront is front.php served by bin/php-front on a free port, its stderr (php -S's
+// request log and PHP's error log) in a file.
+type phpFront struct {
+	addr string
+	log  string
+	cmd  *exec.Cmd
+}
+
+// frontSetup finds php and grpc.so and starts go-server, or skips (fails when
+// RPCBED_REQUIRE contains "php"). It returns the backend addresses by protocol.
+func frontSetup(t *testing.T) (here, grpcExt string, backends map[string]string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the PHP front runs real processes")
+	}
+	req := requires("php")
+	if _, err := exec.LookPath("php"); err != nil {
+		missing(t, req, "php is not installed: apt-get install php-cli php-curl php-google-protobuf php-thrift php-zeroc-ice (make setup-php)")
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcExt = os.Getenv("RPCBED_GRPC_EXT")
+	if grpcExt == "" {
+		grpcExt = filepath.Join(here, "ext", "build", "grpc.so")
+	}
+	if _, err := os.Stat(grpcExt); err != nil {
+		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", grpcExt)
+	}
+	bin := os.Getenv("RPCBED_GO_SERVER")
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "go-server")
+		build := exec.Command("go", "build", "-o", bin, "./go-server")
+		build.Dir = filepath.Dir(here)
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./go-server: %v\n%s", err, out)
+		}
+	}
+	backends = startServer(t, []string{"grpc", "thrift", "http"}, bin,
+		"-grpc", "127.0.0.1:0", "-thrift", "127.0.0.1:0", "-http", "127.0.0.1:0")
+	return here, grpcExt, backends
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startPHPFront runs bin/php-front with two workers. php -S leaves its workers
+// running when only the parent is stopped, so it gets its own process group and
+// the whole group is stopped.
+func startPHPFront(t *testing.T, here, grpcExt string, backends map[string]string) *phpFront {
+	t.Helper()
+	f := &phpFront{addr: freeAddr(t), log: filepath.Join(t.TempDir(), "front.log")}
+	logf, err := os.Create(f.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	f.cmd = exec.Command(filepath.Join(here, "bin", "php-front"))
+	f.cmd.Env = append(os.Environ(), "LISTEN="+f.addr, "PHP_CLI_SERVER_WORKERS=2", "RPCBED_GRPC_EXT="+grpcExt,
+		"RPCBED_GRPC_ADDR="+backends["grpc"], "RPCBED_THRIFT_ADDR="+backends["thrift"], "RPCBED_HTTP_ADDR="+backends["http"])
+	// A file, not a pipe: PHP has written a request's warnings before it answers.
+	f.cmd.Stdout, f.cmd.Stderr = logf, logf
+	f.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := f.cmd.Start(); err != nil {
+		t.Fatalf("start php-front: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { f.cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		syscall.Kill(-f.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-f.cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		// The workers are not the parent's to wait for: stop what is left of the group.
+		syscall.Kill(-f.cmd.Process.Pid, syscall.SIGKILL)
+	})
+	c := &http.Client{Timeout: 5 * time.Second}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("php-front exited at start:\n%s", f.logText())
+		default:
+		}
+		if resp, err := c.Get("http://" + f.addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return f
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("php-front did not answer /healthz on %s within 30s:\n%s", f.addr, f.logText())
+		}
+	}
+}
+
+func (f *phpFront) logText() string {
+	b, _ := os.ReadFile(f.log)
+	return string(b)
+}
+
+// A warning, notice or fatal error raised in the front's own PHP code.
+var phpError = regexp.MustCompile(`PHP (Warning|Notice|Fatal error|Parse error|Deprecated):.* in /\S*php-client/`)
+
+// stillServes is the normal call that must work after every hostile case, and the
+// check that the case made the front's PHP code raise no warning.
+func (f *phpFront) stillServes(t *testing.T, proto string, logFrom int) {
+	t.Helper()
+	c := &http.Client{Timeout: 30 * time.Second} // a hang guard, not a timing assertion
+	resp, err := c.Get("http://" + f.addr + "/v1/datalist?n=2&proto=" + proto)
+	if err != nil {
+		t.Fatalf("normal call after hostile input: %v\nfront log:\n%s", err, tail(f.logText(), 2000))
+	}
+	defer resp.Body.Close()
+	var l struct {
+		Code  int   `json:"code"`
+		N     int   `json:"n"`
+		Items []any `json:"items"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil || resp.StatusCode != http.StatusOK || l.N != 2 || len(l.Items) != 2 {
+		t.Fatalf("normal call after hostile input = %d, n=%d, %d items, %v; want 200 with 2 items", resp.StatusCode, l.N, len(l.Items), err)
+	}
+	if log := f.logText(); len(log) > logFrom {
+		if m := phpError.FindString(log[logFrom:]); m != "" {
+			t.Errorf("front.php raised %q", m)
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// rawStatuses writes b (in the background: php -S may stop reading first),
+// half-closes when closeWrite, and returns the status of every response that came
+// back before the front closed the connection.
+func rawStatuses(t *testing.T, addr string, b []byte, closeWrite bool) []int {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second)) // a hang guard
+	go func() {
+		if _, err := conn.Write(b); err == nil && closeWrite {
+			conn.(*net.TCPConn).CloseWrite()
+		}
+	}()
+	br := bufio.NewReader(conn)
+	var codes []int
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("the front neither answered nor closed the connection (responses so far %v)", codes)
+			}
+			return codes // EOF or reset: the front closed
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+}
+
+func get(target, extra string) string {
+	return "GET " + target + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n"
+}
+
+func TestPHPFrontHostile(t *testing.T) {
+	here, grpcExt, backends := frontSetup(t)
+	f := startPHPFront(t, here, grpcExt, backends)
+	badArgs := "want n=0..100000 and proto="
+	manyVars := strings.Repeat("a=1&", 1500) // past PHP's max_input_vars (1000)
+
+	requests := []struct {
+		name    string
+		method  string
+		target  string
+		want    int
+		wantMsg string // in the JSON error's message
+	}{
+		{"unknown route", "GET", "/v2/nothing", 404, "no route /v2/nothing"},
+		{"route with trailing slash", "GET", "/v1/datalist/?n=2", 404, "no route"},
+		{"the router script itself", "GET", "/front.php?n=2", 404, "no route"},
+		{"another PHP file", "GET", "/autoload.php", 404, "no route"},
+		{"wrong method", "POST", "/v1/datalist?n=2", 404, "no route"},
+		{"n missing", "GET", "/v1/datalist", 400, badArgs},
+		{"n empty", "GET", "/v1/datalist?n=", 400, badArgs},
+		{"n not a number", "GET", "/v1/datalist?n=ten", 400, badArgs},
+		{"n float", "GET", "/v1/datalist?n=1.5", 400, badArgs},
+		{"n exponent", "GET", "/v1/datalist?n=1e3", 400, badArgs},
+		{"n hex", "GET", "/v1/datalist?n=0x10", 400, badArgs},
+		{"n NUL", "GET", "/v1/datalist?n=2%00", 400, badArgs},
+		{"n negative", "GET", "/v1/datalist?n=-1", 400, badArgs},
+		{"n one too many", "GET", "/v1/datalist?n=100001", 400, badArgs},
+		{"n overflows int64", "GET", "/v1/datalist?n=99999999999999999999999", 400, badArgs},
+		{"n of 10000 digits", "GET", "/v1/datalist?n=" + strings.Repeat("9", 10000), 400, badArgs},
+		{"n bad escape", "GET", "/v1/datalist?n=%zz", 400, badArgs},
+		{"n truncated escape", "GET", "/v1/datalist?n=2%", 400, badArgs},
+		{"n an array", "GET", "/v1/datalist?n[]=2", 400, badArgs},
+		{"n a map", "GET", "/v1/datalist?n[a][b]=2", 400, badArgs},
+		{"proto unknown", "GET", "/v1/datalist?n=2&proto=dubbo", 400, badArgs},
+		{"proto upper case", "GET", "/v1/datalist?n=2&proto=GRPC", 400, badArgs},
+		{"proto empty", "GET", "/v1/datalist?n=2&proto=", 400, badArgs},
+		{"proto NUL", "GET", "/v1/datalist?n=2&proto=grpc%00", 400, badArgs},
+		{"proto path", "GET", "/v1/datalist?n=2&proto=../../etc/passwd", 400, badArgs},
+		{"proto an array", "GET", "/v1/datalist?n=2&proto[]=grpc", 400, badArgs},
+		{"too many query variables", "GET", "/v1/datalist?" + manyVars + "n=2", 400, badArgs}, // n is past the limit: dropped
+	}
+	for _, tc := range requests {
+		t.Run(tc.name, func(t *testing.T) {
+			from := len(f.logText())
+			req, err := http.NewRequest(tc.method, "http://"+f.addr+tc.target, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			}
+			jerr := json.Unmarshal(body, &e)
+			if resp.StatusCode != tc.want || jerr != nil || !strings.Contains(e.Message, tc.wantMsg) ||
+				resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("%s %s = %d %s %q; want %d, application/json with message %q", tc.method,
+					tail(tc.target, 80), resp.StatusCode, resp.Header.Get("Content-Type"), tail(string(body), 600), tc.want, tc.wantMsg)
+			}
+			f.stillServes(t, "grpc", from)
+		})
+	}
+
+	ok := get("/v1/datalist?n=2", "")
+	// php -S reads at most about 80 KiB of request line and headers.
+	const legal, tooLong = 60 << 10, 1 << 20
+	raw := []struct {
+		name       string
+		send       string
+		closeWrite bool
+		want       []string // fmt.Sprint of the statuses; any one of these
+	}{
+		// php -S drops a request it cannot parse without an answer.
+		{"garbage", "\x00\xff\x10garbage\r\n\r\n", false, []string{"[]"}},
+		{"TLS hello", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", false, []string{"[]"}},
+		{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", false, []string{"[501]"}},
+		{"noise without a newline", strings.Repeat("A", 64<<10), true, []string{"[]"}},
+		{"truncated request", "GET /v1/datalist?n=2 HTTP/1.1\r\nHo", true, []string{"[]"}},
+		// php -S answers one request per connection and calls a pipelined one malformed.
+		{"request then garbage", ok + "\x00\x01\x02\x03\r\n\r\n", false, []string{"[]", "[200]"}},
+		{"three pipelined requests", ok + ok + ok, false, []string{"[]", "[200]"}},
+		{"long legal query", get("/v1/datalist?n=2&pad="+strings.Repeat("q", legal), ""), false, []string{"[200]"}},
+		{"oversized query", get("/v1/datalist?n=2&pad="+strings.Repeat("q", tooLong), ""), false, []string{"[]"}},
+		{"oversized headers", get("/v1/datalist?n=2", "X-Big: "+strings.Repeat("b", tooLong)+"\r\n"), false, []string{"[]"}},
+		{"body on GET", get("/v1/datalist?n=2", "Content-Length: 11\r\n") + "hello world", false, []string{"[200]"}},
+		{"short body on GET", get("/v1/datalist?n=2", "Content-Length: 100\r\n") + "short", true, []string{"[]"}},
+		{"HTTP/1.0 request", "GET /v1/datalist?n=2 HTTP/1.0\r\n\r\n", false, []string{"[200]"}},
+	}
+	for _, tc := range raw {
+		t.Run(tc.name, func(t *testing.T) {
+			from := len(f.logText())
+			got := fmt.Sprint(rawStatuses(t, f.addr, []byte(tc.send), tc.closeWrite))
+			found := false
+			for _, w := range tc.want {
+				found = found || got == w
+			}
+			if !found {
+				t.Errorf("responses = %s; want one of %v", got, tc.want)
+			}
+			f.stillServes(t, "grpc", from)
+		})
+	}
+
+	// php -S has no header timeout: a stalled client keeps its connection, but each
+	// worker polls all its connections, so the others are still served.
+	t.Run("slow headers", func(t *testing.T) {
+		from := len(f.logText())
+		for i := 0; i < 8; i++ {
+			conn, err := net.Dial("tcp", f.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			io.WriteString(conn, "GET /v1/datalist?n=2 HTTP/1.1\r\nHost: x\r\n") // and never finish
+		}
+		f.stillServes(t, "grpc", from)
+	})
+
+	// A client gone before or during the answer must not break the worker's
+	// connection to the backend.
+	for _, proto := range []string{"grpc", "thrift", "http"} {
+		for _, readBack := range []int{0, 16 << 10} {
+			t.Run(fmt.Sprintf("%s gone after %d bytes of n=5000", proto, readBack), func(t *testing.T) {
+				from := len(f.logText())
+				for i := 0; i < 3; i++ {
+					conn, err := net.Dial("tcp", f.addr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					conn.SetDeadline(time.Now().Add(60 * time.Second))
+					io.WriteString(conn, get("/v1/datalist?n=5000&proto="+proto, ""))
+					if readBack > 0 {
+						if _, err := io.ReadFull(conn, make([]byte, readBack)); err != nil {
+							t.Fatalf("reading the first %d bytes of n=5000: %v", readBack, err)
+						}
+					}
+					conn.(*net.TCPConn).SetLinger(0) // hang up hard: a reset
+					conn.Close()
+				}
+				f.stillServes(t, proto, from)
+			})
+		}
+	}
+}
+
+// A Content-Length php -S cannot allocate makes the worker that reads it exit
+// ("Out of memory"); workers are not replaced, so a few such requests stop the
+// front. That is php -S's HTTP parser, before front.php runs (php/php-src#22003,
+// fixed upstream by php/php-src#22017), so the test skips where PHP still has it.
+func TestPHPFrontHugeContentLength(t *testing.T) {
+	here, grpcExt, backends := frontSetup(t)
+	f := startPHPFront(t, here, grpcExt, backends)
+	for i := 0; i < 4; i++ { // more than the parent and its two workers
+		conn, err := net.DialTimeout("tcp", f.addr, 5*time.Second)
+		if err != nil {
+			break // all gone
+		}
+		conn.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(conn, get("/v1/datalist?n=2", "Content-Length: 1000000000000\r\n")+"abc")
+		conn.(*net.TCPConn).CloseWrite()
+		io.Copy(io.Discard, conn) // until the worker answers or dies
+		conn.Close()
+	}
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get("http://" + f.addr + "/v1/datalist?n=2")
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		if strings.Contains(f.logText(), "Out of memory") {
+			t.Skipf("php -S died on Content-Length: 1000000000000 (php/php-src#22003, not fixable in front.php): %v", err)
+		}
+		t.Fatalf("normal call after huge Content-Length: %v\nfront log:\n%s", err, tail(f.logText(), 2000))
+	}
+}
