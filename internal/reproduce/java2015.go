@@ -61,6 +61,7 @@ func javaRPC2015(ctx context.Context, o Options) (Section, error) {
 	}
 	tps := map[pk]float64{}
 	srvCPU := map[pk]float64{}
+	runs := map[pk]measured{}
 	versions := map[string]string{}
 	for _, fw := range javaFrameworks {
 		srv, err := matrix.StartServer(ctx, o.Runner, "java-"+fw, matrix.ServerConfig{
@@ -82,6 +83,7 @@ func javaRPC2015(ctx context.Context, o Options) (Section, error) {
 				return sec, err
 			}
 			tps[pk{fw, c}] = m.Report.RequestsPerSecond
+			runs[pk{fw, c}] = m
 			srvCPU[pk{fw, c}] = m.serverCPUPerCall()
 			if m.Report.Rpcbed != nil {
 				for k, v := range m.Report.Rpcbed.Versions {
@@ -124,9 +126,12 @@ func javaRPC2015(ctx context.Context, o Options) (Section, error) {
 	}
 	f.Holds, f.Detail = holds(lead, notLead, "Ice first at "+strings.Join(lead, ", ")+" clients.")
 	if len(notLead) > 0 {
-		c := levels[len(levels)-1]
-		f.Detail += fmt.Sprintf(" Why: server CPU per call at %d clients is ice %.1f µs, thrift %.1f µs, dubbo %.1f µs, grpc %.1f µs; with server and client on one core each, the framework cheaper per call wins.",
-			c, srvCPU[pk{"ice", c}], srvCPU[pk{"thrift", c}], srvCPU[pk{"dubbo", c}], srvCPU[pk{"grpc", c}])
+		for _, c := range []int{levels[0], levels[len(levels)-1]} {
+			w := strings.SplitN(rankDesc(map[string]float64{"ice": tps[pk{"ice", c}], "dubbo": tps[pk{"dubbo", c}], "thrift": tps[pk{"thrift", c}], "grpc": tps[pk{"grpc", c}]}), " > ", 2)[0]
+			if w != "ice" {
+				f.Detail += fmt.Sprintf(" At %d clients %s beat ice: ", c, w) + versus(w, "ice", runs[pk{w, c}], runs[pk{"ice", c}])
+			}
+		}
 	}
 	sec.Findings = append(sec.Findings, f)
 
@@ -144,7 +149,8 @@ func javaRPC2015(ctx context.Context, o Options) (Section, error) {
 	}
 	f.Holds, f.Detail = holds(okL, badL, "Order ice > thrift > dubbo > grpc at "+strings.Join(okL, ", ")+" clients.")
 	if len(badL) > 0 {
-		f.Detail += " gRPC-java has moved from 0.7.1 (the write-up blamed its early HTTP/2) to today's release, whose server CPU per call is shown in the table."
+		c := levels[len(levels)-1]
+		f.Detail += fmt.Sprintf(" At %d clients, thrift against ice: ", c) + versus("thrift", "ice", runs[pk{"thrift", c}], runs[pk{"ice", c}])
 	}
 	sec.Findings = append(sec.Findings, f)
 

@@ -80,7 +80,18 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	// Sections of experiments not run now are kept from an earlier run in Dir.
 	var secs []Section
+	if b, err := os.ReadFile(filepath.Join(o.Dir, "reproduction.json")); err == nil {
+		var old []Section
+		if json.Unmarshal(b, &old) == nil {
+			for _, s := range old {
+				if !slices.Contains(which, s.Name) {
+					secs = append(secs, s)
+				}
+			}
+		}
+	}
 	for _, w := range Experiments {
 		if !slices.Contains(which, w) {
 			continue
@@ -105,6 +116,9 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 			fmt.Fprintf(o.Log, "reproduce: %s: %v\n", w, err)
 		}
 		secs = append(secs, s)
+		slices.SortStableFunc(secs, func(a, b Section) int {
+			return slices.Index(Experiments, a.Name) - slices.Index(Experiments, b.Name)
+		})
 		if err := write(o.Dir, secs); err != nil {
 			return secs, err
 		}
@@ -226,6 +240,45 @@ func (m measured) serverUtil() float64 {
 		return 0
 	}
 	return m.ServerCPU / m.Wall
+}
+
+// clientCPUPerCall is the client's own CPU figure per measured call, in µs (Go and
+// Java measure the timed part only), or the runner's whole-process figure.
+func (m measured) clientCPUPerCall() float64 {
+	calls := float64(m.Report.Complete + m.Report.Failed)
+	if calls == 0 {
+		return 0
+	}
+	if x := m.Report.Rpcbed; x != nil && x.CPUUserSeconds+x.CPUSystemSeconds > 0 {
+		return (x.CPUUserSeconds + x.CPUSystemSeconds) * 1e6 / calls
+	}
+	return m.ClientCPU * 1e6 / calls
+}
+
+// versus explains, from the figures, how the measured winner w beat the expected
+// winner e: which core was busier and what each costs per call on either side.
+func versus(w, e string, mw, me measured) string {
+	s := fmt.Sprintf("Measured: %s's client core was %.0f %% busy and its server core %.0f %%; %s's %.0f %% and %.0f %%. "+
+		"Per call %s costs %.1f µs of client CPU and %.1f µs of server CPU, %s %.1f µs and %.1f µs.",
+		e, me.clientUtil()*100, me.serverUtil()*100, w, mw.clientUtil()*100, mw.serverUtil()*100,
+		e, me.clientCPUPerCall(), me.serverCPUPerCall(), w, mw.clientCPUPerCall(), mw.serverCPUPerCall())
+	switch {
+	case me.clientUtil() >= 0.85 && me.clientCPUPerCall() > mw.clientCPUPerCall():
+		s += fmt.Sprintf(" The client core is the limit and %s's client is the costlier per call.", e)
+	case me.serverUtil() >= 0.85 && me.serverCPUPerCall() > mw.serverCPUPerCall():
+		s += fmt.Sprintf(" The server core is the limit and %s's server is the costlier per call.", e)
+	case me.clientUtil() < 0.85 && me.serverUtil() < 0.85:
+		s += fmt.Sprintf(" Neither core is saturated with %s: its calls wait (latency p50 %d µs against %d µs), not compute.",
+			e, p50(me), p50(mw))
+	}
+	return s
+}
+
+func p50(m measured) int64 {
+	if m.Report.Rpcbed == nil {
+		return 0
+	}
+	return m.Report.Rpcbed.P50Us
 }
 
 func (m measured) clientUtil() float64 {
