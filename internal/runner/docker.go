@@ -59,6 +59,7 @@ func (d *Docker) Run(ctx context.Context, s Spec) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
+	start := time.Now()
 	c, err := d.create(ctx, s)
 	if err != nil {
 		return Result{}, err
@@ -70,7 +71,7 @@ func (d *Docker) Run(ctx context.Context, s Spec) (Result, error) {
 		// Timed out or cancelled: kill it, then still collect what it printed.
 		d.kill(c.ID, syscall.SIGKILL)
 	}
-	r, cerr := d.collect(c.ID)
+	r, cerr := d.collect(c.ID, start)
 	switch {
 	case werr != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && s.Timeout > 0:
 		return r, fmt.Errorf("%s: %w after %v", s.Name, ErrTimeout, s.Timeout)
@@ -84,11 +85,12 @@ func (d *Docker) Run(ctx context.Context, s Spec) (Result, error) {
 
 // Start starts s in a new container and waits for s.Ready.
 func (d *Docker) Start(ctx context.Context, s Spec) (Service, error) {
+	start := time.Now()
 	c, err := d.create(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	svc := &dockerService{d: d, id: c.ID, name: s.Name}
+	svc := &dockerService{d: d, id: c.ID, name: s.Name, start: start}
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
@@ -229,8 +231,10 @@ func (d *Docker) create(ctx context.Context, s Spec) (*dc.Container, error) {
 }
 
 // collect reads the output, exit code, wall time and CPU of a container that has
-// exited.
-func (d *Docker) collect(id string) (Result, error) {
+// exited. Wall is the engine's StartedAt..FinishedAt; for a program that ends
+// within the engine's own bookkeeping those can come out equal or reversed, and
+// then the time since start (the runner's own clock) is used.
+func (d *Docker) collect(id string, start time.Time) (Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	var r Result
@@ -257,6 +261,8 @@ func (d *Docker) collect(id string) (Result, error) {
 	r.ExitCode = ci.State.ExitCode
 	if !ci.State.StartedAt.IsZero() && ci.State.FinishedAt.After(ci.State.StartedAt) {
 		r.Wall = ci.State.FinishedAt.Sub(ci.State.StartedAt)
+	} else {
+		r.Wall = time.Since(start)
 	}
 	if ci.State.OOMKilled {
 		return r, fmt.Errorf("killed: out of memory (limit %d MB)", ci.HostConfig.Memory>>20)
@@ -298,6 +304,8 @@ func (d *Docker) untrack(id string) {
 type dockerService struct {
 	d        *Docker
 	id, name string
+
+	start time.Time
 
 	mu      sync.Mutex
 	stopped bool
@@ -353,7 +361,7 @@ func (s *dockerService) Stop(ctx context.Context) (Result, error) {
 	if werr != nil {
 		s.d.kill(s.id, syscall.SIGKILL)
 	}
-	s.result, s.err = s.d.collect(s.id)
+	s.result, s.err = s.d.collect(s.id, s.start)
 	return s.result, s.err
 }
 
