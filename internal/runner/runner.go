@@ -134,7 +134,13 @@ func waitReady(ctx context.Context, p Probe, alive func() error) error {
 	defer tick.Stop()
 	var last error
 	for {
+		if ctx.Err() != nil {
+			return fmt.Errorf("not ready: %w (last probe: %v)", ctx.Err(), last)
+		}
 		if err := alive(); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("not ready: %w (last probe: %v)", ctx.Err(), last)
+			}
 			return err
 		}
 		if p == nil {

@@ -138,7 +138,7 @@ func runnerContract(t *testing.T, r Runner, image string) {
 		{"ok", "echo report; echo log >&2", 0, "report\n", "log\n", 0, nil, false},
 		{"exit code is not an error", "echo partial; exit 3", 0, "partial\n", "", 3, nil, false},
 		{"cpu is counted", burn + "; echo done", 0, "done\n", "", 0, nil, true},
-		{"timeout kills", "echo started; exec sleep 30", time.Second, "started\n", "", 137, ErrTimeout, false},
+		{"timeout kills", "echo started; exec sleep 30", 3 * time.Second, "started\n", "", 137, ErrTimeout, false},
 	}
 	for _, tc := range runs {
 		t.Run("Run/"+tc.name, func(t *testing.T) {
