@@ -68,8 +68,12 @@ func (d *Docker) Run(ctx context.Context, s Spec) (Result, error) {
 
 	_, werr := d.pool.Client.WaitContainerWithContext(c.ID, ctx)
 	if werr != nil {
-		// Timed out or cancelled: kill it, then still collect what it printed.
+		// Timed out or cancelled: kill it, let the engine record its exit, then
+		// still collect what it printed.
 		d.kill(c.ID, syscall.SIGKILL)
+		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		d.pool.Client.WaitContainerWithContext(c.ID, wctx)
+		cancel()
 	}
 	r, cerr := d.collect(c.ID, start)
 	switch {
@@ -360,6 +364,9 @@ func (s *dockerService) Stop(ctx context.Context) (Result, error) {
 	cancel()
 	if werr != nil {
 		s.d.kill(s.id, syscall.SIGKILL)
+		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		s.d.pool.Client.WaitContainerWithContext(s.id, wctx)
+		cancel()
 	}
 	s.result, s.err = s.d.collect(s.id, s.start)
 	return s.result, s.err
