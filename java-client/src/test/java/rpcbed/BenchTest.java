@@ -119,6 +119,93 @@ class BenchTest {
         assertEquals("2 (shared)", value(r.out, "Connections:"), "connections");
     }
 
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grpc", "thrift", "http", "ice", "dubbo"})
+    void openLoop(String proto) throws Exception {
+        // 40 measured calls at 200 calls/s over 2 workers: each worker's calls are due every
+        // 10 ms, so the schedule alone takes at least 195 ms whatever the server's speed.
+        Run r = main("-proto", proto, "-call", "datatype", "-c", "2", "-n", "40", "-rate", "200",
+            "-warmup", "0.1", "-addr", "127.0.0.1:" + port(proto));
+        assertEquals(0, r.code, "exit code; stderr: " + r.err);
+        assertEquals("40", value(r.out, "Complete requests:"), "complete");
+        assertEquals("0", value(r.out, "Failed requests:"), "failed");
+        assertEquals("open", value(r.out, "Loop:"), "loop");
+        assertEquals("200 [#/sec]", value(r.out, "Target rate:"), "target rate");
+        double secs = Double.parseDouble(value(r.out, "Time taken for tests:").replace(" seconds", ""));
+        assertTrue(secs >= 0.19, "time taken " + secs + " s; want at least 0.19 s (40 calls at 200/s)");
+        String warm = value(r.out, "Warm-up:");
+        assertTrue(warm.startsWith("0.100 seconds, ") && !warm.contains(", 0 calls"),
+            "warm-up " + warm + "; want 0.100 s with the calls due in it (about 20)");
+    }
+
+    /** A server that stalls once: the calls due meanwhile must show the wait. */
+    private static final class StallingTransport implements Transport {
+        private final int stallAt;
+        private final long stallMillis;
+
+        StallingTransport(int stallAt, long stallMillis) {
+            this.stallAt = stallAt;
+            this.stallMillis = stallMillis;
+        }
+
+        @Override
+        public Conn open(int index) {
+            return new Conn() {
+                int calls;
+
+                @Override
+                public long call(Session s) {
+                    if (index >= 0 && ++calls == stallAt) {
+                        try {
+                            Thread.sleep(stallMillis);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    s.token = "t";
+                    return 10;
+                }
+
+                @Override
+                public void close() {}
+            };
+        }
+
+        @Override
+        public boolean sharedConnSafe() {
+            return true;
+        }
+
+        @Override
+        public String serverSoftware() {
+            return "stall";
+        }
+
+        @Override
+        public Map<String, String> versions() {
+            return Map.of();
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    @Test
+    void openLoopCorrectsCoordinatedOmission() throws Exception {
+        // 20 calls due every 10 ms (at 0, 10, .. 190 ms); the 5th (due at 40 ms) stalls
+        // 200 ms. Measured from the due time, it and the 10 calls due by 140 ms take at
+        // least 100 ms: 11 of 20, so the median too. A closed loop would show one slow call.
+        Config cfg = Config.parse(new String[] {"-proto", "grpc", "-call", "datatype", "-c", "1", "-n", "20",
+            "-rate", "100", "-addr", "127.0.0.1:1"});
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        ReportWriter.Report rep = Bench.run(cfg, new StallingTransport(5, 200), new PrintStream(err, true,
+            StandardCharsets.UTF_8)).report;
+        assertEquals(20, rep.complete, "complete");
+        assertEquals(100, rep.targetRate, "target rate");
+        assertTrue(rep.p50Us >= 100_000, "p50 " + rep.p50Us + " us; want at least 100000 (calls due during the stall)");
+        assertTrue(rep.maxUs >= 200_000, "max " + rep.maxUs + " us; want at least 200000 (the stalled call)");
+    }
+
     private static Config config(String proto, String call, int items, int port) throws Exception {
         return Config.parse(args(proto, call, items, port));
     }
@@ -168,6 +255,8 @@ class BenchTest {
         "unknown flag      | -proto grpc -call datatype -n 1 -addr 127.0.0.1:1 -z 3",
         "stray argument    | -proto grpc -call datatype -n 1 -addr 127.0.0.1:1 extra",
         "flag twice        | -proto grpc -proto http -call datatype -n 1 -addr 127.0.0.1:1",
+        "negative rate     | -proto grpc -call datatype -n 1 -rate -1 -addr 127.0.0.1:1",
+        "rate too high     | -proto grpc -call datatype -n 1 -rate 10000001 -addr 127.0.0.1:1",
     })
     void badArguments(String name, String line) {
         Run r = main(line.trim().split("\\s+"));
@@ -223,6 +312,11 @@ class BenchTest {
         rep.concurrency = 5;
         rep.errors.put("unauthenticated", 3L);
         String out = ReportWriter.write(rep);
+        assertTrue(out.contains("Loop:                   closed\nTarget rate:            0 [#/sec]\n"),
+            "closed loop lines in:\n" + out);
+        rep.targetRate = 500;
+        assertTrue(ReportWriter.write(rep).contains("Loop:                   open\nTarget rate:            500 [#/sec]\n"),
+            "open loop lines in:\n" + ReportWriter.write(rep));
         String[] want = {
             "Server Software:        \n",
             "Failed requests:        3\n   (Connect: 0, Receive: 0, Length: 0, Exceptions: 3)\nNon-2xx responses:      3\nKeep-Alive requests:    10\n",

@@ -11,6 +11,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import rpcbed.Main;
 
@@ -110,7 +111,15 @@ public final class Bench {
             marks[1] = cfg.durationNanos > 0 ? marks[0] + cfg.durationNanos : 0;
             cpuStart[0] = Cpu.now();
         });
-        long warmupEnd = System.nanoTime() + cfg.warmupNanos;
+        long runStart = System.nanoTime();
+        long warmupEnd = runStart + cfg.warmupNanos;
+        boolean open = cfg.rate > 0;
+        if (open) {
+            // The open loop's schedule is fixed in advance: calls due before warmupEnd
+            // are warm-up, the measured part starts at warmupEnd whatever happened.
+            marks[0] = warmupEnd;
+            marks[1] = cfg.durationNanos > 0 ? warmupEnd + cfg.durationNanos : 0;
+        }
         Thread[] threads = new Thread[c];
         final BlockingQueue<Transport.Conn> lend = pool;
         for (int i = 0; i < c; i++) {
@@ -118,8 +127,13 @@ public final class Bench {
             workers[i] = w;
             Transport.Conn own = conns.get(i % nConns);
             Transport.Session s = new Transport.Session(cfg.clientId);
+            Schedule sched = open ? new Schedule(cfg, i, runStart) : null;
             threads[i] = new Thread(() -> {
                 try {
+                    if (open) {
+                        openLoop(cfg, sched, lend, own, s, w, stop, marks[0], marks[1]);
+                        return;
+                    }
                     while (cfg.warmupNanos > 0 && System.nanoTime() - warmupEnd < 0) {
                         try {
                             call(lend, own, s, w);
@@ -144,20 +158,7 @@ public final class Bench {
                                 return;
                             }
                         }
-                        Kind k = Kind.OK;
-                        long bytes = 0;
-                        try {
-                            bytes = call(lend, own, s, w);
-                        } catch (CallFailure f) {
-                            k = f.kind;
-                            w.lastError = f;
-                        }
-                        long end = System.nanoTime();
-                        w.byKind[k.ordinal()]++;
-                        if (k.answered()) {
-                            w.bytes += bytes;
-                            w.hist.recordValue(Math.max(1, Math.min(HIST_MAX_US, (end - start) / 1000)));
-                        }
+                        Kind k = measured(lend, own, s, w, start);
                         if (k == Kind.CONNECT) {
                             // Nothing listens: do not spin (ab would have given up already).
                             Thread.sleep(CONNECT_PAUSE_MS);
@@ -170,8 +171,15 @@ public final class Bench {
                 }
             }, "bench-" + i);
         }
+        if (open && cfg.warmupNanos == 0) {
+            cpuStart[0] = Cpu.now();
+        }
         for (Thread th : threads) {
             th.start();
+        }
+        if (open && cfg.warmupNanos > 0) {
+            // No barrier in an open loop: read the CPU when the measured part begins.
+            cpuStart[0] = cpuAt(warmupEnd, threads);
         }
         for (Thread th : threads) {
             try {
@@ -188,12 +196,125 @@ public final class Bench {
             throw new RunError(1, "the run stopped before timing: " + firstError(workers));
         }
         Result res = new Result();
-        res.report = report(cfg, t, docLength, workers, (endNanos - marks[0]) / 1e9, cpu);
+        double secs = Math.max(0, endNanos - marks[0]) / 1e9;
+        res.report = report(cfg, t, docLength, workers, secs, cpu);
+        if (open && secs > 0) {
+            err.printf("java-client: open loop: target %d calls/s, achieved %.1f%n", cfg.rate,
+                res.report.complete / secs);
+        }
         Throwable last = firstError(workers);
         if (last != null) {
             err.println("java-client: last error: " + last.getMessage());
         }
         return res;
+    }
+
+    /** One measured call of the closed loop, timed from start. */
+    private static Kind measured(BlockingQueue<Transport.Conn> pool, Transport.Conn own, Transport.Session s,
+            Worker w, long start) {
+        Kind k = Kind.OK;
+        long bytes = 0;
+        try {
+            bytes = call(pool, own, s, w);
+        } catch (CallFailure f) {
+            k = f.kind;
+            w.lastError = f;
+        }
+        record(w, k, bytes, start, System.nanoTime());
+        return k;
+    }
+
+    /** Books one measured call; only calls the server answered have a latency. */
+    private static void record(Worker w, Kind k, long bytes, long start, long end) {
+        w.byKind[k.ordinal()]++;
+        if (k.answered()) {
+            w.bytes += bytes;
+            w.hist.recordValue(Math.max(1, Math.min(HIST_MAX_US, (end - start) / 1000)));
+        }
+    }
+
+    /**
+     * One worker's share of an open loop (go-client's -rate): its calls are due every
+     * C/R seconds, worker i starting i/R seconds after the run began, so the C workers
+     * together make R calls per second. With -n the measured calls are split among the
+     * workers (or -n each with -per-client).
+     */
+    static final class Schedule {
+        final long intervalNanos;
+        final long firstDue;
+        final long quota; // measured calls; 0 = no limit
+
+        Schedule(Config cfg, int index, long runStart) {
+            double perSecond = cfg.rate;
+            intervalNanos = Math.max(1, Math.round(cfg.concurrency * 1e9 / perSecond));
+            firstDue = runStart + Math.round(index * 1e9 / perSecond);
+            if (cfg.requests == 0) {
+                quota = 0;
+            } else if (cfg.perClient) {
+                quota = cfg.requests;
+            } else {
+                quota = cfg.requests / cfg.concurrency + (index < cfg.requests % cfg.concurrency ? 1 : 0);
+            }
+        }
+    }
+
+    /**
+     * Calls at their due times whatever happened to the previous ones (wrk2). Latency
+     * counts from the due time, so a stalled server shows in the percentiles instead of
+     * silently slowing the load (coordinated omission). A call late for its due time
+     * goes at once.
+     */
+    static void openLoop(Config cfg, Schedule sched, BlockingQueue<Transport.Conn> pool, Transport.Conn own,
+            Transport.Session s, Worker w, AtomicBoolean stop, long measureStart, long deadline) {
+        long due = sched.firstDue;
+        long done = 0;
+        while (!stop.get()) {
+            if (deadline != 0 && due - deadline >= 0) {
+                return;
+            }
+            if (sched.quota > 0 && done >= sched.quota) {
+                return;
+            }
+            long wait;
+            while ((wait = due - System.nanoTime()) > 0) {
+                LockSupport.parkNanos(wait);
+                if (stop.get()) {
+                    return;
+                }
+            }
+            Kind k = Kind.OK;
+            long bytes = 0;
+            try {
+                bytes = call(pool, own, s, w);
+            } catch (CallFailure f) {
+                k = f.kind;
+                w.lastError = f;
+            }
+            long end = System.nanoTime();
+            if (due - measureStart < 0) {
+                w.warmup++;
+            } else {
+                record(w, k, bytes, due, end);
+                done++;
+            }
+            due += sched.intervalNanos;
+        }
+    }
+
+    /** The process CPU at time `at` (nanoTime), or now if every worker ended before. */
+    private static Cpu cpuAt(long at, Thread[] threads) {
+        long wait;
+        while ((wait = at - System.nanoTime()) > 0) {
+            boolean alive = false;
+            for (Thread th : threads) {
+                alive |= th.isAlive();
+            }
+            if (!alive) {
+                break;
+            }
+            LockSupport.parkNanos(Math.min(wait, 10_000_000L));
+        }
+        return Cpu.now();
     }
 
     private static long call(BlockingQueue<Transport.Conn> pool, Transport.Conn own, Transport.Session s, Worker w)
@@ -316,6 +437,7 @@ public final class Bench {
         r.sharedConnections = cfg.shared();
         r.warmupSeconds = cfg.warmupNanos / 1e9;
         r.warmupCalls = warmup;
+        r.targetRate = cfg.rate;
         r.cpuUser = cpu.user;
         r.cpuSystem = cpu.system;
         r.versions = new TreeMap<>(t.versions());

@@ -27,12 +27,16 @@ public final class Config {
     public int port;
     public String clientId = "java-client";
     public boolean keepAlive;
+    /** Open loop: calls per second in total (0 = closed loop). */
+    public int rate;
+    /** Keeps the open-loop interval above 0 (as go-client). */
+    public static final int MAX_RATE = 10_000_000;
 
     static final String USAGE = """
         usage:
           java -jar java-client.jar -proto grpc|thrift|http|ice|dubbo -call datatype|datalist
                 [-items N] -c C (-n N | -t DURATION | both) [-per-client] [-warmup 2s]
-                [-conns K] [-timeout 10s] [-k] -addr HOST:PORT [-client-id ID]
+                [-conns K] [-timeout 10s] [-k] [-rate R] -addr HOST:PORT [-client-id ID]
           java -jar java-client.jar serve -proto ice|dubbo|grpc|thrift|http [-port N]
 
         Before timing one call is verified (codeId 101, or exactly -items items, and a
@@ -41,6 +45,9 @@ public final class Config {
         -n counts calls in total; with -per-client, calls per worker (the Java write-up's
         300 000 calls per client). -conns K shares K connections among the workers; by
         default every worker owns one connection.
+        -rate R runs an open loop: R calls per second in total, each worker's calls due
+        at fixed intervals, latency counted from each call's due time (coordinated
+        omission corrected); 0 (default) is ab's closed loop.
 
         exit codes:
           0  report printed (also when calls failed: see "Failed requests")
@@ -68,6 +75,7 @@ public final class Config {
         c.addr = f.string("addr", "");
         c.clientId = f.string("client-id", c.clientId);
         c.keepAlive = f.bool("k", false);
+        c.rate = f.integer("rate", 0);
         f.done();
         c.validate();
         return c;
@@ -106,6 +114,9 @@ public final class Config {
         }
         if (conns < 0 || conns > concurrency) {
             throw new Main.UsageError("-conns " + conns + ": want 1.." + concurrency + " (-c)");
+        }
+        if (rate < 0 || rate > MAX_RATE) {
+            throw new Main.UsageError("-rate " + rate + ": want 0.." + MAX_RATE);
         }
         if (timeoutNanos <= 0) {
             throw new Main.UsageError("-timeout must be above 0");

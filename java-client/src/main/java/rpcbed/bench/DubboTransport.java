@@ -24,7 +24,7 @@ final class DubboTransport implements Transport {
 
     DubboTransport(Config cfg) {
         this.cfg = cfg;
-        DubboServer.quietLogging();
+        DubboServer.systemProperties();
         bootstrap = DubboBootstrap.newInstance()
             .application(DubboServer.application("rpcbed-java-dubbo-client"))
             .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));

@@ -32,10 +32,15 @@ final class GrpcTransport implements Transport {
 
     @Override
     public Conn open(int index) throws CallFailure {
-        // Blocking stubs run their callbacks on the calling thread (grpc-java's
-        // ThreadlessExecutor), so the channel keeps its default executor.
         ManagedChannel ch = NettyChannelBuilder.forAddress(cfg.host, cfg.port)
             .usePlaintext()
+            // Callbacks run on the Netty event loop instead of being handed to the
+            // channel's cached pool (grpc-java's performance advice; nothing here blocks).
+            // Blocking stubs still hand the answer to the caller (ThreadlessExecutor).
+            .directExecutor()
+            // One attempt per call: retries would hide failures from the report (as
+            // Dubbo's retries=0) and cost a RetriableStream with a buffer per call.
+            .disableRetry()
             .maxInboundMessageSize(GrpcServer.MAX_MESSAGE)
             .build();
         // Connect now: connections are made before timing.

@@ -5,49 +5,47 @@ import com.alibaba.fastjson2.JSONArray;
 import com.alibaba.fastjson2.JSONObject;
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
-import java.time.Duration;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.util.Map;
+import org.apache.hc.core5.http.ClassicHttpRequest;
+import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpEntity;
+import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.Method;
+import org.apache.hc.core5.http.impl.DefaultConnectionReuseStrategy;
+import org.apache.hc.core5.http.impl.io.DefaultBHttpClientConnection;
+import org.apache.hc.core5.http.impl.io.HttpRequestExecutor;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.message.BasicClassicHttpRequest;
+import org.apache.hc.core5.http.protocol.BasicHttpContext;
+import org.apache.hc.core5.http.protocol.HttpContext;
 
 /**
- * HTTP/1.1 + JSON with the JDK's java.net.http client (keep-alive). One HttpClient per
- * Conn, used by one worker at a time, so it holds one connection.
+ * HTTP/1.1 + JSON over Apache HttpCore 5's blocking client connection: one keep-alive
+ * socket per Conn, written and read on the calling thread (as ab -k and go-client do),
+ * so a call costs no thread hand-off. A Conn is used by one worker at a time.
  */
 final class HttpTransport implements Transport {
     private final Config cfg;
-    private final URI uri;
-    private final URI health;
+    private final String path;
+    private final String hostHeader;
     private volatile String software = "";
 
     HttpTransport(Config cfg) {
         this.cfg = cfg;
-        String base = "http://" + (cfg.host.contains(":") ? "[" + cfg.host + "]" : cfg.host) + ":" + cfg.port;
-        this.uri = URI.create(base + cfg.httpPath());
-        this.health = URI.create(base + "/healthz");
+        this.path = cfg.httpPath();
+        this.hostHeader = (cfg.host.contains(":") ? "[" + cfg.host + "]" : cfg.host) + ":" + cfg.port;
     }
 
     @Override
     public Conn open(int index) throws CallFailure {
-        HttpClient client = HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofNanos(cfg.timeoutNanos))
-            .build();
+        HttpConn c = new HttpConn();
         // Open the keep-alive connection before timing.
-        try {
-            client.send(HttpRequest.newBuilder(health).timeout(Duration.ofNanos(cfg.timeoutNanos)).GET().build(),
-                HttpResponse.BodyHandlers.discarding());
-        } catch (IOException e) {
-            throw new CallFailure(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CallFailure(Kind.CONNECT, "interrupted", e);
-        }
-        return new HttpConn(client);
+        c.exchange("/healthz", null, true);
+        return c;
     }
 
     @Override
@@ -62,46 +60,92 @@ final class HttpTransport implements Transport {
 
     @Override
     public Map<String, String> versions() {
-        return Map.of("httpclient", "java.net.http-" + System.getProperty("java.version"),
+        return Map.of("httpcore5", Transports.version("httpcore5"),
             "fastjson2", Transports.version("fastjson2"));
     }
 
     @Override
     public void close() {}
 
-    private final class HttpConn implements Conn {
-        private final HttpClient client;
+    /** A response: status, body, and the Server header. */
+    private record Answer(int status, byte[] body) {}
 
-        HttpConn(HttpClient client) {
-            this.client = client;
+    private final class HttpConn implements Conn {
+        private final HttpRequestExecutor exec = new HttpRequestExecutor();
+        private final HttpContext ctx = new BasicHttpContext();
+        private DefaultBHttpClientConnection conn;
+
+        /** Connects when there is no open connection (first call, or after a failure / close). */
+        private DefaultBHttpClientConnection connection() throws CallFailure {
+            if (conn != null && conn.isOpen()) {
+                return conn;
+            }
+            Socket sock = new Socket();
+            try {
+                sock.setTcpNoDelay(true);
+                sock.connect(new InetSocketAddress(cfg.host, cfg.port), cfg.timeoutMillis());
+                // Bounds every read of the response (the JDK client bounded the whole call).
+                sock.setSoTimeout(cfg.timeoutMillis());
+                DefaultBHttpClientConnection c = new DefaultBHttpClientConnection(null);
+                c.bind(sock);
+                conn = c;
+                return c;
+            } catch (IOException e) {
+                try {
+                    sock.close();
+                } catch (IOException ignored) {
+                    // already failing
+                }
+                Kind k = e instanceof SocketTimeoutException || e instanceof ConnectException
+                    || !sock.isConnected() ? Kind.CONNECT : Kind.RECEIVE;
+                throw new CallFailure(k, "cannot connect to " + cfg.addr + ": " + e, e);
+            }
+        }
+
+        private void drop() {
+            if (conn != null) {
+                conn.close(org.apache.hc.core5.io.CloseMode.IMMEDIATE);
+                conn = null;
+            }
+        }
+
+        Answer exchange(String target, Session s, boolean connectOnly) throws CallFailure {
+            DefaultBHttpClientConnection c = connection();
+            ClassicHttpRequest req = new BasicClassicHttpRequest(Method.GET, target);
+            req.setHeader("Host", hostHeader);
+            if (s != null) {
+                req.setHeader("X-Client-Id", s.clientId);
+                req.setHeader("X-Token", s.token);
+            }
+            try (ClassicHttpResponse resp = exec.execute(req, c, ctx)) {
+                HttpEntity e = resp.getEntity();
+                byte[] body = e == null ? new byte[0] : EntityUtils.toByteArray(e);
+                Header server = resp.getFirstHeader("Server");
+                if (server != null) {
+                    software = server.getValue();
+                }
+                if (!DefaultConnectionReuseStrategy.INSTANCE.keepAlive(req, resp, ctx)) {
+                    drop();
+                }
+                if (connectOnly && resp.getCode() != 200) {
+                    throw new CallFailure(Kind.CONNECT, "GET /healthz: HTTP " + resp.getCode());
+                }
+                return new Answer(resp.getCode(), body);
+            } catch (SocketTimeoutException e) {
+                drop();
+                throw new CallFailure(connectOnly ? Kind.CONNECT : Kind.TIMEOUT, e.toString(), e);
+            } catch (IOException | HttpException e) {
+                drop();
+                throw new CallFailure(connectOnly ? Kind.CONNECT : Kind.RECEIVE, e.toString(), e);
+            }
         }
 
         @Override
         public long call(Session s) throws CallFailure {
-            HttpRequest req = HttpRequest.newBuilder(uri)
-                .timeout(Duration.ofNanos(cfg.timeoutNanos))
-                .header("X-Client-Id", s.clientId)
-                .header("X-Token", s.token)
-                .GET()
-                .build();
-            HttpResponse<byte[]> resp;
-            try {
-                resp = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
-            } catch (HttpConnectTimeoutException | ConnectException e) {
-                throw new CallFailure(Kind.CONNECT, e.toString(), e);
-            } catch (HttpTimeoutException e) {
-                throw new CallFailure(Kind.TIMEOUT, e.toString(), e);
-            } catch (IOException e) {
-                throw new CallFailure(Kind.RECEIVE, e.toString(), e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new CallFailure(Kind.RECEIVE, "interrupted", e);
-            }
-            software = resp.headers().firstValue("Server").orElse(software);
-            byte[] body = resp.body();
-            int status = resp.statusCode();
-            if (status != 200) {
-                Kind k = switch (status) {
+            Answer a = exchange(path, s, false);
+            byte[] body = a.body();
+            if (a.status() != 200) {
+                Kind k = switch (a.status()) {
                     case 401 -> Kind.UNAUTHENTICATED;
                     case 400 -> Kind.INVALID_ARGUMENT;
                     default -> Kind.EXCEPTIONS;
@@ -109,7 +153,7 @@ final class HttpTransport implements Transport {
                 if (k == Kind.UNAUTHENTICATED) {
                     s.token = "";
                 }
-                throw new CallFailure(k, "HTTP " + status + ": " + new String(body, 0, Math.min(body.length, 200)));
+                throw new CallFailure(k, "HTTP " + a.status() + ": " + new String(body, 0, Math.min(body.length, 200)));
             }
             JSONObject o;
             try {
@@ -139,7 +183,7 @@ final class HttpTransport implements Transport {
 
         @Override
         public void close() {
-            // HttpClient has no close() before Java 21; its idle connection goes with it.
+            drop();
         }
     }
 }

@@ -43,6 +43,8 @@ public final class ReportWriter {
         public int items;
         public int connections;
         public boolean sharedConnections;
+        /** Open loop's calls/s in total; 0 = closed loop. */
+        public int targetRate;
         public double warmupSeconds;
         public long warmupCalls;
         public long p50Us;
@@ -127,8 +129,8 @@ public final class ReportWriter {
         label(b, "Call:", r.call);
         label(b, "Items:", Integer.toString(r.items));
         label(b, "Connections:", r.connections + (r.sharedConnections ? " (shared)" : " (per worker)"));
-        label(b, "Loop:", "closed");
-        label(b, "Target rate:", "0 [#/sec]");
+        label(b, "Loop:", r.targetRate > 0 ? "open" : "closed");
+        label(b, "Target rate:", r.targetRate + " [#/sec]");
         label(b, "Warm-up:", fixed(r.warmupSeconds, 3) + " seconds, " + r.warmupCalls + " calls excluded");
         label(b, "Latency p50:", r.p50Us + " [us]");
         label(b, "Latency p90:", r.p90Us + " [us]");
