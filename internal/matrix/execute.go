@@ -374,6 +374,11 @@ func (e *executor) repeat(ctx context.Context, srv *Server, c Cell, i int) (Repe
 		rep.Error = "report: " + oneLine(perr.Error())
 		return rep, nil
 	}
+	if r.Complete == 0 {
+		// Nothing to take a figure from: the report stays in the raw file only.
+		rep.Error = fmt.Sprintf("no call completed in the measured %.3f s (%d failed)", r.TimeTakenSeconds, r.Failed)
+		return rep, nil
+	}
 	rep.Report = &r
 	if berr == nil && aerr == nil {
 		rep.ServerCPUS = after.CPU - before.CPU
