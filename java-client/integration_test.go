@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -174,17 +175,21 @@ func TestJavaClient(t *testing.T) {
 		call   string
 		items  int
 		server string // ab's Server Software the client should report
+		rate   int    // -rate: open loop when above 0
 	}{
-		{"grpc-datatype-go", "grpc", "datatype", 0, ""},
-		{"grpc-datalist-200-go", "grpc", "datalist", 200, ""},
-		{"thrift-datatype-go", "thrift", "datatype", 0, ""},
-		{"thrift-datalist-200-go", "thrift", "datalist", 200, ""},
-		{"http-datatype-go", "http", "datatype", 0, ""},
-		{"http-datalist-200-go", "http", "datalist", 200, ""},
-		{"ice-datatype-java", "ice", "datatype", 0, "rpcbed-java-ice"},
-		{"ice-datalist-200-java", "ice", "datalist", 200, "rpcbed-java-ice"},
-		{"dubbo-datatype-java", "dubbo", "datatype", 0, "rpcbed-java-dubbo"},
-		{"dubbo-datalist-200-java", "dubbo", "datalist", 200, "rpcbed-java-dubbo"},
+		{"grpc-datatype-go", "grpc", "datatype", 0, "", 0},
+		{"grpc-datalist-200-go", "grpc", "datalist", 200, "", 0},
+		{"thrift-datatype-go", "thrift", "datatype", 0, "", 0},
+		{"thrift-datalist-200-go", "thrift", "datalist", 200, "", 0},
+		{"http-datatype-go", "http", "datatype", 0, "", 0},
+		{"http-datalist-200-go", "http", "datalist", 200, "", 0},
+		{"ice-datatype-java", "ice", "datatype", 0, "rpcbed-java-ice", 0},
+		{"ice-datalist-200-java", "ice", "datalist", 200, "rpcbed-java-ice", 0},
+		{"dubbo-datatype-java", "dubbo", "datatype", 0, "rpcbed-java-dubbo", 0},
+		{"dubbo-datalist-200-java", "dubbo", "datalist", 200, "rpcbed-java-dubbo", 0},
+		{"grpc-datatype-go-open", "grpc", "datatype", 0, "", 400},
+		{"http-datalist-200-go-open", "http", "datalist", 200, "", 400},
+		{"dubbo-datatype-java-open", "dubbo", "datatype", 0, "rpcbed-java-dubbo", 400},
 	}
 	const n = 200
 	for _, tc := range tests {
@@ -193,6 +198,9 @@ func TestJavaClient(t *testing.T) {
 				"-warmup", "0.2", "-addr", addrs[tc.proto]}
 			if tc.call == "datalist" {
 				args = append(args, "-items", "200")
+			}
+			if tc.rate > 0 {
+				args = append(args, "-rate", strconv.Itoa(tc.rate))
 			}
 			code, out, stderr := javaClient(t, java, jar, args...)
 			if code != 0 {
@@ -212,6 +220,17 @@ func TestJavaClient(t *testing.T) {
 			if x.Client != "java" || x.Protocol != tc.proto || x.Call != tc.call || x.Items != tc.items {
 				t.Errorf("client/protocol/call/items = %s/%s/%s/%d; want java/%s/%s/%d",
 					x.Client, x.Protocol, x.Call, x.Items, tc.proto, tc.call, tc.items)
+			}
+			wantLoop := "closed"
+			if tc.rate > 0 {
+				wantLoop = "open"
+			}
+			if x.Loop != wantLoop || x.TargetRate != tc.rate {
+				t.Errorf("loop %q, target rate %d; want %q, %d", x.Loop, x.TargetRate, wantLoop, tc.rate)
+			}
+			// 200 calls at 400/s are due over 0.5 s: the schedule cannot end sooner.
+			if tc.rate > 0 && r.TimeTakenSeconds < float64(n-1)/float64(tc.rate) {
+				t.Errorf("time taken %.3f s; want at least %.3f s (%d calls at %d/s)", r.TimeTakenSeconds, float64(n-1)/float64(tc.rate), n, tc.rate)
 			}
 			if tc.server != "" && r.ServerSoftware != tc.server {
 				t.Errorf("server software %q; want %q", r.ServerSoftware, tc.server)
