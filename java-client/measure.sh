@@ -2,9 +2,10 @@
 # Java baseline servers on 127.0.0.1, one protocol at a time, called by the Java client
 # (or by go-client): prints requests per second per protocol and concurrency (the
 # java-rpc-2015 shape).
-# usage: [WARMUP=10] [JAR=...] [PROTOS="ice thrift grpc dubbo http"] [CLIENT=java|PATH]
+# usage: [WARMUP=20] [JAR=...] [PROTOS="ice thrift grpc dubbo http"] [CLIENT=java|PATH]
 #        java-client/measure.sh [CALL] [N_C1] [N_C20]
-#   defaults: datatype 5000 40000; WARMUP in seconds (JIT warm-up, excluded).
+#   defaults: datatype 5000 40000; WARMUP=20 seconds of JIT warm-up, excluded (on this
+#   loaded machine C2 still compiled grpc-java's call path 15-23 s into a run).
 #   CLIENT=PATH runs that client binary (e.g. bin/go-client; grpc, thrift, http only)
 #   against the jar's servers instead of the jar's own client.
 # Every run is bounded by -n and by -t 30s; servers are stopped by their PID.
@@ -15,7 +16,7 @@ CLIENT=${CLIENT:-java}
 CALL=${1:-datatype}
 N1=${2:-5000}
 N20=${3:-40000}
-WARMUP=${WARMUP:-10}
+WARMUP=${WARMUP:-20}
 PROTOS=${PROTOS:-ice thrift grpc dubbo http}
 ITEMS=()
 [ "$CALL" = datalist ] && ITEMS=(-items 200)
