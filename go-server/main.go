@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -93,9 +94,9 @@ func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
 	}
 	for _, l := range []struct {
 		name string
-		addr fmt.Stringer
+		addr net.Addr
 	}{{"grpc", srv.GRPCAddr}, {"thrift", srv.ThriftAddr}, {"http", srv.HTTPAddr}} {
-		if l.addr != nil && l.addr.String() != "<nil>" {
+		if l.addr != nil {
 			logger.Printf("listening proto=%s addr=%s", l.name, l.addr)
 		}
 	}
