@@ -137,7 +137,7 @@ type executor struct {
 
 func (e *executor) serverConfig() ServerConfig {
 	s := e.run.Spec
-	return ServerConfig{Programs: e.o.Programs, Resources: s.Server, Store: s.Store, RedisAddr: s.RedisAddr, Auth: *s.Auth}
+	return ServerConfig{Programs: e.o.Programs, Resources: s.Server, Store: s.Store, RedisAddr: s.RedisAddr, AerospikeHosts: s.AerospikeHosts, Auth: *s.Auth}
 }
 
 // serverGroup starts one server, verifies, runs its cells and stops it.

@@ -25,11 +25,12 @@ type Server struct {
 
 // ServerConfig is what StartServer needs besides the key.
 type ServerConfig struct {
-	Programs  Programs
-	Resources Resources
-	Store     string
-	RedisAddr string
-	Auth      bool
+	Programs       Programs
+	Resources      Resources
+	Store          string
+	RedisAddr      string
+	AerospikeHosts string
+	Auth           bool
 }
 
 // FreePort asks the kernel for a free loopback port. Another process may take it
@@ -65,6 +66,9 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 			"-store", cfg.Store, "-auth=" + strconv.FormatBool(cfg.Auth)}
 		if cfg.Store == "redis" {
 			args = append(args, "-redis-addr", cfg.RedisAddr)
+		}
+		if cfg.Store == "aerospike" {
+			args = append(args, "-aerospike-hosts", cfg.AerospikeHosts)
 		}
 		prog = cfg.Programs.GoServer(args...)
 		http := runner.HTTPProbe("http://" + s.Addrs["http"] + "/healthz")

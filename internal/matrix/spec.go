@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
 	"slices"
@@ -69,9 +70,11 @@ type Spec struct {
 	// Client and Server are the resources each side gets.
 	Client Resources `yaml:"client" json:"client"`
 	Server Resources `yaml:"server" json:"server"`
-	// Store is go-server's record store: memory or redis (redis_addr).
-	Store     string `yaml:"store" json:"store"`
-	RedisAddr string `yaml:"redis_addr" json:"redis_addr"`
+	// Store is go-server's record store: memory, redis (redis_addr) or aerospike
+	// (aerospike_hosts, seeds host:port[,host:port]; namespace "test").
+	Store          string `yaml:"store" json:"store"`
+	RedisAddr      string `yaml:"redis_addr" json:"redis_addr"`
+	AerospikeHosts string `yaml:"aerospike_hosts" json:"aerospike_hosts"`
 	// Auth turns token checking on in the servers (the published shape; default true).
 	Auth *bool `yaml:"auth" json:"auth"`
 	// Verify runs one tiny call per client x protocol x call before any timing.
@@ -268,6 +271,9 @@ func (s *Spec) defaults() {
 	if s.RedisAddr == "" {
 		s.RedisAddr = "127.0.0.1:6379"
 	}
+	if s.AerospikeHosts == "" {
+		s.AerospikeHosts = "127.0.0.1:3000"
+	}
 	if s.Auth == nil {
 		t := true
 		s.Auth = &t
@@ -358,8 +364,15 @@ func (s *Spec) Validate() error {
 	}
 	switch s.Store {
 	case "memory", "redis":
+	case "aerospike":
+		for _, h := range strings.Split(s.AerospikeHosts, ",") {
+			host, port, err := net.SplitHostPort(strings.TrimSpace(h))
+			if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+				return fieldErr("aerospike_hosts", "%q: want host:port[,host:port]", s.AerospikeHosts)
+			}
+		}
 	default:
-		return fieldErr("store", "%q: want memory or redis", s.Store)
+		return fieldErr("store", "%q: want memory, redis or aerospike", s.Store)
 	}
 	return nil
 }
