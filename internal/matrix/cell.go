@@ -35,15 +35,25 @@ func (c Cell) Name() string {
 
 // ParseName reads a cell name back into its fields (Server and Load stay empty).
 func ParseName(name string) (Cell, error) {
-	f := strings.Split(name, "-")
 	bad := func(why string) (Cell, error) {
 		return Cell{}, fmt.Errorf("cell name %q: %s (want CLIENT-PROTO-CALL[-ITEMS]-cC)", name, why)
 	}
+	// A client name may hold a dash (php-pure): take the longest client that prefixes it.
+	client := ""
+	for _, cl := range Clients {
+		if strings.HasPrefix(name, cl+"-") && len(cl) > len(client) {
+			client = cl
+		}
+	}
+	if client == "" {
+		return bad("unknown client")
+	}
+	f := append([]string{client}, strings.Split(strings.TrimPrefix(name, client+"-"), "-")...)
 	if len(f) != 4 && len(f) != 5 {
 		return bad("wrong number of parts")
 	}
 	c := Cell{Client: f[0], Protocol: f[1], Call: f[2]}
-	if !slices.Contains(Clients, c.Client) || !slices.Contains(Protocols, c.Protocol) || !slices.Contains(Calls, c.Call) {
+	if !slices.Contains(Protocols, c.Protocol) || !slices.Contains(Calls, c.Call) {
 		return bad("unknown client, protocol or call")
 	}
 	if (c.Call == "datalist") != (len(f) == 5) {

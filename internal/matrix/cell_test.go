@@ -14,6 +14,7 @@ func TestCellName(t *testing.T) {
 	}{
 		{"datalist", Cell{Client: "php", Protocol: "grpc", Call: "datalist", Items: 200, Concurrency: 50}, "php-grpc-datalist-200-c50"},
 		{"datatype has no items", Cell{Client: "go", Protocol: "thrift", Call: "datatype", Concurrency: 1}, "go-thrift-datatype-c1"},
+		{"variant with a dash", Cell{Client: "php-pure", Protocol: "grpc", Call: "datalist", Items: 200, Concurrency: 1}, "php-pure-grpc-datalist-200-c1"},
 		{"zero items", Cell{Client: "java", Protocol: "dubbo", Call: "datalist", Items: 0, Concurrency: 800}, "java-dubbo-datalist-0-c800"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -32,7 +33,7 @@ func TestCellName(t *testing.T) {
 }
 
 func TestParseNameRejects(t *testing.T) {
-	for _, name := range []string{"", "go-grpc", "ruby-grpc-datalist-2-c1", "go-grpc-datalist-c1", "go-grpc-datatype-2-c1", "go-grpc-datalist-x-c1", "go-grpc-datalist-2-50", "go-grpc-datalist-2-c0"} {
+	for _, name := range []string{"", "go-grpc", "ruby-grpc-datalist-2-c1", "go-grpc-datalist-c1", "go-grpc-datatype-2-c1", "go-grpc-datalist-x-c1", "go-grpc-datalist-2-50", "go-grpc-datalist-2-c0", "php-purex-grpc-datalist-2-c1", "pure-grpc-datalist-2-c1", "php-pure-datalist-2-c1"} {
 		if _, err := ParseName(name); err == nil {
 			t.Errorf("ParseName(%q): got no error; want one", name)
 		}

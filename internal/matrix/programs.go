@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"path/filepath"
+	"slices"
 )
 
 // Programs says how the runner starts each program: by image and PATH name in a
@@ -32,10 +33,14 @@ func (p Programs) image(runtime string) string {
 	return "rpcbed/" + runtime + ":latest"
 }
 
-// Client is the load client of one language with args.
+// Client is the load client of one language (or variant: php-pure is php-client
+// -runtime pure) with args.
 func (p Programs) Client(client string, args ...string) Program {
 	switch client {
-	case "php":
+	case "php", "php-pure":
+		if client == "php-pure" {
+			args = append([]string{"-runtime", "pure"}, args...)
+		}
 		if p.Docker {
 			return Program{Image: p.image("php"), Args: append([]string{"php-client"}, args...)}
 		}
@@ -55,13 +60,23 @@ func (p Programs) GoFront(args ...string) Program {
 	return p.goProgram("go-client", append([]string{"front"}, args...)...)
 }
 
+// FrontOpcache is the environment setting of the production PHP front: OPcache on.
+// PHPFront without it is the published set-up (plain php -S, default ini).
+const FrontOpcache = "RPCBED_FRONT_OPCACHE=1"
+
 // PHPFront is php-client/bin/php-front (php -S with front.php); env sets LISTEN and
-// the backends' addresses.
+// the backends' addresses. It is the published set-up: no OPcache.
 func (p Programs) PHPFront(env ...string) Program {
 	if p.Docker {
 		return Program{Image: p.image("php"), Args: []string{"/opt/rpcbed/php-client/bin/php-front"}, Env: env}
 	}
 	return Program{Args: []string{filepath.Join(p.Root, "php-client/bin/php-front")}, Env: env}
+}
+
+// PHPFrontProduction is PHPFront as PHP services run it: OPcache on (FrontOpcache).
+// Both keep one channel per php -S worker process across requests.
+func (p Programs) PHPFrontProduction(env ...string) Program {
+	return p.PHPFront(append(slices.Clone(env), FrontOpcache)...)
 }
 
 // JavaServer is `java-client serve` with args.

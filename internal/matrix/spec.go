@@ -25,17 +25,23 @@ import (
 
 // The project's one vocabulary, in the order tables and plots list it.
 var (
-	Clients   = []string{"go", "php", "java"}
+	// php-pure is php-client with -runtime pure: the pure-PHP protobuf and Thrift
+	// runtimes beside php's production ones (the protobuf C extension, the Thrift
+	// accelerator). A variant is a client of its own, so its cells are named apart
+	// (php-pure-grpc-datalist-200-c1) in every table, plot and comparison.
+	Clients   = []string{"go", "php", "php-pure", "java"}
 	Protocols = []string{"grpc", "thrift", "http", "ice", "dubbo"}
 	Calls     = []string{"datatype", "datalist"}
 )
 
 // supports says which protocols each client speaks (go-client: grpc, thrift, http;
-// php-client adds ice; java-client adds ice and dubbo).
+// php-client adds ice; java-client adds ice and dubbo). php-pure is only where a
+// pure-PHP runtime decodes: curl + json_decode and Ice decode in C either way.
 var supports = map[string][]string{
-	"go":   {"grpc", "thrift", "http"},
-	"php":  {"grpc", "thrift", "http", "ice"},
-	"java": {"grpc", "thrift", "http", "ice", "dubbo"},
+	"go":       {"grpc", "thrift", "http"},
+	"php":      {"grpc", "thrift", "http", "ice"},
+	"php-pure": {"grpc", "thrift"},
+	"java":     {"grpc", "thrift", "http", "ice", "dubbo"},
 }
 
 // serves says which servers can serve a protocol: go-server (the reference) serves
@@ -291,7 +297,7 @@ func (s *Spec) Validate() error {
 	}
 	for _, c := range sortedKeys(s.Clients) {
 		if supports[c] == nil {
-			return fieldErr("clients", "unknown client %q: want go, php or java", c)
+			return fieldErr("clients", "unknown client %q: want go, php, php-pure or java", c)
 		}
 		if len(s.Clients[c]) == 0 {
 			return fieldErr("clients."+c, "no protocol")

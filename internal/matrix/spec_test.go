@@ -44,6 +44,7 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"unknown nested key", "load: {durashun: 1s}", "durashun"},
 		{"unknown client", "clients: {ruby: [grpc]}", "clients"},
 		{"protocol the client lacks", "clients: {go: [ice]}", "clients.go"},
+		{"variant without a pure runtime there", "clients: {php-pure: [http]}", "clients.php-pure"},
 		{"client without protocols", "clients: {go: []}", "clients.go"},
 		{"unknown call", "calls: [datablob]", "calls"},
 		{"negative items", "items: [-1]", "items"},

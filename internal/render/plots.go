@@ -27,9 +27,10 @@ const (
 
 // Every client has one colour and every protocol one dash pattern, in every plot.
 var clientColor = map[string]color.Color{
-	"go":   color.RGBA{R: 0x00, G: 0x7d, B: 0x9c, A: 0xff}, // Go's blue
-	"php":  color.RGBA{R: 0x77, G: 0x7b, B: 0xb4, A: 0xff}, // PHP's purple
-	"java": color.RGBA{R: 0xe7, G: 0x6f, B: 0x00, A: 0xff}, // Java's orange
+	"go":       color.RGBA{R: 0x00, G: 0x7d, B: 0x9c, A: 0xff}, // Go's blue
+	"php":      color.RGBA{R: 0x77, G: 0x7b, B: 0xb4, A: 0xff}, // PHP's purple
+	"php-pure": color.RGBA{R: 0xc2, G: 0x5b, B: 0xc8, A: 0xff}, // a pinker purple: the same language, another runtime
+	"java":     color.RGBA{R: 0xe7, G: 0x6f, B: 0x00, A: 0xff}, // Java's orange
 }
 
 var protoColor = map[string]color.Color{
@@ -377,15 +378,23 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 	f := newFigure(fmt.Sprintf("PHP vs Go client: CPU per call ratio, datalist, c=%d", c),
 		"items per response (log scale)", "PHP CPU per call / Go CPU per call", true, false)
 	f.xTicksAt(x.items)
-	for _, proto := range matrix.Protocols {
-		ys := make([]float64, len(x.items))
-		for i, n := range x.items {
-			php := x.median(matrix.Cell{Client: "php", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
-			gov := x.median(matrix.Cell{Client: "go", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
-			ys[i] = php / gov
-		}
-		if err := f.line(proto, floats(x.items), ys, protoColor[proto], protoDash[proto], protoGlyph[proto]); err != nil {
-			return nil, err
+	// Both PHP variants: php (protobuf C extension, Thrift accelerator) in the
+	// protocol's colour, php-pure in php-pure's colour, each labelled by its cell prefix.
+	for _, client := range []string{"php", "php-pure"} {
+		for _, proto := range matrix.Protocols {
+			ys := make([]float64, len(x.items))
+			for i, n := range x.items {
+				php := x.median(matrix.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
+				gov := x.median(matrix.Cell{Client: "go", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
+				ys[i] = php / gov
+			}
+			col := protoColor[proto]
+			if client != "php" {
+				col = clientColor[client]
+			}
+			if err := f.line(client+"-"+proto, floats(x.items), ys, col, protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if f.lines == 0 {

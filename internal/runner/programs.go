@@ -18,12 +18,12 @@ const (
 	ImageJava = "rpcbed/java"
 )
 
-// Image is the runtime image of a client (go|php|java); "" for an unknown one.
+// Image is the runtime image of a client (go|php|php-pure|java); "" for an unknown one.
 func Image(client string) string {
 	switch client {
 	case "go":
 		return ImageGo
-	case "php":
+	case "php", "php-pure":
 		return ImagePHP
 	case "java":
 		return ImageJava
@@ -37,6 +37,8 @@ func ClientCommand(client string) []string {
 	switch client {
 	case "go", "php", "java":
 		return []string{client + "-client"}
+	case "php-pure":
+		return []string{"php-client", "-runtime", "pure"}
 	}
 	return nil
 }
@@ -50,6 +52,8 @@ func LocalClientCommand(root, client string) []string {
 		return []string{"go-client"}
 	case "php":
 		return []string{filepath.Join(root, "php-client", "bin", "php-client")}
+	case "php-pure":
+		return []string{filepath.Join(root, "php-client", "bin", "php-client"), "-runtime", "pure"}
 	case "java":
 		return []string{"java", "-jar", filepath.Join(root, "java-client", "target", "java-client.jar")}
 	}
@@ -57,7 +61,7 @@ func LocalClientCommand(root, client string) []string {
 }
 
 // Command is the Spec's Image and the start of its Args for one of rpcbed's
-// programs under r: the load clients "go", "php", "java" (flags follow), and the
+// programs under r: the load clients "go", "php", "php-pure", "java" (flags follow), and the
 // servers "go-server" and "java-server" (= java-client serve; -proto and -port
 // follow). root is the checkout, for the Local runner.
 func Command(r Runner, root, prog string) (image string, args []string, err error) {

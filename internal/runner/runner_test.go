@@ -85,7 +85,7 @@ func TestProcStatCPU(t *testing.T) {
 }
 
 func TestClientCommands(t *testing.T) {
-	for _, c := range []string{"go", "php", "java"} {
+	for _, c := range []string{"go", "php", "php-pure", "java"} {
 		if Image(c) == "" || len(ClientCommand(c)) == 0 || len(LocalClientCommand("/r", c)) == 0 {
 			t.Errorf("client %s: got image %q command %q local %q; want all set", c, Image(c), ClientCommand(c), LocalClientCommand("/r", c))
 		}

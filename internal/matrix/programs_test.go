@@ -1,0 +1,60 @@
+package matrix
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// php-pure is php-client with -runtime pure, in both runners; php is php-client as is.
+func TestProgramsClientVariants(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		p      Programs
+		client string
+		image  string
+		args   string
+	}{
+		{"docker php", Programs{Docker: true}, "php", "rpcbed/php:latest", "php-client -proto grpc"},
+		{"docker php-pure", Programs{Docker: true}, "php-pure", "rpcbed/php:latest", "php-client -runtime pure -proto grpc"},
+		{"local php", Programs{Root: "/r"}, "php", "", "/r/php-client/bin/php-client -proto grpc"},
+		{"local php-pure", Programs{Root: "/r"}, "php-pure", "", "/r/php-client/bin/php-client -runtime pure -proto grpc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.p.Client(tc.client, "-proto", "grpc")
+			if got.Image != tc.image || strings.Join(got.Args, " ") != tc.args {
+				t.Errorf("got %q %q; want %q %q", got.Image, strings.Join(got.Args, " "), tc.image, tc.args)
+			}
+		})
+	}
+}
+
+func TestPHPFrontVariants(t *testing.T) {
+	p := Programs{Root: "/r"}
+	env := []string{"LISTEN=127.0.0.1:1"}
+	pub, prod := p.PHPFront(env...), p.PHPFrontProduction(env...)
+	if slices.Contains(pub.Env, FrontOpcache) {
+		t.Errorf("published front: got env %q; want no %s", pub.Env, FrontOpcache)
+	}
+	if !slices.Contains(prod.Env, FrontOpcache) || !slices.Contains(prod.Env, env[0]) {
+		t.Errorf("production front: got env %q; want %s and %s", prod.Env, FrontOpcache, env[0])
+	}
+	if len(env) != 1 {
+		t.Errorf("PHPFrontProduction changed its caller's env: %q", env)
+	}
+}
+
+func TestPlanListsPHPPureBesidePHP(t *testing.T) {
+	s, err := ParseSpec([]byte("clients: {java: [grpc], php-pure: [grpc, thrift], php: [grpc], go: [grpc]}\nitems: [200]\nconcurrency: [1]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range s.Plan() {
+		got = append(got, c.Name())
+	}
+	want := "go-grpc-datalist-200-c1 php-grpc-datalist-200-c1 php-pure-grpc-datalist-200-c1 php-pure-thrift-datalist-200-c1 java-grpc-datalist-200-c1"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got %s; want %s", strings.Join(got, " "), want)
+	}
+}
