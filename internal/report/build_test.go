@@ -178,10 +178,16 @@ func TestRoundTrip(t *testing.T) {
 	variable := plain
 	variable.VariableLength, variable.DocumentLength = true, 0
 	variable.ServerSoftware = ""
-	variable.Percentiles = nil
+	variable.Percentiles = nil // ab prints no table for one request
+	variable.Complete, variable.Failed, variable.FailedBy = 1, 0, Failures{}
 	open := fullReport()
 	open.Rpcbed.Loop, open.Rpcbed.TargetRate, open.Rpcbed.SharedConnections, open.Rpcbed.Connections = "open", 5000, false, 2
 	open.Rpcbed.Errors, open.Rpcbed.Versions = nil, nil
+	v10 := fullReport()
+	v10.Rpcbed.Check, v10.Rpcbed.Runtime, v10.Rpcbed.CPUScope, v10.Rpcbed.WarmupSettled = "", "", "", ""
+	v10.Rpcbed.WindowStart, v10.Rpcbed.WindowEnd = 0, 0
+	length := fullReport()
+	length.Rpcbed.Check, length.Rpcbed.CPUScope, length.Rpcbed.WarmupSettled = CheckLength, ScopeProcess, SettledNo
 
 	tests := []struct {
 		name string
@@ -193,6 +199,8 @@ func TestRoundTrip(t *testing.T) {
 		{"plain ab", plain},
 		{"variable length, no percentiles", variable},
 		{"open loop, no errors or versions", open},
+		{"v1.0 (no v1.1 keys)", v10},
+		{"check length, process scope, not settled", length},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 50 {
@@ -213,7 +221,10 @@ func TestRoundTrip(t *testing.T) {
 			Rpcbed: &Extra{Client: "go", Protocol: "http", Call: "datalist", Items: 200, Connections: 50,
 				Loop: "open", TargetRate: 1000, WarmupSeconds: rng.Float64() * 5, WarmupCalls: rng.Int64N(1000),
 				CPUUserSeconds: rng.Float64() * 100, CPUSystemSeconds: rng.Float64() * 100,
-				Versions: map[string]string{"go": "go1.26.8"}},
+				Versions: map[string]string{"go": "go1.26.8"},
+				Check:    CheckFull, Runtime: "go", CPUScope: ScopeWindow, WarmupSettled: SettledFixed,
+				WindowStart: float64(1764577000_000000+rng.Int64N(1e12)) / 1e6,
+				WindowEnd:   float64(1764577000_000000+rng.Int64N(1e12)) / 1e6},
 		})})
 	}
 	for _, tc := range tests {

@@ -134,6 +134,8 @@ func fullReport() Report {
 			CPUUserSeconds: 1.23, CPUSystemSeconds: 0.41,
 			Errors:   map[string]int64{"exceptions": 3},
 			Versions: map[string]string{"go": "go1.26.8", "grpc": "1.85.0"},
+			Check:    CheckFull, Runtime: "go", CPUScope: ScopeWindow,
+			WindowStart: 1764577000.123456, WindowEnd: 1764577002.136456, WarmupSettled: SettledYes,
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -33,13 +34,21 @@ const maxLine = 16 << 10
 // known labels for the current section is parsed by that label's setter; any other
 // line (banner, progress, warnings, SSL lines, stderr mixed in) is ignored.
 // Sections open on ab's headings: "Connection Times (ms)", "Percentage of the
-// requests ...", and the rpcbed block's Marker. "Complete requests:", "Time taken
-// for tests:" and "Requests per second:" are mandatory, and so is every key of the
-// rpcbed block once its marker was seen.
+// requests ...", and the rpcbed block's Marker.
+//
+// A report is whole or refused (a cut one must never pass for a result): every line
+// ab 2.3 always prints for a run with timed requests is mandatory (the head from
+// "Server Software:" to "Transfer rate:", the failure breakdown when requests
+// failed, the four Connection Times rows, the percentile table through its 100%
+// row when more than one request completed or an rpcbed block follows), every v1.0
+// key of the rpcbed block once its marker was seen, the six v1.1 keys all or none,
+// and the text must end with a newline (a last line without one was cut). ab -d
+// output (no percentile table) is therefore refused.
 func Parse(r io.Reader) (Report, error) {
 	p := parser{}
 	br := bufio.NewReaderSize(r, maxLine)
 	n := 0
+	var cut []byte // the last line, when it has no newline
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -58,6 +67,9 @@ func Parse(r io.Reader) (Report, error) {
 		}
 		if len(line) > 0 {
 			n++
+			if line[len(line)-1] != '\n' {
+				cut = line
+			}
 			line = bytes.TrimSuffix(line, []byte{'\n'})
 			line = bytes.TrimSuffix(line, []byte{'\r'})
 			if perr := p.line(line); perr != "" {
@@ -71,10 +83,25 @@ func Parse(r io.Reader) (Report, error) {
 			return Report{}, fmt.Errorf("line %d: %w", n+1, err)
 		}
 	}
+	if cut != nil {
+		return Report{}, &ParseError{Line: n, Text: string(bytes.TrimSuffix(cut, []byte{'\r'})),
+			Msg: "no newline at the end: the report is cut short"}
+	}
 	if msg := p.missing(); msg != "" {
 		return Report{}, &ParseError{Msg: msg}
 	}
 	return p.r, nil
+}
+
+// ParseClient reads an rpcbed client's report: as Parse, and the rpcbed block is
+// required too. A client's report cut before its block reads as whole ab output to
+// Parse; whoever ran an rpcbed client (the matrix, the conformance test) uses this.
+func ParseClient(r io.Reader) (Report, error) {
+	rep, err := Parse(r)
+	if err == nil && rep.Rpcbed == nil {
+		return Report{}, &ParseError{Msg: fmt.Sprintf("missing the rpcbed block (%q and its keys)", Marker)}
+	}
+	return rep, err
 }
 
 type section int
@@ -112,7 +139,12 @@ type field struct {
 	set   setter
 }
 
-var fields = []field{
+var fields = slices.Concat(v10Fields, v11Fields)
+
+// isV11 tells whether fields[i] is a v1.1 key.
+func isV11(i int) bool { return i >= len(v10Fields) }
+
+var v10Fields = []field{
 	{secHead, "Server Software", "", str(func(p *parser) *string { return &p.r.ServerSoftware })},
 	{secHead, "Server Hostname", "", str(func(p *parser) *string { return &p.r.ServerHostname })},
 	{secHead, "Server Port", "", integer(func(p *parser) *int { return &p.r.ServerPort })},
@@ -157,6 +189,17 @@ var fields = []field{
 	{secRpcbed, "Versions", "", setVersions},
 }
 
+// v11Fields are the keys report v1.1 added (docs/report-format.md): all six or
+// none, so a v1.0 report still parses.
+var v11Fields = []field{
+	{secRpcbed, "Check", "", oneOf(func(p *parser) *string { return &p.r.Rpcbed.Check }, CheckFull, CheckLength)},
+	{secRpcbed, "Runtime", "", word(func(p *parser) *string { return &p.r.Rpcbed.Runtime })},
+	{secRpcbed, "CPU scope", "", oneOf(func(p *parser) *string { return &p.r.Rpcbed.CPUScope }, ScopeWindow, ScopeProcess)},
+	{secRpcbed, "Window start", "[s]", unixTime(func(p *parser) *float64 { return &p.r.Rpcbed.WindowStart })},
+	{secRpcbed, "Window end", "[s]", unixTime(func(p *parser) *float64 { return &p.r.Rpcbed.WindowEnd })},
+	{secRpcbed, "Warm-up settled", "", oneOf(func(p *parser) *string { return &p.r.Rpcbed.WarmupSettled }, SettledYes, SettledNo, SettledFixed)},
+}
+
 // byLabel maps a label to its indexes in fields (two for "Time per request").
 var byLabel = func() map[string][]int {
 	if len(fields) > 64 {
@@ -169,8 +212,24 @@ var byLabel = func() map[string][]int {
 	return m
 }()
 
-// mandatory are the ab labels a report cannot do without.
-var mandatory = []string{"Complete requests", "Time taken for tests", "Requests per second"}
+// optionalHead are the ab head lines ab prints only sometimes.
+var optionalHead = map[string]bool{"Write errors": true, "Non-2xx responses": true, "Keep-Alive requests": true}
+
+// headOrder is the order missing() names absent head lines in: the three that say
+// most first, then ab's own order.
+var headOrder = func() []int {
+	first := []string{"Complete requests", "Time taken for tests", "Requests per second"}
+	var order []int
+	for _, l := range first {
+		order = append(order, byLabel[l][0])
+	}
+	for i, f := range fields {
+		if f.sec == secHead && !optionalHead[f.label] && !slices.Contains(order, i) {
+			order = append(order, i)
+		}
+	}
+	return order
+}()
 
 func (p *parser) line(line []byte) string {
 	t := bytes.TrimSpace(line)
@@ -253,16 +312,38 @@ func (p *parser) open(s section) string {
 }
 
 func (p *parser) missing() string {
-	for _, l := range mandatory {
-		if p.seen&(1<<byLabel[l][0]) == 0 {
-			return fmt.Sprintf("missing %q line", l+":")
+	for _, i := range headOrder {
+		if p.seen&(1<<i) == 0 {
+			return fmt.Sprintf("missing %q line", fields[i].label+":")
+		}
+	}
+	if p.r.Failed > 0 && !p.breakdown {
+		return `missing "(Connect: N, Receive: N, Length: N, Exceptions: N)" line after "Failed requests:"`
+	}
+	for i, f := range fields {
+		if f.sec == secConn && p.seen&(1<<i) == 0 {
+			return fmt.Sprintf("missing %q row in %q", f.label+":", connHeading)
+		}
+	}
+	if p.sec >= secPct || p.r.Complete > 1 || p.r.Rpcbed != nil {
+		if !slices.ContainsFunc(p.r.Percentiles, func(q Percentile) bool { return q.Percent == 100 }) {
+			return fmt.Sprintf("missing \" 100%%\" row in %q", pctHeading)
 		}
 	}
 	if p.r.Rpcbed == nil {
 		return ""
 	}
+	v11 := false
+	for i := range fields {
+		if isV11(i) && p.seen&(1<<i) != 0 {
+			v11 = true
+		}
+	}
 	for i, f := range fields {
-		if f.sec == secRpcbed && p.seen&(1<<i) == 0 {
+		if f.sec == secRpcbed && (!isV11(i) || v11) && p.seen&(1<<i) == 0 {
+			if isV11(i) {
+				return fmt.Sprintf("rpcbed block: missing %q line (a v1.1 report has all six v1.1 keys)", f.label+":")
+			}
 			return fmt.Sprintf("rpcbed block: missing %q line", f.label+":")
 		}
 	}
@@ -352,6 +433,32 @@ func word(dst func(*parser) *string) setter {
 			return "want one word"
 		}
 		*dst(p) = v
+		return ""
+	}
+}
+
+// oneOf is a value out of a fixed set.
+func oneOf(dst func(*parser) *string, values ...string) setter {
+	return func(p *parser, v string) string {
+		if !slices.Contains(values, v) {
+			return "want " + strings.Join(values, ", ")
+		}
+		*dst(p) = v
+		return ""
+	}
+}
+
+// unixTime is a non-negative wall-clock time in Unix seconds.
+func unixTime(dst func(*parser) *float64) setter {
+	return func(p *parser, v string) string {
+		f, msg := parseFloat(v)
+		if msg != "" {
+			return msg
+		}
+		if f < 0 {
+			return "want Unix seconds, not negative"
+		}
+		*dst(p) = f
 		return ""
 	}
 }

@@ -9,10 +9,38 @@ import (
 	"testing"
 )
 
-// minimal is the smallest text Parse accepts.
-const minimal = `Time taken for tests:   1.000 seconds
+// abHead is three head lines: the error tests append to it the line they break.
+const abHead = `Time taken for tests:   1.000 seconds
 Complete requests:      10
 Requests per second:    10.00 [#/sec] (mean)
+`
+
+// minimal is the smallest text Parse accepts: ab's output for one request (no
+// percentile table), without banner.
+const minimal = `Server Software:        x
+Server Hostname:        127.0.0.1
+Server Port:            80
+
+Document Path:          /
+Document Length:        10 bytes
+
+Concurrency Level:      1
+Time taken for tests:   1.000 seconds
+Complete requests:      1
+Failed requests:        0
+Total transferred:      10 bytes
+HTML transferred:       10 bytes
+Requests per second:    1.00 [#/sec] (mean)
+Time per request:       1000.000 [ms] (mean)
+Time per request:       1000.000 [ms] (mean, across all concurrent requests)
+Transfer rate:          0.01 [Kbytes/sec] received
+
+Connection Times (ms)
+              min  mean[+/-sd] median   max
+Connect:        0    0   0.0      0       0
+Processing:     1    1   0.0      1       1
+Waiting:        1    1   0.0      1       1
+Total:          1    1   0.0      1       1
 `
 
 func writeFull(t *testing.T) string {
@@ -49,30 +77,30 @@ func TestParseErrors(t *testing.T) {
 		want string // the error text
 	}{
 		{"empty", "", `missing "Complete requests:" line`},
-		{"no rps", strings.Replace(minimal, "Requests per second", "Requests per sec", 1), `missing "Requests per second:" line`},
+		{"no rps", strings.Replace(abHead, "Requests per second", "Requests per sec", 1), `missing "Requests per second:" line`},
 		{"no time", "Complete requests: 1\nRequests per second: 1.00 [#/sec] (mean)\n", `missing "Time taken for tests:" line`},
-		{"bad rps", strings.Replace(minimal, "10.00", "abc", 1), `line 3: "Requests per second:    abc [#/sec] (mean)": bad number`},
+		{"bad rps", strings.Replace(abHead, "10.00", "abc", 1), `line 3: "Requests per second:    abc [#/sec] (mean)": bad number`},
 		{"bad rps no unit", "Requests per second:    abc\n", `line 1: "Requests per second:    abc": bad number`},
 		{"rps no unit", "Requests per second:    12.5\n", `line 1: "Requests per second:    12.5": want "[#/sec] (mean)" after the value`},
 		{"time per request unit", "Time per request:       1.000 [ms]\n", `line 1: "Time per request:       1.000 [ms]": want "[ms] (mean)" or "[ms] (mean, across all concurrent requests)" after the value`},
-		{"nan", strings.Replace(minimal, "1.000 seconds", "NaN seconds", 1), `line 1: "Time taken for tests:   NaN seconds": bad number`},
-		{"exponent", strings.Replace(minimal, "1.000 seconds", "1e3 seconds", 1), `line 1: "Time taken for tests:   1e3 seconds": bad number`},
-		{"bad count", strings.Replace(minimal, "10\n", "1O\n", 1), `line 2: "Complete requests:      1O": bad number`},
-		{"plus count", strings.Replace(minimal, "10\n", "+10\n", 1), `line 2: "Complete requests:      +10": bad number`},
-		{"repeated", minimal + "Complete requests:      10\n", `line 4: "Complete requests:      10": repeated line`},
-		{"bad breakdown", minimal + "Failed requests: 1\n   (Connect: 0, Receive: x, Length: 0, Exceptions: 1)\n",
+		{"nan", strings.Replace(abHead, "1.000 seconds", "NaN seconds", 1), `line 1: "Time taken for tests:   NaN seconds": bad number`},
+		{"exponent", strings.Replace(abHead, "1.000 seconds", "1e3 seconds", 1), `line 1: "Time taken for tests:   1e3 seconds": bad number`},
+		{"bad count", strings.Replace(abHead, "10\n", "1O\n", 1), `line 2: "Complete requests:      1O": bad number`},
+		{"plus count", strings.Replace(abHead, "10\n", "+10\n", 1), `line 2: "Complete requests:      +10": bad number`},
+		{"repeated", abHead + "Complete requests:      10\n", `line 4: "Complete requests:      10": repeated line`},
+		{"bad breakdown", abHead + "Failed requests: 1\n   (Connect: 0, Receive: x, Length: 0, Exceptions: 1)\n",
 			`line 5: "   (Connect: 0, Receive: x, Length: 0, Exceptions: 1)": bad number`},
-		{"unknown failure kind", minimal + "   (Connect: 0, Timeout: 1)\n", `line 4: "   (Connect: 0, Timeout: 1)": unknown failure kind "Timeout"`},
-		{"document length", minimal + "Document Length:        12 kb\n", `line 4: "Document Length:        12 kb": want "N bytes" or "Variable"`},
-		{"bad row", minimal + "\nConnection Times (ms)\nTotal:  1 2 3 4\n", `line 6: "Total:  1 2 3 4": want min mean sd median max`},
-		{"row sd", minimal + "\nConnection Times (ms)\nTotal:  1 2 x 4 5\n", `line 6: "Total:  1 2 x 4 5": bad number`},
-		{"out of place", minimal + "\nConnection Times (ms)\nServer Port: 80\n", `line 6: "Server Port: 80": "Server Port:" line after "Connection Times (ms)"`},
-		{"second report", full + full, `line 73: "Server Software:        rpcbed-go-server": "Server Software:" line after "rpcbed report v1"`},
-		{"bad percentile", minimal + pctHeading + "\n  50%     x\n", `line 5: "  50%     x": bad number`},
-		{"percent range", minimal + pctHeading + "\n 150%     3\n", `line 5: " 150%     3": percent out of 0..100`},
-		{"repeated percentile", minimal + pctHeading + "\n  50%     3\n  50%     4\n", `line 6: "  50%     4": repeated percentile`},
-		{"no percent sign", minimal + pctHeading + "\n  50     3\n", `line 5: "  50     3": want N%  MS`},
-		{"rpcbed version", minimal + "\nrpcbed report v2\n", `line 5: "rpcbed report v2": unsupported rpcbed report version (this parser reads rpcbed report v1)`},
+		{"unknown failure kind", abHead + "   (Connect: 0, Timeout: 1)\n", `line 4: "   (Connect: 0, Timeout: 1)": unknown failure kind "Timeout"`},
+		{"document length", abHead + "Document Length:        12 kb\n", `line 4: "Document Length:        12 kb": want "N bytes" or "Variable"`},
+		{"bad row", abHead + "\nConnection Times (ms)\nTotal:  1 2 3 4\n", `line 6: "Total:  1 2 3 4": want min mean sd median max`},
+		{"row sd", abHead + "\nConnection Times (ms)\nTotal:  1 2 x 4 5\n", `line 6: "Total:  1 2 x 4 5": bad number`},
+		{"out of place", abHead + "\nConnection Times (ms)\nServer Port: 80\n", `line 6: "Server Port: 80": "Server Port:" line after "Connection Times (ms)"`},
+		{"second report", full + full, `line 79: "Server Software:        rpcbed-go-server": "Server Software:" line after "rpcbed report v1"`},
+		{"bad percentile", abHead + pctHeading + "\n  50%     x\n", `line 5: "  50%     x": bad number`},
+		{"percent range", abHead + pctHeading + "\n 150%     3\n", `line 5: " 150%     3": percent out of 0..100`},
+		{"repeated percentile", abHead + pctHeading + "\n  50%     3\n  50%     4\n", `line 6: "  50%     4": repeated percentile`},
+		{"no percent sign", abHead + pctHeading + "\n  50     3\n", `line 5: "  50     3": want N%  MS`},
+		{"rpcbed version", abHead + "\nrpcbed report v2\n", `line 5: "rpcbed report v2": unsupported rpcbed report version (this parser reads rpcbed report v1)`},
 		{"rpcbed missing key", replaceLine(t, full, "Latency p99.9:", ""), `rpcbed block: missing "Latency p99.9:" line`},
 		{"rpcbed errors", replaceLine(t, full, "Errors:", "Errors:                 exceptions"), `line 64: "Errors:                 exceptions": want kind=count, got "exceptions"`},
 		{"rpcbed errors count", replaceLine(t, full, "Errors:", "Errors:                 length=x"), `line 64: "Errors:                 length=x": bad number`},
@@ -81,7 +109,30 @@ func TestParseErrors(t *testing.T) {
 		{"rpcbed connections", replaceLine(t, full, "Connections:", "Connections:            4 (each)"), `line 52: "Connections:            4 (each)": want "K (shared)" or "K (per worker)"`},
 		{"rpcbed warm-up", replaceLine(t, full, "Warm-up:", "Warm-up:                2.000 s, 5 calls excluded"), `line 55: "Warm-up:                2.000 s, 5 calls excluded": want "S seconds, N calls excluded"`},
 		{"rpcbed client", replaceLine(t, full, "Client:", "Client:                 go php"), `line 48: "Client:                 go php": want one word`},
-		{"rpcbed ab label", full + "Complete requests:      10\n", `line 66: "Complete requests:      10": "Complete requests:" line after "rpcbed report v1"`},
+		{"rpcbed ab label", full + "Complete requests:      10\n", `line 72: "Complete requests:      10": "Complete requests:" line after "rpcbed report v1"`},
+
+		// A report lacking a section it must have (issue 18 item 10).
+		{"cut after rps", full[:strings.Index(full, "Time per request:")], `missing "Time per request:" line`},
+		{"no transfer rate", replaceLine(t, full, "Transfer rate:", ""), `missing "Transfer rate:" line`},
+		{"no server port", replaceLine(t, minimal, "Server Port:", ""), `missing "Server Port:" line`},
+		{"failed without breakdown", replaceLine(t, full, "   (Connect:", ""),
+			`missing "(Connect: N, Receive: N, Length: N, Exceptions: N)" line after "Failed requests:"`},
+		{"no total row", replaceLine(t, full, "Total:", ""), `missing "Total:" row in "Connection Times (ms)"`},
+		{"no connection times", full[:strings.Index(full, "\nConnection Times")+1], `missing "Connect:" row in "Connection Times (ms)"`},
+		{"percentiles cut", replaceLine(t, full, " 100%", ""), `missing " 100%" row in "Percentage of the requests served within a certain time (ms)"`},
+		{"no percentiles, 2 requests", strings.Replace(minimal, "Complete requests:      1\n", "Complete requests:      2\n", 1),
+			`missing " 100%" row in "Percentage of the requests served within a certain time (ms)"`},
+		{"cut inside versions", full[:strings.Index(full, "grpc=1.85.0")+8],
+			`line 65: "Versions:               go=go1.26.8 grpc=1.8": no newline at the end: the report is cut short`},
+		{"no newline", strings.TrimSuffix(full, "\n"), `line 71: "Warm-up settled:        yes": no newline at the end: the report is cut short`},
+		{"v1.1 key missing", replaceLine(t, full, "Window end:", ""), `rpcbed block: missing "Window end:" line (a v1.1 report has all six v1.1 keys)`},
+		{"v1.1 check", replaceLine(t, full, "Check:", "Check:                  fast"), `line 66: "Check:                  fast": want full, length`},
+		{"v1.1 scope", replaceLine(t, full, "CPU scope:", "CPU scope:              run"), `line 68: "CPU scope:              run": want window, process`},
+		{"v1.1 settled", replaceLine(t, full, "Warm-up settled:", "Warm-up settled:        maybe"), `line 71: "Warm-up settled:        maybe": want yes, no, fixed`},
+		{"v1.1 window unit", replaceLine(t, full, "Window start:", "Window start:           1764577000.123456"),
+			`line 69: "Window start:           1764577000.123456": want "[s]" after the value`},
+		{"v1.1 window negative", replaceLine(t, full, "Window start:", "Window start:           -1.000000 [s]"),
+			`line 69: "Window start:           -1.000000 [s]": want Unix seconds, not negative`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,6 +148,20 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("Parse: error %T is not a *ParseError", err)
 			}
 		})
+	}
+}
+
+func TestParseClient(t *testing.T) {
+	if _, err := ParseClient(strings.NewReader(minimal)); err == nil || err.Error() != `missing the rpcbed block ("rpcbed report v1" and its keys)` {
+		t.Errorf("ParseClient(ab output): got %v; want the missing block", err)
+	}
+	full := writeFull(t)
+	got, err := ParseClient(strings.NewReader(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fullReport(); !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseClient = %+v; want %+v", got, want)
 	}
 }
 
@@ -118,7 +183,6 @@ func TestParseAccepts(t *testing.T) {
 		{"as captured", string(ab)},
 		{"crlf", strings.ReplaceAll(string(ab), "\n", "\r\n")},
 		{"no banner", body},
-		{"no final newline", strings.TrimSuffix(string(ab), "\n")},
 		{"stderr mixed in", "apr_socket_recv: Connection reset by peer (104)\nCompleted 100 requests\n" + body},
 		{"long verbose lines", long + body},
 		{"ssl lines", strings.Replace(string(ab), "Server Port:            49757\n",
@@ -139,11 +203,62 @@ func TestParseAccepts(t *testing.T) {
 
 // TestParseOldBreakdown reads ab 2.0's breakdown, which has no Receive.
 func TestParseOldBreakdown(t *testing.T) {
-	r, err := Parse(strings.NewReader(minimal + "Failed requests:        5\n   (Connect: 1, Length: 3, Exceptions: 1)\n"))
+	r, err := Parse(strings.NewReader(strings.Replace(minimal, "Failed requests:        0\n",
+		"Failed requests:        5\n   (Connect: 1, Length: 3, Exceptions: 1)\n", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (Failures{Connect: 1, Length: 3, Exceptions: 1}); r.FailedBy != want || r.Failed != 5 {
 		t.Errorf("Failed, FailedBy = %d, %+v; want 5, %+v", r.Failed, r.FailedBy, want)
+	}
+}
+
+// TestParseRefusesPrefixes cuts real reports at every byte: only the whole report
+// parses (Parse for ab's output, ParseClient for an rpcbed client's) (issue 18 item 10: a cut one must never pass for a result). The one
+// exception is a v1.1 report cut right after its "Versions:" line, which is a whole
+// v1.0 report (docs/report-format.md): it parses with Check empty, which the driver
+// refuses (docs/method.md, "A failed repeat is never a result").
+func TestParseRefusesPrefixes(t *testing.T) {
+	for _, name := range []string{
+		"write-full",                          // report v1.1, Write's layout
+		"go-client-grpc-datalist-200-c50",     // a go-client report
+		"php-http-datatype-c2-errors",         // a php-client report, failures
+		"java-thrift-datatype-c2-server-dies", // a java-client report
+		"ab-go-datalist-200-c50-k",            // real ab, progress lines
+		"ab-go-n1",                            // real ab, one request: no percentile table
+		"ab-tiny-warning",                     // real ab, a warning inside the report
+	} {
+		t.Run(name, func(t *testing.T) {
+			text, err := os.ReadFile("testdata/" + name + ".txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := Parse(bytes.NewReader(text))
+			if err != nil {
+				t.Fatalf("the whole report: %v", err)
+			}
+			v10End := -1 // where a v1.1 report's v1.0 part ends
+			if whole.Rpcbed != nil && whole.Rpcbed.V11() {
+				i := bytes.Index(text, []byte("\nVersions:"))
+				v10End = i + 1 + bytes.IndexByte(text[i+1:], '\n') + 1
+			}
+			parse := Parse
+			if whole.Rpcbed != nil {
+				parse = ParseClient // what the matrix reads a client's output with
+			}
+			for n := 0; n < len(text); n++ {
+				r, err := parse(bytes.NewReader(text[:n]))
+				if err != nil {
+					continue
+				}
+				if n == v10End {
+					if r.Rpcbed == nil || r.Rpcbed.Check != "" {
+						t.Errorf("cut after Versions: parsed as %+v; want a v1.0 report with Check empty", r.Rpcbed)
+					}
+					continue
+				}
+				t.Errorf("a cut after %d of %d bytes parses: ...%q", n, len(text), text[max(0, n-40):n])
+			}
+		})
 	}
 }

@@ -91,4 +91,32 @@ type Extra struct {
 
 	Errors   map[string]int64  `json:"errors,omitempty"`
 	Versions map[string]string `json:"versions,omitempty"`
+
+	// Report v1.1 (docs/method.md). A v1.0 report leaves them empty; Parse takes
+	// all six or none, and Write prints them when any is set.
+	Check         string  `json:"check,omitempty"`          // full|length
+	Runtime       string  `json:"runtime,omitempty"`        // go|jvm|c|pure
+	CPUScope      string  `json:"cpu_scope,omitempty"`      // window|process
+	WindowStart   float64 `json:"window_start_s,omitempty"` // Unix seconds, microsecond resolution
+	WindowEnd     float64 `json:"window_end_s,omitempty"`
+	WarmupSettled string  `json:"warmup_settled,omitempty"` // yes|no|fixed
 }
+
+// V11 tells whether x carries the report v1.1 keys.
+func (x *Extra) V11() bool {
+	return x.Check != "" || x.Runtime != "" || x.CPUScope != "" ||
+		x.WindowStart != 0 || x.WindowEnd != 0 || x.WarmupSettled != ""
+}
+
+// Values the v1.1 keys take (docs/report-format.md).
+const (
+	CheckFull   = "full"
+	CheckLength = "length"
+
+	ScopeWindow  = "window"
+	ScopeProcess = "process"
+
+	SettledYes   = "yes"
+	SettledNo    = "no"
+	SettledFixed = "fixed"
+)

@@ -70,9 +70,14 @@ func Append(b []byte, r Report) []byte {
 	b = connRow(b, "Waiting:", r.Waiting)
 	b = connRow(b, "Total:", r.Total)
 
-	if len(r.Percentiles) > 0 {
+	pcts := r.Percentiles
+	if len(pcts) == 0 && r.Rpcbed != nil {
+		// An rpcbed client prints every line, zeros included: one shape.
+		pcts = zeroPercentiles()
+	}
+	if len(pcts) > 0 {
 		b = append(b, "\nPercentage of the requests served within a certain time (ms)\n"...)
-		for _, p := range r.Percentiles {
+		for _, p := range pcts {
 			b = fmt.Appendf(b, " %3d%%  %5d", p.Percent, p.Ms)
 			if p.Percent == 100 {
 				b = append(b, " (longest request)"...)
@@ -139,7 +144,25 @@ func appendExtra(b []byte, x *Extra) []byte {
 		b = append(b, '=')
 		b = append(b, x.Versions[k]...)
 	}
-	return append(b, '\n')
+	b = append(b, '\n')
+
+	if x.V11() {
+		b = label(b, "Check:", x.Check)
+		b = label(b, "Runtime:", x.Runtime)
+		b = label(b, "CPU scope:", x.CPUScope)
+		b = labelFloat(b, "Window start:", x.WindowStart, 6, " [s]")
+		b = labelFloat(b, "Window end:", x.WindowEnd, 6, " [s]")
+		b = label(b, "Warm-up settled:", x.WarmupSettled)
+	}
+	return b
+}
+
+func zeroPercentiles() []Percentile {
+	p := make([]Percentile, len(abPercents))
+	for i, pc := range abPercents {
+		p[i].Percent = pc
+	}
+	return p
 }
 
 func sortedKeys[V any](m map[string]V) []string {
