@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path"
@@ -50,6 +51,18 @@ var serves = map[string][]string{
 	"go":   {"grpc", "thrift", "http"},
 	"java": {"grpc", "thrift", "http", "ice", "dubbo"},
 }
+
+// Limits on a spec, so that a mistyped value is refused at once instead of running
+// for days or building a plan that exhausts memory (README: Limits).
+const (
+	// MaxCells bounds the plan before exclusion: clients x protocols x calls x items x
+	// concurrency. The full matrix is about 220.
+	MaxCells = 5000
+	// MaxRuns bounds cells x repeats.
+	MaxRuns = 20000
+	// MaxDuration bounds each of a cell's duration, warm-up and timeout.
+	MaxDuration = time.Hour
+)
 
 // Spec is a matrix: what to run and how. It is read from YAML (matrix.yaml); every
 // field has a default so a spec names only what it changes.
@@ -124,6 +137,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		// NaN, Inf and values past int64 nanoseconds have no duration.
+		if math.IsNaN(f) || math.Abs(f) > MaxDuration.Seconds() {
+			return &durationError{line: n.Line, value: s, why: fmt.Sprintf("want at most %v", MaxDuration)}
+		}
 		*d = Duration(f * float64(time.Second))
 	} else if v, err := time.ParseDuration(s); err == nil {
 		*d = Duration(v)
@@ -194,6 +211,10 @@ func ReadSpec(file string) (Spec, error) {
 // are errors: a misspelt key would otherwise silently change nothing.
 func ParseSpec(b []byte) (Spec, error) {
 	var s Spec
+	given, err := givenKeys(b)
+	if err != nil {
+		return Spec{}, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
@@ -203,8 +224,37 @@ func ParseSpec(b []byte) (Spec, error) {
 		}
 		return Spec{}, specYAMLError(err)
 	}
+	if given["repeats"] && s.Repeats == 0 {
+		return Spec{}, fieldErr("repeats", "0: want 1..100 (leave the key out for the default, 3)")
+	}
 	s.defaults()
 	return s, s.Validate()
+}
+
+// givenKeys returns the top-level keys of a spec. An empty document and a key
+// without a value are refused: both would silently run the default matrix (or a
+// default part of it) instead of what the author meant.
+func givenKeys(b []byte) (map[string]bool, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, specYAMLError(err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+		return nil, errors.New("spec: empty document: name at least clients (matrix.yaml is the default spec)")
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("spec: line %d: want a mapping of keys such as clients, items, load", m.Line)
+	}
+	keys := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			return nil, fieldErr(k.Value, "line %d: no value (leave the key out for its default)", k.Line)
+		}
+		keys[k.Value] = true
+	}
+	return keys, nil
 }
 
 // specYAMLError names the field yaml.v3 complained about ("field foo not found in
@@ -337,19 +387,26 @@ func (s *Spec) Validate() error {
 			return fieldErr(fmt.Sprintf("exclude[%d]", i), "%q: want a glob on cell names such as php-*-c800", g)
 		}
 	}
-	if len(s.Plan()) == 0 {
+	if n := s.maxCells(); n > MaxCells {
+		return fieldErr("clients", "%d cells (clients x protocols x calls x items x concurrency, before exclude); want at most %d", n, MaxCells)
+	}
+	plan := s.Plan()
+	if len(plan) == 0 {
 		return fieldErr("clients", "the spec has no cell")
 	}
-	for _, c := range s.Plan() {
+	if s.Repeats < 1 || s.Repeats > 100 {
+		return fieldErr("repeats", "%d: want 1..100", s.Repeats)
+	}
+	if runs := len(plan) * s.Repeats; runs > MaxRuns {
+		return fieldErr("repeats", "%d cells x %d repeats = %d runs; want at most %d", len(plan), s.Repeats, runs, MaxRuns)
+	}
+	for _, c := range plan {
 		if err := c.Load.validate("load (cell " + c.Name() + ")"); err != nil {
 			return err
 		}
 		if c.Load.N > 0 && c.Load.N < int64(c.Concurrency) {
 			return fieldErr("load.n", "cell %s: n %d is below its concurrency %d", c.Name(), c.Load.N, c.Concurrency)
 		}
-	}
-	if s.Repeats < 1 || s.Repeats > 100 {
-		return fieldErr("repeats", "%d: want 1..100", s.Repeats)
 	}
 	for _, p := range sortedKeys(s.Servers) {
 		v := s.Servers[p]
@@ -390,7 +447,41 @@ func (l Load) validate(field string) error {
 	if l.N == 0 && l.Duration == 0 {
 		return fieldErr(field, "give n or duration (or both: whichever ends first)")
 	}
+	for _, d := range []struct {
+		name string
+		v    Duration
+	}{{"duration", l.Duration}, {"warmup", l.Warmup}, {"timeout", l.Timeout}} {
+		if d.v.D() > MaxDuration {
+			return fieldErr(field+"."+d.name, "%v: want at most %v", d.v.D(), MaxDuration)
+		}
+	}
 	return nil
+}
+
+// maxCells is the plan's size before exclusion, computed without building it (a
+// spec listing 100 000 item counts x 10 000 concurrencies must be refused, not
+// planned). It saturates instead of overflowing.
+func (s *Spec) maxCells() int {
+	mul := func(a, b int) int {
+		if a != 0 && b > math.MaxInt/a {
+			return math.MaxInt
+		}
+		return a * b
+	}
+	perPair := 0
+	for _, c := range s.Calls {
+		switch c {
+		case "datalist":
+			perPair += mul(len(s.Items), len(s.Concurrency))
+		default:
+			perPair += len(s.Concurrency)
+		}
+	}
+	pairs := 0
+	for _, ps := range s.Clients {
+		pairs += len(ps)
+	}
+	return mul(pairs, perPair)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -64,6 +65,18 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"bad override glob", "overrides: [{match: '[', n: 5}]", "overrides[0].match"},
 		{"override without load", "load: {n: 100}\noverrides: [{match: '*', n: 0}]", "load (cell"},
 		{"not yaml", "clients: [", ""},
+		{"repeats 0", "repeats: 0", "repeats"},
+		{"bare clients", "clients:", "clients"},
+		{"bare clients among others", "items: [2]\nclients:\n", "clients"},
+		{"repeats without value", "clients: {go: [grpc]}\nrepeats:", "repeats"},
+		{"duration past the cap", "load: {duration: 1000000h}", "load.duration"},
+		{"warmup past the cap", "load: {duration: 1s, warmup: 2h}", "load.warmup"},
+		{"timeout past the cap", "load: {duration: 1s, timeout: 61m}", "load.timeout"},
+		{"seconds past int64", "load: {duration: 1e300}", "duration"},
+		{"NaN seconds", "load: {duration: NaN}", "duration"},
+		{"override duration past the cap", "overrides: [{match: '*', duration: 3h}]", "load (cell"},
+		{"too many runs", "concurrency: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nitems: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nrepeats: 100", "repeats"},
+		{"too many cells", "concurrency: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nitems: [" + strings.Repeat("1, ", 100) + "2]", "clients"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSpec([]byte(tc.spec))
@@ -117,4 +130,100 @@ func TestRepositorySpecs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An empty spec would silently run the whole default matrix: it is refused.
+func TestParseSpecRefusesEmpty(t *testing.T) {
+	for _, tc := range []struct{ name, spec string }{
+		{"empty file", ""},
+		{"only a comment", "# nothing\n"},
+		{"document marker", "---\n"},
+		{"explicit null", "~\n"},
+		{"a list", "- go\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSpec([]byte(tc.spec))
+			if err == nil {
+				t.Fatalf("got a spec of %d cells; want an error", len(s.Plan()))
+			}
+		})
+	}
+}
+
+// The 638 KB spec of issue 18: every value in range, but 100 001 item counts x
+// 10 000 concurrencies (1e9 cells per pair). It must be refused from its size,
+// not planned: building the plan took 2.1 GB before running out of memory.
+func TestParseSpecRefusesHugePlan(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("clients: {go: [grpc]}\nitems: [")
+	for i := 0; i <= 100000; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, i)
+	}
+	b.WriteString("]\nconcurrency: [")
+	for i := 1; i <= 10000; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, i)
+	}
+	b.WriteString("]\n")
+	_, err := ParseSpec([]byte(b.String()))
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "clients" || !strings.Contains(err.Error(), "1000010000 cells") {
+		t.Fatalf("got %v; want a clients error counting 1000010000 cells", err)
+	}
+}
+
+// What MarshalSpec saves beside a run must read back as the same spec (Resume).
+func TestMarshalSpecRoundTrip(t *testing.T) {
+	s, err := ReadSpec("../../matrix.yaml")
+	if err != nil {
+		t.Skip(err)
+	}
+	b, err := MarshalSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := ParseSpec(b)
+	if err != nil {
+		t.Fatalf("re-reading the saved spec: %v\n%s", err, b)
+	}
+	if got, want := len(s2.Plan()), len(s.Plan()); got != want {
+		t.Errorf("got %d cells after the round trip; want %d", got, want)
+	}
+}
+
+func FuzzParseSpec(f *testing.F) {
+	for _, seed := range []string{
+		"clients: {go: [grpc]}\nitems: [2, 200]\nconcurrency: [50, 1]\n",
+		"load: {duration: 1s, warmup: 0.5s}\noverrides: [{match: 'go-*', warmup: 0.2s}]\n",
+		"repeats: 0", "clients:", "---", "", "load: {duration: NaN}",
+		"exclude: ['[']", "servers: {ice: go}", "calls: [datatype]\nconcurrency: [1, 10000]",
+	} {
+		f.Add([]byte(seed))
+	}
+	if b, err := os.ReadFile("../../matrix.yaml"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParseSpec(b)
+		if err != nil {
+			return
+		}
+		// Whatever is accepted stays inside the stated caps.
+		plan := s.Plan()
+		if len(plan) == 0 || len(plan) > MaxCells || len(plan)*s.Repeats > MaxRuns {
+			t.Fatalf("accepted a plan of %d cells x %d repeats", len(plan), s.Repeats)
+		}
+		for _, c := range plan {
+			for _, d := range []Duration{c.Load.Duration, c.Load.Warmup, c.Load.Timeout} {
+				if d < 0 || d.D() > MaxDuration {
+					t.Fatalf("cell %s: accepted duration %v", c.Name(), d.D())
+				}
+			}
+		}
+	})
 }
