@@ -2,6 +2,9 @@ package rpcbed;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
+import rpcbed.cli.Exit;
+import rpcbed.cli.Flags;
+import rpcbed.cli.UsageError;
 import rpcbed.core.DataService;
 import rpcbed.core.Tokens;
 import rpcbed.server.BaselineServer;
@@ -32,10 +35,10 @@ public final class Serve {
         Options o;
         try {
             o = parse(args);
-        } catch (Main.UsageError e) {
+        } catch (UsageError e) {
             System.err.println("java-client serve: " + e.getMessage());
             System.err.print(USAGE);
-            return Main.EXIT_USAGE;
+            return Exit.USAGE;
         }
         BaselineServer server;
         try {
@@ -86,11 +89,11 @@ public final class Serve {
         };
     }
 
-    public static Options parse(String[] args) throws Main.UsageError {
-        Main.Flags f = new Main.Flags(args);
+    public static Options parse(String[] args) throws UsageError {
+        Flags f = new Flags(args);
         String proto = f.string("proto", "");
         if (defaultPort(proto) < 0) {
-            throw new Main.UsageError("-proto \"" + proto + "\": want ice, dubbo, grpc, thrift or http");
+            throw new UsageError("-proto \"" + proto + "\": want ice, dubbo, grpc, thrift or http");
         }
         String host = f.string("host", "127.0.0.1");
         int port = f.integer("port", defaultPort(proto));
@@ -99,10 +102,10 @@ public final class Serve {
         String secret = f.string("auth-secret", System.getenv().getOrDefault("RPCBED_AUTH_SECRET", ""));
         f.done();
         if (port < 0 || port > 65535) {
-            throw new Main.UsageError("-port " + port + ": want 0..65535");
+            throw new UsageError("-port " + port + ": want 0..65535");
         }
         if (threads < 1) {
-            throw new Main.UsageError("-threads " + threads + ": want at least 1");
+            throw new UsageError("-threads " + threads + ": want at least 1");
         }
         byte[] key = secret.isEmpty() ? Tokens.randomSecret() : secret.getBytes(StandardCharsets.UTF_8);
         return new Options(proto, host, port, threads, auth, key);

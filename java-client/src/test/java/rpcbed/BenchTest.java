@@ -20,6 +20,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import rpcbed.bench.Bench;
+import rpcbed.cli.Exit;
 import rpcbed.bench.CallFailure;
 import rpcbed.bench.Config;
 import rpcbed.bench.Kind;
@@ -107,10 +108,45 @@ class BenchTest {
             assertEquals("rpcbed-java-" + proto, value(r.out, "Server Software:"), "server software");
         }
         assertTrue(r.out.endsWith("\n") && r.out.contains("\nrpcbed report v1\n"), "rpcbed block");
+        assertEquals("full", value(r.out, "Check:"), "check");
+        assertEquals("jvm", value(r.out, "Runtime:"), "runtime");
+        assertEquals("window", value(r.out, "CPU scope:"), "cpu scope");
+        assertEquals("fixed", value(r.out, "Warm-up settled:"), "warm-up settled");
+        double start = Double.parseDouble(value(r.out, "Window start:").replace(" [s]", ""));
+        double end = Double.parseDouble(value(r.out, "Window end:").replace(" [s]", ""));
+        double taken = Double.parseDouble(value(r.out, "Time taken for tests:").replace(" seconds", ""));
+        double now = System.currentTimeMillis() / 1000.0;
+        assertTrue(start > now - 120 && start <= end && end <= now + 1, "window " + start + " .. " + end + "; now " + now);
+        assertEquals(taken, end - start, 0.0015, "window length = time taken");
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"grpc", "thrift", "http", "ice", "dubbo"})
+    @ValueSource(strings = {"thrift", "http"})
+    void oneCallPerConnectionRefusesSharing(String proto) throws Exception {
+        Run r = main("-proto", proto, "-call", "datatype", "-c", "4", "-conns", "2", "-n", "8",
+            "-addr", "127.0.0.1:" + port(proto));
+        assertEquals(Exit.USAGE, r.code, "exit code; stderr: " + r.err);
+        assertTrue(r.err.contains("-conns 2"), "stderr names -conns: " + r.err);
+        assertEquals("", r.out, "stdout");
+    }
+
+    @ParameterizedTest(name = "{0} rate={1}")
+    @CsvSource({"grpc, 0", "thrift, 0", "http, 400"})
+    void autoWarmup(String proto, int rate) throws Exception {
+        Run r = main("-proto", proto, "-call", "datatype", "-c", "2", "-n", "40", "-warmup", "auto",
+            "-warmup-max", "3s", "-rate", Integer.toString(rate), "-addr", "127.0.0.1:" + port(proto));
+        assertEquals(0, r.code, "exit code; stderr: " + r.err);
+        assertEquals("40", value(r.out, "Complete requests:"), "complete");
+        String settled = value(r.out, "Warm-up settled:");
+        assertTrue(settled.equals("yes") || settled.equals("no"), "warm-up settled " + settled + "; want yes or no");
+        double warm = Double.parseDouble(value(r.out, "Warm-up:").replaceFirst(" seconds.*", ""));
+        // At least the three 250 ms windows the detector needs, at most -warmup-max plus one window.
+        assertTrue(warm >= 0.74 && warm <= 3.3, "warm-up " + warm + " s; want 0.75 .. 3.25");
+        assertTrue(r.err.contains("warm-up"), "stderr tells how the warm-up ended: " + r.err);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grpc", "ice", "dubbo"})
     void sharedConnectionsAndPerClient(String proto) throws Exception {
         Run r = main("-proto", proto, "-call", "datatype", "-c", "4", "-conns", "2", "-n", "5", "-per-client",
             "-addr", "127.0.0.1:" + port(proto));
@@ -257,10 +293,14 @@ class BenchTest {
         "flag twice        | -proto grpc -proto http -call datatype -n 1 -addr 127.0.0.1:1",
         "negative rate     | -proto grpc -call datatype -n 1 -rate -1 -addr 127.0.0.1:1",
         "rate too high     | -proto grpc -call datatype -n 1 -rate 10000001 -addr 127.0.0.1:1",
+        "bad warmup        | -proto grpc -call datatype -n 1 -warmup automatic -addr 127.0.0.1:1",
+        "zero warmup-max   | -proto grpc -call datatype -n 1 -warmup auto -warmup-max 0 -addr 127.0.0.1:1",
+        "thrift conns != c | -proto thrift -call datatype -c 2 -conns 1 -n 4 -addr 127.0.0.1:1",
+        "http conns != c   | -proto http -call datatype -c 3 -conns 2 -n 4 -addr 127.0.0.1:1",
     })
     void badArguments(String name, String line) {
         Run r = main(line.trim().split("\\s+"));
-        assertEquals(Main.EXIT_USAGE, r.code, name + ": exit code; stderr: " + r.err);
+        assertEquals(Exit.USAGE, r.code, name + ": exit code; stderr: " + r.err);
         assertEquals("", r.out, name + ": stdout");
     }
 
@@ -272,8 +312,19 @@ class BenchTest {
             port = s.getLocalPort(); // closed again: nothing listens there
         }
         Run r = main("-proto", proto, "-call", "datatype", "-n", "1", "-timeout", "3s", "-addr", "127.0.0.1:" + port);
-        assertEquals(Main.EXIT_UNREACHABLE, r.code, "exit code; stderr: " + r.err);
+        assertEquals(Exit.UNREACHABLE, r.code, "exit code; stderr: " + r.err);
         assertEquals("", r.out, "stdout");
+        assertTrue(r.err.contains("verify: connect: "), "stderr has the verify line of kind connect: " + r.err);
+    }
+
+    @Test
+    void helpIsUsageOnStdout() {
+        for (String h : new String[] {"-h", "-help", "--help"}) {
+            Run r = main(h);
+            assertEquals(Exit.OK, r.code, h + ": exit code");
+            assertTrue(r.out.startsWith("usage:"), h + ": usage on stdout: " + r.out);
+            assertEquals("", r.err, h + ": stderr");
+        }
     }
 
     @Test
@@ -290,8 +341,9 @@ class BenchTest {
         s.start();
         try {
             Run r = main("-proto", "http", "-call", "datatype", "-n", "1", "-addr", "127.0.0.1:" + s.getAddress().getPort());
-            assertEquals(Main.EXIT_VERIFY, r.code, "exit code; stderr: " + r.err);
-            assertTrue(r.err.contains("codeId 7"), "stderr names the wrong codeId: " + r.err);
+            assertEquals(Exit.VERIFY, r.code, "exit code; stderr: " + r.err);
+            assertTrue(r.err.contains("verify: length: ") && r.err.contains("codeId 7"),
+                "stderr has the verify line naming the wrong codeId: " + r.err);
             assertEquals("", r.out, "stdout");
         } finally {
             s.stop(0);

@@ -1,24 +1,28 @@
 package rpcbed.bench;
 
 import java.io.PrintStream;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
-import rpcbed.Main;
+import rpcbed.cli.Exit;
+import rpcbed.cli.UsageError;
+import rpcbed.stats.ProcessCpu;
 
 /**
- * The closed-loop (ab-like) load run: verify one call, open the connections, warm up,
- * then C workers call until -n calls or -t ends; every figure comes from the measured
- * part only.
+ * One load run: verify one call, open the connections, warm up (fixed or until the
+ * throughput settles), then C workers call in a closed loop (ab) or an open loop
+ * (-rate) until -n calls or -t ends. Every figure comes from the measured window only:
+ * from the end of warm-up to the return of the last measured call, the process CPU
+ * read at both ends (docs/method.md).
  */
 public final class Bench {
     /** Latencies above an hour are clamped: no call lives that long (deadline -timeout). */
@@ -33,35 +37,53 @@ public final class Bench {
         Config cfg;
         try {
             cfg = Config.parse(args);
-        } catch (Main.UsageError e) {
-            if (!e.getMessage().equals("help")) {
-                err.println("java-client: " + e.getMessage());
+        } catch (UsageError e) {
+            if (e.getMessage().equals(Config.HELP)) {
+                out.print(Config.USAGE);
+                out.flush();
+                return Exit.OK;
             }
-            err.print(Config.USAGE);
-            return e.getMessage().equals("help") ? Main.EXIT_OK : Main.EXIT_USAGE;
-        }
-        try (Transport t = Transports.create(cfg)) {
-            Result res = run(cfg, t, err);
-            out.print(ReportWriter.write(res.report));
-            out.flush();
-            return Main.EXIT_OK;
-        } catch (RunError e) {
             err.println("java-client: " + e.getMessage());
+            err.print(Config.USAGE);
+            return Exit.USAGE;
+        }
+        Result res;
+        try (Transport t = Transports.create(cfg)) {
+            res = run(cfg, t, err);
+        } catch (RunError e) {
+            err.println(e.getMessage());
             return e.code;
         } catch (RuntimeException e) {
             err.println("java-client: " + e);
             e.printStackTrace(err);
-            return 1;
+            return Exit.INTERNAL;
         }
+        out.print(ReportWriter.write(res.report));
+        out.flush();
+        if (out.checkError()) {
+            err.println("java-client: writing the report to stdout failed");
+            return Exit.INTERNAL;
+        }
+        return Exit.OK;
     }
 
-    /** A run that ended before timing, with the exit code to return. */
+    /** A run that ended before timing: the line for stderr and the exit code to return. */
     public static final class RunError extends Exception {
         public final int code;
 
-        RunError(int code, String message) {
-            super(message);
+        RunError(int code, String line) {
+            super(line);
             this.code = code;
+        }
+
+        /** The verify error line of docs/report-format.md: "verify: KIND: message". */
+        static RunError verify(int code, CallFailure f, String context) {
+            String msg = f.getMessage();
+            String prefix = f.kind.label + ": ";
+            if (msg.startsWith(prefix)) {
+                msg = msg.substring(prefix.length());
+            }
+            return new RunError(code, "verify: " + f.kind.label + ": " + context + ": " + msg);
         }
     }
 
@@ -75,7 +97,49 @@ public final class Bench {
         final long[] byKind = new long[Kind.values().length];
         long bytes;
         long warmup;
+        /** nanoTime when the worker's last measured call returned (0 = none). */
+        long lastEnd;
         Throwable lastError;
+    }
+
+    /** What the workers and the coordinating thread share during one run. */
+    private static final class Phase {
+        final long runStart = System.nanoTime();
+        /** Wall clock at runStart, in Unix microseconds: maps nanoTime to the report's window. */
+        final long runStartMicros;
+        volatile boolean warmDone;
+        /** nanoTime the measured window starts; valid once warmDone (closed loop: once the barrier fell). */
+        volatile long measureStart;
+        /** nanoTime the measured part ends (-t); 0 = none. */
+        volatile long deadline;
+        final AtomicLong warmCalls = new AtomicLong();
+        final AtomicBoolean stop = new AtomicBoolean();
+        final AtomicInteger running;
+        volatile ProcessCpu cpuStart;
+        volatile ProcessCpu cpuEnd;
+        volatile boolean settled;
+
+        Phase(int workers) {
+            Instant now = Instant.now();
+            runStartMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+            running = new AtomicInteger(workers);
+        }
+
+        long micros(long nanoTime) {
+            return runStartMicros + (nanoTime - runStart) / 1000;
+        }
+
+        void begin(long at, Config cfg) {
+            measureStart = at;
+            deadline = cfg.durationNanos > 0 ? at + cfg.durationNanos : 0;
+        }
+
+        /** The last worker to leave reads the CPU: as close to the last call's return as it gets. */
+        void leave() {
+            if (running.decrementAndGet() == 0) {
+                cpuEnd = ProcessCpu.now();
+            }
+        }
     }
 
     public static Result run(Config cfg, Transport t, PrintStream err) throws RunError {
@@ -90,53 +154,57 @@ public final class Bench {
             }
         } catch (CallFailure e) {
             conns.forEach(Transport.Conn::close);
-            throw new RunError(Main.EXIT_UNREACHABLE, "opening connection " + (conns.size() + 1)
+            throw new RunError(Exit.UNREACHABLE, "java-client: opening connection " + (conns.size() + 1)
                 + " of " + nConns + " to " + cfg.addr + ": " + e.getMessage());
         }
-        // Shared connections: thread-safe ones are shared round-robin; the others are
-        // lent to one worker per call.
-        BlockingQueue<Transport.Conn> pool = null;
-        if (cfg.shared() && !t.sharedConnSafe()) {
-            pool = new ArrayBlockingQueue<>(nConns, false, conns);
+        try {
+            return measure(cfg, t, conns, docLength, err);
+        } finally {
+            conns.forEach(Transport.Conn::close);
         }
+    }
 
+    private static Result measure(Config cfg, Transport t, List<Transport.Conn> conns, long docLength,
+            PrintStream err) throws RunError {
         int c = cfg.concurrency;
         Worker[] workers = new Worker[c];
         AtomicLong remaining = new AtomicLong(cfg.perClient ? 0 : cfg.requests);
-        AtomicBoolean stop = new AtomicBoolean();
-        long[] marks = new long[2]; // measure start (nanoTime), deadline (0 = none)
-        Cpu[] cpuStart = new Cpu[1];
+        Phase ph = new Phase(c);
         CyclicBarrier measure = new CyclicBarrier(c, () -> {
-            marks[0] = System.nanoTime();
-            marks[1] = cfg.durationNanos > 0 ? marks[0] + cfg.durationNanos : 0;
-            cpuStart[0] = Cpu.now();
+            ph.cpuStart = ProcessCpu.now();
+            ph.begin(System.nanoTime(), cfg);
         });
-        long runStart = System.nanoTime();
-        long warmupEnd = runStart + cfg.warmupNanos;
         boolean open = cfg.rate > 0;
-        if (open) {
-            // The open loop's schedule is fixed in advance: calls due before warmupEnd
-            // are warm-up, the measured part starts at warmupEnd whatever happened.
-            marks[0] = warmupEnd;
-            marks[1] = cfg.durationNanos > 0 ? warmupEnd + cfg.durationNanos : 0;
+        if (!cfg.warmupAuto) {
+            if (open) {
+                // The open loop's schedule is fixed in advance: calls due before the
+                // warm-up ends are warm-up, the measured part starts then whatever happened.
+                ph.begin(ph.runStart + cfg.warmupNanos, cfg);
+                ph.warmDone = true;
+            } else if (cfg.warmupNanos == 0) {
+                ph.warmDone = true;
+            }
         }
         Thread[] threads = new Thread[c];
-        final BlockingQueue<Transport.Conn> lend = pool;
         for (int i = 0; i < c; i++) {
             Worker w = new Worker();
             workers[i] = w;
-            Transport.Conn own = conns.get(i % nConns);
+            // Round-robin: worker i calls through connection i mod K (K = C: its own).
+            Transport.Conn own = conns.get(i % conns.size());
             Transport.Session s = new Transport.Session(cfg.clientId);
-            Schedule sched = open ? new Schedule(cfg, i, runStart) : null;
+            Schedule sched = open ? new Schedule(cfg, i, ph.runStart) : null;
             threads[i] = new Thread(() -> {
                 try {
                     if (open) {
-                        openLoop(cfg, sched, lend, own, s, w, stop, marks[0], marks[1]);
+                        openLoop(sched, own, s, w, ph);
                         return;
                     }
-                    while (cfg.warmupNanos > 0 && System.nanoTime() - warmupEnd < 0) {
+                    while (!ph.warmDone) {
+                        if (ph.stop.get()) {
+                            return;
+                        }
                         try {
-                            call(lend, own, s, w);
+                            own.call(s);
                         } catch (CallFailure f) {
                             w.lastError = f;
                             if (f.kind == Kind.CONNECT) {
@@ -144,11 +212,12 @@ public final class Bench {
                             }
                         }
                         w.warmup++;
+                        ph.warmCalls.incrementAndGet();
                     }
                     measure.await();
                     long mine = cfg.requests;
-                    long deadline = marks[1];
-                    while (!stop.get()) {
+                    long deadline = ph.deadline;
+                    while (!ph.stop.get()) {
                         long start = System.nanoTime();
                         if (deadline != 0 && start - deadline >= 0) {
                             return;
@@ -158,7 +227,7 @@ public final class Bench {
                                 return;
                             }
                         }
-                        Kind k = measured(lend, own, s, w, start);
+                        Kind k = measured(own, s, w, start);
                         if (k == Kind.CONNECT) {
                             // Nothing listens: do not spin (ab would have given up already).
                             Thread.sleep(CONNECT_PAUSE_MS);
@@ -166,38 +235,65 @@ public final class Bench {
                     }
                 } catch (Exception e) {
                     w.lastError = e;
-                    stop.set(true);
+                    ph.stop.set(true);
                     measure.reset();
+                } finally {
+                    ph.leave();
                 }
             }, "bench-" + i);
         }
-        if (open && cfg.warmupNanos == 0) {
-            cpuStart[0] = Cpu.now();
+        if (open && ph.warmDone && cfg.warmupNanos == 0) {
+            ph.cpuStart = ProcessCpu.now();
         }
         for (Thread th : threads) {
             th.start();
         }
-        if (open && cfg.warmupNanos > 0) {
+        if (cfg.warmupAuto) {
+            autoWarmup(cfg, ph, threads, err);
+            if (open) {
+                // Calls due from a millisecond on are measured: every worker sees warmDone by then.
+                ph.begin(System.nanoTime() + 1_000_000L, cfg);
+            }
+            ph.warmDone = true;
+        } else if (!ph.warmDone) {
+            waitUntil(ph.runStart + cfg.warmupNanos, threads, ph);
+            ph.warmDone = true;
+        }
+        if (open && ph.cpuStart == null) {
             // No barrier in an open loop: read the CPU when the measured part begins.
-            cpuStart[0] = cpuAt(warmupEnd, threads);
+            ph.cpuStart = cpuAt(ph.measureStart, threads);
         }
         for (Thread th : threads) {
             try {
                 th.join();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                stop.set(true);
+                ph.stop.set(true);
             }
         }
-        long endNanos = System.nanoTime();
-        Cpu cpu = cpuStart[0] == null ? Cpu.now() : Cpu.now().minus(cpuStart[0]);
-        conns.forEach(Transport.Conn::close);
-        if (marks[0] == 0) {
-            throw new RunError(1, "the run stopped before timing: " + firstError(workers));
+        long joined = System.nanoTime();
+        if (ph.cpuStart == null || !ph.warmDone) {
+            throw new RunError(Exit.INTERNAL, "java-client: the run stopped before timing: " + firstError(workers));
         }
+        long end = 0;
+        for (Worker w : workers) {
+            if (w.lastEnd != 0 && (end == 0 || w.lastEnd - end > 0)) {
+                end = w.lastEnd;
+            }
+        }
+        if (end == 0 || end - ph.measureStart < 0) {
+            end = Math.max(joined, ph.measureStart);
+        }
+        ProcessCpu cpuEnd = ph.cpuEnd == null ? ProcessCpu.now() : ph.cpuEnd;
         Result res = new Result();
-        double secs = Math.max(0, endNanos - marks[0]) / 1e9;
-        res.report = report(cfg, t, docLength, workers, secs, cpu);
+        double secs = Math.max(0, end - ph.measureStart) / 1e9;
+        res.report = report(cfg, t, docLength, workers, secs, cpuEnd.minus(ph.cpuStart));
+        res.report.windowStartMicros = ph.micros(ph.measureStart);
+        res.report.windowEndMicros = ph.micros(end);
+        if (cfg.warmupAuto) {
+            res.report.warmupSeconds = Math.max(0, ph.measureStart - ph.runStart) / 1e9;
+            res.report.warmupSettled = ph.settled ? "yes" : "no";
+        }
         if (open && secs > 0) {
             err.printf("java-client: open loop: target %d calls/s, achieved %.1f%n", cfg.rate,
                 res.report.complete / secs);
@@ -209,24 +305,78 @@ public final class Bench {
         return res;
     }
 
+    /**
+     * -warmup auto: back-to-back windows of 250 ms from the start of the workers; ends
+     * when the detector settles, at -warmup-max, or when every worker is gone.
+     */
+    private static void autoWarmup(Config cfg, Phase ph, Thread[] threads, PrintStream err) {
+        WarmupDetector d = new WarmupDetector();
+        long from = ph.runStart;
+        long prev = ph.warmCalls.get();
+        while (true) {
+            long next = from + WarmupDetector.WINDOW_NANOS;
+            if (!waitUntil(next, threads, ph)) {
+                return;
+            }
+            long now = System.nanoTime();
+            long n = ph.warmCalls.get();
+            double tput = (n - prev) * 1e9 / Math.max(1, now - from);
+            prev = n;
+            from = now;
+            if (d.add(tput)) {
+                ph.settled = true;
+                err.printf("java-client: warm-up settled after %.3f s (%d windows, last %.1f calls/s)%n",
+                    (now - ph.runStart) / 1e9, d.windows(), tput);
+                return;
+            }
+            if (now - ph.runStart >= cfg.warmupMaxNanos) {
+                err.printf("java-client: warm-up did not settle within -warmup-max %.3f s (%d windows, last %.1f calls/s)%n",
+                    cfg.warmupMaxNanos / 1e9, d.windows(), tput);
+                return;
+            }
+        }
+    }
+
+    /** Parks until nanoTime at; false when every worker ended (or one failed) before. */
+    private static boolean waitUntil(long at, Thread[] threads, Phase ph) {
+        long wait;
+        while ((wait = at - System.nanoTime()) > 0) {
+            if (ph.stop.get() || !anyAlive(threads)) {
+                return false;
+            }
+            LockSupport.parkNanos(Math.min(wait, 10_000_000L));
+        }
+        return true;
+    }
+
+    private static boolean anyAlive(Thread[] threads) {
+        for (Thread th : threads) {
+            if (th.isAlive()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** One measured call of the closed loop, timed from start. */
-    private static Kind measured(BlockingQueue<Transport.Conn> pool, Transport.Conn own, Transport.Session s,
-            Worker w, long start) {
+    private static Kind measured(Transport.Conn own, Transport.Session s, Worker w, long start) {
         Kind k = Kind.OK;
         long bytes = 0;
         try {
-            bytes = call(pool, own, s, w);
+            bytes = own.call(s);
         } catch (CallFailure f) {
             k = f.kind;
             w.lastError = f;
         }
-        record(w, k, bytes, start, System.nanoTime());
+        long end = System.nanoTime();
+        record(w, k, bytes, start, end);
         return k;
     }
 
     /** Books one measured call; only calls the server answered have a latency. */
     private static void record(Worker w, Kind k, long bytes, long start, long end) {
         w.byKind[k.ordinal()]++;
+        w.lastEnd = end;
         if (k.answered()) {
             w.bytes += bytes;
             w.hist.recordValue(Math.max(1, Math.min(HIST_MAX_US, (end - start) / 1000)));
@@ -262,13 +412,13 @@ public final class Bench {
      * Calls at their due times whatever happened to the previous ones (wrk2). Latency
      * counts from the due time, so a stalled server shows in the percentiles instead of
      * silently slowing the load (coordinated omission). A call late for its due time
-     * goes at once.
+     * goes at once. Calls due before the measured window starts are warm-up.
      */
-    static void openLoop(Config cfg, Schedule sched, BlockingQueue<Transport.Conn> pool, Transport.Conn own,
-            Transport.Session s, Worker w, AtomicBoolean stop, long measureStart, long deadline) {
+    private static void openLoop(Schedule sched, Transport.Conn own, Transport.Session s, Worker w, Phase ph) {
         long due = sched.firstDue;
         long done = 0;
-        while (!stop.get()) {
+        while (!ph.stop.get()) {
+            long deadline = ph.warmDone ? ph.deadline : 0;
             if (deadline != 0 && due - deadline >= 0) {
                 return;
             }
@@ -278,21 +428,22 @@ public final class Bench {
             long wait;
             while ((wait = due - System.nanoTime()) > 0) {
                 LockSupport.parkNanos(wait);
-                if (stop.get()) {
+                if (ph.stop.get()) {
                     return;
                 }
             }
             Kind k = Kind.OK;
             long bytes = 0;
             try {
-                bytes = call(pool, own, s, w);
+                bytes = own.call(s);
             } catch (CallFailure f) {
                 k = f.kind;
                 w.lastError = f;
             }
             long end = System.nanoTime();
-            if (due - measureStart < 0) {
+            if (!ph.warmDone || due - ph.measureStart < 0) {
                 w.warmup++;
+                ph.warmCalls.incrementAndGet();
             } else {
                 record(w, k, bytes, due, end);
                 done++;
@@ -302,38 +453,15 @@ public final class Bench {
     }
 
     /** The process CPU at time `at` (nanoTime), or now if every worker ended before. */
-    private static Cpu cpuAt(long at, Thread[] threads) {
+    private static ProcessCpu cpuAt(long at, Thread[] threads) {
         long wait;
         while ((wait = at - System.nanoTime()) > 0) {
-            boolean alive = false;
-            for (Thread th : threads) {
-                alive |= th.isAlive();
-            }
-            if (!alive) {
+            if (!anyAlive(threads)) {
                 break;
             }
             LockSupport.parkNanos(Math.min(wait, 10_000_000L));
         }
-        return Cpu.now();
-    }
-
-    private static long call(BlockingQueue<Transport.Conn> pool, Transport.Conn own, Transport.Session s, Worker w)
-            throws CallFailure {
-        if (pool == null) {
-            return own.call(s);
-        }
-        Transport.Conn conn;
-        try {
-            conn = pool.take();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CallFailure(Kind.RECEIVE, "interrupted");
-        }
-        try {
-            return conn.call(s);
-        } finally {
-            pool.add(conn);
-        }
+        return ProcessCpu.now();
     }
 
     private static Throwable firstError(Worker[] workers) {
@@ -345,33 +473,36 @@ public final class Bench {
         return null;
     }
 
-    /** One checked call before timing: exit 4 when nothing answers, 3 when the answer is wrong. */
+    /**
+     * One checked call before timing, then a second one carrying the issued token: exit 4
+     * when nothing answers, 3 when the answer is wrong or refused.
+     */
     static long verify(Config cfg, Transport t) throws RunError {
         Transport.Conn conn;
+        String context = cfg.name() + " against " + cfg.addr;
         try {
             conn = t.open(-1);
         } catch (CallFailure e) {
-            throw new RunError(Main.EXIT_UNREACHABLE, "server " + cfg.addr + " unreachable: " + e.getMessage());
+            throw RunError.verify(Exit.UNREACHABLE, e, context);
         }
         try {
             Transport.Session s = new Transport.Session(cfg.clientId);
             long bytes = conn.call(s);
             if (s.token == null || s.token.isEmpty()) {
-                throw new RunError(Main.EXIT_VERIFY, "verify " + cfg.name() + ": the response carries no token");
+                throw new RunError(Exit.VERIFY, "verify: length: " + context + ": the response carries no token");
             }
             // The token round trip: the issued token must be accepted on the next call.
             conn.call(s);
             return bytes;
         } catch (CallFailure e) {
-            int code = e.kind.answered() ? Main.EXIT_VERIFY : Main.EXIT_UNREACHABLE;
-            throw new RunError(code, "verify " + cfg.name() + " against " + cfg.addr + ": " + e.getMessage());
+            throw RunError.verify(e.kind.answered() ? Exit.VERIFY : Exit.UNREACHABLE, e, context);
         } finally {
             conn.close();
         }
     }
 
     static ReportWriter.Report report(Config cfg, Transport t, long docLength, Worker[] workers,
-            double secs, Cpu cpu) {
+            double secs, ProcessCpu cpu) {
         Histogram h = new Histogram(1, HIST_MAX_US, 3);
         long[] byKind = new long[Kind.values().length];
         long bytes = 0;

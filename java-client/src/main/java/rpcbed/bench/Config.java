@@ -2,7 +2,9 @@ package rpcbed.bench;
 
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import rpcbed.Main;
+import rpcbed.cli.Exit;
+import rpcbed.cli.Flags;
+import rpcbed.cli.UsageError;
 
 /** One run: the whole job in one plain struct, parsed from go-client's flags. */
 public final class Config {
@@ -18,8 +20,12 @@ public final class Config {
     public long requests;
     public boolean perClient;
     public long durationNanos;
+    /** Fixed warm-up; ignored when warmupAuto. */
     public long warmupNanos;
-    /** Connections: 0 = one per worker. */
+    /** -warmup auto: warm up until throughput settles (WarmupDetector), at most warmupMaxNanos. */
+    public boolean warmupAuto;
+    public long warmupMaxNanos = TimeUnit.SECONDS.toNanos(10);
+    /** Connections: 0 = one per worker (-conns = -c). */
     public int conns;
     public long timeoutNanos = TimeUnit.SECONDS.toNanos(10);
     public String addr = "";
@@ -35,31 +41,41 @@ public final class Config {
     static final String USAGE = """
         usage:
           java -jar java-client.jar -proto grpc|thrift|http|ice|dubbo -call datatype|datalist
-                [-items N] -c C (-n N | -t DURATION | both) [-per-client] [-warmup 2s]
-                [-conns K] [-timeout 10s] [-k] [-rate R] -addr HOST:PORT [-client-id ID]
+                [-items N] -c C (-n N | -t DURATION | both) [-per-client]
+                [-warmup 2s|auto] [-warmup-max 10s] [-conns K] [-timeout 10s] [-k]
+                [-rate R] -addr HOST:PORT [-client-id ID]
+          java -jar java-client.jar worker      (runs on stdin, docs/report-format.md)
           java -jar java-client.jar serve -proto ice|dubbo|grpc|thrift|http [-port N]
+                [-stats-port N]
 
         Before timing one call is verified (codeId 101, or exactly -items items, and a
         token). The report (ab 2.3 layout + rpcbed block) goes to stdout, logs to stderr.
         Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
         -n counts calls in total; with -per-client, calls per worker (the Java write-up's
-        300 000 calls per client). -conns K shares K connections among the workers; by
-        default every worker owns one connection.
+        300 000 calls per client). -conns K opens K TCP connections: by default (K = C)
+        every worker owns one; gRPC, Ice and Dubbo may share K < C among the workers
+        (round-robin); Thrift and HTTP/1.1 carry one call at a time and refuse K != C.
+        -warmup auto warms up until 3 consecutive 250 ms windows' throughput lie within
+        5 % of their mean, or until -warmup-max.
         -rate R runs an open loop: R calls per second in total, each worker's calls due
         at fixed intervals, latency counted from each call's due time (coordinated
         omission corrected); 0 (default) is ab's closed loop.
 
         exit codes:
-          0  report printed (also when calls failed: see "Failed requests")
+          0  report printed (also when calls failed: see "Failed requests"); -h
+          1  internal error (the report could not be written, or the client failed)
           2  bad arguments
-          3  verify failed: the server answered, but wrongly (no report)
+          3  verify failed: the server answered, but wrongly, or refused (no report)
           4  server unreachable before timing (no report)
         """;
 
-    public static Config parse(String[] args) throws Main.UsageError {
-        Main.Flags f = new Main.Flags(args, Set.of("k", "per-client", "h", "help"));
+    /** The UsageError message of -h / -help: usage on stdout, exit 0. */
+    public static final String HELP = "help";
+
+    public static Config parse(String[] args) throws UsageError {
+        Flags f = new Flags(args, Set.of("k", "per-client", "h", "help"));
         if (f.has("h") || f.has("help")) {
-            throw new Main.UsageError("help");
+            throw new UsageError(HELP);
         }
         Config c = new Config();
         c.proto = f.string("proto", "");
@@ -69,7 +85,13 @@ public final class Config {
         c.requests = f.longValue("n", 0);
         c.perClient = f.bool("per-client", false);
         c.durationNanos = f.nanos("t", 0);
-        c.warmupNanos = f.nanos("warmup", 0);
+        String warm = f.string("warmup", "0");
+        if (warm.trim().equals("auto")) {
+            c.warmupAuto = true;
+        } else {
+            c.warmupNanos = Flags.durationValue("warmup", warm);
+        }
+        c.warmupMaxNanos = f.nanos("warmup-max", c.warmupMaxNanos);
         c.conns = f.integer("conns", 0);
         c.timeoutNanos = f.nanos("timeout", c.timeoutNanos);
         c.addr = f.string("addr", "");
@@ -81,49 +103,56 @@ public final class Config {
         return c;
     }
 
-    void validate() throws Main.UsageError {
+    void validate() throws UsageError {
         switch (proto) {
             case "grpc", "thrift", "http", "ice", "dubbo" -> { }
-            default -> throw new Main.UsageError("-proto \"" + proto + "\": want grpc, thrift, http, ice or dubbo");
+            default -> throw new UsageError("-proto \"" + proto + "\": want grpc, thrift, http, ice or dubbo");
         }
         switch (call) {
             case "datatype" -> {
                 if (items != 0) {
-                    throw new Main.UsageError("-items " + items + ": datatype takes no items");
+                    throw new UsageError("-items " + items + ": datatype takes no items");
                 }
             }
             case "datalist" -> {
                 if (items < 0 || items > MAX_ITEMS) {
-                    throw new Main.UsageError("-items " + items + ": want 0.." + MAX_ITEMS);
+                    throw new UsageError("-items " + items + ": want 0.." + MAX_ITEMS);
                 }
             }
-            default -> throw new Main.UsageError("-call \"" + call + "\": want datatype or datalist");
+            default -> throw new UsageError("-call \"" + call + "\": want datatype or datalist");
         }
         if (concurrency < 1) {
-            throw new Main.UsageError("-c " + concurrency + ": want at least 1");
+            throw new UsageError("-c " + concurrency + ": want at least 1");
         }
         if (requests < 0) {
-            throw new Main.UsageError("-n " + requests + ": want at least 1");
+            throw new UsageError("-n " + requests + ": want at least 1");
         }
         if (requests == 0 && durationNanos == 0) {
-            throw new Main.UsageError("give -n (calls) or -t (duration), or both");
+            throw new UsageError("give -n (calls) or -t (duration), or both");
         }
         if (requests > 0 && !perClient && requests < concurrency) {
-            throw new Main.UsageError("-c " + concurrency + " is greater than -n " + requests
+            throw new UsageError("-c " + concurrency + " is greater than -n " + requests
                 + " (as ab, every worker needs a call)");
         }
         if (conns < 0 || conns > concurrency) {
-            throw new Main.UsageError("-conns " + conns + ": want 1.." + concurrency + " (-c)");
+            throw new UsageError("-conns " + conns + ": want 1.." + concurrency + " (-c)");
+        }
+        if (conns != 0 && conns != concurrency && (proto.equals("thrift") || proto.equals("http"))) {
+            throw new UsageError("-conns " + conns + ": " + proto + " carries one call at a time per connection;"
+                + " want -conns = -c (" + concurrency + ")");
+        }
+        if (warmupAuto && warmupMaxNanos <= 0) {
+            throw new UsageError("-warmup-max must be above 0 with -warmup auto");
         }
         if (rate < 0 || rate > MAX_RATE) {
-            throw new Main.UsageError("-rate " + rate + ": want 0.." + MAX_RATE);
+            throw new UsageError("-rate " + rate + ": want 0.." + MAX_RATE);
         }
         if (timeoutNanos <= 0) {
-            throw new Main.UsageError("-timeout must be above 0");
+            throw new UsageError("-timeout must be above 0");
         }
         int colon = addr.lastIndexOf(':');
         if (colon <= 0) {
-            throw new Main.UsageError("-addr \"" + addr + "\": want HOST:PORT");
+            throw new UsageError("-addr \"" + addr + "\": want HOST:PORT");
         }
         host = addr.substring(0, colon);
         if (host.startsWith("[") && host.endsWith("]")) {
@@ -135,7 +164,7 @@ public final class Config {
             port = -1;
         }
         if (port < 1 || port > 65535) {
-            throw new Main.UsageError("-addr \"" + addr + "\": bad port");
+            throw new UsageError("-addr \"" + addr + "\": bad port");
         }
     }
 

@@ -81,6 +81,29 @@ final class GrpcTransport implements Transport {
     @Override
     public void close() {}
 
+    /**
+     * The report's kind of a failed call. A status the server declared is never connect
+     * or timeout (docs/report-format.md): grpc-java makes UNAVAILABLE itself, with the
+     * I/O error as cause, when there is no connection, and "Network closed" when it broke
+     * mid-call; it makes DEADLINE_EXCEEDED itself when -timeout passed.
+     */
+    static Kind kind(Status st, boolean deadlinePassed) {
+        return switch (st.getCode()) {
+            case UNAVAILABLE -> {
+                String d = st.getDescription() == null ? "" : st.getDescription();
+                if (d.startsWith("Network closed") || d.startsWith("Connection closed")) {
+                    yield Kind.RECEIVE;
+                }
+                yield st.getCause() != null || d.startsWith("io exception") ? Kind.CONNECT : Kind.EXCEPTIONS;
+            }
+            case DEADLINE_EXCEEDED -> deadlinePassed ? Kind.TIMEOUT : Kind.EXCEPTIONS;
+            case CANCELLED -> Kind.RECEIVE;
+            case UNAUTHENTICATED -> Kind.UNAUTHENTICATED;
+            case INVALID_ARGUMENT -> Kind.INVALID_ARGUMENT;
+            default -> Kind.EXCEPTIONS;
+        };
+    }
+
     private final class GrpcConn implements Conn {
         private final ManagedChannel ch;
         private final DataGrpc.DataBlockingStub stub;
@@ -98,6 +121,7 @@ final class GrpcTransport implements Transport {
         @Override
         public long call(Session s) throws CallFailure {
             Auth auth = Auth.newBuilder().setClientId(s.clientId).setToken(s.token).build();
+            long start = System.nanoTime();
             try {
                 DataGrpc.DataBlockingStub st = stub.withDeadlineAfter(cfg.timeoutNanos, TimeUnit.NANOSECONDS);
                 long size;
@@ -123,15 +147,7 @@ final class GrpcTransport implements Transport {
                 }
                 return size;
             } catch (StatusRuntimeException e) {
-                Status.Code code = e.getStatus().getCode();
-                Kind k = switch (code) {
-                    case UNAVAILABLE -> Kind.CONNECT;
-                    case DEADLINE_EXCEEDED -> Kind.TIMEOUT;
-                    case CANCELLED -> Kind.RECEIVE;
-                    case UNAUTHENTICATED -> Kind.UNAUTHENTICATED;
-                    case INVALID_ARGUMENT -> Kind.INVALID_ARGUMENT;
-                    default -> Kind.EXCEPTIONS;
-                };
+                Kind k = kind(e.getStatus(), System.nanoTime() - start >= cfg.timeoutNanos);
                 if (k == Kind.UNAUTHENTICATED) {
                     s.token = ""; // ask for a fresh token next time
                 }
