@@ -187,10 +187,12 @@ image_php() {
 	local src=$ROOT/php-client ctx=$STAGE/php so=$ROOT/php-client/ext/build/grpc.so
 	[ -f "$src/bin/client.php" ] || { say "skip rpcbed/php: php-client/bin/client.php is not there yet"; MISSING+=" php"; return; }
 	[ -f "$so" ] || { say "skip rpcbed/php: $so is not built (php-client/build-ext.sh)"; MISSING+=" php"; return; }
+	[ -f "${so%/*}/protobuf.so" ] || { say "skip rpcbed/php: ${so%/*}/protobuf.so is not built (php-client/build-ext.sh)"; MISSING+=" php"; return; }
 	fresh_stage php
 	mkdir -p "$ctx/php-client"
 	# The client, its generated code and build-ext.sh's output (grpc.so, the Grpc\
-	# library, roots.pem) in the layout the client expects; not its tests or tooling.
+	# library, roots.pem, protobuf.so) in the layout the client expects; not its tests
+	# or tooling. protobuf.so links libc only: no runtime package to add for it.
 	(cd "$src" && tar -c --exclude=./tests --exclude=./ext --exclude='./*.mk' --exclude=./build-ext.sh \
 		--exclude='./phpunit.xml*' --exclude=./.phpunit.cache . ext/build) | tar -C "$ctx/php-client" -x
 	[ -x "$ctx/php-client/bin/php-client" ] || cp "$DOCKER_DIR/php/php-client.sh" "$ctx/php-client/bin/php-client"

@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# build-ext.sh builds the official gRPC PHP extension (grpc.so) and keeps the official
-# Grpc\ PHP library, both from Debian's grpc source package, so they match the
-# system libgrpc. Output: php-client/ext/build/ (gitignored):
-#   grpc.so                     the extension (load with -d extension=.../grpc.so)
+# build-ext.sh builds, from Debian's own source packages, the two PHP extensions
+# php-client runs in production:
+#   - the official gRPC extension (grpc.so) and the official Grpc\ PHP library, from
+#     the grpc source package, so they match the system libgrpc;
+#   - Google's protobuf C extension (protobuf.so), from the protobuf source package
+#     whose version the pure-PHP runtime (php-google-protobuf) has, so both runtimes
+#     read the same generated code.
+# Output: php-client/ext/build/ (gitignored):
+#   grpc.so                     the gRPC extension (load with -d extension=.../grpc.so)
 #   grpc/src/php/lib/Grpc/      the Grpc\ library
 #   grpc/etc/roots.pem          read by Grpc\BaseStub as ../../../../etc/roots.pem
-#   VERSION                     the grpc source version it was built from
-# A no-op (well under a second) when VERSION matches the installed libgrpc-dev.
-# Needs root only the first time, to add a deb-src entry and install build deps.
+#   VERSION                     grpc.so's stamp: grpc source version and PHP API
+#   protobuf.so                 the protobuf C extension
+#   PROTOBUF_VERSION            protobuf.so's stamp: protobuf source version and PHP API
+# Each is a no-op (well under a second) when its stamp matches the installed
+# libgrpc-dev / php-google-protobuf and PHP API. Needs root only the first time, to
+# add a deb-src entry and install build deps.
+#   build-ext.sh [grpc|protobuf]...   (default: both)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=$here/ext/build
-pkgs=(dpkg-dev php-dev libgrpc-dev gcc libc6-dev make)
+pkgs=(dpkg-dev php-dev libgrpc-dev php-google-protobuf gcc libc6-dev make)
 
 log() { echo "build-ext: $*" >&2; }
 
@@ -22,21 +31,17 @@ for p in "${pkgs[@]}"; do
 done
 if ((${#missing[@]})); then
 	log "installing ${missing[*]}"
-	apt-get update -qq
+	apt-get update -qq >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-
-version=$(dpkg-query -W -f='${source:Version}' libgrpc-dev)
 phpapi=$(php-config --phpapi)
-stamp="grpc=$version phpapi=$phpapi"
-if [[ -f $out/grpc.so && -f $out/grpc/src/php/lib/Grpc/BaseStub.php && "$(cat "$out/VERSION" 2>/dev/null)" == "$stamp" ]]; then
-	exit 0
-fi
 
-# deb-src: mirror the system's own Debian "deb" entries, so no host name lives here.
-if ! apt-cache showsrc grpc 2>/dev/null | grep -q '^Package: grpc'; then
-	src=/etc/apt/sources.list.d/rpcbed-deb-src.sources
-	if [[ ! -f $src ]]; then
+# deb_src PACKAGE: make `apt-get source PACKAGE` work, mirroring the system's own
+# Debian "deb" entries as deb-src, so no host name lives here.
+deb_src() {
+	apt-cache showsrc "$1" 2>/dev/null | grep -q "^Package: $1\$" && return
+	local src=/etc/apt/sources.list.d/rpcbed-deb-src.sources tmp f
+	if [[ ! -f $src && ! -f ${src%.sources}.list ]]; then
 		tmp=$(mktemp)
 		for f in /etc/apt/sources.list.d/*.sources; do
 			[[ -f $f && $f != "$src" ]] || continue
@@ -57,34 +62,90 @@ if ! apt-cache showsrc grpc 2>/dev/null | grep -q '^Package: grpc'; then
 		fi
 		rm -f "$tmp"
 	fi
-	apt-get update -qq
-fi
+	apt-get update -qq >&2
+}
+
+# fetch_source PACKAGE VERSION DIR: the unpacked source tree (patches applied) in DIR.
+fetch_source() {
+	deb_src "$1"
+	log "fetching $1 $2 source"
+	(cd "$3" && apt-get source -qq "$1=$2" >/dev/null 2>&1) || (cd "$3" && apt-get source -qq "$1" >/dev/null)
+	find "$3" -maxdepth 1 -mindepth 1 -type d -name "$1-*" | head -1
+}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-log "fetching grpc $version source"
-(cd "$work" && apt-get source -qq "grpc=$version" >/dev/null 2>&1) || (cd "$work" && apt-get source -qq grpc >/dev/null)
-tree=$(find "$work" -maxdepth 1 -mindepth 1 -type d -name 'grpc-*' | head -1)
-[[ -n $tree && -d $tree/src/php/ext/grpc ]] || { log "grpc source tree not found"; exit 1; }
+mkdir -p "$out"
 
-log "building grpc.so (phpize + configure + make)"
-ext=$work/ext
-cp -r "$tree/src/php/ext/grpc" "$ext"
-(
-	cd "$ext"
-	phpize >/dev/null 2>&1
-	GRPC_LIB_SUBDIR=lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH) ./configure --enable-grpc >/dev/null
-	make -s -j"$(nproc)" >/dev/null 2>&1 || make -j1
-)
+build_grpc() {
+	local version stamp tree ext
+	version=$(dpkg-query -W -f='${source:Version}' libgrpc-dev)
+	stamp="grpc=$version phpapi=$phpapi"
+	if [[ -f $out/grpc.so && -f $out/grpc/src/php/lib/Grpc/BaseStub.php && "$(cat "$out/VERSION" 2>/dev/null)" == "$stamp" ]]; then
+		return 0
+	fi
+	mkdir -p "$work/grpc"
+	tree=$(fetch_source grpc "$version" "$work/grpc")
+	[[ -n $tree && -d $tree/src/php/ext/grpc ]] || { log "grpc source tree not found"; exit 1; }
 
-mkdir -p "$(dirname "$out")"
-rm -rf "$out.new"
-mkdir -p "$out.new/grpc/src/php/lib" "$out.new/grpc/etc"
-cp "$ext/modules/grpc.so" "$out.new/grpc.so"
-cp -r "$tree/src/php/lib/Grpc" "$out.new/grpc/src/php/lib/Grpc"
-cp "$tree/etc/roots.pem" "$out.new/grpc/etc/roots.pem"
-echo "$stamp" >"$out.new/VERSION"
-rm -rf "$out"
-mv "$out.new" "$out"
-php -n -d extension="$out/grpc.so" -r 'exit(extension_loaded("grpc") ? 0 : 1);' || { log "grpc.so does not load"; exit 1; }
-log "built $out/grpc.so ($stamp)"
+	log "building grpc.so (phpize + configure + make)"
+	ext=$work/grpc-ext
+	cp -r "$tree/src/php/ext/grpc" "$ext"
+	(
+		cd "$ext"
+		phpize >/dev/null 2>&1
+		GRPC_LIB_SUBDIR=lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH) ./configure --enable-grpc >/dev/null
+		make -s -j"$(nproc)" >/dev/null 2>&1 || make -j1
+	)
+	php -n -d extension="$ext/modules/grpc.so" -r 'exit(extension_loaded("grpc") ? 0 : 1);' || { log "grpc.so does not load"; exit 1; }
+	# Replace grpc's files only (protobuf.so stays), the stamp last.
+	rm -f "$out/VERSION"
+	rm -rf "$out/grpc"
+	mkdir -p "$out/grpc/src/php/lib" "$out/grpc/etc"
+	cp -r "$tree/src/php/lib/Grpc" "$out/grpc/src/php/lib/Grpc"
+	cp "$tree/etc/roots.pem" "$out/grpc/etc/roots.pem"
+	cp "$ext/modules/grpc.so" "$out/grpc.so.new" && mv "$out/grpc.so.new" "$out/grpc.so"
+	echo "$stamp" >"$out/VERSION"
+	log "built $out/grpc.so ($stamp)"
+}
+
+build_protobuf() {
+	local version stamp tree ext
+	version=$(dpkg-query -W -f='${source:Version}' php-google-protobuf)
+	stamp="protobuf=$version phpapi=$phpapi"
+	if [[ -f $out/protobuf.so && "$(cat "$out/PROTOBUF_VERSION" 2>/dev/null)" == "$stamp" ]]; then
+		return 0
+	fi
+	mkdir -p "$work/protobuf"
+	tree=$(fetch_source protobuf "$version" "$work/protobuf")
+	[[ -n $tree && -d $tree/php/ext/google/protobuf && -d $tree/third_party/utf8_range ]] ||
+		{ log "protobuf source tree (php/ext/google/protobuf, third_party/utf8_range) not found"; exit 1; }
+
+	log "building protobuf.so (phpize + configure + make)"
+	ext=$work/protobuf-ext
+	cp -r "$tree/php/ext/google/protobuf" "$ext"
+	# config.m4 compiles third_party/utf8_range from inside the extension's directory.
+	mkdir -p "$ext/third_party"
+	cp -r "$tree/third_party/utf8_range" "$ext/third_party/utf8_range"
+	(
+		cd "$ext"
+		phpize >/dev/null 2>&1
+		./configure >/dev/null
+		make -s -j"$(nproc)" >/dev/null 2>&1 || make -j1
+	)
+	php -n -d extension="$ext/modules/protobuf.so" -r 'exit(extension_loaded("protobuf") ? 0 : 1);' || { log "protobuf.so does not load"; exit 1; }
+	rm -f "$out/PROTOBUF_VERSION"
+	cp "$ext/modules/protobuf.so" "$out/protobuf.so.new" && mv "$out/protobuf.so.new" "$out/protobuf.so"
+	echo "$stamp" >"$out/PROTOBUF_VERSION"
+	log "built $out/protobuf.so ($stamp)"
+}
+
+want=("$@")
+((${#want[@]})) || want=(grpc protobuf)
+for w in "${want[@]}"; do
+	case $w in
+	grpc) build_grpc ;;
+	protobuf) build_protobuf ;;
+	*) log "unknown extension $w (want grpc or protobuf)"; exit 2 ;;
+	esac
+done

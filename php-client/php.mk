@@ -7,7 +7,7 @@ PHP_APT := php-cli php-curl php-google-protobuf php-thrift php-zeroc-ice phpunit
 	libgrpc-dev dpkg-dev protobuf-compiler protobuf-compiler-grpc thrift-compiler \
 	zeroc-ice-compilers apache2-utils
 
-setup-php: ## PHP: apt-get install what is missing, build grpc.so (php-client/build-ext.sh), link bin/php-client and bin/php-front
+setup-php: ## PHP: apt-get install what is missing, build grpc.so and protobuf.so (php-client/build-ext.sh), link bin/php-client and bin/php-front
 	@missing=$$(for p in $(PHP_APT); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "apt-get install $$missing"; \
@@ -16,8 +16,10 @@ setup-php: ## PHP: apt-get install what is missing, build grpc.so (php-client/bu
 	@php-client/build-ext.sh
 	@mkdir -p $(BIN) && ln -sf ../php-client/bin/php-client $(BIN)/php-client && ln -sf ../php-client/bin/php-front $(BIN)/php-front
 
-# grpc.so and the Thrift accelerator are not in php.ini: load them for the run.
-PHPUNIT_PHP := php -d extension=$(CURDIR)/php-client/ext/build/grpc.so -d extension=thrift_protocol.so
+# grpc.so, protobuf.so and the Thrift accelerator are not in php.ini: load them for
+# the run (the production runtime, php-client's default; RuntimeTest runs both in
+# processes of their own).
+PHPUNIT_PHP := php -d extension=$(CURDIR)/php-client/ext/build/protobuf.so -d extension=$(CURDIR)/php-client/ext/build/grpc.so -d extension=thrift_protocol.so
 
 test-php: setup-php ## PHP: phpunit (starts go-server and, when built, the Java Ice baseline)
 	$(PHPUNIT_PHP) $$(command -v phpunit) -c php-client/phpunit.xml

@@ -105,7 +105,8 @@ func TestRepositorySpecs(t *testing.T) {
 		minCells  int
 		wantCells []string
 	}{
-		{"../../matrix.yaml", 71, []string{"go-grpc-datalist-2-c1", "php-ice-datalist-5000-c50", "php-grpc-datalist-5000-c50", "java-dubbo-datalist-200-c50", "php-thrift-datalist-200-c50"}},
+		{"../../matrix.yaml", 71, []string{"go-grpc-datalist-2-c1", "php-ice-datalist-5000-c50", "php-grpc-datalist-5000-c50", "java-dubbo-datalist-200-c50", "php-thrift-datalist-200-c50",
+			"php-thrift-datalist-5000-c50", "php-pure-grpc-datalist-200-c1", "php-pure-thrift-datalist-200-c50"}},
 		{"../../matrix-full.yaml", 200, []string{"go-grpc-datatype-c800", "php-grpc-datalist-2000-c200", "java-ice-datalist-20-c1"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

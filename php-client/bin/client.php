@@ -16,8 +16,8 @@ try {
     fwrite(STDERR, 'php-client: ' . $e->getMessage() . "\n" . Config::USAGE . "\n");
     exit(Bench::EXIT_USAGE);
 }
-if ($cfg->proto === 'grpc' && !is_file(Extensions::grpc())) {
-    fwrite(STDERR, 'php-client: ' . Extensions::grpc() . " is missing: run php-client/build-ext.sh\n");
+if (($missing = Extensions::missing($cfg)) !== null) {
+    fwrite(STDERR, "php-client: $missing\n");
     exit(Bench::EXIT_USAGE);
 }
 exit((new Bench($cfg))->run());

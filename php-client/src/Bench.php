@@ -44,7 +44,7 @@ final class Bench
     public function __construct(private Config $cfg, ?array $workerCommand = null, $log = null)
     {
         $this->workerCommand = $workerCommand ?? [
-            PHP_BINARY, ...Extensions::phpArgs($cfg->proto, $cfg->accel), dirname(__DIR__) . '/bin/worker.php',
+            PHP_BINARY, ...Extensions::phpArgs($cfg->proto, $cfg->accel, $cfg->runtime), dirname(__DIR__) . '/bin/worker.php',
         ];
         $this->log = $log ?? STDERR;
     }
@@ -295,6 +295,7 @@ final class Bench
         $rep->cpuSystem = $self['ru_stime.tv_sec'] + $self['ru_stime.tv_usec'] / 1e6
             + $children['ru_stime.tv_sec'] + $children['ru_stime.tv_usec'] / 1e6;
         $rep->versions = $first['versions'] ?? ['php' => PHP_VERSION];
+        $rep->runtime = $cfg->runtime;
         return $rep;
     }
 

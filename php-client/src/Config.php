@@ -5,12 +5,18 @@ namespace Rpcbed\Client;
 
 /**
  * Config is one bench run, parsed from go-client's flags:
- * -proto -call -items -c -n -t -warmup -addr -k (plus -timeout and -accel).
+ * -proto -call -items -c -n -t -warmup -addr -k (plus -timeout and -runtime).
  */
 final class Config
 {
     public const PROTOCOLS = ['grpc', 'thrift', 'http', 'ice'];
     public const CALLS = ['datatype', 'datalist'];
+    /**
+     * c: the runtimes PHP services run in production (Google's protobuf C extension
+     * for gRPC, thrift_protocol.so's accelerated binary protocol for Thrift);
+     * pure: the pure-PHP protobuf and Thrift runtimes (the matrix's php-pure).
+     */
+    public const RUNTIMES = ['c', 'pure'];
     public const DEFAULT_ADDR = [
         'grpc' => '127.0.0.1:50051',
         'thrift' => '127.0.0.1:9090',
@@ -42,20 +48,22 @@ final class Config
     public string $jsonFile = '';
     public string $thriftTransport = 'framed';
     public string $thriftProtocol = 'binary';
-    /** Thrift: use the thrift_protocol extension (TBinaryProtocolAccelerated). */
+    /** c or pure (RUNTIMES); HTTP and Ice decode in C either way. */
+    public string $runtime = 'c';
+    /** Thrift: use the thrift_protocol extension (TBinaryProtocolAccelerated); set from -runtime. */
     public bool $accel = false;
     /** Open loop: calls per second in total; 0 = closed loop. */
     public int $rate = 0;
 
     private const VALUE_FLAGS = ['proto', 'call', 'items', 'c', 'n', 't', 'warmup', 'timeout', 'addr', 'json',
-        'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate'];
+        'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate', 'runtime'];
 
     public const USAGE = <<<'TXT'
         usage:
           php-client -proto grpc|thrift|http|ice -call datatype|datalist [-items N] -c C
                      (-n N | -t DURATION | both) [-warmup 2s] [-k] [-timeout 10s]
                      [-addr HOST:PORT] [-json FILE] [-client-id ID]
-                     [-thrift-transport framed|buffered] [-thrift-protocol binary|compact] [-accel]
+                     [-runtime c|pure] [-thrift-transport framed|buffered] [-thrift-protocol binary|compact]
 
         The same flags as go-client. Durations take Go syntax (30s, 1m) or whole seconds (30).
           -proto      protocol: grpc, thrift, http or ice
@@ -74,12 +82,17 @@ final class Config
           -conns      accepted when equal to -c: every worker owns its connection
           -rate       open loop: calls per second in total, latency from each call's
                       intended start (0 = closed loop)
-          -thrift-transport, -thrift-protocol  as go-server's (default framed, binary)
-          -accel      thrift binary protocol through the thrift_protocol extension
+          -runtime    c (default): gRPC decodes with Google's protobuf C extension, Thrift's
+                      binary protocol with thrift_protocol.so; pure: the pure-PHP
+                      protobuf and Thrift runtimes (the matrix's php-pure client)
+          -thrift-transport, -thrift-protocol  as go-server's (default framed, binary;
+                      compact has no C codec in php-thrift: pure PHP with either runtime)
+          -accel      accepted for older scripts: the thrift_protocol extension, which
+                      -runtime c already uses
 
         exit codes:
           0  report printed (also when calls failed: see "Failed requests")
-          2  bad arguments (or grpc.so missing)
+          2  bad arguments (or grpc.so / protobuf.so missing)
           3  verify failed: the server answered, but wrongly, or a worker could not start (no report)
           4  server unreachable before timing (no report)
         TXT;
@@ -149,6 +162,7 @@ final class Config
                 'thrift-protocol' => $c->thriftProtocol = $value,
                 'conns' => $conns = self::int($name, $value),
                 'rate' => $c->rate = self::int($name, $value),
+                'runtime' => $c->runtime = $value,
                 default => throw new \InvalidArgumentException("flag provided but not defined: -$name"),
             };
         }
@@ -199,9 +213,17 @@ final class Config
         if (!in_array($c->thriftProtocol, ['binary', 'compact'], true)) {
             throw new \InvalidArgumentException("-thrift-protocol \"$c->thriftProtocol\": want binary or compact");
         }
+        if (!in_array($c->runtime, self::RUNTIMES, true)) {
+            throw new \InvalidArgumentException("-runtime \"$c->runtime\": want c or pure");
+        }
         if ($c->accel && ($c->proto !== 'thrift' || $c->thriftProtocol !== 'binary')) {
             throw new \InvalidArgumentException('-accel: only for -proto thrift with the binary protocol');
         }
+        if ($c->accel && $c->runtime === 'pure') {
+            throw new \InvalidArgumentException('-accel: the thrift_protocol extension is the c runtime, not -runtime pure');
+        }
+        // The c runtime's Thrift codec: php-thrift's C extension speaks the binary protocol only.
+        $c->accel = $c->runtime === 'c' && $c->proto === 'thrift' && $c->thriftProtocol === 'binary';
         if ($c->proto !== 'http') {
             $c->keepAlive = false; // harmless: RPC protocols always keep the connection
         }
@@ -258,7 +280,8 @@ final class Config
     {
         $items = $this->call === 'datalist' ? "-$this->items" : '';
         // e.g. php-grpc-datalist-200-c50, php-thrift-datatype-c10
-        return "php-$this->proto-$this->call$items-c$this->concurrency";
+        $client = $this->runtime === 'pure' ? 'php-pure' : 'php';
+        return "$client-$this->proto-$this->call$items-c$this->concurrency";
     }
 
     private static function int(string $name, string $value): int

@@ -68,6 +68,8 @@ final class Report
     public array $errors = [];
     /** @var array<string, string> */
     public array $versions = [];
+    /** Report v1.1 Runtime: c (protobuf C extension, Thrift accelerator) or pure (Config::RUNTIMES). */
+    public string $runtime = '';
 
     /**
      * Fills the timing figures from the measured calls' latencies.

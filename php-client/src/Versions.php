@@ -13,12 +13,19 @@ final class Versions
         switch ($proto) {
             case 'grpc':
                 $v['grpc'] = (string) phpversion('grpc');
-                $v['protobuf'] = self::deb('php-google-protobuf');
+                // What decodes, read from the process itself: protobuf-c is Google's C
+                // extension, protobuf-php the pure-PHP runtime (php-google-protobuf).
+                if (extension_loaded('protobuf')) {
+                    $v['protobuf-c'] = (string) phpversion('protobuf');
+                } else {
+                    $v['protobuf-php'] = self::deb('php-google-protobuf');
+                }
                 break;
             case 'thrift':
                 $v['thrift'] = self::deb('php-thrift');
-                if ($accel) {
-                    $v['thrift_protocol'] = 'accelerated';
+                if ($accel && extension_loaded('thrift_protocol')) {
+                    // thrift_protocol.so's own version (1.0 in php-thrift 0.17).
+                    $v['thrift_protocol'] = (string) phpversion('thrift_protocol');
                 }
                 break;
             case 'http':

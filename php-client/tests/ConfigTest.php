@@ -5,6 +5,7 @@ namespace Rpcbed\Client\Tests;
 
 use PHPUnit\Framework\TestCase;
 use Rpcbed\Client\Config;
+use Rpcbed\Client\Extensions;
 
 final class ConfigTest extends TestCase
 {
@@ -34,6 +35,8 @@ final class ConfigTest extends TestCase
             'negative rate' => [[...$ok, '-rate', '-5'], '-rate -5'],
             'accel on grpc' => [[...$ok, '-accel'], '-accel'],
             'bad thrift transport' => [['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-thrift-transport', 'http'], '-thrift-transport "http"'],
+            'unknown runtime' => [[...$ok, '-runtime', 'jit'], '-runtime "jit": want c or pure'],
+            'accel with the pure runtime' => [['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-runtime', 'pure', '-accel'], '-runtime pure'],
             'bad bool' => [[...$ok, '-k=maybe'], 'invalid boolean value "maybe" for flag -k'],
         ];
     }
@@ -76,6 +79,26 @@ final class ConfigTest extends TestCase
                 ['-proto', 'http', '-call', 'datatype', '-t', '2', '-rate', '500', '-c', '4'],
                 ['rate' => 500, 'concurrency' => 4, 'requests' => Config::UNLIMITED],
             ],
+            'runtime c by default: the Thrift accelerator' => [
+                ['-proto', 'thrift', '-call', 'datatype', '-n', '1'],
+                ['runtime' => 'c', 'accel' => true],
+            ],
+            'runtime pure: pure-PHP Thrift' => [
+                ['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-runtime', 'pure'],
+                ['runtime' => 'pure', 'accel' => false],
+            ],
+            'compact has no C codec' => [
+                ['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-thrift-protocol', 'compact'],
+                ['runtime' => 'c', 'accel' => false],
+            ],
+            'old -accel is the c runtime' => [
+                ['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-accel'],
+                ['runtime' => 'c', 'accel' => true],
+            ],
+            'runtime on grpc' => [
+                ['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-runtime=pure'],
+                ['runtime' => 'pure', 'accel' => false],
+            ],
             'millisecond durations' => [
                 ['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-warmup', '250ms', '-timeout', '1m'],
                 ['warmupSeconds' => 0.25, 'timeout' => 60.0],
@@ -95,5 +118,23 @@ final class ConfigTest extends TestCase
         $back = Config::fromArray(json_decode(json_encode($c->toArray()), true));
         $this->assertEquals($c, $back);
         $this->assertSame('php-thrift-datalist-7-c1', $back->cellName());
+        $pure = Config::parse(['-proto', 'grpc', '-call', 'datalist', '-items', '7', '-n', '3', '-runtime', 'pure']);
+        $this->assertSame('php-pure-grpc-datalist-7-c1', $pure->cellName());
+    }
+
+    public function testExtensionsPerRuntime(): void
+    {
+        $cases = [
+            'grpc c' => ['grpc', 'c', ['ctype', Extensions::protobuf(), Extensions::grpc()]],
+            'grpc pure' => ['grpc', 'pure', ['ctype', Extensions::grpc()]],
+            'thrift c' => ['thrift', 'c', ['thrift_protocol']],
+            'thrift pure' => ['thrift', 'pure', []],
+            'http pure' => ['http', 'pure', ['curl']],
+        ];
+        foreach ($cases as $name => [$proto, $runtime, $want]) {
+            $c = Config::parse(['-proto', $proto, '-call', 'datatype', '-n', '1', '-runtime', $runtime]);
+            $got = Extensions::for($c->proto, $c->accel, $c->runtime);
+            $this->assertSame($want, $got, "$name: got " . implode(',', $got) . '; want ' . implode(',', $want));
+        }
     }
 }
