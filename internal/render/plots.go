@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -127,38 +128,40 @@ func fixLogRange(a *plot.Axis) {
 	}
 }
 
-// save writes NAME.png and NAME.svg.
-func (f *figure) save(dir, name string) (files []string, err error) {
+// encode draws the figure as one image: format is png or svg.
+func (f *figure) encode(format string) (b []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("plot %s: %v", name, r)
+			err = fmt.Errorf("%v", r)
 		}
 	}()
 	fixLogRange(&f.p.X)
 	fixLogRange(&f.p.Y)
+	cw, err := draw.NewFormattedCanvas(plotW, plotH, format)
+	if err != nil {
+		return nil, err
+	}
+	dc := draw.New(cw)
+	f.p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
+	lc := draw.Crop(dc, plotW-legendW+vg.Points(6), 0, 0, -vg.Points(30))
+	f.legend.Draw(lc)
+	var buf bytes.Buffer
+	if _, err := cw.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// save writes NAME.png and NAME.svg.
+func (f *figure) save(dir, name string) ([]string, error) {
+	var files []string
 	for _, format := range []string{"png", "svg"} {
-		cw, err := draw.NewFormattedCanvas(plotW, plotH, format)
+		b, err := f.encode(format)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("plot %s: %w", name, err)
 		}
-		dc := draw.New(cw)
-		f.p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
-		lc := draw.Crop(dc, plotW-legendW+vg.Points(6), 0, 0, -vg.Points(30))
-		f.legend.Draw(lc)
 		file := filepath.Join(dir, name+"."+format)
-		out, err := os.Create(file + ".tmp")
-		if err != nil {
-			return nil, err
-		}
-		_, err = cw.WriteTo(out)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(file+".tmp", file)
-		}
-		if err != nil {
-			os.Remove(file + ".tmp")
+		if err := matrix.WriteFileAtomic(file, b); err != nil {
 			return nil, err
 		}
 		files = append(files, file)
@@ -166,52 +169,73 @@ func (f *figure) save(dir, name string) (files []string, err error) {
 	return files, nil
 }
 
-// Plots writes the plots of a run into dir and returns their files:
+// namedFigure is one plot of a run and the file name (without extension) it has.
+type namedFigure struct {
+	name string
+	fig  *figure
+}
+
+// Plots writes the plots of a run into dir (see figures) and returns their files.
+func Plots(dir string, run *matrix.Run) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	figs, err := figures(run)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range figs {
+		fs, err := f.fig.save(dir, f.name)
+		files = append(files, fs...)
+		if err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+// figures are the plots of a run, in the order pages list them:
 //   - rps-vs-concurrency-CALL[-ITEMS]: requests/s against concurrency, one line per
 //     client x protocol;
 //   - latency-vs-items-CLIENT-cC: p50 (solid) and p99 (dashed) against items;
 //   - client-cpu-vs-items-cC: client CPU per call against items, per client x protocol;
 //   - php-go-cpu-ratio-cC: PHP's client CPU per call over Go's, per protocol.
-func Plots(dir string, run *matrix.Run) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+func figures(run *matrix.Run) ([]namedFigure, error) {
 	idx := index(run)
-	var files []string
+	var figs []namedFigure
 	add := func(f *figure, name string, err error) error {
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
 		}
-		if f == nil {
-			return nil
+		if f != nil {
+			figs = append(figs, namedFigure{name, f})
 		}
-		fs, err := f.save(dir, name)
-		files = append(files, fs...)
-		return err
+		return nil
 	}
 	for _, ck := range idx.callItems() {
 		f, err := rpsVsConcurrency(idx, ck)
 		if err := add(f, "rps-vs-concurrency-"+ck.String(), err); err != nil {
-			return files, err
+			return nil, err
 		}
 	}
 	for _, c := range idx.conc {
 		for _, client := range idx.clients {
 			f, err := latencyVsItems(idx, client, c)
 			if err := add(f, fmt.Sprintf("latency-vs-items-%s-c%d", client, c), err); err != nil {
-				return files, err
+				return nil, err
 			}
 		}
 		f, err := clientCPUVsItems(idx, c)
 		if err := add(f, fmt.Sprintf("client-cpu-vs-items-c%d", c), err); err != nil {
-			return files, err
+			return nil, err
 		}
 		f, err = phpGoRatio(idx, c)
 		if err := add(f, fmt.Sprintf("php-go-cpu-ratio-c%d", c), err); err != nil {
-			return files, err
+			return nil, err
 		}
 	}
-	return files, nil
+	return figs, nil
 }
 
 // cellIndex finds a run's successful cells by their coordinates.

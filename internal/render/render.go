@@ -1,6 +1,6 @@
 // Package render turns a matrix run (internal/matrix) into what people and tools
 // read: matrix.csv, matrix.json, matrix.md, bench.txt (Go benchmark format, for
-// benchstat) and plots (PNG and SVG). Every renderer is computed from the saved run,
+// benchstat), plots (PNG and SVG) and index.html (one self-contained page, html.go). Every renderer is computed from the saved run,
 // never from a live one, so a run can be re-rendered by a newer rpcbed.
 package render
 
@@ -33,7 +33,7 @@ var Files = []struct {
 	{"bench.txt", Bench},
 }
 
-// All writes every file of Files and the plots into dir, each atomically.
+// All writes every file of Files, the plots and index.html into dir, each atomically.
 func All(dir string, run *matrix.Run) error {
 	for _, f := range Files {
 		var b bytes.Buffer
@@ -44,8 +44,10 @@ func All(dir string, run *matrix.Run) error {
 			return err
 		}
 	}
-	_, err := Plots(filepath.Join(dir, "plots"), run)
-	return err
+	if _, err := Plots(filepath.Join(dir, "plots"), run); err != nil {
+		return err
+	}
+	return writeIndex(dir, run)
 }
 
 // CSVHeader is matrix.csv's first row: one row per cell after it, figures are the

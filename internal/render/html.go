@@ -1,0 +1,551 @@
+package render
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/reproduce"
+)
+
+// IndexFile is the run's page, beside matrix.md.
+const IndexFile = "index.html"
+
+// NoisyPct is the req/s spread over the repeats ((max - min) / median, in %) above
+// which a cell is flagged noisy (docs/method.md, "Noise on the record").
+const NoisyPct = 10
+
+//go:embed templates
+var templateFS embed.FS
+
+var pages = template.Must(template.New("").ParseFS(templateFS, "templates/*.tmpl"))
+
+func asset(name string) string {
+	b, err := templateFS.ReadFile("templates/" + name)
+	if err != nil {
+		panic(err) // embedded: cannot happen
+	}
+	return string(b)
+}
+
+var (
+	pageCSS = template.CSS(asset("page.css"))
+	sortJS  = template.JS(asset("sort.js"))
+)
+
+// fact is one line of a facts table.
+type fact struct{ Key, Value string }
+
+// attention is one failed, flagged, noisy cell or failed verify pair.
+type attention struct {
+	Kind    string // failed|flagged|noisy|verify
+	Subject string
+	Anchor  string // the row's id, when the subject has one
+	Reason  string
+	Raw     string
+}
+
+// column is one figure of the per-client tables.
+type column struct {
+	Head, Title string
+	Num         bool
+	value       func(c matrix.CellResult) cellValue
+}
+
+type cellValue struct{ Text, Sort, Class, Title string }
+
+type link struct{ Href, Text string }
+
+type cellRow struct {
+	Name, Link, Class, Note string
+	Values                  []cellValue
+	Raw                     []link
+}
+
+type clientTable struct {
+	Client string
+	Rows   []cellRow
+}
+
+type ratioCell struct{ Text, Title string }
+
+type phpGoRow struct {
+	Protocol string
+	Cells    []ratioCell
+}
+
+type phpGoTable struct {
+	Variant     string
+	Concurrency int
+	Cols        []string
+	Rows        []phpGoRow
+}
+
+type plotView struct {
+	Name, Caption string
+	SVG           template.HTML
+}
+
+type indexPage struct {
+	Run       *matrix.Run
+	CSS       template.CSS
+	JS        template.JS
+	Summary   string
+	Facts     []fact
+	Versions  []fact
+	Attention []attention
+	// AttentionCounts: per kind (Key) how many (Value).
+	AttentionCounts []fact
+	NoisyPct  int
+	Columns   []column
+	Tables    []clientTable
+	PHPGo     []phpGoTable
+	Plots     []plotView
+	Repro     []reproduce.Section
+	ReproFrom string
+}
+
+// Extras are what a run's page shows beside the run itself.
+type Extras struct {
+	// Reproduction is the run's reproduction (reproduction.json), if it has one;
+	// ReproductionFrom is its page or file, relative to the run directory.
+	Reproduction     []reproduce.Section
+	ReproductionFrom string
+}
+
+// LoadExtras finds what belongs on dir's page: the reproduction in
+// dir/reproduction.json or dir/reproduction/reproduction.json.
+func LoadExtras(dir string) (Extras, error) {
+	for _, rel := range []string{"reproduction.json", filepath.Join("reproduction", "reproduction.json")} {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Extras{}, err
+		}
+		var secs []reproduce.Section
+		if err := json.Unmarshal(b, &secs); err != nil {
+			return Extras{}, fmt.Errorf("%s: %w", filepath.Join(dir, rel), err)
+		}
+		from := strings.TrimSuffix(filepath.ToSlash(rel), ".json") + ".md"
+		return Extras{Reproduction: secs, ReproductionFrom: from}, nil
+	}
+	return Extras{}, nil
+}
+
+// HTML writes index.html without extras (a Renderer).
+func HTML(w io.Writer, run *matrix.Run) error { return Index(w, run, Extras{}) }
+
+// Index writes the run's page: run facts, what needs attention, one sortable table
+// per client, PHP's client cost as a multiple of Go's, every plot inline as SVG and
+// the reproduction summary when there is one. It needs nothing but itself: styles,
+// script and plots are inline, links are relative to the run directory.
+func Index(w io.Writer, run *matrix.Run, x Extras) error {
+	p := indexPage{Run: run, CSS: pageCSS, JS: sortJS, NoisyPct: NoisyPct, Columns: cellColumns,
+		Facts: runFacts(run), Versions: versionFacts(run), Attention: needsAttention(run),
+		Repro: x.Reproduction, ReproFrom: x.ReproductionFrom}
+	ok := 0
+	for _, c := range run.Cells {
+		if c.Status == matrix.StatusOK {
+			ok++
+		}
+	}
+	p.Summary = fmt.Sprintf("%d cells: %d ok, %d failed.", len(run.Cells), ok, len(run.Cells)-ok)
+	for _, kind := range []string{"failed", "flagged", "noisy", "verify"} {
+		n := 0
+		for _, a := range p.Attention {
+			if a.Kind == kind {
+				n++
+			}
+		}
+		if n > 0 {
+			p.AttentionCounts = append(p.AttentionCounts, fact{kind, strconv.Itoa(n)})
+		}
+	}
+	for _, client := range runClients(run) {
+		t := clientTable{Client: client}
+		for _, c := range run.Cells {
+			if c.Client == client {
+				t.Rows = append(t.Rows, row(c))
+			}
+		}
+		p.Tables = append(p.Tables, t)
+	}
+	p.PHPGo = phpVsGo(run)
+	figs, err := figures(run)
+	if err != nil {
+		return err
+	}
+	for _, f := range figs {
+		svg, err := f.fig.encode("svg")
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", f.name, err)
+		}
+		p.Plots = append(p.Plots, plotView{Name: f.name, Caption: caption(f.name), SVG: inlineSVG(svg)})
+	}
+	return execute(w, "index", p)
+}
+
+// execute renders a template through a buffer: a failing template writes nothing.
+func execute(w io.Writer, name string, data any) error {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeIndex writes dir/index.html with what LoadExtras finds in dir.
+func writeIndex(dir string, run *matrix.Run) error {
+	x, err := LoadExtras(dir)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := Index(&b, run, x); err != nil {
+		return fmt.Errorf("%s: %w", IndexFile, err)
+	}
+	return matrix.WriteFileAtomic(filepath.Join(dir, IndexFile), b.Bytes())
+}
+
+// ReproductionHTML writes reproduction.html: the summary and every experiment of
+// reproduction.md, as a page.
+func ReproductionHTML(w io.Writer, secs []reproduce.Section) error {
+	return execute(w, "reproduction", struct {
+		CSS   template.CSS
+		Repro []reproduce.Section
+	}{pageCSS, secs})
+}
+
+// WriteReproductionHTML writes dir/reproduction.html atomically.
+func WriteReproductionHTML(dir string, secs []reproduce.Section) error {
+	var b bytes.Buffer
+	if err := ReproductionHTML(&b, secs); err != nil {
+		return err
+	}
+	return matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.html"), b.Bytes())
+}
+
+var svgProlog = regexp.MustCompile(`(?s)^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)?`)
+
+// inlineSVG turns an SVG document into an element to put in a page: no XML
+// prolog, and a viewBox so that CSS may scale it.
+func inlineSVG(b []byte) template.HTML {
+	b = svgProlog.ReplaceAll(b, nil)
+	return template.HTML(b)
+}
+
+// caption says how to read a plot, by its kind.
+func caption(name string) string {
+	switch {
+	case strings.HasPrefix(name, "rps-vs-concurrency-"):
+		return "requests/s (higher is better) against concurrency, one line per client-protocol (colour = client, dash = protocol); a line that stops rising has hit a limit. Both axes are log scales."
+	case strings.HasPrefix(name, "latency-vs-items-"):
+		return "p50 (solid) and p99 (dashed) latency (lower is better) against the items per response, one colour per protocol; the slope is how latency grows with the payload. Both axes are log scales."
+	case strings.HasPrefix(name, "client-cpu-vs-items-"):
+		return "client CPU per call (whole client process; lower is better) against the items per response, one line per client-protocol; the vertical gap between two lines is their cost ratio (log scale)."
+	case strings.HasPrefix(name, "php-go-cpu-ratio-"):
+		return "PHP's client CPU per call divided by Go's, one line per protocol: 1 is equal cost, 4 means PHP spends four times Go's CPU per call."
+	}
+	return "one figure of this run; see its title and axes."
+}
+
+// runClients are the clients with a cell in the run, in the vocabulary's order
+// (clients the vocabulary does not list, such as a new variant, come last).
+func runClients(run *matrix.Run) []string {
+	var out []string
+	for _, c := range run.Cells {
+		if !slices.Contains(out, c.Client) {
+			out = append(out, c.Client)
+		}
+	}
+	rank := func(c string) int {
+		if i := slices.Index(matrix.Clients, c); i >= 0 {
+			return i
+		}
+		return len(matrix.Clients)
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
+	return out
+}
+
+func runFacts(run *matrix.Run) []fact {
+	s, m := run.Spec, run.Machine
+	f := []fact{
+		{"run", run.ID},
+		{"machine", fmt.Sprintf("%s, %d cores, %d MB, %s, kernel %s", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))},
+		{"commit", orDash(run.Commit)},
+		{"runner", orDash(run.Runner)},
+	}
+	if !run.Started.IsZero() {
+		took := "not finished"
+		if !run.Finished.IsZero() {
+			took = run.Finished.Sub(run.Started).Round(1e9).String()
+		}
+		f = append(f, fact{"started", run.Started.UTC().Format("2006-01-02 15:04:05 UTC")}, fact{"time taken", took})
+	}
+	var clients []string
+	for _, c := range runClients(run) {
+		clients = append(clients, c+": "+strings.Join(s.Clients[c], ", "))
+	}
+	items := make([]string, len(s.Items))
+	for i, n := range s.Items {
+		items[i] = strconv.Itoa(n)
+	}
+	conc := make([]string, len(s.Concurrency))
+	for i, n := range s.Concurrency {
+		conc[i] = strconv.Itoa(n)
+	}
+	f = append(f,
+		fact{"spec: clients", strings.Join(clients, "; ")},
+		fact{"spec: calls, items, concurrency", fmt.Sprintf("%s; items %s; c %s", strings.Join(s.Calls, ", "), strings.Join(items, ", "), strings.Join(conc, ", "))},
+		fact{"spec: load", fmt.Sprintf("%s; %d repeats", loadString(s.Load), s.Repeats)},
+		fact{"spec: resources", fmt.Sprintf("client cpuset %s, server cpuset %s; store %s; auth %s", orDash(s.Client.CPUSet), orDash(s.Server.CPUSet), orDash(s.Store), onOff(s.Auth != nil && *s.Auth))},
+	)
+	for _, o := range s.Overrides {
+		f = append(f, fact{"spec: override " + o.Match, overrideString(o)})
+	}
+	return f
+}
+
+// versionFacts groups the versions by component: "go-client grpc" and
+// "go-client thrift" make one line "go-client: grpc 1.85.0, thrift 0.22.0".
+func versionFacts(run *matrix.Run) []fact {
+	keys := make([]string, 0, len(run.Versions))
+	for k := range run.Versions {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var f []fact
+	for _, k := range keys {
+		comp, lib, ok := strings.Cut(k, " ")
+		if !ok {
+			comp, lib = k, ""
+		}
+		v := strings.TrimSpace(lib + " " + run.Versions[k])
+		if n := len(f); n > 0 && f[n-1].Key == comp {
+			f[n-1].Value += ", " + v
+			continue
+		}
+		f = append(f, fact{comp, v})
+	}
+	return f
+}
+
+// spread is (max - min) / median of req/s over the repeats, in %; NaN with fewer
+// than two repeats.
+func spread(c matrix.CellResult) float64 {
+	s := c.Stat(matrix.RPS)
+	if s.N < 2 || !(s.Median > 0) {
+		return math.NaN()
+	}
+	return (s.Max - s.Min) / s.Median * 100
+}
+
+func needsAttention(run *matrix.Run) []attention {
+	var out []attention
+	for _, c := range run.Cells {
+		raw := ""
+		if len(c.Repeats) > 0 {
+			raw = c.Repeats[0].Raw
+		}
+		if c.Status != matrix.StatusOK {
+			out = append(out, attention{Kind: "failed", Subject: c.Name, Anchor: "cell-" + c.Name, Reason: orDash(c.Error), Raw: raw})
+			continue
+		}
+		for _, r := range c.Repeats {
+			if r.Report == nil || r.Error != "" {
+				out = append(out, attention{Kind: "flagged", Subject: c.Name, Anchor: "cell-" + c.Name,
+					Reason: fmt.Sprintf("repeat %d failed, its figures are left out: %s", r.Index, orDash(r.Error)), Raw: r.Raw})
+			}
+		}
+		if sp := spread(c); sp > NoisyPct {
+			s := c.Stat(matrix.RPS)
+			out = append(out, attention{Kind: "noisy", Subject: c.Name, Anchor: "cell-" + c.Name,
+				Reason: fmt.Sprintf("req/s spread %.0f %% over %d repeats (min %s, median %s, max %s)", sp, s.N, sig(s.Min), sig(s.Median), sig(s.Max))})
+		}
+	}
+	for _, v := range run.Verify {
+		if v.Status != matrix.StatusOK {
+			out = append(out, attention{Kind: "verify", Subject: v.Pair, Reason: orDash(v.Error), Raw: v.Raw})
+		}
+	}
+	return out
+}
+
+func numValue(v float64, text string) cellValue {
+	if math.IsNaN(v) {
+		return cellValue{Text: "-"}
+	}
+	return cellValue{Text: text, Sort: strconv.FormatFloat(v, 'g', 6, 64)}
+}
+
+func median(f func(matrix.Metrics) float64, format func(float64) string) func(matrix.CellResult) cellValue {
+	return func(c matrix.CellResult) cellValue {
+		v := c.Stat(f).Median
+		return numValue(v, format(v))
+	}
+}
+
+// perCPUSecond is calls per CPU-second from µs of CPU per call (gRPC's benchmark's
+// queries per CPU-second).
+func perCPUSecond(f func(matrix.Metrics) float64) func(matrix.CellResult) cellValue {
+	return func(c matrix.CellResult) cellValue {
+		us := c.Stat(f).Median
+		if !(us > 0) {
+			return cellValue{Text: "-"}
+		}
+		return numValue(1e6/us, sig(1e6/us))
+	}
+}
+
+var cellColumns = []column{
+	{"proto", "protocol", false, func(c matrix.CellResult) cellValue { return cellValue{Text: c.Protocol} }},
+	{"call", "", false, func(c matrix.CellResult) cellValue { return cellValue{Text: c.Call} }},
+	{"items", "items per datalist response", true, func(c matrix.CellResult) cellValue {
+		return cellValue{Text: strconv.Itoa(c.Items), Sort: strconv.Itoa(c.Items)}
+	}},
+	{"c", "concurrency", true, func(c matrix.CellResult) cellValue {
+		return cellValue{Text: strconv.Itoa(c.Concurrency), Sort: strconv.Itoa(c.Concurrency)}
+	}},
+	{"req/s", "requests per second, median of the repeats (hover: lowest and highest repeat)", true, func(c matrix.CellResult) cellValue {
+		s := c.Stat(matrix.RPS)
+		v := numValue(s.Median, sig(s.Median))
+		if s.N > 1 {
+			v.Title = "min " + sig(s.Min) + ", max " + sig(s.Max)
+		}
+		return v
+	}},
+	{"spread %", "(max - min) / median of req/s over the repeats", true, func(c matrix.CellResult) cellValue {
+		v := spread(c)
+		cv := numValue(v, strconv.FormatFloat(v, 'f', 1, 64))
+		cv.Class = "spread"
+		if v > NoisyPct {
+			cv.Class += " noisy"
+		}
+		return cv
+	}},
+	{"p50 ms", "median latency", true, median(matrix.P50, ms)},
+	{"p99 ms", "99th percentile latency", true, median(matrix.P99, ms)},
+	{"client CPU µs/call", "client CPU: the whole client process per call it made (start-up and warm-up included)", true, median(matrix.ClientCPU, sig)},
+	{"client own µs/call", "the client's own CPU figure per measured call", true, median(matrix.ClientCPUMeasured, sig)},
+	{"server CPU µs/call", "the server's CPU per call it served", true, median(matrix.ServerCPU, sig)},
+	{"client calls / CPU-s", "efficiency: measured calls per CPU-second of the client (1e6 / client own µs per call)", true, perCPUSecond(matrix.ClientCPUMeasured)},
+	{"server calls / CPU-s", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCPU)},
+	{"bytes", "encoded response size", true, median(matrix.BytesPerResponse, func(v float64) string { return num(v, 0) })},
+	{"ok", "repeats with a report / repeats run", true, func(c matrix.CellResult) cellValue {
+		n := c.Stat(matrix.RPS).N
+		return cellValue{Text: fmt.Sprintf("%d/%d", n, len(c.Repeats)), Sort: strconv.Itoa(n)}
+	}},
+}
+
+func row(c matrix.CellResult) cellRow {
+	r := cellRow{Name: c.Name}
+	for i, rep := range c.Repeats {
+		if rep.Raw == "" {
+			continue
+		}
+		if r.Link == "" {
+			r.Link = rep.Raw
+		}
+		r.Raw = append(r.Raw, link{rep.Raw, "r" + strconv.Itoa(cmp(rep.Index, i+1))})
+	}
+	if c.Status != matrix.StatusOK {
+		r.Class, r.Note = "failed", "failed: "+short(c.Error, 300)
+		for range cellColumns {
+			r.Values = append(r.Values, cellValue{Text: "-"})
+		}
+		// Coordinates stay, so the row sorts with its neighbours.
+		for i := 0; i < 4; i++ {
+			r.Values[i] = cellColumns[i].value(c)
+			if cellColumns[i].Num {
+				r.Values[i].Class = "n"
+			}
+		}
+		return r
+	}
+	for _, col := range cellColumns {
+		v := col.value(c)
+		if col.Num {
+			v.Class = strings.TrimSpace("n " + v.Class)
+		}
+		r.Values = append(r.Values, v)
+	}
+	if spread(c) > NoisyPct {
+		r.Class = "noisy"
+	}
+	r.Note = short(c.Error, 200)
+	return r
+}
+
+// cmp is a when it is set, else b.
+func cmp(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+// phpVsGo is PHP's client CPU per call over Go's for each PHP variant in the run
+// (php, php-pure), per concurrency, protocol and call x items.
+func phpVsGo(run *matrix.Run) []phpGoTable {
+	x := index(run)
+	if len(x.protos["go"]) == 0 {
+		return nil
+	}
+	var out []phpGoTable
+	for _, variant := range runClients(run) {
+		if variant != "php" && !strings.HasPrefix(variant, "php-") {
+			continue
+		}
+		for _, c := range x.conc {
+			t := phpGoTable{Variant: variant, Concurrency: c}
+			keys := x.callItems()
+			for _, k := range keys {
+				t.Cols = append(t.Cols, k.String())
+			}
+			for _, proto := range x.protos[variant] {
+				if !slices.Contains(x.protos["go"], proto) {
+					continue
+				}
+				pr := phpGoRow{Protocol: proto}
+				any := false
+				for _, k := range keys {
+					at := func(client string) float64 {
+						return x.median(matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, matrix.ClientCPU)
+					}
+					php, gov := at(variant), at("go")
+					if !(php > 0) || !(gov > 0) {
+						pr.Cells = append(pr.Cells, ratioCell{Text: "-"})
+						continue
+					}
+					any = true
+					pr.Cells = append(pr.Cells, ratioCell{Text: fmt.Sprintf("%.1fx", php/gov),
+						Title: fmt.Sprintf("%s %s µs/call / go %s µs/call", variant, sig(php), sig(gov))})
+				}
+				if any {
+					t.Rows = append(t.Rows, pr)
+				}
+			}
+			if len(t.Rows) > 0 {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
