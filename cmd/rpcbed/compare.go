@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
@@ -15,27 +17,31 @@ import (
 func runCompare(_ context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(s.err)
-	out := fs.String("o", "", "also write the comparison to this file")
+	out := fs.String("o", "", "also write the comparison (Markdown) to this file")
+	htmlOut := fs.String("html", "", "also write the comparison as a self-contained HTML page to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: rpcbed compare [-o FILE] RUN_A RUN_B\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: rpcbed compare [-o FILE] [-html FILE] RUN_A RUN_B\n\n"+
 			"Compares two matrix runs (results/<run> directories) cell by cell: the change in\n"+
 			"requests/s, p99, client and server CPU per call from A to B, and whether it is\n"+
 			"significant over the repeats (Mann-Whitney U, as benchstat). Each run also has\n"+
-			"bench.txt, so `benchstat A/bench.txt B/bench.txt` works too.")
+			"bench.txt, so `benchstat A/bench.txt B/bench.txt` works too. -html writes a page\n"+
+			"colouring each change improved, regressed or not significant. Flags may follow\n"+
+			"the runs.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	runArgs, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() != 2 {
+	if len(runArgs) != 2 {
 		fs.Usage()
 		return 2
 	}
 	runs := make([]*matrix.Run, 2)
-	for i, dir := range fs.Args() {
+	for i, dir := range runArgs {
 		r, err := matrix.LoadRun(dir)
 		if err != nil {
 			fmt.Fprintf(s.err, "rpcbed compare: %v\n", err)
@@ -52,13 +58,17 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "rpcbed compare: %v\n", err)
 		return 1
 	}
-	if *out != "" {
-		f, err := os.Create(*out)
+	for _, o := range []struct {
+		file  string
+		write func(io.Writer, *matrix.Run, *matrix.Run, []render.CellChange) error
+	}{{*out, render.CompareMarkdown}, {*htmlOut, render.CompareHTML}} {
+		if o.file == "" {
+			continue
+		}
+		var b bytes.Buffer
+		err := o.write(&b, runs[0], runs[1], changes)
 		if err == nil {
-			err = render.CompareMarkdown(f, runs[0], runs[1], changes)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
+			err = os.WriteFile(o.file, b.Bytes(), 0o644)
 		}
 		if err != nil {
 			fmt.Fprintf(s.err, "rpcbed compare: %v\n", err)
@@ -66,4 +76,21 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		}
 	}
 	return 0
+}
+
+// parseInterspersed parses flags wherever they stand among the arguments
+// (`compare A B -html FILE`) and returns the other arguments in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return rest, nil
+		}
+		rest = append(rest, args[0])
+		args = args[1:]
+	}
 }

@@ -109,13 +109,13 @@ type indexPage struct {
 	Attention []attention
 	// AttentionCounts: per kind (Key) how many (Value).
 	AttentionCounts []fact
-	NoisyPct  int
-	Columns   []column
-	Tables    []clientTable
-	PHPGo     []phpGoTable
-	Plots     []plotView
-	Repro     []reproduce.Section
-	ReproFrom string
+	NoisyPct        int
+	Columns         []column
+	Tables          []clientTable
+	PHPGo           []phpGoTable
+	Plots           []plotView
+	Repro           []reproduce.Section
+	ReproFrom       string
 }
 
 // Extras are what a run's page shows beside the run itself.
