@@ -162,6 +162,9 @@ func endToEnd(t *testing.T, root, runnerName string) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
+	if page, err := os.ReadFile(filepath.Join(dir, "index.html")); err != nil || !bytes.Contains(page, []byte(`data-cell="go-grpc-datalist-2-c1"`)) {
+		t.Errorf("index.html: %v; want a page with every cell", err)
+	}
 	if target, err := os.Readlink(filepath.Join(results, "latest")); err != nil || target != "run1" {
 		t.Errorf("results/latest: got %q, %v; want run1", target, err)
 	}
@@ -176,8 +179,12 @@ func endToEnd(t *testing.T, root, runnerName string) {
 		t.Errorf("render: exit code %d: %s", code, errb.String())
 	}
 	out.Reset()
-	if code := run(ctx, []string{"compare", dir, dir}, stdio{nil, &out, &errb}); code != 0 || !strings.Contains(out.String(), "go-thrift-datalist-2-c2") {
+	page := filepath.Join(t.TempDir(), "compare.html")
+	if code := run(ctx, []string{"compare", dir, dir, "-html", page}, stdio{nil, &out, &errb}); code != 0 || !strings.Contains(out.String(), "go-thrift-datalist-2-c2") {
 		t.Errorf("compare: exit code %d, output:\n%s\n%s", code, out.String(), errb.String())
+	}
+	if b, err := os.ReadFile(page); err != nil || !bytes.Contains(b, []byte(`data-cell="go-thrift-datalist-2-c2"`)) {
+		t.Errorf("compare -html: %v; want a page with every cell", err)
 	}
 }
 

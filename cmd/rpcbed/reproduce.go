@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -31,7 +32,7 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: rpcbed reproduce [flags] [%s|all]...\n\n"+
 			"Re-runs the shape of each published experiment (results/published/) and writes\n"+
-			"DIR/reproduction.md: published vs measured per row, the ratios on both sides, and\n"+
+			"DIR/reproduction.md (and reproduction.html): published vs measured per row, the ratios on both sides, and\n"+
 			"whether each published finding holds here.\n", strings.Join(reproduce.Experiments, "|"))
 		fs.PrintDefaults()
 	}
@@ -67,6 +68,12 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 		Programs:     matrix.Programs{Docker: name == "docker", Root: absRoot},
 		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, RedisAddr: *redis, Quick: *quick, Log: log,
 	}, fs.Args())
+	if len(secs) > 0 {
+		if herr := render.WriteReproductionHTML(dir, secs); herr != nil {
+			fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", herr)
+			return 1
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", err)
 		return 1

@@ -43,6 +43,10 @@ func TestReproduceGoGRPCThrift(t *testing.T) {
 			t.Errorf("reproduction.md lacks %q:\n%s", want, md)
 		}
 	}
+	page, err := os.ReadFile(filepath.Join(dir, "reproduction.html"))
+	if err != nil || !bytes.Contains(page, []byte("gRPC throughput beats Thrift")) {
+		t.Errorf("reproduction.html: %v; want the page with the findings", err)
+	}
 	var secs []reproduce.Section
 	b, _ := os.ReadFile(filepath.Join(dir, "reproduction.json"))
 	if err := json.Unmarshal(b, &secs); err != nil || len(secs) != 1 || len(secs[0].Findings) != 3 {

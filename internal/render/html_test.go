@@ -1,0 +1,415 @@
+package render
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/reproduce"
+)
+
+// node helpers over golang.org/x/net/html's tree.
+
+func attr(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+func hasClass(n *html.Node, class string) bool {
+	v, _ := attr(n, "class")
+	return slices.Contains(strings.Fields(v), class)
+}
+
+// findAll lists the elements under n (n included) for which match is true.
+func findAll(n *html.Node, match func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && match(n) {
+			out = append(out, n)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return out
+}
+
+func tag(name string) func(*html.Node) bool {
+	return func(n *html.Node) bool { return n.Data == name }
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+func parseHTML(t *testing.T, b []byte) *html.Node {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return doc
+}
+
+// tableCells are the data-cell names of the rows of every table.cells, in order.
+func tableCells(doc *html.Node) []string {
+	var names []string
+	for _, tb := range findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "cells") }) {
+		for _, tr := range findAll(tb, tag("tr")) {
+			if v, ok := attr(tr, "data-cell"); ok {
+				names = append(names, v)
+			}
+		}
+	}
+	return names
+}
+
+// checkRunPage asserts what every run page holds, from a parsed DOM (ours or
+// Chromium's): every cell of the run in exactly one table row, every plot of the
+// run as an inline SVG, and nothing fetched from elsewhere.
+func checkRunPage(t *testing.T, doc *html.Node, run *matrix.Run) {
+	t.Helper()
+	got := tableCells(doc)
+	seen := map[string]int{}
+	for _, n := range got {
+		seen[n]++
+	}
+	for _, c := range run.Cells {
+		if seen[c.Name] != 1 {
+			t.Errorf("cell %s: in %d table rows; want 1", c.Name, seen[c.Name])
+		}
+	}
+	if len(got) != len(run.Cells) {
+		t.Errorf("got %d table rows; want %d (one per cell)", len(got), len(run.Cells))
+	}
+	figs, err := figures(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plots := map[string]*html.Node{}
+	for _, f := range findAll(doc, tag("figure")) {
+		if v, ok := attr(f, "data-plot"); ok {
+			plots[v] = f
+		}
+	}
+	if len(plots) != len(figs) {
+		t.Errorf("got %d plots; want %d", len(plots), len(figs))
+	}
+	for _, f := range figs {
+		fig, ok := plots[f.name]
+		if !ok {
+			t.Errorf("plot %s: missing", f.name)
+			continue
+		}
+		svgs := findAll(fig, tag("svg"))
+		if len(svgs) != 1 {
+			t.Errorf("plot %s: got %d <svg>; want 1", f.name, len(svgs))
+			continue
+		}
+		if len(findAll(svgs[0], tag("path"))) == 0 || len(findAll(svgs[0], tag("text"))) == 0 {
+			t.Errorf("plot %s: SVG without paths or text", f.name)
+		}
+		caps := findAll(fig, tag("figcaption"))
+		if len(caps) != 1 || len(strings.TrimSpace(text(caps[0]))) < 40 {
+			t.Errorf("plot %s: want one caption saying how to read it", f.name)
+		}
+	}
+	// Self-contained: no stylesheet, script or image from a file or the network.
+	for _, n := range findAll(doc, func(*html.Node) bool { return true }) {
+		switch n.Data {
+		case "link", "img", "iframe", "object", "embed":
+			t.Errorf("<%s> found: the page must not load anything", n.Data)
+		case "script":
+			if _, ok := attr(n, "src"); ok {
+				t.Error("<script src> found: scripts must be inline")
+			}
+		}
+		for _, k := range []string{"href", "src"} {
+			if v, ok := attr(n, k); ok && regexp.MustCompile(`^[a-z]+:`).MatchString(v) {
+				t.Errorf("<%s %s=%q>: links must be relative to the run", n.Data, k, v)
+			}
+		}
+	}
+}
+
+func renderIndex(t *testing.T, run *matrix.Run, x Extras) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Index(&b, run, x); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestIndexStructure(t *testing.T) {
+	run := synthetic("20261130T120000Z", 1)
+	doc := parseHTML(t, renderIndex(t, run, Extras{}))
+	checkRunPage(t, doc, run)
+
+	// One table per client, in the vocabulary's order.
+	var clients []string
+	for _, tb := range findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "cells") }) {
+		v, _ := attr(tb, "data-client")
+		clients = append(clients, v)
+	}
+	if want := []string{"go", "php"}; !slices.Equal(clients, want) {
+		t.Errorf("got client tables %v; want %v", clients, want)
+	}
+	// Every header of those tables sorts: the script is there and headers are typed.
+	for _, th := range findAll(doc, func(n *html.Node) bool { return n.Data == "th" && n.Parent.Parent.Parent != nil && hasClass(n.Parent.Parent.Parent, "cells") }) {
+		if _, ok := attr(th, "data-type"); !ok {
+			t.Errorf("header %q has no data-type", text(th))
+		}
+	}
+	scripts := findAll(doc, tag("script"))
+	if len(scripts) != 1 || !strings.Contains(text(scripts[0]), "table.sortable") {
+		t.Error("want one inline script sorting table.sortable")
+	}
+	// Successful cells link to their raw reports.
+	row := findAll(doc, func(n *html.Node) bool { v, _ := attr(n, "data-cell"); return v == "go-grpc-datalist-2-c1" })[0]
+	var hrefs []string
+	for _, a := range findAll(row, tag("a")) {
+		h, _ := attr(a, "href")
+		hrefs = append(hrefs, h)
+	}
+	for _, want := range []string{"raw/go-grpc-datalist-2-c1-r1.txt", "raw/go-grpc-datalist-2-c1-r3.txt"} {
+		if !slices.Contains(hrefs, want) {
+			t.Errorf("row go-grpc-datalist-2-c1: links %v; want %s", hrefs, want)
+		}
+	}
+
+	// Needs attention: the failed cells, the failed repeat and the verify failure.
+	att := map[string][]string{}
+	for _, tr := range findAll(doc, func(n *html.Node) bool { _, ok := attr(n, "data-kind"); return ok }) {
+		k, _ := attr(tr, "data-kind")
+		att[k] = append(att[k], text(tr))
+	}
+	for _, tc := range []struct{ kind, want string }{
+		{"failed", "php-http-datalist-2-c1"},
+		{"failed", "verify failed, not timed"},
+		{"flagged", "go-http-datalist-200-c50"},
+		{"flagged", "repeat 2 failed"},
+		{"verify", "php-http-datalist"},
+	} {
+		if !strings.Contains(strings.Join(att[tc.kind], "\n"), tc.want) {
+			t.Errorf("needs attention, %s: got %q; want it to name %q", tc.kind, att[tc.kind], tc.want)
+		}
+	}
+
+	// PHP vs Go: php's CPU per call over go's for grpc (http failed on php).
+	var phpgo []string
+	for _, tb := range findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "phpgo") }) {
+		phpgo = append(phpgo, text(tb))
+	}
+	if len(phpgo) != 2 || !strings.Contains(phpgo[0], "grpc") || strings.Contains(phpgo[0], "http") {
+		t.Errorf("PHP vs Go tables: got %q; want one per concurrency with grpc and without http", phpgo)
+	}
+}
+
+// The page shows every PHP variant against Go and the reproduction when the run
+// has one.
+func TestIndexVariantsAndReproduction(t *testing.T) {
+	run := synthetic("x", 1)
+	for _, c := range slices.Clone(run.Cells) {
+		if c.Client == "php" && c.Status == matrix.StatusOK {
+			c.Client = "php-pure"
+			c.Name = "php-pure" + strings.TrimPrefix(c.Name, "php")
+			run.Cells = append(run.Cells, c)
+		}
+	}
+	secs := []reproduce.Section{{Name: "php-go-growth", Setup: []string{"ab at c 1"},
+		Table:    [][]string{{"path", "p50 ms"}, {"php", "3.1"}},
+		Findings: []reproduce.Finding{{Claim: "Go's latency grows slower", Holds: "yes", Detail: "1.2x vs 3.4x"}}},
+		{Name: "java-rpc-2015", Err: "java missing"}}
+	doc := parseHTML(t, renderIndex(t, run, Extras{Reproduction: secs, ReproductionFrom: "reproduction.md"}))
+	checkRunPage(t, doc, run)
+	var variants []string
+	for _, tb := range findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "phpgo") }) {
+		v, _ := attr(tb, "data-variant")
+		variants = append(variants, v)
+	}
+	if want := []string{"php", "php", "php-pure", "php-pure"}; !slices.Equal(variants, want) {
+		t.Errorf("PHP vs Go tables: got variants %v; want %v", variants, want)
+	}
+	repro := findAll(doc, func(n *html.Node) bool { v, _ := attr(n, "id"); return v == "reproduction" })
+	if len(repro) != 1 {
+		t.Fatal("no reproduction section")
+	}
+	for _, want := range []string{"Go's latency grows slower", "yes", "java missing", "ab at c 1", "3.1"} {
+		if !strings.Contains(text(repro[0]), want) {
+			t.Errorf("reproduction section lacks %q", want)
+		}
+	}
+}
+
+// Reasons and names come from outside (client output, spec globs): the page
+// escapes them.
+func TestIndexEscapes(t *testing.T) {
+	run := synthetic("x", 1)
+	run.Cells[0].Status, run.Cells[0].Error = matrix.StatusFailed, `<script>alert(1)</script><img src=x onerror=alert(2)>`
+	run.Versions["php-client <b>"] = `"><script>x</script>`
+	b := renderIndex(t, run, Extras{})
+	if bytes.Contains(b, []byte("<script>alert")) || bytes.Contains(b, []byte("<img src=x")) || bytes.Contains(b, []byte("<script>x")) {
+		t.Error("outside text was written unescaped")
+	}
+	doc := parseHTML(t, b)
+	if n := len(findAll(doc, tag("script"))); n != 1 {
+		t.Errorf("got %d <script>; want 1 (ours)", n)
+	}
+}
+
+// All writes index.html beside the other files; LoadExtras finds the
+// reproduction in either place a run keeps it.
+func TestAllWritesIndex(t *testing.T) {
+	for _, rel := range []string{"", "reproduction.json", "reproduction/reproduction.json"} {
+		t.Run("repro="+rel, func(t *testing.T) {
+			dir := t.TempDir()
+			if rel != "" {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, rel), []byte(`[{"name":"php-go-growth","findings":[{"claim":"CLAIM-X","holds":"no"}]}]`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := synthetic("x", 1)
+			if err := All(dir, run); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, IndexFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRunPage(t, parseHTML(t, b), run)
+			if got := bytes.Contains(b, []byte("CLAIM-X")); got != (rel != "") {
+				t.Errorf("reproduction on the page: got %v; want %v", got, rel != "")
+			}
+		})
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "reproduction.json"), []byte("{not json"), 0o644)
+	if _, err := LoadExtras(dir); err == nil || !strings.Contains(err.Error(), "reproduction.json") {
+		t.Errorf("bad reproduction.json: got %v; want an error naming the file", err)
+	}
+}
+
+func TestReproductionHTML(t *testing.T) {
+	var b bytes.Buffer
+	secs := []reproduce.Section{{Name: "go-grpc-thrift-aerospike", Findings: []reproduce.Finding{{Claim: "gRPC beats Thrift", Holds: "partly"}}}}
+	if err := ReproductionHTML(&b, secs); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseHTML(t, b.Bytes())
+	cells := findAll(doc, func(n *html.Node) bool { return n.Data == "td" && hasClass(n, "holds-partly") })
+	if len(cells) != 1 {
+		t.Errorf("got %d 'holds: partly' cells; want 1", len(cells))
+	}
+}
+
+// svgBodies stands in for each plot's SVG in the golden files, which would
+// otherwise change with every gonum release.
+var svgBodies = regexp.MustCompile(`(?s)<svg .*?</svg>`)
+
+func TestHTMLGoldens(t *testing.T) {
+	run := synthetic("20261130T120000Z", 1)
+	golden(t, "index.html", svgBodies.ReplaceAll(renderIndex(t, run, Extras{}), []byte("<svg/>")))
+
+	a, b := compareRuns()
+	var out bytes.Buffer
+	if err := CompareHTML(&out, a, b, Compare(a, b)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare.html", out.Bytes())
+}
+
+// compareRuns are two runs where B's req/s is 1.5 times A's, with 5 repeats a
+// side in go-grpc-datalist-2-c1 (enough for a significant change) and a cell
+// only A has.
+func compareRuns() (*matrix.Run, *matrix.Run) {
+	a, b := synthetic("a", 1), synthetic("b", 1.5)
+	for _, run := range []*matrix.Run{a, b} {
+		c := &run.Cells[0]
+		for i := 0; i < 2; i++ {
+			r := c.Repeats[i]
+			r.Metrics.RPS += 1
+			c.Repeats = append(c.Repeats, r)
+		}
+	}
+	// B's p99 is worse in that cell.
+	for i := range b.Cells[0].Repeats {
+		b.Cells[0].Repeats[i].Metrics.P99Us *= 2
+	}
+	b.Cells = b.Cells[:len(b.Cells)-1]
+	b.Commit = "def5678"
+	return a, b
+}
+
+func TestCompareHTML(t *testing.T) {
+	a, b := compareRuns()
+	var out bytes.Buffer
+	if err := CompareHTML(&out, a, b, Compare(a, b)); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseHTML(t, out.Bytes())
+	rows := map[string][]string{}
+	for _, tr := range findAll(doc, tag("tr")) {
+		cell, ok := attr(tr, "data-cell")
+		if !ok {
+			continue
+		}
+		for _, td := range findAll(tr, tag("td")) {
+			if v, ok := attr(td, "data-verdict"); ok {
+				rows[cell] = append(rows[cell], v)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		cell string
+		want []string // req/s, p99, client CPU, server CPU
+	}{
+		{"go-grpc-datalist-2-c1", []string{Improved, Regressed, Improved, Improved}},
+		{"go-grpc-datalist-2-c50", []string{NoChange, NoChange, NoChange, NoChange}},
+	} {
+		if !slices.Equal(rows[tc.cell], tc.want) {
+			t.Errorf("%s: got verdicts %v; want %v", tc.cell, rows[tc.cell], tc.want)
+		}
+	}
+	if _, ok := rows["php-http-datalist-2-c1"]; ok {
+		t.Error("a cell failed on both sides has a row")
+	}
+	page := text(doc)
+	last := a.Cells[len(a.Cells)-1].Name
+	for _, want := range []string{last + ": only in A", "php-http-datalist-2-c1: no successful repeat in A nor B", "abc1234", "def5678"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("compare page lacks %q", want)
+		}
+	}
+	differ := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "differ") })
+	if len(differ) != 1 || !strings.Contains(text(differ[0]), "commit") {
+		t.Errorf("want exactly the commit row marked as differing; got %d rows", len(differ))
+	}
+}
