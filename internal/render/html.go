@@ -260,7 +260,7 @@ func caption(name string) string {
 	case strings.HasPrefix(name, "client-cpu-vs-items-"):
 		return "client CPU per call (whole client process; lower is better) against the items per response, one line per client-protocol; the vertical gap between two lines is their cost ratio (log scale)."
 	case strings.HasPrefix(name, "php-go-cpu-ratio-"):
-		return "PHP's client CPU per call divided by Go's, one line per protocol: 1 is equal cost, 4 means PHP spends four times Go's CPU per call."
+		return "PHP's client CPU per call divided by Go's, one line per PHP variant and protocol (php in the protocol's colour, php-pure in its own): 1 is equal cost, 4 means PHP spends four times Go's CPU per call."
 	}
 	return "one figure of this run; see its title and axes."
 }
