@@ -58,8 +58,10 @@ func stores(t *testing.T) map[string]store.Store {
 		}
 		t.Cleanup(func() { a.Close() })
 		out["aerospike"] = a
+	} else if required("aerospike") {
+		t.Fatalf("RPCBED_REQUIRE names aerospike but AEROSPIKE_HOSTS is not set")
 	} else {
-		t.Logf("aerospike store not tested: AEROSPIKE_HOSTS is not set (no Aerospike server can be had on this platform)")
+		t.Logf("aerospike store not tested: AEROSPIKE_HOSTS is not set (start ../shared/aerospike/start.sh and export AEROSPIKE_HOSTS=127.0.0.1:3000)")
 	}
 	return out
 }

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	as "github.com/aerospike/aerospike-client-go/v8"
+)
+
+// The caller's context reaches every call's policy: a deadline shortens
+// TotalTimeout (never lengthens it), a context already done makes no call.
+func TestAerospikeBound(t *testing.T) {
+	base := as.BasePolicy{TotalTimeout: AerospikeCallTimeout, SocketTimeout: aerospikeSocketTimeout}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	short, cancel3 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel3()
+	long, cancel4 := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel4()
+	for _, tc := range []struct {
+		name       string
+		ctx        context.Context
+		maxTotal   time.Duration
+		wantErr    error
+		wantSocket bool // SocketTimeout <= TotalTimeout
+	}{
+		{"no deadline", context.Background(), AerospikeCallTimeout, nil, true},
+		{"long deadline keeps the store's bound", long, AerospikeCallTimeout, nil, true},
+		{"short deadline", short, 100 * time.Millisecond, nil, true},
+		{"cancelled", cancelled, 0, context.Canceled, false},
+		{"expired", expired, 0, context.DeadlineExceeded, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := bound(tc.ctx, base)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Fatalf("err = %v; want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if p.TotalTimeout <= 0 || p.TotalTimeout > tc.maxTotal {
+				t.Errorf("TotalTimeout = %v; want in (0, %v]", p.TotalTimeout, tc.maxTotal)
+			}
+			if p.SocketTimeout > p.TotalTimeout {
+				t.Errorf("SocketTimeout %v > TotalTimeout %v", p.SocketTimeout, p.TotalTimeout)
+			}
+		})
+	}
+	if base.TotalTimeout != AerospikeCallTimeout {
+		t.Errorf("bound changed the store's policy: TotalTimeout %v", base.TotalTimeout)
+	}
+}
+
+// The breaker: closed lets every call through; after an unreachable server it
+// fails calls until its retry time, then lets one probe through at a time; a
+// success closes it.
+func TestAerospikeBreaker(t *testing.T) {
+	var b breaker
+	step := func(name string, wantOK, wantProbe bool) {
+		t.Helper()
+		ok, probe := b.allow()
+		if ok != wantOK || probe != wantProbe {
+			t.Errorf("%s: allow() = %v, %v; want %v, %v", name, ok, probe, wantOK, wantProbe)
+		}
+	}
+	step("closed", true, false)
+	b.result(false, nil, false)
+	step("closed after a success", true, false)
+	b.result(true, errors.New("refused"), false)
+	step("open", false, false)
+	if err := b.why(); !errors.Is(err, ErrAerospikeUnavailable) {
+		t.Errorf("why() = %v; want ErrAerospikeUnavailable", err)
+	}
+	b.openUntil.Store(time.Now().Add(-time.Millisecond).UnixNano()) // retry time reached
+	step("first call after the retry time", true, true)
+	step("second call while the probe runs", false, false)
+	b.result(true, errors.New("refused again"), true)
+	step("probe failed: open again", false, false)
+	b.openUntil.Store(time.Now().Add(-time.Millisecond).UnixNano())
+	step("next probe", true, true)
+	b.result(false, nil, true)
+	step("probe succeeded: closed", true, false)
+	step("closed stays closed", true, false)
+}
+
+func TestAerospikeShortError(t *testing.T) {
+	chain := strings.Repeat("ResultCode: NO_AVAILABLE_CONNECTIONS_TO_NODE: pool empty\n", 300)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil", nil, "none"},
+		{"one line", errors.New("refused"), "refused"},
+		{"repeated attempts", errors.New("ResultCode: TIMEOUT: timed out\n" + chain), "ResultCode: TIMEOUT: timed out; ResultCode: NO_AVAILABLE_CONNECTIONS_TO_NODE: pool empty"},
+		{"more than three", errors.New("a\nb\nc\nd\ne"), "a; b; c; (2 more)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := short(tc.err); got != tc.want {
+				t.Errorf("short() = %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
