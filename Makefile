@@ -43,11 +43,21 @@ build: ## build bin/go-server, bin/go-client, bin/rpcbed
 
 setup: $(SETUP_TARGETS) ## install and build everything the tests need (idempotent)
 
-test: build test-go $(TEST_TARGETS) ## run every test suite (Go with -race, PHP, Java)
+# `make test` runs each suite's target in turn (scripts/test-suites.sh), each set up
+# by its prerequisites, and ends with a summary: which suites ran, passed or failed,
+# and which tests were skipped and why. The Go suite needs the PHP extension, the jar
+# and the Docker engine + images (the integration and runner tests), and Redis and
+# Aerospike, which scripts/test-services.sh starts for the run when none answers.
+TEST_SUMMARY_DIR ?= $(BIN)/test-summary
+export TEST_SUMMARY_DIR
 
-test-go: build ## Go tests with the race detector
+test: ## run every test suite (Go with -race, PHP, Java), setting up what each needs; ends with a summary
+	@scripts/test-suites.sh test-go $(TEST_TARGETS)
+
+test-go: build $(filter setup-php setup-java setup-docker,$(SETUP_TARGETS)) ## Go tests with the race detector (Redis and Aerospike started for the run when at hand)
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	@mkdir -p $(TEST_SUMMARY_DIR)
+	scripts/test-services.sh bash -o pipefail -c '$(GO) test -race -count=1 -timeout 20m -json ./... | $(GO) run ./scripts/testsum -summary $(TEST_SUMMARY_DIR)/go.txt'
 
 .PHONY: help generate generate-go checkgenerate build setup test test-go
 
