@@ -1,0 +1,428 @@
+package render
+
+// The run page in a real browser: headless Chromium (Debian's chromium package)
+// renders a real run's index.html, and the test checks what a reader would see.
+// It skips when Chromium is missing, unless RPCBED_REQUIRE contains "chromium".
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+)
+
+var (
+	screenshotOut  = flag.String("screenshot", "", "TestBrowser: also write the page's screenshot (PNG) to this file (docs/index.png)")
+	screenshotSize = flag.String("screenshot-size", "1280x900", "TestBrowser: the browser window, WIDTHxHEIGHT")
+)
+
+// chromium finds the browser or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if strings.Contains(os.Getenv("RPCBED_REQUIRE"), "chromium") {
+		t.Fatal("RPCBED_REQUIRE has chromium, but no chromium is on PATH (apt-get install chromium)")
+	}
+	t.Skip("no chromium on PATH (apt-get install chromium)")
+	return ""
+}
+
+// browserFlags keep headless Chromium off the network (the machine refuses
+// background connections) and out of the user's profile.
+func browserFlags(profile string) []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
+		"--disable-extensions", "--hide-scrollbars", "--mute-audio", "--user-data-dir=" + profile}
+}
+
+// startBrowser runs bin with extra arguments in its own process group, killed
+// (the group, by its id) when the test ends.
+func startBrowser(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		once.Do(func() {
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+			}
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		})
+	})
+}
+
+// referencePage renders the committed reference run's page into a directory of
+// its own and returns the run and the page's file.
+func referencePage(t *testing.T) (*matrix.Run, string) {
+	t.Helper()
+	ref := filepath.Join("..", "..", "results", "reference")
+	run, err := matrix.LoadRun(ref)
+	if err != nil {
+		t.Fatalf("the reference run: %v", err)
+	}
+	x, err := LoadExtras(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Index(&b, run, x); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), IndexFile)
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return run, file
+}
+
+func TestBrowser(t *testing.T) {
+	bin := chromium(t)
+	run, page := referencePage(t)
+	url := "file://" + page
+
+	t.Run("dump-dom", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		var out, errb bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, append(browserFlags(t.TempDir()), "--dump-dom", url)...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("chromium --dump-dom: %v\n%s", err, lastLines(errb.String(), 10))
+		}
+		checkRunPage(t, parseHTML(t, out.Bytes()), run)
+	})
+
+	t.Run("screenshot and sort", func(t *testing.T) {
+		w, h, err := parseSize(*screenshotSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := newCDP(t, bin)
+		sess := b.open(t, url, w, h)
+
+		shot := b.screenshot(t, sess)
+		img, err := png.Decode(bytes.NewReader(shot))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if sz := img.Bounds().Size(); sz.X != w || sz.Y != h {
+			t.Errorf("screenshot: got %v; want %dx%d", sz, w, h)
+		}
+		if ink, colours := inkAndColours(img); ink < 0.02 || colours < 8 {
+			t.Errorf("screenshot looks blank: %.1f %% of pixels differ from the background, %d colours", ink*100, colours)
+		}
+		if *screenshotOut != "" {
+			if err := os.WriteFile(*screenshotOut, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// Clicking a header sorts its table: rows before and after, by req/s.
+		const table = `document.querySelector("table.cells")`
+		order := func() []string {
+			var v []string
+			b.eval(t, sess, `Array.from(`+table+`.tBodies[0].rows, r => r.dataset.cell)`, &v)
+			return v
+		}
+		before := order()
+		col := slices.IndexFunc(cellColumns, func(c column) bool { return c.Head == "req/s" }) + 1
+		var pt struct{ X, Y float64 }
+		b.eval(t, sess, fmt.Sprintf(`(() => { const th = %s.tHead.rows[0].cells[%d]; th.scrollIntoView({block: "center"});
+			const r = th.getBoundingClientRect(); return {X: r.x + r.width / 2, Y: r.y + r.height / 2}; })()`, table, col), &pt)
+		b.click(t, sess, pt.X, pt.Y)
+		after := order()
+		if slices.Equal(before, after) || len(after) != len(before) {
+			t.Fatalf("clicking the req/s header did not reorder the rows:\nbefore %v\nafter  %v", before, after)
+		}
+		var rps []float64
+		b.eval(t, sess, `Array.from(`+table+`.tBodies[0].rows, r => parseFloat(r.cells[`+strconv.Itoa(col)+`].dataset.v || "NaN"))`, &rps)
+		if !slices.IsSorted(rps) {
+			t.Errorf("after one click, req/s is not ascending: %v", rps)
+		}
+		b.click(t, sess, pt.X, pt.Y)
+		b.eval(t, sess, `Array.from(`+table+`.tBodies[0].rows, r => parseFloat(r.cells[`+strconv.Itoa(col)+`].dataset.v || "NaN"))`, &rps)
+		slices.Reverse(rps)
+		if !slices.IsSorted(rps) {
+			t.Errorf("after a second click, req/s is not descending: %v", rps)
+		}
+		// The DOM the browser ends with still holds every cell and plot.
+		var dom string
+		b.eval(t, sess, `document.documentElement.outerHTML`, &dom)
+		checkRunPage(t, parseHTML(t, []byte(dom)), run)
+		b.close()
+	})
+}
+
+func parseSize(s string) (int, int, error) {
+	ws, hs, ok := strings.Cut(s, "x")
+	w, err1 := strconv.Atoi(ws)
+	h, err2 := strconv.Atoi(hs)
+	if !ok || err1 != nil || err2 != nil || w < 100 || h < 100 || w > 8000 || h > 20000 {
+		return 0, 0, fmt.Errorf("-screenshot-size %q: want WIDTHxHEIGHT", s)
+	}
+	return w, h, nil
+}
+
+// inkAndColours is the share of pixels that are not the most common colour, and
+// how many colours the image has (capped at 1000).
+func inkAndColours(img image.Image) (float64, int) {
+	counts := map[uint32]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			k := r>>8<<16 | g>>8<<8 | bl>>8
+			if len(counts) < 1000 || counts[k] > 0 {
+				counts[k]++
+			}
+		}
+	}
+	top, total := 0, b.Dx()*b.Dy()
+	for _, n := range counts {
+		top = max(top, n)
+	}
+	return 1 - float64(top)/float64(total), len(counts)
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
+
+// cdp is a DevTools protocol client over --remote-debugging-pipe: Chromium reads
+// NUL-terminated JSON messages on its fd 3 and writes them on its fd 4.
+type cdp struct {
+	w      io.WriteCloser
+	mu     sync.Mutex
+	next   int
+	wait   map[int]chan cdpMsg
+	events chan cdpMsg
+	stderr *lockedBuffer
+}
+
+// lockedBuffer is the browser's stderr, written by exec's copier while a failing
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type cdpMsg struct {
+	ID        int             `json:"id,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *struct {
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+func newCDP(t *testing.T, bin string) *cdp {
+	t.Helper()
+	toBrowser, ourW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ourR, fromBrowser, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cdp{w: ourW, wait: map[int]chan cdpMsg{}, events: make(chan cdpMsg, 256), stderr: &lockedBuffer{}}
+	cmd := exec.Command(bin, append(browserFlags(t.TempDir()), "--remote-debugging-pipe", "about:blank")...)
+	cmd.ExtraFiles = []*os.File{toBrowser, fromBrowser} // fd 3, fd 4
+	cmd.Stderr = c.stderr
+	startBrowser(t, cmd)
+	toBrowser.Close()
+	fromBrowser.Close()
+	t.Cleanup(func() { ourW.Close(); ourR.Close() })
+	go func() {
+		br := bufio.NewReader(ourR)
+		for {
+			b, err := br.ReadBytes(0)
+			if err != nil {
+				c.mu.Lock()
+				for id, ch := range c.wait {
+					close(ch)
+					delete(c.wait, id)
+				}
+				c.mu.Unlock()
+				return
+			}
+			var m cdpMsg
+			if json.Unmarshal(b[:len(b)-1], &m) != nil {
+				continue
+			}
+			if m.ID == 0 {
+				select {
+				case c.events <- m:
+				default: // nobody waits for that many events
+				}
+				continue
+			}
+			c.mu.Lock()
+			ch := c.wait[m.ID]
+			delete(c.wait, m.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		}
+	}()
+	return c
+}
+
+// call sends one command (to the browser when session is "") and decodes its result.
+func (c *cdp) call(t *testing.T, session, method string, params any, result any) {
+	t.Helper()
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	ch := make(chan cdpMsg, 1)
+	c.wait[id] = ch
+	c.mu.Unlock()
+	p, _ := json.Marshal(params)
+	msg, _ := json.Marshal(cdpMsg{ID: id, Method: method, SessionID: session, Params: p})
+	if _, err := c.w.Write(append(msg, 0)); err != nil {
+		t.Fatalf("%s: %v\n%s", method, err, lastLines(c.stderr.String(), 10))
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			t.Fatalf("%s: the browser closed the pipe\n%s", method, lastLines(c.stderr.String(), 10))
+		}
+		if m.Error != nil {
+			t.Fatalf("%s: %s", method, m.Error.Message)
+		}
+		if result != nil {
+			if err := json.Unmarshal(m.Result, result); err != nil {
+				t.Fatalf("%s: %v", method, err)
+			}
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no answer in 30 s\n%s", method, lastLines(c.stderr.String(), 10))
+	}
+}
+
+// open loads url in a new page of w x h pixels and waits until it has loaded.
+func (c *cdp) open(t *testing.T, url string, w, h int) string {
+	t.Helper()
+	var target struct{ TargetID string }
+	c.call(t, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
+	var att struct{ SessionID string }
+	c.call(t, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
+	s := att.SessionID
+	c.call(t, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": w, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil)
+	c.call(t, s, "Page.navigate", map[string]any{"url": url}, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var state string
+		c.eval(t, s, "document.readyState", &state)
+		if state == "complete" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not loaded in 30 s (readyState %q)", url, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// eval runs a JavaScript expression in the page and decodes its value.
+func (c *cdp) eval(t *testing.T, session, expr string, v any) {
+	t.Helper()
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text      string `json:"text"`
+			Exception struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	c.call(t, session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &r)
+	if r.ExceptionDetails != nil {
+		t.Fatalf("%s: %s %s", expr, r.ExceptionDetails.Text, r.ExceptionDetails.Exception.Description)
+	}
+	if err := json.Unmarshal(r.Result.Value, v); err != nil {
+		t.Fatalf("%s: %v (value %s)", expr, err, r.Result.Value)
+	}
+}
+
+// click presses and releases the left mouse button at x, y: a real click, as
+// the page's listeners see one.
+func (c *cdp) click(t *testing.T, session string, x, y float64) {
+	t.Helper()
+	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
+		p := map[string]any{"type": typ, "x": x, "y": y}
+		if typ != "mouseMoved" {
+			p["button"], p["clickCount"] = "left", 1
+		}
+		c.call(t, session, "Input.dispatchMouseEvent", p, nil)
+	}
+}
+
+func (c *cdp) screenshot(t *testing.T, session string) []byte {
+	t.Helper()
+	var r struct{ Data string }
+	c.call(t, session, "Page.captureScreenshot", map[string]any{"format": "png"}, &r)
+	b, err := base64.StdEncoding.DecodeString(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// close asks the browser to quit; the process group is killed at cleanup anyway.
+func (c *cdp) close() {
+	msg, _ := json.Marshal(cdpMsg{ID: 1 << 30, Method: "Browser.close"})
+	if _, err := c.w.Write(append(msg, 0)); err != nil && !errors.Is(err, os.ErrClosed) {
+		return
+	}
+}
