@@ -36,7 +36,8 @@ func runMatrix(ctx context.Context, args []string, s stdio) int {
 			"Runs every cell of the spec (client x protocol x call x items x concurrency) against\n"+
 			"servers it starts once per server configuration, keeps each cell's raw output under\n"+
 			"DIR/raw/, writes each cell's result atomically to DIR/cells/, then renders\n"+
-			"matrix.csv, matrix.json, matrix.md, bench.txt and plots/ and points results/latest at DIR.")
+			"matrix.csv, matrix.json, matrix.md, bench.txt, plots/ and index.html (one page with\n"+
+			"all of it) and points results/latest at DIR.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -313,12 +313,16 @@ func runFacts(run *matrix.Run) []fact {
 	}
 	f = append(f,
 		fact{"spec: clients", strings.Join(clients, "; ")},
-		fact{"spec: calls, items, concurrency", fmt.Sprintf("%s; items %s; c %s", strings.Join(s.Calls, ", "), strings.Join(items, ", "), strings.Join(conc, ", "))},
+		fact{"spec: cells", fmt.Sprintf("%s; items %s; c %s", strings.Join(s.Calls, ", "), strings.Join(items, ", "), strings.Join(conc, ", "))},
 		fact{"spec: load", fmt.Sprintf("%s; %d repeats", loadString(s.Load), s.Repeats)},
 		fact{"spec: resources", fmt.Sprintf("client cpuset %s, server cpuset %s; store %s; auth %s", orDash(s.Client.CPUSet), orDash(s.Server.CPUSet), orDash(s.Store), onOff(s.Auth != nil && *s.Auth))},
 	)
+	var ov []string
 	for _, o := range s.Overrides {
-		f = append(f, fact{"spec: override " + o.Match, overrideString(o)})
+		ov = append(ov, o.Match+": "+overrideString(o))
+	}
+	if len(ov) > 0 {
+		f = append(f, fact{"spec: overrides", strings.Join(ov, "; ")})
 	}
 	return f
 }
@@ -445,8 +449,8 @@ var cellColumns = []column{
 	{"client CPU µs/call", "client CPU: the whole client process per call it made (start-up and warm-up included)", true, median(matrix.ClientCPU, sig)},
 	{"client own µs/call", "the client's own CPU figure per measured call", true, median(matrix.ClientCPUMeasured, sig)},
 	{"server CPU µs/call", "the server's CPU per call it served", true, median(matrix.ServerCPU, sig)},
-	{"client calls / CPU-s", "efficiency: measured calls per CPU-second of the client (1e6 / client own µs per call)", true, perCPUSecond(matrix.ClientCPUMeasured)},
-	{"server calls / CPU-s", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCPU)},
+	{"client calls per CPU-second", "efficiency: measured calls per CPU-second of the client (1e6 / client own µs per call)", true, perCPUSecond(matrix.ClientCPUMeasured)},
+	{"server calls per CPU-second", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCPU)},
 	{"bytes", "encoded response size", true, median(matrix.BytesPerResponse, func(v float64) string { return num(v, 0) })},
 	{"ok", "repeats with a report / repeats run", true, func(c matrix.CellResult) cellValue {
 		n := c.Stat(matrix.RPS).N

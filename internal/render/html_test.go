@@ -180,7 +180,9 @@ func TestIndexStructure(t *testing.T) {
 		t.Errorf("got client tables %v; want %v", clients, want)
 	}
 	// Every header of those tables sorts: the script is there and headers are typed.
-	for _, th := range findAll(doc, func(n *html.Node) bool { return n.Data == "th" && n.Parent.Parent.Parent != nil && hasClass(n.Parent.Parent.Parent, "cells") }) {
+	for _, th := range findAll(doc, func(n *html.Node) bool {
+		return n.Data == "th" && n.Parent.Parent.Parent != nil && hasClass(n.Parent.Parent.Parent, "cells")
+	}) {
 		if _, ok := attr(th, "data-type"); !ok {
 			t.Errorf("header %q has no data-type", text(th))
 		}
