@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -353,14 +354,7 @@ func TestHTMLGoldens(t *testing.T) {
 // only A has.
 func compareRuns() (*matrix.Run, *matrix.Run) {
 	a, b := synthetic("a", 1), synthetic("b", 1.5)
-	for _, run := range []*matrix.Run{a, b} {
-		c := &run.Cells[0]
-		for i := 0; i < 2; i++ {
-			r := c.Repeats[i]
-			r.Metrics.RPS += 1
-			c.Repeats = append(c.Repeats, r)
-		}
-	}
+	fiveRepeats(a, b)
 	// B's p99 is worse in that cell.
 	for i := range b.Cells[0].Repeats {
 		b.Cells[0].Repeats[i].Metrics.P99Us *= 2
@@ -368,6 +362,19 @@ func compareRuns() (*matrix.Run, *matrix.Run) {
 	b.Cells = b.Cells[:len(b.Cells)-1]
 	b.Commit = "def5678"
 	return a, b
+}
+
+// fiveRepeats gives the first cell of each run 5 repeats, enough for the U test
+// to find a difference at alpha 0.05.
+func fiveRepeats(runs ...*matrix.Run) {
+	for _, run := range runs {
+		c := &run.Cells[0]
+		for i := 0; i < 2; i++ {
+			r := c.Repeats[i]
+			r.Metrics.RPS += 1
+			c.Repeats = append(c.Repeats, r)
+		}
+	}
 }
 
 func TestCompareHTML(t *testing.T) {
@@ -413,5 +420,36 @@ func TestCompareHTML(t *testing.T) {
 	differ := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "differ") })
 	if len(differ) != 1 || !strings.Contains(text(differ[0]), "commit") {
 		t.Errorf("want exactly the commit row marked as differing; got %d rows", len(differ))
+	}
+}
+
+// A run with nothing to show (no cell yet, or every cell failed) still renders a
+// page that says so.
+func TestIndexEmptyAndAllFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*matrix.Run)
+		want string
+	}{
+		{"no cells", func(r *matrix.Run) { r.Cells = nil; r.Verify = nil; r.Finished = time.Time{} }, "0 cells: 0 ok, 0 failed."},
+		{"all failed", func(r *matrix.Run) {
+			for i := range r.Cells {
+				r.Cells[i].Status, r.Cells[i].Error, r.Cells[i].Repeats = matrix.StatusFailed, "server did not start", nil
+			}
+		}, "0 ok, 16 failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := synthetic("x", 1)
+			tc.edit(run)
+			b := renderIndex(t, run, Extras{})
+			doc := parseHTML(t, b)
+			checkRunPage(t, doc, run)
+			if !strings.Contains(text(doc), tc.want) {
+				t.Errorf("page lacks %q", tc.want)
+			}
+			if n := len(findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "phpgo") })); n != 0 {
+				t.Errorf("got %d PHP vs Go tables; want none", n)
+			}
+		})
 	}
 }

@@ -211,16 +211,7 @@ func TestPlotsWritten(t *testing.T) {
 
 func TestCompare(t *testing.T) {
 	a, b := synthetic("a", 1), synthetic("b", 1.5)
-	// Give the go-grpc-datalist-2-c1 cell 5 repeats per side so the U test can
-	// find a difference at alpha 0.05.
-	for _, run := range []*matrix.Run{a, b} {
-		c := &run.Cells[0]
-		for i := 0; i < 2; i++ {
-			r := c.Repeats[i]
-			r.Metrics.RPS += 1
-			c.Repeats = append(c.Repeats, r)
-		}
-	}
+	fiveRepeats(a, b) // go-grpc-datalist-2-c1
 	changes := Compare(a, b)
 	byCell := map[string]CellChange{}
 	for _, c := range changes {
