@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"github.com/rpcbed/rpcbed/internal/matrix"
 )
 
@@ -111,17 +113,31 @@ func TestBrowser(t *testing.T) {
 	url := "file://" + page
 
 	t.Run("dump-dom", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		var out, errb bytes.Buffer
-		cmd := exec.CommandContext(ctx, bin, append(browserFlags(t.TempDir()), "--dump-dom", url)...)
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("chromium --dump-dom: %v\n%s", err, lastLines(errb.String(), 10))
+		checkRunPage(t, parseHTML(t, dumpDOM(t, bin, url)), run)
+	})
+
+	t.Run("compare page", func(t *testing.T) {
+		// The reference against itself with one cell made 1.5 times faster.
+		b := *run
+		b.Cells = slices.Clone(run.Cells)
+		c := &b.Cells[0]
+		c.Repeats = slices.Clone(c.Repeats)
+		for i := range c.Repeats {
+			c.Repeats[i].Metrics.RPS *= 1.5
 		}
-		checkRunPage(t, parseHTML(t, out.Bytes()), run)
+		var page bytes.Buffer
+		if err := CompareHTML(&page, run, &b, Compare(run, &b)); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "compare.html")
+		if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc := parseHTML(t, dumpDOM(t, bin, "file://"+file))
+		rows := findAll(doc, func(n *html.Node) bool { _, ok := attr(n, "data-cell"); return n.Data == "tr" && ok })
+		if len(rows) != len(run.Cells) {
+			t.Errorf("compare page: got %d rows; want %d", len(rows), len(run.Cells))
+		}
 	})
 
 	t.Run("screenshot and sort", func(t *testing.T) {
@@ -183,6 +199,22 @@ func TestBrowser(t *testing.T) {
 		checkRunPage(t, parseHTML(t, []byte(dom)), run)
 		b.close()
 	})
+}
+
+// dumpDOM is the DOM Chromium holds once url has loaded and its scripts ran.
+func dumpDOM(t *testing.T, bin, url string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, append(browserFlags(t.TempDir()), "--dump-dom", url)...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium --dump-dom: %v\n%s", err, lastLines(errb.String(), 10))
+	}
+	return out.Bytes()
 }
 
 func parseSize(s string) (int, int, error) {
