@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -26,7 +27,8 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	root := fs.String("root", ".", "repository root (local programs: bin/, php-client/, java-client/)")
 	serverCPU := fs.String("server-cpuset", "0", "CPUs for the servers")
 	clientCPU := fs.String("client-cpuset", "1", "CPUs for the clients, fronts and ab")
-	redis := fs.String("redis", "127.0.0.1:6379", "Redis for go-grpc-thrift-aerospike's store when it answers (empty: memory store)")
+	aerospike := fs.String("aerospike-hosts", os.Getenv("AEROSPIKE_HOSTS"), "Aerospike seeds host:port[,host:port] for go-grpc-thrift-aerospike's store, as published (default $AEROSPIKE_HOSTS; empty: Redis)")
+	redis := fs.String("redis", "127.0.0.1:6379", "Redis for go-grpc-thrift-aerospike's store when no Aerospike is given and it answers (empty: memory store)")
 	quick := fs.Bool("quick", false, "tiny runs (tests): same shape, meaningless numbers")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Usage = func() {
@@ -66,7 +68,7 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	secs, err := reproduce.Run(ctx, reproduce.Options{
 		Dir: dir, Published: *published, Runner: r, RunnerName: name, Local: local,
 		Programs:     matrix.Programs{Docker: name == "docker", Root: absRoot},
-		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, RedisAddr: *redis, Quick: *quick, Log: log,
+		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, AerospikeHosts: *aerospike, RedisAddr: *redis, Quick: *quick, Log: log,
 	}, fs.Args())
 	if len(secs) > 0 {
 		if herr := render.WriteReproductionHTML(dir, secs); herr != nil {

@@ -10,52 +10,67 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/aerospiketest"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
 )
 
 // The Go-only experiment end to end, shrunk (-quick): the shape of
-// reproduction.md, not its numbers.
+// reproduction.md, not its numbers, on each store it can run on; the Setup says
+// which one ran.
 func TestReproduceGoGRPCThrift(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs go-server and go-client")
 	}
 	root := buildGo(t)
-	dir := filepath.Join(t.TempDir(), "rep")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var out, errb bytes.Buffer
-	code := run(ctx, []string{"reproduce", "-quick", "-q", "-runner", "local", "-root", root, "-out", dir,
-		"-published", "../../results/published", "-redis", "", "-server-cpuset", "", "-client-cpuset", "",
-		"go-grpc-thrift-aerospike"}, stdio{nil, &out, &errb})
-	if code != 0 {
-		t.Fatalf("exit code %d\n%s", code, errb.String())
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "reproduction.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"## go-grpc-thrift-aerospike", "No Aerospike server", "in-memory store",
-		"| 50 |", "| 800 |", "| published |",
-		"gRPC throughput beats Thrift", "30 % more CPU", "barely changes between 50 and 800",
+	for _, tc := range []struct {
+		name, aerospike, store string
+	}{
+		{"memory", "", "Store: go-server's in-memory store: no Aerospike server was given"},
+		{"aerospike", "$AEROSPIKE_HOSTS", "Store: Aerospike at "},
 	} {
-		if !bytes.Contains(md, []byte(want)) {
-			t.Errorf("reproduction.md lacks %q:\n%s", want, md)
-		}
-	}
-	page, err := os.ReadFile(filepath.Join(dir, "reproduction.html"))
-	if err != nil || !bytes.Contains(page, []byte("gRPC throughput beats Thrift")) {
-		t.Errorf("reproduction.html: %v; want the page with the findings", err)
-	}
-	var secs []reproduce.Section
-	b, _ := os.ReadFile(filepath.Join(dir, "reproduction.json"))
-	if err := json.Unmarshal(b, &secs); err != nil || len(secs) != 1 || len(secs[0].Findings) != 3 {
-		t.Fatalf("reproduction.json: %v, %+v", err, secs)
-	}
-	for _, f := range secs[0].Findings {
-		if !strings.Contains("yes no partly", f.Holds) || f.Detail == "" {
-			t.Errorf("finding %q: holds %q, detail %q", f.Claim, f.Holds, f.Detail)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			hosts := tc.aerospike
+			if hosts != "" {
+				hosts = aerospiketest.Hosts(t)
+			}
+			dir := filepath.Join(t.TempDir(), "rep")
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			var out, errb bytes.Buffer
+			code := run(ctx, []string{"reproduce", "-quick", "-q", "-runner", "local", "-root", root, "-out", dir,
+				"-published", "../../results/published", "-redis", "", "-aerospike-hosts", hosts, "-server-cpuset", "", "-client-cpuset", "",
+				"go-grpc-thrift-aerospike"}, stdio{nil, &out, &errb})
+			if code != 0 {
+				t.Fatalf("exit code %d\n%s", code, errb.String())
+			}
+			md, err := os.ReadFile(filepath.Join(dir, "reproduction.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{
+				"## go-grpc-thrift-aerospike", tc.store,
+				"| 50 |", "| 800 |", "| published |",
+				"gRPC throughput beats Thrift", "30 % more CPU", "barely changes between 50 and 800",
+			} {
+				if !bytes.Contains(md, []byte(want)) {
+					t.Errorf("reproduction.md lacks %q:\n%s", want, md)
+				}
+			}
+			page, err := os.ReadFile(filepath.Join(dir, "reproduction.html"))
+			if err != nil || !bytes.Contains(page, []byte("gRPC throughput beats Thrift")) {
+				t.Errorf("reproduction.html: %v; want the page with the findings", err)
+			}
+			var secs []reproduce.Section
+			b, _ := os.ReadFile(filepath.Join(dir, "reproduction.json"))
+			if err := json.Unmarshal(b, &secs); err != nil || len(secs) != 1 || len(secs[0].Findings) != 3 {
+				t.Fatalf("reproduction.json: %v, %+v", err, secs)
+			}
+			for _, f := range secs[0].Findings {
+				if !strings.Contains("yes no partly", f.Holds) || f.Detail == "" {
+					t.Errorf("finding %q: holds %q, detail %q", f.Claim, f.Holds, f.Detail)
+				}
+			}
+		})
 	}
 }
 

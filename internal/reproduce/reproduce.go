@@ -39,6 +39,9 @@ type Options struct {
 	Programs   matrix.Programs
 	// Server and Client CPU sets, as in the matrix spec.
 	ServerCPUSet, ClientCPUSet string
+	// AerospikeHosts, when set, is go-grpc-thrift-aerospike's store, as published;
+	// otherwise RedisAddr is tried, then go-server's memory store.
+	AerospikeHosts string
 	// RedisAddr is tried for the store of go-grpc-thrift-aerospike; "" = memory only.
 	RedisAddr string
 	// Quick shrinks every run (for tests): the shape stays, the numbers mean little.
