@@ -5,47 +5,54 @@ namespace Rpcbed\Client;
 
 /**
  * Bench runs one load run, closed loop (ab) or open loop (-rate, as wrk2): C worker
- * processes, each with its own transport (one connection), talking to the parent
- * over their stdin/stdout.
+ * processes forked from this one (so they inherit its loaded code and extensions),
+ * each with its own transport (one connection), talking to the parent over a
+ * socket pair.
  *
- * Workers are started fresh (fork + exec of bin/worker.php through proc_open), not
- * bare pcntl_fork()s: grpc.so initialises gRPC core when a PHP request starts, and
- * a forked copy of an initialised core hangs on its first call (also with
- * grpc.enable_fork_support). The parent loads no RPC extension at all.
+ * gRPC is the exception to "inherit": a forked copy of an initialised gRPC core
+ * hangs on its first call (also with grpc.enable_fork_support), so the parent never
+ * loads grpc.so and each worker loads it with dl() after the fork.
  *
- *   parent                          worker i
- *     start ──────────────────────▶ connect, first call (worker 0: full verify)
+ *   parent                              worker i
+ *     fork ───────────────────────────▶ connect, first call (worker 0: full verify)
  *     ◀──────────── ready {ok, kind, message, bytes, server, versions}
- *     warmup DEADLINE ─────────────▶ calls until the deadline
- *     ◀──────────────────────────── warm {calls}
- *     run CALLS DEADLINE [INTERVAL FIRST_DUE] ─▶ timed calls, hrtime per call
- *     ◀──────────── result {start, end, calls, bytes, errors, lat}; exit
+ *     go ORIGIN ──────────────────────▶ warm-up calls, closed loop
+ *     ◀──────────── tick {w, calls, through}   (per 250 ms window, for -warmup auto)
+ *     start T0 T1 SHARE [INTERVAL DUE] ▶ calls completing in [T0, T1] are measured
+ *     ◀──────────── result {end, calls, bytes, errors, lat, warmup, cpu_user, cpu_system}; exit
  *
- * Latencies are kept raw (nanoseconds) and merged in the parent, so percentiles
- * come from every call, not from per-worker summaries.
+ * One window for every worker (docs/method.md section 2): the parent picks T0 once
+ * every worker is ready and warm, and T1 = T0 + -t. Each worker sends its own CPU
+ * over the window (getrusage at its window's start and end); the parent adds its
+ * own over the same span. Latencies are kept raw (nanoseconds) and merged here, so
+ * percentiles come from every call, not from per-worker summaries.
  */
 final class Bench
 {
     public const EXIT_OK = 0;
+    public const EXIT_INTERNAL = 1;
     public const EXIT_USAGE = 2;
     public const EXIT_VERIFY = 3;
     public const EXIT_UNREACHABLE = 4;
 
-    /** @var list<string> */
-    private array $workerCommand;
+    /** Between the start command and T0, so every worker has it before the window opens. */
+    private const START_MARGIN_NS = 10_000_000;
+
     /** @var resource */
     private $log;
+    /** @var \Closure(int): Transport */
+    private \Closure $factory;
 
     /**
-     * @param ?list<string> $workerCommand the worker's command line without its
-     *        config and id (default: php -n with the protocol's extensions, bin/worker.php)
+     * @param ?\Closure(int): Transport $factory makes worker i's transport, in the worker
      * @param resource|null $log where progress and problems go (stderr)
      */
-    public function __construct(private Config $cfg, ?array $workerCommand = null, $log = null)
+    public function __construct(private Config $cfg, ?\Closure $factory = null, $log = null)
     {
-        $this->workerCommand = $workerCommand ?? [
-            PHP_BINARY, ...Extensions::phpArgs($cfg->proto, $cfg->accel, $cfg->runtime), dirname(__DIR__) . '/bin/worker.php',
-        ];
+        $this->factory = $factory ?? static function (int $id) use ($cfg): Transport {
+            Extensions::loadAfterFork($cfg->proto);
+            return Transports::make($cfg, $id);
+        };
         $this->log = $log ?? STDERR;
     }
 
@@ -59,53 +66,114 @@ final class Bench
     {
         $out ??= STDOUT;
         $cfg = $this->cfg;
+        Extensions::preload($cfg->proto);
         $workers = [];
-        $spec = [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => $this->log];
         try {
             for ($i = 0; $i < $cfg->concurrency; $i++) {
-                $cmd = [...$this->workerCommand, json_encode($cfg->toArray()), (string) $i];
-                $proc = proc_open($cmd, $spec, $pipes);
-                if ($proc === false) {
-                    throw new \RuntimeException('cannot start worker: ' . implode(' ', $cmd));
+                $pair = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+                if ($pair === false) {
+                    throw new \RuntimeException('cannot make a socket pair for worker ' . $i);
                 }
-                stream_set_blocking($pipes[1], false);
-                $workers[$i] = ['proc' => $proc, 'in' => $pipes[0], 'sock' => $pipes[1]];
+                $pid = pcntl_fork();
+                if ($pid === -1) {
+                    throw new \RuntimeException('cannot fork worker ' . $i);
+                }
+                if ($pid === 0) {
+                    fclose($pair[0]);
+                    foreach ($workers as $w) {
+                        fclose($w['sock']); // a sibling's socket: the parent's alone
+                    }
+                    $this->child($i, $pair[1]);
+                }
+                fclose($pair[1]);
+                $workers[$i] = ['pid' => $pid, 'sock' => $pair[0]];
             }
             return $this->drive($workers, $out);
         } finally {
             foreach ($workers as $w) {
-                foreach ([$w['in'], $w['sock']] as $pipe) {
-                    if (is_resource($pipe)) {
-                        fclose($pipe);
-                    }
+                if (is_resource($w['sock'])) {
+                    fclose($w['sock']); // a worker still waiting for a command sees EOF and exits
                 }
             }
-            foreach ($workers as $w) {
-                if (!is_resource($w['proc'])) {
-                    continue;
-                }
-                if (proc_get_status($w['proc'])['running']) {
-                    proc_terminate($w['proc'], 9);
-                }
-                proc_close($w['proc']);
-            }
+            self::reap(array_column($workers, 'pid'), 5.0);
         }
     }
 
-    /** @param array<int, array{proc: resource, in: resource, sock: resource}> $workers */
+    /** The forked worker: runs, then ends without PHP's shutdown (the parent's shutdown functions are not its own). */
+    private function child(int $id, $sock): never
+    {
+        try {
+            Worker::run($this->cfg, $id, $sock, $this->factory);
+        } catch (\Throwable $e) {
+            fwrite($this->log, "php-client: worker $id: " . get_class($e) . ': ' . $e->getMessage() . "\n");
+        }
+        // A worker's exit code is read by nobody: the quickest end, without PHP's shutdown.
+        if (function_exists('posix_kill')) {
+            posix_kill(getmypid(), 9);
+        }
+        self::hardExit(0);
+    }
+
+    /**
+     * Ends this forked process now: no destructors, no shutdown functions, no
+     * extension shutdown (the parent's, inherited, are not this process's to run):
+     * the image becomes `sh -c 'exit CODE'`, which keeps the code.
+     */
+    public static function hardExit(int $code): never
+    {
+        @pcntl_exec('/bin/sh', ['-c', 'exit ' . $code]);
+        exit($code);
+    }
+
+    /**
+     * Waits for the workers to exit, at most $seconds, then kills the rest.
+     *
+     * @param list<int> $pids
+     */
+    private static function reap(array $pids, float $seconds): void
+    {
+        $end = microtime(true) + $seconds;
+        while ($pids) {
+            foreach ($pids as $k => $pid) {
+                if (pcntl_waitpid($pid, $status, WNOHANG) !== 0) {
+                    unset($pids[$k]);
+                }
+            }
+            if (!$pids) {
+                return;
+            }
+            if (microtime(true) > $end) {
+                foreach ($pids as $pid) {
+                    if (function_exists('posix_kill')) {
+                        posix_kill($pid, 9);
+                    }
+                    pcntl_waitpid($pid, $status);
+                }
+                return;
+            }
+            usleep(2_000);
+        }
+    }
+
+    /** @param array<int, array{pid: int, sock: resource}> $workers */
     private function drive(array $workers, $out): int
     {
         $cfg = $this->cfg;
         $c = $cfg->concurrency;
+        $socks = array_column($workers, 'sock');
         // A dead server must never hang the run: the waits before timing have a bound,
         // and during it every call has its deadline.
         $setupWait = $cfg->timeout * 3 + 10;
-        $ready = $this->gather($workers, $setupWait);
-        $first = $ready[0];
+        $ready = [];
+        $this->lines($socks, hrtime(true) + (int) ($setupWait * 1e9), function (int $i, ?array $m) use (&$ready): bool {
+            $ready[$i] = $m ?? ['eof' => true];
+            return count($ready) === $this->cfg->concurrency;
+        });
         $bad = null;
-        foreach ($ready as $i => $r) {
+        for ($i = 0; $i < $c; $i++) {
+            $r = $ready[$i] ?? null;
             $bad = match (true) {
-                $r === null => ['kind' => CallError::RECEIVE, 'message' => "worker $i did not answer within {$setupWait}s"],
+                $r === null => ['kind' => CallError::TIMEOUT, 'message' => "worker $i did not answer within {$setupWait}s"],
                 isset($r['eof']) => ['kind' => 'setup', 'message' => "worker $i exited before it was ready (its stderr says why)"],
                 !$r['ok'] => $r,
                 default => null,
@@ -115,57 +183,102 @@ final class Bench
             }
         }
         if ($bad !== null) {
-            $this->broadcast($workers, "quit\n");
-            $unreachable = CallError::isUnreachable($bad['kind']);
-            $this->logf('%s: %s', $unreachable ? 'server unreachable' : 'verify failed', $bad['message']);
-            return $unreachable ? self::EXIT_UNREACHABLE : self::EXIT_VERIFY;
+            $this->broadcast($socks, "quit\n");
+            // docs/report-format.md: "verify: KIND: message" on stderr, no report.
+            fwrite($this->log, sprintf("verify: %s: %s\n", $bad['kind'], $bad['message']));
+            if ($bad['kind'] === 'setup') {
+                return self::EXIT_INTERNAL;
+            }
+            return CallError::isUnreachable($bad['kind']) ? self::EXIT_UNREACHABLE : self::EXIT_VERIFY;
         }
+        $first = $ready[0];
         $this->logf('verify ok (%d bytes)', $first['bytes']);
 
-        // Warm-up, excluded from every figure.
-        $w0 = hrtime(true);
-        $warmDeadline = $cfg->warmupSeconds > 0 ? $w0 + (int) ($cfg->warmupSeconds * 1e9) : 0;
-        foreach ($workers as $i => $w) {
-            fwrite($w['in'], sprintf("warmup %d\n", $warmDeadline));
+        // Warm-up, excluded from every figure: fixed, or until throughput settles.
+        $origin = hrtime(true);
+        $this->broadcast($socks, "go $origin\n");
+        $settled = 'fixed';
+        $dead = [];
+        if ($cfg->warmupAuto || $cfg->warmupSeconds > 0) {
+            $max = $origin + (int) (($cfg->warmupAuto ? $cfg->warmupMax : $cfg->warmupSeconds) * 1e9);
+            $ticks = [];
+            $through = array_fill(0, $c, -1);
+            $seen = 0;
+            $isSettled = false;
+            $this->lines($socks, $max, function (int $i, ?array $m) use (&$ticks, &$through, &$seen, &$dead, &$isSettled, $cfg): bool {
+                if ($m === null) {
+                    $dead[$i] = true; // its missing result shows in Errors
+                    $through[$i] = PHP_INT_MAX;
+                    return count($dead) === $cfg->concurrency;
+                }
+                if (($m['t'] ?? '') !== 'tick') {
+                    return false;
+                }
+                $ticks[$i][$m['w']] = $m['calls'];
+                $through[$i] = $m['through'];
+                if (!$cfg->warmupAuto) {
+                    return false;
+                }
+                $series = Warmup::series($ticks, $through);
+                if (count($series) > $seen) {
+                    $seen = count($series);
+                    $isSettled = Warmup::settled($series);
+                }
+                return $isSettled;
+            });
+            if ($cfg->warmupAuto) {
+                $settled = $isSettled ? 'yes' : 'no';
+                if (!$isSettled) {
+                    $this->logf('warm-up did not settle within %.3f s (-warmup-max)', $cfg->warmupMax);
+                }
+            }
         }
-        $warm = $this->gather($workers, $cfg->warmupSeconds + $cfg->timeout * 2 + 10);
-        $warmupCalls = 0;
-        foreach ($warm as $r) {
-            $warmupCalls += $r['calls'] ?? 0; // a worker that died shows up in the results
-        }
-        $warmupSeconds = $cfg->warmupSeconds > 0 ? (hrtime(true) - $w0) / 1e9 : 0.0;
 
-        // The measured part.
-        // Open loop: the schedule starts a little ahead, so every worker has its command.
-        $start = hrtime(true) + ($cfg->rate > 0 ? 20_000_000 : 0);
-        $deadline = $cfg->timeLimit > 0 ? $start + (int) ($cfg->timeLimit * 1e9) : 0;
+        // The measured window: the same T0 (and T1) for every worker.
+        $t0 = hrtime(true) + self::START_MARGIN_NS;
+        $t1 = $cfg->timeLimit > 0 ? $t0 + (int) ($cfg->timeLimit * 1e9) : 0;
         foreach ($workers as $i => $w) {
             $calls = $cfg->requests === Config::UNLIMITED ? Config::UNLIMITED : self::share($cfg->requests, $c, $i);
-            if ($cfg->rate > 0) {
-                // As go-client: worker i's calls are due every c/rate s, from i/rate s on.
-                fwrite($w['in'], sprintf("run %d %d %d %d\n", $calls, $deadline,
-                    (int) ($c * 1e9 / $cfg->rate), $start + (int) ($i * 1e9 / $cfg->rate)));
-            } else {
-                fwrite($w['in'], sprintf("run %d %d\n", $calls, $deadline));
-            }
+            $line = $cfg->rate > 0
+                // As go-client: worker i's calls are due every c/rate s, from T0 + i/rate s on.
+                ? sprintf("start %d %d %d %d %d\n", $t0, $t1, $calls, (int) ($c * 1e9 / $cfg->rate), $t0 + (int) ($i * 1e9 / $cfg->rate))
+                : sprintf("start %d %d %d\n", $t0, $t1, $calls);
+            @fwrite($w['sock'], $line);
         }
-        $results = $this->gather($workers, $cfg->timeLimit > 0 ? $cfg->timeLimit + $cfg->timeout * 2 + 30 : null);
-        foreach ($workers as $i => $w) {
-            fclose($w['in']);
-            fclose($w['sock']);
-            $code = proc_close($w['proc']);
-            if ($code !== 0) {
-                $this->logf('worker %d exited with %d', $i, $code);
+        $wait = $t0 - hrtime(true);
+        if ($wait > 0) {
+            time_nanosleep(0, $wait);
+        }
+        $cpu0 = Worker::cpu();
+        // Results are kept raw until the last one is in: decoding them is after the window.
+        $raw = [];
+        $bound = $t1 > 0 ? $t1 + (int) (($cfg->timeout * 2 + 30) * 1e9) : null;
+        $this->lines($socks, $bound, function (int $i, ?array $m, ?string $line = null) use (&$raw, $c): bool {
+            if ($line !== null && str_starts_with($line, '{"t":"tick"')) {
+                return false; // sent before the worker had the start command
             }
+            if (!array_key_exists($i, $raw)) {
+                $raw[$i] = $line; // null: EOF without a result
+            }
+            return count($raw) === $c;
+        }, raw: true);
+        $cpu1 = Worker::cpu();
+        $results = [];
+        for ($i = 0; $i < $c; $i++) {
+            $m = isset($raw[$i]) ? json_decode($raw[$i], true) : null;
+            $results[$i] = is_array($m) && ($m['t'] ?? '') === 'result' ? $m : null;
         }
 
-        $report = $this->report($first, $results, $warmupSeconds, $warmupCalls);
-        fwrite($out, $report->format());
+        $report = $this->report($first, $results, $origin, $t0, [$cpu1[0] - $cpu0[0], $cpu1[1] - $cpu0[1]], $settled);
+        if (@fwrite($out, $report->format()) === false) {
+            $this->logf('cannot write the report');
+            return self::EXIT_INTERNAL;
+        }
         if ($cfg->jsonFile !== '') {
             $json = json_encode($report->toArray(), JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION);
             if (@file_put_contents($cfg->jsonFile, $json . "\n") === false) {
                 $this->logf('-json: cannot write %s', $cfg->jsonFile);
-                return 1;
+                return self::EXIT_INTERNAL;
             }
         }
         return self::EXIT_OK;
@@ -177,62 +290,85 @@ final class Bench
         return intdiv($total, $c) + ($i < $total % $c ? 1 : 0);
     }
 
-    private function broadcast(array $workers, string $line): void
+    /** @param list<resource> $socks */
+    private function broadcast(array $socks, string $line): void
     {
-        foreach ($workers as $w) {
-            @fwrite($w['in'], $line);
+        foreach ($socks as $s) {
+            @fwrite($s, $line);
+        }
+    }
+
+    /** @var array<int, string> partial lines per worker, kept across calls of lines() */
+    private array $buf = [];
+    /** @var array<int, bool> workers whose socket reached EOF */
+    private array $eof = [];
+
+    /**
+     * Reads the workers' lines until $onLine returns true, the deadline (hrtime ns,
+     * null: none) passes, or every worker is at EOF. $onLine gets (worker, decoded
+     * line) or (worker, null) at EOF; with $raw, also the line itself, undecoded.
+     *
+     * @param list<resource> $socks
+     */
+    private function lines(array $socks, ?int $deadline, \Closure $onLine, bool $raw = false): void
+    {
+        for (;;) {
+            // Lines already buffered first.
+            foreach ($this->buf as $i => $b) {
+                while (($nl = strpos($this->buf[$i], "\n")) !== false) {
+                    $line = substr($this->buf[$i], 0, $nl);
+                    $this->buf[$i] = substr($this->buf[$i], $nl + 1);
+                    $stop = $raw ? $onLine($i, null, $line) : $onLine($i, json_decode($line, true) ?: []);
+                    if ($stop) {
+                        return;
+                    }
+                }
+            }
+            $open = [];
+            foreach ($socks as $i => $s) {
+                if (!isset($this->eof[$i])) {
+                    $open[$i] = $s;
+                }
+            }
+            if (!$open) {
+                return;
+            }
+            $r = array_values($open);
+            $none = null;
+            if ($deadline === null) {
+                $n = @stream_select($r, $none, $none, null);
+            } else {
+                $wait = $deadline - hrtime(true);
+                if ($wait <= 0) {
+                    return;
+                }
+                $n = @stream_select($r, $none, $none, intdiv($wait, 1_000_000_000), intdiv($wait % 1_000_000_000, 1000));
+            }
+            if ($n === false || $n === 0) {
+                continue; // interrupted by a signal, or the deadline: checked above
+            }
+            foreach ($r as $sock) {
+                $i = array_search($sock, $open, true);
+                $chunk = @fread($sock, 1 << 20);
+                if ($chunk === '' || $chunk === false) {
+                    if (feof($sock)) {
+                        $this->eof[$i] = true;
+                        if ($onLine($i, null, null)) {
+                            return;
+                        }
+                    }
+                    continue;
+                }
+                $this->buf[$i] = ($this->buf[$i] ?? '') . $chunk;
+            }
         }
     }
 
     /**
-     * Reads one JSON line from every worker, within $seconds (null: no bound).
-     *
-     * @return array<int, ?array<string, mixed>> ['eof' => true] for a worker that
-     *         exited, null for one that was late
+     * @param array<int, ?array<string, mixed>> $results
+     * @param array{float, float} $parentCpu the parent's own CPU over the window
      */
-    private function gather(array $workers, ?float $seconds): array
-    {
-        $got = [];
-        $buf = array_fill_keys(array_keys($workers), '');
-        $end = $seconds === null ? null : microtime(true) + $seconds;
-        $open = array_map(static fn (array $w) => $w['sock'], $workers);
-        while ($open) {
-            $wait = $end === null ? null : max(0.0, $end - microtime(true));
-            $r = array_values($open);
-            $none = null;
-            $n = @stream_select($r, $none, $none, $wait === null ? null : (int) $wait, $wait === null ? null : (int) (fmod($wait, 1.0) * 1e6));
-            if ($n === false) {
-                continue; // interrupted by a signal
-            }
-            if ($n === 0) {
-                break;
-            }
-            foreach ($r as $sock) {
-                $i = array_search($sock, $open, true);
-                $chunk = fread($sock, 1 << 20);
-                if ($chunk === '' || $chunk === false) {
-                    if (feof($sock)) {
-                        $got[$i] = ['eof' => true];
-                        unset($open[$i]);
-                    }
-                    continue;
-                }
-                $buf[$i] .= $chunk;
-                if (($nl = strpos($buf[$i], "\n")) !== false) {
-                    $got[$i] = json_decode(substr($buf[$i], 0, $nl), true);
-                    unset($open[$i]);
-                }
-            }
-        }
-        foreach (array_keys($workers) as $i) {
-            $got[$i] ??= null;
-        }
-        ksort($got);
-        return $got;
-    }
-
-    /** @param array<int, ?array<string, mixed>> $results */
-    private function report(array $first, array $results, float $warmupSeconds, int $warmupCalls): Report
+    private function report(array $first, array $results, int $origin, int $t0, array $parentCpu, string $settled): Report
     {
         $cfg = $this->cfg;
         $rep = new Report();
@@ -243,26 +379,32 @@ final class Bench
         $rep->documentLength = (int) $first['bytes'];
         $rep->concurrency = $cfg->concurrency;
 
-        $start = PHP_INT_MAX;
-        $end = 0;
+        $end = $t0;
         $lat = [];
         $errors = [];
+        [$user, $system] = $parentCpu;
+        $warmupCalls = 0;
         foreach ($results as $i => $r) {
-            if ($r === null || isset($r['eof'])) {
+            if ($r === null) {
                 $this->logf('worker %d sent no result', $i);
                 $errors['worker'] = ($errors['worker'] ?? 0) + 1;
                 continue;
             }
-            $start = min($start, $r['start']);
-            $end = max($end, $r['end']);
+            if ($r['calls'] > 0) {
+                $end = max($end, $r['end']);
+            }
             $rep->complete += $r['calls'];
             $rep->totalTransferred += $r['bytes'];
+            $warmupCalls += $r['warmup'];
+            $user += $r['cpu_user'];
+            $system += $r['cpu_system'];
             foreach ($r['errors'] as $kind => $count) {
                 $errors[$kind] = ($errors[$kind] ?? 0) + $count;
             }
             array_push($lat, ...$r['lat']);
         }
-        $rep->timeTaken = $end > $start ? ($end - $start) / 1e9 : 0.0;
+        // ab counts failed calls in "Complete requests" too; the failures are listed apart.
+        $rep->timeTaken = ($end - $t0) / 1e9;
         $rep->htmlTransferred = $rep->totalTransferred;
         foreach ($errors as $kind => $count) {
             if ($kind === 'worker') {
@@ -286,16 +428,19 @@ final class Bench
         $rep->sharedConnections = false;
         $rep->loop = $cfg->rate > 0 ? 'open' : 'closed';
         $rep->targetRate = $cfg->rate;
-        $rep->warmupSeconds = $warmupSeconds;
+        $rep->warmupSeconds = ($cfg->warmupAuto || $cfg->warmupSeconds > 0) ? ($t0 - $origin) / 1e9 : 0.0;
         $rep->warmupCalls = $warmupCalls;
-        $self = getrusage(0);
-        $children = getrusage(1);
-        $rep->cpuUser = $self['ru_utime.tv_sec'] + $self['ru_utime.tv_usec'] / 1e6
-            + $children['ru_utime.tv_sec'] + $children['ru_utime.tv_usec'] / 1e6;
-        $rep->cpuSystem = $self['ru_stime.tv_sec'] + $self['ru_stime.tv_usec'] / 1e6
-            + $children['ru_stime.tv_sec'] + $children['ru_stime.tv_usec'] / 1e6;
+        $rep->cpuUser = $user;
+        $rep->cpuSystem = $system;
         $rep->versions = $first['versions'] ?? ['php' => PHP_VERSION];
+
+        $rep->check = 'full';
         $rep->runtime = $cfg->runtime;
+        $rep->cpuScope = 'window';
+        $wall = microtime(true) - hrtime(true) / 1e9;
+        $rep->windowStart = $wall + $t0 / 1e9;
+        $rep->windowEnd = $wall + $end / 1e9;
+        $rep->warmupSettled = $settled;
         return $rep;
     }
 

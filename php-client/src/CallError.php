@@ -52,14 +52,16 @@ final class CallError extends \RuntimeException
         return $kind === self::CONNECT || $kind === self::TIMEOUT || $kind === self::RECEIVE;
     }
 
-    /** The kind for a status code shared by gRPC, Thrift/Ice DataError.code. */
+    /**
+     * The kind for a Thrift/Ice DataError.code: a declared error, so the server
+     * answered and it is never connect or timeout, whatever the code (14 and 4 too;
+     * docs/report-format.md).
+     */
     public static function kindForStatus(int $code): string
     {
         return match ($code) {
             16 => self::UNAUTHENTICATED,
             3 => self::INVALID_ARGUMENT,
-            4 => self::TIMEOUT,
-            14 => self::CONNECT,
             default => self::EXCEPTIONS,
         };
     }

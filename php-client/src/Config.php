@@ -4,8 +4,9 @@ declare(strict_types=1);
 namespace Rpcbed\Client;
 
 /**
- * Config is one bench run, parsed from go-client's flags:
- * -proto -call -items -c -n -t -warmup -addr -k (plus -timeout and -runtime).
+ * Config is one bench run, parsed from the flags every client takes
+ * (docs/report-format.md): -proto -call -items -c -n -t -warmup -warmup-max -k
+ * -conns -rate -timeout -addr -client-id, plus php-client's own (-runtime, -json, -thrift-*).
  */
 final class Config
 {
@@ -17,6 +18,7 @@ final class Config
      * pure: the pure-PHP protobuf and Thrift runtimes (the matrix's php-pure).
      */
     public const RUNTIMES = ['c', 'pure'];
+    /** go-server's default ports (the front's defaults; the bench takes -addr, required). */
     public const DEFAULT_ADDR = [
         'grpc' => '127.0.0.1:50051',
         'thrift' => '127.0.0.1:9090',
@@ -36,8 +38,12 @@ final class Config
     public int $requests = 0;
     /** Measured duration in seconds (ab -t); 0 = none. With -n, whichever ends first. */
     public float $timeLimit = 0.0;
-    /** Warm-up duration in seconds, excluded from every figure. */
+    /** Warm-up duration in seconds, excluded from every figure (with $warmupAuto: unused). */
     public float $warmupSeconds = 0.0;
+    /** -warmup auto: warm up until throughput settles (docs/method.md section 5), at most $warmupMax. */
+    public bool $warmupAuto = false;
+    /** -warmup-max: the longest an auto warm-up lasts, seconds. */
+    public float $warmupMax = 10.0;
     public string $addr = '';
     public bool $keepAlive = false;
     /** Per-call deadline in seconds. */
@@ -56,14 +62,15 @@ final class Config
     public int $rate = 0;
 
     private const VALUE_FLAGS = ['proto', 'call', 'items', 'c', 'n', 't', 'warmup', 'timeout', 'addr', 'json',
-        'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate', 'runtime'];
+        'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate', 'runtime', 'warmup-max'];
 
     public const USAGE = <<<'TXT'
         usage:
           php-client -proto grpc|thrift|http|ice -call datatype|datalist [-items N] -c C
-                     (-n N | -t DURATION | both) [-warmup 2s] [-k] [-timeout 10s]
-                     [-addr HOST:PORT] [-json FILE] [-client-id ID]
+                     (-n N | -t DURATION | both) -addr HOST:PORT [-warmup 2s|auto]
+                     [-warmup-max 10s] [-k] [-timeout 10s] [-json FILE] [-client-id ID]
                      [-runtime c|pure] [-thrift-transport framed|buffered] [-thrift-protocol binary|compact]
+          php-client worker      (long-lived worker: runs read from stdin, see README.md)
 
         The same flags as go-client. Durations take Go syntax (30s, 1m) or whole seconds (30).
           -proto      protocol: grpc, thrift, http or ice
@@ -72,14 +79,17 @@ final class Config
           -c          concurrent workers: processes, one connection each (default 1)
           -n          measured calls in total (as ab -n); with -t, whichever ends first
           -t          measured duration (as ab -t)
-          -warmup     warm-up duration, excluded from every figure (default 0)
+          -warmup     warm-up, excluded from every figure: a duration, or auto (until
+                      3 consecutive 250 ms windows' throughput lie within 5 % of their
+                      mean, at most -warmup-max) (default 0)
+          -warmup-max the longest -warmup auto lasts (default 10s)
           -k          HTTP keep-alive (as ab -k); gRPC, Thrift and Ice always keep the connection
           -timeout    per-call deadline (default 10s)
-          -addr       server HOST:PORT (default: go-server's port for the protocol; ice:
-                      the Java baseline's 127.0.0.1:10000)
+          -addr       server HOST:PORT (required)
           -json       also write the report as JSON to this file
           -client-id  client id sent in every request's auth (default php-client)
-          -conns      accepted when equal to -c: every worker owns its connection
+          -conns      TCP connections (default = -c); php-client runs one process per
+                      worker, each with its own connection, so only -conns = -c is accepted
           -rate       open loop: calls per second in total, latency from each call's
                       intended start (0 = closed loop)
           -runtime    c (default): gRPC decodes with Google's protobuf C extension, Thrift's
@@ -91,9 +101,10 @@ final class Config
                       -runtime c already uses
 
         exit codes:
-          0  report printed (also when calls failed: see "Failed requests")
+          0  report printed (also when calls failed: see "Failed requests"); -h, -help
+          1  internal error: the report could not be written, or the client itself failed
           2  bad arguments (or grpc.so / protobuf.so missing)
-          3  verify failed: the server answered, but wrongly, or a worker could not start (no report)
+          3  verify failed: the server answered, but wrongly, or refused the call (no report)
           4  server unreachable before timing (no report)
         TXT;
 
@@ -126,7 +137,7 @@ final class Config
                 $name = substr($name, 0, $eq);
             }
             if ($name === 'h' || $name === 'help') {
-                throw new \InvalidArgumentException('help requested');
+                throw new HelpRequested('help requested');
             }
             if (isset($bools[$name])) {
                 $b = $value === null ? true : filter_var($value, FILTER_VALIDATE_BOOL, FILTER_NULL_ON_FAILURE);
@@ -153,7 +164,8 @@ final class Config
                 'c' => $c->concurrency = self::int($name, $value),
                 'n' => $c->requests = self::int($name, $value),
                 't' => $c->timeLimit = self::seconds($name, $value),
-                'warmup' => $c->warmupSeconds = self::seconds($name, $value),
+                'warmup' => $c->warmup($value),
+                'warmup-max' => $c->warmupMax = self::seconds($name, $value),
                 'timeout' => $c->timeout = self::seconds($name, $value),
                 'addr' => $c->addr = $value,
                 'json' => $c->jsonFile = $value,
@@ -202,7 +214,11 @@ final class Config
             throw new \InvalidArgumentException('-timeout must be above 0');
         }
         if ($conns !== null && $conns !== $c->concurrency) {
-            throw new \InvalidArgumentException("-conns $conns: php-client workers are processes, each owns one connection (-conns = -c = $c->concurrency)");
+            throw new \InvalidArgumentException("-conns $conns: php-client runs one process per worker, each with its own "
+                . "connection, so -conns must equal -c ($c->concurrency) (docs/method.md section 4)");
+        }
+        if ($c->warmupAuto && $c->warmupMax <= 0) {
+            throw new \InvalidArgumentException('-warmup-max must be above 0 with -warmup auto');
         }
         if ($c->rate < 0) {
             throw new \InvalidArgumentException("-rate $c->rate: want >= 0");
@@ -228,7 +244,7 @@ final class Config
             $c->keepAlive = false; // harmless: RPC protocols always keep the connection
         }
         if ($c->addr === '') {
-            $c->addr = self::DEFAULT_ADDR[$c->proto];
+            throw new \InvalidArgumentException('-addr is required (HOST:PORT of the server)');
         }
         [$host, $port] = self::splitAddr($c->addr);
         if ($host === '' || $port < 1 || $port > 65535) {
@@ -282,6 +298,13 @@ final class Config
         // e.g. php-grpc-datalist-200-c50, php-thrift-datatype-c10
         $client = $this->runtime === 'pure' ? 'php-pure' : 'php';
         return "$client-$this->proto-$this->call$items-c$this->concurrency";
+    }
+
+    /** -warmup: a duration, or auto. */
+    private function warmup(string $value): void
+    {
+        $this->warmupAuto = $value === 'auto';
+        $this->warmupSeconds = $this->warmupAuto ? 0.0 : self::seconds('warmup', $value);
     }
 
     private static function int(string $name, string $value): int

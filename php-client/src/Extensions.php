@@ -4,14 +4,21 @@ declare(strict_types=1);
 namespace Rpcbed\Client;
 
 /**
- * Extensions loads exactly what a protocol and runtime need. Runs start PHP with -n
- * (no ini, so Debian's php-zeroc-ice start-up warnings stay out of non-Ice runs) and
- * name every extension with -d extension=...
+ * Extensions loads exactly what a protocol and runtime need. php-client restarts
+ * PHP with -n (no ini, so Debian's php-zeroc-ice start-up warnings stay out of
+ * non-Ice runs) and names every extension with -d extension=... (hostArgs).
  *
  * Runtime c (the default, as PHP services run): gRPC with Google's protobuf C
  * extension (protobuf.so, built by build-ext.sh) beside grpc.so, Thrift's binary
  * protocol with thrift_protocol.so. Runtime pure: no protobuf.so, so the pure-PHP
  * runtime (php-google-protobuf) decodes, and no thrift_protocol.so.
+ *
+ * The bench forks its workers from that process, so they inherit its extensions,
+ * except grpc.so: a forked copy of an initialised gRPC core hangs on its first
+ * call (also with grpc.enable_fork_support), so the parent never loads it and each
+ * worker loads it with dl() after the fork (loadAfterFork). dl() takes a bare file
+ * name from extension_dir, so extension_dir is grpc.so's directory and the other
+ * extensions are named by their full path.
  */
 final class Extensions
 {
@@ -55,14 +62,118 @@ final class Extensions
         return null;
     }
 
-    /** @return list<string> php's arguments before the script */
-    public static function phpArgs(string $proto, bool $accel = false, string $runtime = 'c'): array
+    /** @return list<string> php's arguments before the script, for one run of $cfg */
+    public static function phpArgs(Config $cfg): array
     {
-        $args = ['-n', '-d', 'memory_limit=1G', '-d', 'error_reporting=E_ALL & ~E_DEPRECATED', '-d', 'display_errors=stderr'];
-        foreach (self::for($proto, $accel, $runtime) as $e) {
+        return self::hostArgs([$cfg->proto], $cfg->accel, $cfg->runtime);
+    }
+
+    /**
+     * php's arguments before the script for a process that runs benches of these
+     * protocols and forks their workers: every extension they need but grpc.so
+     * (loadAfterFork), plus posix (a worker ends itself without PHP's shutdown).
+     *
+     * @param list<string> $protos
+     * @param bool $quietStartup a worker for every protocol: no start-up warnings
+     *        (php-zeroc-ice's), extensions that are not installed left out (hostable says so)
+     * @return list<string>
+     */
+    public static function hostArgs(array $protos, bool $accel, string $runtime, bool $quietStartup = false): array
+    {
+        $args = ['-n', '-d', 'memory_limit=1G', '-d', 'error_reporting=E_ALL & ~E_DEPRECATED', '-d', 'display_errors=stderr',
+            '-d', 'extension_dir=' . dirname(self::grpc())];
+        if ($quietStartup) {
+            array_push($args, '-d', 'display_startup_errors=0', '-d', 'log_errors=0');
+        }
+        $exts = ['posix'];
+        foreach ($protos as $p) {
+            array_push($exts, ...self::for($p, $accel, $runtime));
+        }
+        foreach (array_unique($exts) as $e) {
+            if ($e === self::grpc()) {
+                continue;
+            }
+            $path = str_contains($e, '/') ? $e : PHP_EXTENSION_DIR . "/$e.so";
+            if ($quietStartup && !is_file($path)) {
+                continue;
+            }
             $args[] = '-d';
-            $args[] = 'extension=' . $e;
+            $args[] = 'extension=' . $path;
         }
         return $args;
+    }
+
+    /**
+     * Whether this process can run $cfg in its forked workers: it has loaded
+     * exactly the run's runtime (protobuf.so or not) and every extension the run
+     * needs but grpc.so.
+     */
+    public static function hostable(Config $cfg): bool
+    {
+        if ($cfg->proto === 'grpc' && extension_loaded('grpc')) {
+            return false; // a forked gRPC core hangs
+        }
+        if ($cfg->proto === 'grpc' && extension_loaded('protobuf') !== ($cfg->runtime === 'c')) {
+            return false;
+        }
+        foreach (self::for($cfg->proto, $cfg->accel, $cfg->runtime) as $e) {
+            if ($e !== self::grpc() && !extension_loaded(basename($e, '.so'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** In a forked worker: loads what the parent must not (grpc.so). */
+    public static function loadAfterFork(string $proto): void
+    {
+        if ($proto !== 'grpc' || extension_loaded('grpc')) {
+            return;
+        }
+        $so = self::grpc();
+        if (ini_get('extension_dir') !== dirname($so)) {
+            throw new \RuntimeException('grpc.so is loaded after the fork with dl(), which needs extension_dir=' . dirname($so)
+                . ' (bin/php-client sets it)');
+        }
+        if (!@dl(basename($so))) {
+            throw new \RuntimeException('dl(' . basename($so) . ') failed: ' . (error_get_last()['message'] ?? 'no reason given'));
+        }
+    }
+
+    /**
+     * In the parent, before the fork: compiles the protocol's generated code and
+     * builds what it builds once per process (the protobuf descriptor pool), so
+     * every worker inherits it instead of doing it again.
+     */
+    public static function preload(string $proto): void
+    {
+        switch ($proto) {
+            case 'grpc':
+                class_exists(GrpcTransport::class);
+                new \Rpcbed\Pb\DataListRequest(); // builds the descriptor pool
+                new \Rpcbed\Pb\DataListResponse();
+                new \Rpcbed\Pb\DataTypeResponse();
+                break;
+            case 'thrift':
+                class_exists(ThriftTransport::class);
+                class_exists(\Rpcbed\Thrift\DataClient::class);
+                class_exists(\Rpcbed\Thrift\DataListResponse::class);
+                class_exists(\Rpcbed\Thrift\Item::class);
+                class_exists(\Thrift\Protocol\TBinaryProtocolAccelerated::class);
+                class_exists(\Thrift\Transport\TFramedTransport::class);
+                break;
+            case 'http':
+                class_exists(HttpTransport::class);
+                break;
+            case 'ice':
+                if (extension_loaded('ice')) {
+                    class_exists(IceTransport::class);
+                    Autoload::loadIce();
+                }
+                break;
+        }
+        class_exists(Reply::class);
+        class_exists(Verify::class);
+        class_exists(Versions::class);
     }
 }

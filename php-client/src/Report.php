@@ -68,8 +68,26 @@ final class Report
     public array $errors = [];
     /** @var array<string, string> */
     public array $versions = [];
-    /** Report v1.1 Runtime: c (protobuf C extension, Thrift accelerator) or pure (Config::RUNTIMES). */
+
+    // Report v1.1 (docs/method.md): printed when any of them is set, as internal/report.Write does.
+    /** full (every response decoded whole, checked, its token carried) */
+    public string $check = '';
+    /** c or pure (the protobuf/Thrift runtime) */
     public string $runtime = '';
+    /** window: Client CPU covers exactly the measured window */
+    public string $cpuScope = '';
+    /** The measured window, Unix seconds. */
+    public float $windowStart = 0.0;
+    public float $windowEnd = 0.0;
+    /** fixed, yes or no (-warmup auto) */
+    public string $warmupSettled = '';
+
+    /** Whether the v1.1 keys are set. */
+    public function v11(): bool
+    {
+        return $this->check !== '' || $this->runtime !== '' || $this->cpuScope !== ''
+            || $this->windowStart != 0 || $this->windowEnd != 0 || $this->warmupSettled !== '';
+    }
 
     /**
      * Fills the timing figures from the measured calls' latencies.
@@ -170,6 +188,14 @@ final class Report
         if ($this->versions) {
             $extra['versions'] = $this->versions;
         }
+        // internal/report's omitempty: only what is set.
+        foreach (['check' => $this->check, 'runtime' => $this->runtime, 'cpu_scope' => $this->cpuScope,
+            'window_start_s' => round($this->windowStart, 6), 'window_end_s' => round($this->windowEnd, 6),
+            'warmup_settled' => $this->warmupSettled] as $k => $v) {
+            if ($v !== '' && $v != 0) {
+                $extra[$k] = $v;
+            }
+        }
         return [
             'server_software' => $this->serverSoftware, 'server_hostname' => $this->serverHostname,
             'server_port' => $this->serverPort, 'document_path' => $this->documentPath,
@@ -268,6 +294,14 @@ final class Report
             $pairs[] = "$k=$v";
         }
         $o .= $l('Versions:', $pairs ? implode(' ', $pairs) : 'none');
+        if ($this->v11()) {
+            $o .= $l('Check:', $this->check);
+            $o .= $l('Runtime:', $this->runtime);
+            $o .= $l('CPU scope:', $this->cpuScope);
+            $o .= $l('Window start:', sprintf('%.6f [s]', $this->windowStart));
+            $o .= $l('Window end:', sprintf('%.6f [s]', $this->windowEnd));
+            $o .= $l('Warm-up settled:', $this->warmupSettled);
+        }
         return $o;
     }
 }

@@ -4,20 +4,61 @@ declare(strict_types=1);
 namespace Rpcbed\Client;
 
 /**
- * Worker is one worker process of a Bench: it owns one transport and answers the
- * parent's commands (see Bench) with one JSON line each.
+ * Worker is one forked worker process of a Bench: it owns one transport (one
+ * connection) and follows the parent's commands on its socket (see Bench).
+ *
+ * Every call, warm-up calls too, decodes the whole response, checks it (item count
+ * or codeId) and carries its token into the next call (docs/method.md section 1).
+ * A call is measured when it completes inside the window [T0, T1]; the worker's CPU
+ * over the window is the getrusage difference between the completion of its last
+ * call before T0 and the completion of its last measured call, so it covers exactly
+ * the calls it counts.
  */
 final class Worker
 {
     /** How long a closed-loop worker waits after a refused connection (as go-client). */
     public const CONNECT_PAUSE_US = 10_000;
 
+    private int $warmCalls = 0;
+    /** The current warm-up window (Warmup::WINDOW_NS from the origin) and its completed calls. */
+    private int $window = 0;
+    private int $windowCalls = 0;
+
+    private bool $started = false;
+    private int $t0 = 0;
+    /** End of the window (hrtime ns), 0 = none (-n alone). */
+    private int $t1 = 0;
+    private int $share = 0;
+    /** Open loop: ns between this worker's calls, 0 = closed loop; $due = the next call's due time. */
+    private int $interval = 0;
+    private int $due = 0;
+
+    /** @var list<int> */
+    private array $lat = [];
+    /** @var array<string, int> */
+    private array $errors = [];
+    private int $bytes = 0;
+    private int $done = 0;
+    private int $lastEnd = 0;
+    /** @var ?array{float, float} CPU user/system at the window's start and at its last measured call. */
+    private ?array $cpuStart = null;
+    private ?array $cpuEnd = null;
+
+    private function __construct(
+        private Config $cfg,
+        private Transport $t,
+        private $sock,
+        private int $origin,
+        private int $size,
+    ) {
+    }
+
     /** Sends one JSON line to the parent. */
-    private static function send($sock, array $msg): void
+    public static function send($sock, array $msg): void
     {
         $line = json_encode($msg, JSON_THROW_ON_ERROR | JSON_INVALID_UTF8_SUBSTITUTE) . "\n";
         for ($off = 0; $off < strlen($line);) {
-            $n = fwrite($sock, substr($line, $off));
+            $n = @fwrite($sock, substr($line, $off));
             if ($n === false || $n === 0) {
                 throw new \RuntimeException('parent went away');
             }
@@ -25,14 +66,36 @@ final class Worker
         }
     }
 
-    /** @return list<string> the parent's command, [] when it went away */
+    /** @return list<string> the parent's next command, [] when it went away */
     private static function command($sock): array
     {
         $line = fgets($sock);
         return $line === false ? [] : explode(' ', trim($line));
     }
 
-    public static function run(Config $cfg, int $id, $in, $sock, \Closure $factory): void
+    /** @return ?list<string> a command when one is waiting, null when none is */
+    private static function poll($sock): ?array
+    {
+        $r = [$sock];
+        $none = null;
+        if (@stream_select($r, $none, $none, 0, 0) < 1) {
+            return null;
+        }
+        return self::command($sock);
+    }
+
+    /** @return array{float, float} this process's CPU user and system seconds so far */
+    public static function cpu(): array
+    {
+        $u = getrusage(0);
+        return [$u['ru_utime.tv_sec'] + $u['ru_utime.tv_usec'] / 1e6, $u['ru_stime.tv_sec'] + $u['ru_stime.tv_usec'] / 1e6];
+    }
+
+    /**
+     * The worker's life: connect and verify, tell the parent, then warm up and run
+     * the measured window as it commands. Returns when it is done or told to quit.
+     */
+    public static function run(Config $cfg, int $id, $sock, \Closure $factory): void
     {
         $isList = $cfg->call === 'datalist';
         $n = $cfg->items;
@@ -53,93 +116,180 @@ final class Worker
                 $problem = $isList ? Verify::dataList($r, $n) : Verify::dataType($r, $e);
             }
             if ($problem !== null) {
-                self::send($sock, ['ok' => false, 'kind' => CallError::LENGTH, 'message' => $problem]);
+                self::send($sock, ['t' => 'ready', 'ok' => false, 'kind' => CallError::LENGTH, 'message' => $problem]);
                 return;
             }
         } catch (CallError $err) {
-            self::send($sock, ['ok' => false, 'kind' => $err->kind, 'message' => $err->getMessage()]);
+            self::send($sock, ['t' => 'ready', 'ok' => false, 'kind' => $err->kind, 'message' => $err->getMessage()]);
             return;
         } catch (\Throwable $err) {
-            self::send($sock, ['ok' => false, 'kind' => 'setup', 'message' => get_class($err) . ': ' . $err->getMessage()]);
+            self::send($sock, ['t' => 'ready', 'ok' => false, 'kind' => 'setup', 'message' => get_class($err) . ': ' . $err->getMessage()]);
             return;
         }
-        $size = $r->bytes;
-        self::send($sock, ['ok' => true, 'bytes' => $size, 'server' => $t->serverSoftware(),
-            'versions' => Versions::of($cfg->proto, $cfg->accel)]);
+        self::send($sock, ['t' => 'ready', 'ok' => true, 'bytes' => $r->bytes, 'server' => $t->serverSoftware(),
+            'versions' => $id === 0 ? Versions::of($cfg->proto, $cfg->accel) : null]);
 
-        $cmd = self::command($in);
-        if (($cmd[0] ?? '') !== 'warmup') {
+        $cmd = self::command($sock);
+        if (($cmd[0] ?? '') !== 'go') {
+            $t->close();
             return;
         }
-        $warmDeadline = (int) $cmd[1];
-        $done = 0;
-        while ($warmDeadline > 0 && hrtime(true) < $warmDeadline) {
-            try {
-                $isList ? $t->dataList($n) : $t->dataType($g, $e);
-            } catch (CallError $err) {
-                if ($err->kind === CallError::CONNECT) {
+        $w = new self($cfg, $t, $sock, (int) $cmd[1], $r->bytes);
+        if ($w->closedLoop() && $w->interval > 0) {
+            $w->openLoop();
+        }
+        $t->close();
+        if ($w->started) {
+            $w->result();
+        }
+    }
+
+    /**
+     * One call, decoded whole and checked. Returns the error kind, null when the
+     * call succeeded; $bytes gets the response size.
+     */
+    private function call(?int &$bytes): ?string
+    {
+        $cfg = $this->cfg;
+        try {
+            if ($cfg->call === 'datalist') {
+                $r = $this->t->dataList($cfg->items);
+                $ok = $r->count === $cfg->items;
+            } else {
+                $r = $this->t->dataType(Config::GROUP_NAME, Config::EN_NAME);
+                $ok = $r->codeId === 101;
+            }
+            $bytes = $r->bytes >= 0 ? $r->bytes : $this->size;
+            return $ok ? null : CallError::LENGTH;
+        } catch (CallError $err) {
+            $bytes = 0;
+            return $err->kind;
+        }
+    }
+
+    /** Counts one call of the measured window. */
+    private function record(?string $kind, int $bytes, int $latency, int $end): void
+    {
+        $this->done++;
+        $this->lastEnd = $end;
+        if ($kind === null) {
+            $this->bytes += $bytes;
+            $this->lat[] = $latency;
+            return;
+        }
+        $this->errors[$kind] = ($this->errors[$kind] ?? 0) + 1;
+        if (CallError::answered($kind)) {
+            $this->lat[] = $latency; // the server answered (an error status): as ab, the call has a time
+        }
+    }
+
+    /** Reports warm-up throughput per window to the parent, for -warmup auto. */
+    private function tick(int $end): void
+    {
+        $k = intdiv(max(0, $end - $this->origin), Warmup::WINDOW_NS);
+        if ($k > $this->window) {
+            self::send($this->sock, ['t' => 'tick', 'w' => $this->window, 'calls' => $this->windowCalls, 'through' => $k - 1]);
+            $this->window = $k;
+            $this->windowCalls = 0;
+        }
+        $this->windowCalls++;
+    }
+
+    /** Takes the parent's start command: the window and this worker's share. */
+    private function start(array $cmd): void
+    {
+        // start T0 T1 SHARE INTERVAL DUE
+        $this->t0 = (int) $cmd[1];
+        $this->t1 = (int) $cmd[2];
+        $this->share = (int) $cmd[3];
+        $this->interval = (int) ($cmd[4] ?? 0);
+        $this->due = (int) ($cmd[5] ?? 0);
+        $this->started = true;
+        $this->cpuStart = self::cpu();
+    }
+
+    /**
+     * Warm-up, then (closed loop) the measured window. Returns false when the
+     * parent said quit or went away.
+     */
+    private function closedLoop(): bool
+    {
+        for (;;) {
+            if (!$this->started) {
+                $cmd = self::poll($this->sock);
+                if ($cmd !== null) {
+                    if (($cmd[0] ?? '') !== 'start') {
+                        return false; // quit, or the parent went away
+                    }
+                    $this->start($cmd);
+                    if ($this->interval > 0) {
+                        return true; // open loop: the schedule takes over
+                    }
+                }
+            }
+            if ($this->started) {
+                if ($this->done >= $this->share || ($this->t1 > 0 && hrtime(true) >= $this->t1)) {
+                    break;
+                }
+            }
+            $begin = hrtime(true);
+            $kind = $this->call($bytes);
+            $end = hrtime(true);
+            if (!$this->started || $end < $this->t0) {
+                $this->warmCalls++;
+                if (!$this->started) {
+                    $this->tick($end);
+                } else {
+                    $this->cpuStart = self::cpu(); // the window's CPU starts after the last warm-up call
+                }
+                if ($kind === CallError::CONNECT) {
                     usleep(self::CONNECT_PAUSE_US);
                 }
+                continue;
             }
-            $done++;
+            if ($this->t1 > 0 && $end > $this->t1) {
+                break; // completed after the window: not counted
+            }
+            $this->record($kind, $bytes, $end - $begin, $end);
+            // The CPU at the last measured call: read after every call that may be the last.
+            $last = $this->done >= $this->share || ($this->t1 > 0 && $end + 2 * ($end - $begin) >= $this->t1);
+            $this->cpuEnd = $last ? self::cpu() : null;
+            if ($kind === CallError::CONNECT) {
+                usleep(self::CONNECT_PAUSE_US); // nothing listens: do not spin
+            }
         }
-        self::send($sock, ['calls' => $done]);
+        $this->cpuEnd ??= self::cpu();
+        return true;
+    }
 
-        $cmd = self::command($in);
-        if (($cmd[0] ?? '') !== 'run') {
-            return;
-        }
-        $calls = (int) $cmd[1];
-        $deadline = (int) $cmd[2];
-        // Open loop (wrk2): this worker's calls are due every $interval ns from $due on,
-        // whatever happened to the previous ones, and latency counts from the due time.
-        $interval = (int) ($cmd[3] ?? 0);
-        $due = (int) ($cmd[4] ?? 0);
-        $lat = [];
-        $errors = [];
-        $bytes = 0;
-        $done = 0;
-        $start = $interval > 0 ? $due : hrtime(true);
-        for (; $done < $calls; $done++) {
-            if ($interval > 0) {
-                if ($deadline > 0 && $due >= $deadline) {
-                    break;
-                }
-                $wait = $due - hrtime(true);
-                if ($wait > 0) {
-                    time_nanosleep(intdiv($wait, 1_000_000_000), $wait % 1_000_000_000);
-                }
-                $t0 = $due;
-                $due += $interval;
-            } else {
-                $t0 = hrtime(true);
-                if ($deadline > 0 && $t0 >= $deadline) {
-                    break;
-                }
+    /** The measured window, open loop (wrk2): calls due every $interval ns, latency from the due time. */
+    private function openLoop(): void
+    {
+        while ($this->done < $this->share) {
+            if ($this->t1 > 0 && $this->due >= $this->t1) {
+                break;
             }
-            try {
-                $r = $isList ? $t->dataList($n) : $t->dataType($g, $e);
-                $lat[] = hrtime(true) - $t0;
-                if ($isList ? ($r->count !== $n) : ($r->codeId !== 101)) {
-                    $errors[CallError::LENGTH] = ($errors[CallError::LENGTH] ?? 0) + 1;
-                    continue;
-                }
-                $bytes += $r->bytes >= 0 ? $r->bytes : $size;
-            } catch (CallError $err) {
-                $errors[$err->kind] = ($errors[$err->kind] ?? 0) + 1;
-                if (CallError::answered($err->kind)) {
-                    // The server answered (an error status): as ab, the call has a time.
-                    $lat[] = hrtime(true) - $t0;
-                } elseif ($err->kind === CallError::CONNECT && $interval === 0) {
-                    usleep(self::CONNECT_PAUSE_US); // nothing listens: do not spin
-                }
+            $wait = $this->due - hrtime(true);
+            if ($wait > 0) {
+                time_nanosleep(intdiv($wait, 1_000_000_000), $wait % 1_000_000_000);
             }
+            $begin = $this->due;
+            $this->due += $this->interval;
+            $kind = $this->call($bytes);
+            $end = hrtime(true);
+            $this->record($kind, $bytes, $end - $begin, $end);
         }
-        $end = hrtime(true);
-        $t->close();
-        self::send($sock, [
-            'start' => $start, 'end' => $end, 'calls' => $done, 'bytes' => $bytes,
-            'errors' => (object) $errors, 'lat' => $lat,
+        $this->cpuEnd = self::cpu();
+    }
+
+    private function result(): void
+    {
+        [$u0, $s0] = $this->cpuStart;
+        [$u1, $s1] = $this->cpuEnd ?? self::cpu();
+        self::send($this->sock, [
+            't' => 'result', 'end' => $this->lastEnd, 'calls' => $this->done, 'bytes' => $this->bytes,
+            'errors' => (object) $this->errors, 'lat' => $this->lat, 'warmup' => $this->warmCalls,
+            'cpu_user' => max(0.0, $u1 - $u0), 'cpu_system' => max(0.0, $s1 - $s0),
         ]);
     }
 }

@@ -54,10 +54,44 @@ final class ClientTest extends TestCase
             $this->assertSame($v, self::field($out, $label), "$label: got " . var_export(self::field($out, $label), true) . "; want $v\n$out");
         }
         $this->assertMatchesRegularExpression('/^Warm-up:\s+0\.\d{3} seconds, \d+ calls excluded$/m', $out);
+        // Report v1.1: every transport decodes whole responses and checks every call.
+        foreach (['Check' => 'full', 'Runtime' => 'c', 'CPU scope' => 'window', 'Warm-up settled' => 'fixed'] as $label => $v) {
+            $this->assertSame($v, self::field($out, $label), "$label\n$out");
+        }
+        $start = (float) self::field($out, 'Window start');
+        $end = (float) self::field($out, 'Window end');
+        $this->assertGreaterThan(1e9, $start, 'Window start is Unix seconds');
+        $this->assertEqualsWithDelta((float) self::field($out, 'Time taken for tests'), $end - $start, 0.0015,
+            'Time taken is the window');
         $this->assertStringStartsWith('This is ApacheBench, Version 2.3', $out);
         $j = json_decode((string) file_get_contents($json), true);
         $this->assertSame(40, $j['complete'] ?? null, '-json complete');
         $this->assertSame($proto, $j['rpcbed']['protocol'] ?? null, '-json protocol');
+    }
+
+    /**
+     * docs/method.md section 3: client CPU over the window / window length stays
+     * within the cores the client may use, +5 %. On one core, 50 forked workers
+     * (whose start-up, verify and warm-up once made this 2.5-5.6 cores) included.
+     */
+    public function testCpuInvariantOnOneCore(): void
+    {
+        $this->needGrpc('grpc');
+        $taskset = trim((string) shell_exec('command -v taskset'));
+        if ($taskset === '') {
+            Servers::missing($this, 'taskset (util-linux) is not installed');
+        }
+        $core = (string) (((int) trim((string) shell_exec('nproc'))) > 1 ? 1 : 0);
+        [$code, $out, $err] = Servers::client(['-proto', 'grpc', '-call', 'datalist', '-items', '200', '-c', '50',
+            '-t', '1s', '-warmup', '0.5s', '-addr', Servers::go($this)['grpc']], 120, [$taskset, '-c', $core]);
+        $this->assertSame(0, $code, $err);
+        $this->assertSame('window', self::field($out, 'CPU scope'));
+        $cpu = (float) self::field($out, 'Client CPU user') + (float) self::field($out, 'Client CPU system');
+        $window = (float) self::field($out, 'Window end') - (float) self::field($out, 'Window start');
+        $this->assertGreaterThan(0.5, $window, "window\n$out");
+        $this->assertGreaterThan(0, $cpu, 'some CPU');
+        $this->assertLessThanOrEqual(1.05, $cpu / $window,
+            sprintf("got %.3f s CPU over a %.3f s window = %.3f cores; want <= 1.05 on one core\n%s", $cpu, $window, $cpu / $window, $out));
     }
 
     public function testTimeLimitAlone(): void
@@ -88,7 +122,9 @@ final class ClientTest extends TestCase
         return [
             'bad flag' => [['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-x'], 2, 'flag provided but not defined: -x'],
             'no -n' => [['-proto', 'http', '-call', 'datatype'], 2, 'give -n'],
-            'help' => [['-h'], 2, 'exit codes:'],
+            'no -addr' => [['-proto', 'http', '-call', 'datatype', '-n', '1'], 2, '-addr is required'],
+            'conns other than c' => [['-proto', 'http', '-call', 'datatype', '-n', '4', '-c', '2', '-conns', '1', '-addr', '127.0.0.1:1'], 2,
+                'php-client runs one process per worker'],
         ];
     }
 
@@ -104,6 +140,17 @@ final class ClientTest extends TestCase
         $this->assertStringContainsString($stderr, $err);
     }
 
+    /** -h and -help: usage on stdout, exit 0 (docs/report-format.md). */
+    public function testHelp(): void
+    {
+        foreach (['-h', '-help'] as $flag) {
+            [$code, $out, $err] = Servers::client([$flag]);
+            $this->assertSame(0, $code, "$flag: exit code: got $code; want 0\n$err");
+            $this->assertStringContainsString('exit codes:', $out, "$flag: usage on stdout");
+            $this->assertSame('', $err, "$flag: nothing on stderr");
+        }
+    }
+
     /** @dataProvider cells */
     public function testUnreachable(string $proto, string $call): void
     {
@@ -116,7 +163,7 @@ final class ClientTest extends TestCase
         [$code, $out, $err] = Servers::client(['-proto', $proto, '-call', $call, '-n', '5', '-timeout', '2s', '-addr', "127.0.0.1:$port"], 60);
         $this->assertSame(4, $code, "exit code: got $code; want 4 (unreachable)\n$err");
         $this->assertSame('', $out, 'no report on stdout');
-        $this->assertStringContainsString('server unreachable', $err);
+        $this->assertMatchesRegularExpression('/^verify: (connect|timeout|receive): /m', $err, 'the verify line names the kind');
     }
 
     /** A server that answers, but wrongly: the verify pass stops the run with exit 3. */
@@ -132,6 +179,7 @@ final class ClientTest extends TestCase
             [$code, $out, $err] = Servers::client($call === 'datalist' ? [...$args, '-items', '5'] : $args);
             $this->assertSame(3, $code, "$call: exit code: got $code; want 3\n$err");
             $this->assertSame('', $out, "$call: no report on stdout");
+            $this->assertStringContainsString("verify: length: ", $err, "$call: the verify line names the kind");
             $this->assertStringContainsString($msg, $err);
         }
         proc_terminate($proc);

@@ -12,7 +12,7 @@ final class ConfigTest extends TestCase
     /** @return array<string, array{list<string>, string}> */
     public static function badArgs(): array
     {
-        $ok = ['-proto', 'grpc', '-call', 'datalist', '-items', '20', '-n', '10'];
+        $ok = ['-proto', 'grpc', '-call', 'datalist', '-items', '20', '-n', '10', '-addr', '127.0.0.1:1'];
         return [
             'no proto' => [['-call', 'datalist', '-n', '1'], '-proto ""'],
             'unknown proto' => [['-proto', 'dubbo', '-call', 'datalist', '-n', '1'], '-proto "dubbo"'],
@@ -31,10 +31,15 @@ final class ConfigTest extends TestCase
             'missing value' => [[...$ok, '-addr'], 'flag needs an argument: -addr'],
             'bad addr' => [[...$ok, '-addr', 'localhost'], '-addr "localhost"'],
             'stray argument' => [[...$ok, 'extra'], 'unexpected argument "extra"'],
-            'conns other than c' => [[...$ok, '-conns', '1', '-c', '2'], '-conns 1'],
+            'conns other than c' => [[...$ok, '-conns', '1', '-c', '2'], '-conns 1: php-client runs one process per worker'],
+            'conns alone, other than the default c' => [[...$ok, '-conns', '3'], 'so -conns must equal -c (1)'],
+            'no -addr' => [['-proto', 'grpc', '-call', 'datatype', '-n', '1'], '-addr is required'],
+            'bad warmup' => [[...$ok, '-warmup', 'soon'], '-warmup "soon"'],
+            'bad warmup-max' => [[...$ok, '-warmup', 'auto', '-warmup-max', 'x'], '-warmup-max "x"'],
+            'zero warmup-max' => [[...$ok, '-warmup', 'auto', '-warmup-max', '0'], '-warmup-max must be above 0'],
             'negative rate' => [[...$ok, '-rate', '-5'], '-rate -5'],
             'accel on grpc' => [[...$ok, '-accel'], '-accel'],
-            'bad thrift transport' => [['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-thrift-transport', 'http'], '-thrift-transport "http"'],
+            'bad thrift transport' => [['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-addr', '127.0.0.1:1', '-thrift-transport', 'http'], '-thrift-transport "http"'],
             'unknown runtime' => [[...$ok, '-runtime', 'jit'], '-runtime "jit": want c or pure'],
             'accel with the pure runtime' => [['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-runtime', 'pure', '-accel'], '-runtime pure'],
             'bad bool' => [[...$ok, '-k=maybe'], 'invalid boolean value "maybe" for flag -k'],
@@ -65,15 +70,31 @@ final class ConfigTest extends TestCase
             ],
             'equals form and -k' => [
                 ['-proto=http', '-call=datatype', '-n=5', '-k', '--timeout=1.5s'],
-                ['proto' => 'http', 'call' => 'datatype', 'requests' => 5, 'keepAlive' => true, 'timeout' => 1.5, 'addr' => '127.0.0.1:8080'],
+                ['proto' => 'http', 'call' => 'datatype', 'requests' => 5, 'keepAlive' => true, 'timeout' => 1.5, 'addr' => '127.0.0.1:9'],
             ],
             'only -t runs unlimited calls' => [
                 ['-proto', 'ice', '-call', 'datatype', '-t', '1m30s'],
-                ['requests' => Config::UNLIMITED, 'timeLimit' => 90.0, 'addr' => '127.0.0.1:10000'],
+                ['requests' => Config::UNLIMITED, 'timeLimit' => 90.0, 'addr' => '127.0.0.1:9'],
             ],
             '-k is dropped for RPC protocols' => [
                 ['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-k'],
-                ['keepAlive' => false, 'addr' => '127.0.0.1:50051'],
+                ['keepAlive' => false, 'addr' => '127.0.0.1:9'],
+            ],
+            '-warmup auto with its default max' => [
+                ['-proto', 'http', '-call', 'datatype', '-n', '5', '-warmup', 'auto'],
+                ['warmupAuto' => true, 'warmupSeconds' => 0.0, 'warmupMax' => 10.0],
+            ],
+            '-warmup auto with -warmup-max' => [
+                ['-proto', 'http', '-call', 'datatype', '-n', '5', '-warmup=auto', '-warmup-max', '3s'],
+                ['warmupAuto' => true, 'warmupMax' => 3.0],
+            ],
+            'a fixed -warmup after auto wins' => [
+                ['-proto', 'http', '-call', 'datatype', '-n', '5', '-warmup', 'auto', '-warmup', '2s'],
+                ['warmupAuto' => false, 'warmupSeconds' => 2.0],
+            ],
+            '-conns equal to -c' => [
+                ['-proto', 'grpc', '-call', 'datatype', '-n', '8', '-c', '4', '-conns', '4'],
+                ['concurrency' => 4],
             ],
             'open loop' => [
                 ['-proto', 'http', '-call', 'datatype', '-t', '2', '-rate', '500', '-c', '4'],
@@ -105,6 +126,9 @@ final class ConfigTest extends TestCase
             ],
         ];
         foreach ($cases as $name => [$args, $want]) {
+            if (!in_array('-addr', $args, true)) {
+                array_push($args, '-addr', '127.0.0.1:9');
+            }
             $c = Config::parse($args);
             foreach ($want as $k => $v) {
                 $this->assertSame($v, $c->$k, "$name: $k: got " . var_export($c->$k, true) . '; want ' . var_export($v, true));
@@ -114,12 +138,28 @@ final class ConfigTest extends TestCase
 
     public function testRoundTripThroughArray(): void
     {
-        $c = Config::parse(['-proto', 'thrift', '-call', 'datalist', '-items', '7', '-n', '3', '-warmup', '1', '-accel']);
+        $c = Config::parse(['-proto', 'thrift', '-call', 'datalist', '-items', '7', '-n', '3', '-warmup', '1', '-accel', '-addr', '127.0.0.1:9']);
         $back = Config::fromArray(json_decode(json_encode($c->toArray()), true));
         $this->assertEquals($c, $back);
         $this->assertSame('php-thrift-datalist-7-c1', $back->cellName());
-        $pure = Config::parse(['-proto', 'grpc', '-call', 'datalist', '-items', '7', '-n', '3', '-runtime', 'pure']);
+        $pure = Config::parse(['-proto', 'grpc', '-call', 'datalist', '-items', '7', '-n', '3', '-runtime', 'pure', '-addr', '127.0.0.1:9']);
         $this->assertSame('php-pure-grpc-datalist-7-c1', $pure->cellName());
+    }
+
+    /** @return array<string, array{list<string>}> */
+    public static function helps(): array
+    {
+        return ['-h' => [['-h']], '-help' => [['-help']], '--help after flags' => [['-proto', 'grpc', '--help']]];
+    }
+
+    /**
+     * @dataProvider helps
+     * @param list<string> $args
+     */
+    public function testHelp(array $args): void
+    {
+        $this->expectException(\Rpcbed\Client\HelpRequested::class);
+        Config::parse($args);
     }
 
     public function testExtensionsPerRuntime(): void
@@ -132,7 +172,7 @@ final class ConfigTest extends TestCase
             'http pure' => ['http', 'pure', ['curl']],
         ];
         foreach ($cases as $name => [$proto, $runtime, $want]) {
-            $c = Config::parse(['-proto', $proto, '-call', 'datatype', '-n', '1', '-runtime', $runtime]);
+            $c = Config::parse(['-proto', $proto, '-call', 'datatype', '-n', '1', '-runtime', $runtime, '-addr', '127.0.0.1:9']);
             $got = Extensions::for($c->proto, $c->accel, $c->runtime);
             $this->assertSame($want, $got, "$name: got " . implode(',', $got) . '; want ' . implode(',', $want));
         }

@@ -62,6 +62,12 @@ final class ReportTest extends TestCase
         $r->cpuSystem = (float) $x['cpu_system_s'];
         $r->errors = $x['errors'] ?? [];
         $r->versions = $x['versions'] ?? [];
+        $r->check = $x['check'] ?? '';
+        $r->runtime = $x['runtime'] ?? '';
+        $r->cpuScope = $x['cpu_scope'] ?? '';
+        $r->windowStart = (float) ($x['window_start_s'] ?? 0);
+        $r->windowEnd = (float) ($x['window_end_s'] ?? 0);
+        $r->warmupSettled = $x['warmup_settled'] ?? '';
         return $r;
     }
 

@@ -232,9 +232,9 @@ final class Servers
      * @param list<string> $args
      * @return array{int, string, string}
      */
-    public static function client(array $args, float $timeout = 120): array
+    public static function client(array $args, float $timeout = 120, array $prefix = []): array
     {
-        $cmd = [PHP_BINARY, '-n', dirname(__DIR__) . '/bin/client.php', ...$args];
+        $cmd = [...$prefix, PHP_BINARY, '-n', dirname(__DIR__) . '/bin/client.php', ...$args];
         $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
         $out = $err = '';
         $end = microtime(true) + $timeout;
