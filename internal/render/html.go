@@ -31,7 +31,15 @@ const NoisyPct = 10
 //go:embed templates
 var templateFS embed.FS
 
-var pages = template.Must(template.New("").ParseFS(templateFS, "templates/*.tmpl"))
+var pages = template.Must(template.New("").Funcs(template.FuncMap{"md": inlineMarkdown}).ParseFS(templateFS, "templates/*.tmpl"))
+
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
+// inlineMarkdown escapes s and turns its `code` spans into <code> (the
+// reproduction's texts are written for reproduction.md).
+func inlineMarkdown(s string) template.HTML {
+	return template.HTML(codeSpan.ReplaceAllString(template.HTMLEscapeString(s), "<code>$1</code>"))
+}
 
 func asset(name string) string {
 	b, err := templateFS.ReadFile("templates/" + name)

@@ -453,3 +453,16 @@ func TestIndexEmptyAndAllFailed(t *testing.T) {
 		})
 	}
 }
+
+func TestInlineMarkdown(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"run `ab -c 1` here", "run <code>ab -c 1</code> here"},
+		{"<b>`x<y`</b>", "&lt;b&gt;<code>x&lt;y</code>&lt;/b&gt;"},
+		{"one ` tick", "one ` tick"},
+	} {
+		if got := string(inlineMarkdown(tc.in)); got != tc.want {
+			t.Errorf("inlineMarkdown(%q): got %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}
