@@ -24,7 +24,10 @@ setup-reproduce: ## install what `make reproduce` adds to the matrix's set-up: a
 matrix: matrix-setup ## run the matrix into results/<run>/ (MATRIX=full for the whole grid, RUNNER=docker|local|auto)
 	$(BIN)/rpcbed matrix -runner $(RUNNER) $(if $(RESUME),-resume $(RESUME),-spec $(MATRIX_SPEC)) $(MATRIX_FLAGS)
 
+# go-grpc-thrift-aerospike runs on Aerospike, as published, when AEROSPIKE_HOSTS is set
+# or scripts/test-services.sh can start asd (../shared/aerospike beside the checkout)
+# for the run; on Redis otherwise. reproduction.md says which store ran.
 reproduce: matrix-setup setup-reproduce ## re-run the published experiments; writes results/<run>/reproduction.md (WHICH=...)
-	$(BIN)/rpcbed reproduce -runner $(RUNNER) $(WHICH)
+	scripts/test-services.sh $(BIN)/rpcbed reproduce -runner $(RUNNER) $(WHICH)
 
 .PHONY: matrix-setup setup-reproduce matrix reproduce

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# test-services.sh CMD...: run CMD with the services the Go tests use, starting
-# each for the run when none answers and stopping what it started (by pid) on
-# every exit path:
+# test-services.sh CMD...: run CMD with the services the Go tests (make test-go) and
+# make reproduce use, starting each for the run when none answers and stopping what
+# it started (by pid) on every exit path:
 #   Redis      127.0.0.1:6379 (REDIS_ADDR): redis-server, installed with apt-get
 #              when missing and this is root
 #   Aerospike  AEROSPIKE_HOSTS, else 127.0.0.1:3000 when it answers, else asd from
