@@ -6,16 +6,52 @@
 // build the client, call, turn the response into PHP arrays, json_encode.
 // Backends: RPCBED_GRPC_ADDR (127.0.0.1:50051), RPCBED_THRIFT_ADDR (127.0.0.1:9090),
 // RPCBED_HTTP_ADDR (127.0.0.1:8080), RPCBED_ICE_ADDR (127.0.0.1:10000, the Java
-// Ice baseline); RPCBED_FRONT_TIMEOUT per-call deadline in seconds (10).
+// Ice baseline); RPCBED_FRONT_TIMEOUT per-call deadline in seconds (10), also the
+// request's PHP time limit; RPCBED_FRONT_RUNTIME c (default: Thrift's accelerated
+// binary protocol; bin/php-front loads the protobuf C extension) or pure.
+//
+// Each php -S worker process keeps one gRPC channel, one Thrift connection and one
+// Ice communicator across requests (persistent transports); X-Rpcbed-Conn says
+// whether this request's was new or reused, X-Rpcbed-Pid which worker answered.
+// Every answer is JSON, also when PHP itself gives up: a time limit is a 504, any
+// other fatal error a 500 (the shutdown function below).
 declare(strict_types=1);
 
 use Rpcbed\Client\CallError;
 use Rpcbed\Client\Config;
+use Rpcbed\Client\Transport;
 use Rpcbed\Client\Transports;
 
 require __DIR__ . '/autoload.php';
 
-$reply = static function (int $status, array $body): void {
+$timeout = (float) (getenv('RPCBED_FRONT_TIMEOUT') ?: 10);
+// PHP's own limit (CPU seconds under php -S) is the documented deadline too: a
+// decode that outlasts it ends in the shutdown function's 504, not an empty 500.
+set_time_limit(max(1, (int) ceil($timeout)));
+/** @var Transport|null $inFlight the transport of a call that has not returned */
+$inFlight = null;
+$answered = false;
+register_shutdown_function(static function () use (&$inFlight, &$answered): void {
+    if ($inFlight !== null && method_exists($inFlight, 'discard')) {
+        $inFlight->discard(); // half a response may be unread on a persistent connection
+    }
+    $e = error_get_last();
+    if ($answered || $e === null || !in_array($e['type'], [E_ERROR, E_CORE_ERROR, E_COMPILE_ERROR, E_USER_ERROR], true)) {
+        return;
+    }
+    $limit = str_starts_with($e['message'], 'Maximum execution time');
+    if (!headers_sent()) {
+        header($limit ? 'HTTP/1.1 504 Gateway Timeout' : 'HTTP/1.1 500 Internal Server Error', true, $limit ? 504 : 500);
+        header('Content-Type: application/json');
+        header('Connection: close');
+    }
+    echo json_encode($limit
+        ? ['code' => 4, 'message' => 'deadline exceeded: ' . $e['message']]
+        : ['code' => 13, 'message' => 'front: ' . $e['message']], JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE);
+});
+
+$reply = static function (int $status, array $body) use (&$answered): void {
+    $answered = true;
     http_response_code($status);
     header('Content-Type: application/json');
     echo json_encode($body, JSON_UNESCAPED_UNICODE | JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION);
@@ -40,17 +76,25 @@ if (!in_array($proto, Config::PROTOCOLS, true) || $n === false || $n < 0 || $n >
 $cfg = new Config();
 $cfg->proto = $proto;
 $cfg->addr = getenv('RPCBED_' . strtoupper($proto) . '_ADDR') ?: Config::DEFAULT_ADDR[$proto];
-$cfg->timeout = (float) (getenv('RPCBED_FRONT_TIMEOUT') ?: 10);
+$cfg->timeout = $timeout;
 $cfg->keepAlive = true;
+$cfg->runtime = getenv('RPCBED_FRONT_RUNTIME') === 'pure' ? 'pure' : 'c';
+$cfg->accel = $cfg->runtime === 'c' && $proto === 'thrift' && extension_loaded('thrift_protocol');
 try {
-    $t = Transports::make($cfg, 0);
-    try {
-        $items = $t->dataListItems($n);
-    } finally {
+    $t = Transports::make($cfg, 0, true);
+    $inFlight = $t;
+    $items = $t->dataListItems($n);
+    $inFlight = null;
+    header('X-Rpcbed-Conn: ' . $t->connection());
+    header('X-Rpcbed-Pid: ' . getmypid());
+    if ($proto === 'http') {
         $t->close();
     }
 } catch (CallError $e) {
-    $reply($e->kind === CallError::TIMEOUT ? 504 : 502, ['code' => 14, 'message' => $e->getMessage()]);
+    $inFlight = null; // the transport closed what an error left in doubt
+    // gRPC's codes: 4 DEADLINE_EXCEEDED (the call or PHP's time limit), 14 UNAVAILABLE.
+    $timedOut = $e->kind === CallError::TIMEOUT;
+    $reply($timedOut ? 504 : 502, ['code' => $timedOut ? 4 : 14, 'message' => $e->getMessage()]);
     return;
 } catch (Throwable $e) {
     $reply(500, ['code' => 13, 'message' => get_class($e) . ': ' . $e->getMessage()]);

@@ -134,6 +134,13 @@ func TestPHPClient(t *testing.T) {
 	if _, err := os.Stat(grpcExt); err != nil {
 		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", grpcExt)
 	}
+	pbExt := os.Getenv("RPCBED_PROTOBUF_EXT")
+	if pbExt == "" {
+		pbExt = filepath.Join(here, "ext", "build", "protobuf.so")
+	}
+	if _, err := os.Stat(pbExt); err != nil {
+		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", pbExt)
+	}
 
 	bin := filepath.Join(t.TempDir(), "go-server")
 	build := exec.Command("go", "build", "-o", bin, "./go-server")
@@ -155,52 +162,81 @@ func TestPHPClient(t *testing.T) {
 		addrs["ice"] = ice["ice"]
 	}
 
+	// What decodes, per runtime (docs/report-format.md Runtime, Versions): c loads
+	// the protobuf C extension and the Thrift accelerator, pure neither.
+	runtimeVersions := map[string]map[string][]string{
+		"c":    {"grpc": {"protobuf-c"}, "thrift": {"thrift_protocol"}},
+		"pure": {"grpc": {"protobuf-php"}, "thrift": nil},
+	}
+	unwanted := map[string]map[string][]string{
+		"c":    {"grpc": {"protobuf-php"}},
+		"pure": {"grpc": {"protobuf-c"}, "thrift": {"thrift_protocol"}},
+	}
 	const n = 50
-	for _, proto := range []string{"grpc", "thrift", "http", "ice"} {
-		for _, call := range []string{"datatype", "datalist"} {
-			args := []string{"-n", filepath.Join(here, "bin", "client.php"),
-				"-proto", proto, "-call", call, "-c", "2", "-n", fmt.Sprint(n), "-warmup", "0.1", "-k",
-				"-timeout", "10s"}
-			name := fmt.Sprintf("php-%s-%s-c2", proto, call)
-			if call == "datalist" {
-				args = append(args, "-items", "20")
-				name = fmt.Sprintf("php-%s-%s-20-c2", proto, call)
+	for _, rt := range []string{"c", "pure"} {
+		for _, proto := range []string{"grpc", "thrift", "http", "ice"} {
+			for _, call := range []string{"datatype", "datalist"} {
+				args := []string{"-n", filepath.Join(here, "bin", "client.php"), "-runtime", rt,
+					"-proto", proto, "-call", call, "-c", "2", "-n", fmt.Sprint(n), "-warmup", "0.1", "-k",
+					"-timeout", "10s"}
+				client := "php"
+				if rt == "pure" {
+					client = "php-pure"
+				}
+				name := fmt.Sprintf("%s-%s-%s-c2", client, proto, call)
+				if call == "datalist" {
+					args = append(args, "-items", "20")
+					name = fmt.Sprintf("%s-%s-%s-20-c2", client, proto, call)
+				}
+				t.Run(name, func(t *testing.T) {
+					if proto == "ice" && iceReason != "" {
+						missing(t, requires("ice") || requires("php", "java"), "%s", iceReason)
+					}
+					args = append(args, "-addr", addrs[proto])
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					cmd := exec.CommandContext(ctx, php, args...)
+					cmd.Env = append(os.Environ(), "RPCBED_GRPC_EXT="+grpcExt)
+					var stdout, stderr bytes.Buffer
+					cmd.Stdout, cmd.Stderr = &stdout, &stderr
+					if err := cmd.Run(); err != nil {
+						t.Fatalf("php %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
+					}
+					r, err := report.Parse(&stdout)
+					if err != nil {
+						t.Fatalf("report.Parse: %v\nstdout:\n%s", err, stdout.String())
+					}
+					if r.Complete != n {
+						t.Errorf("complete = %d; want %d", r.Complete, n)
+					}
+					if r.Failed != 0 {
+						t.Errorf("failed = %d (%+v); want 0\nstderr:\n%s", r.Failed, r.FailedBy, stderr.String())
+					}
+					if r.Rpcbed == nil {
+						t.Fatal("no rpcbed block")
+					}
+					x := r.Rpcbed
+					if x.Client != "php" || x.Protocol != proto || x.Call != call {
+						t.Errorf("client/protocol/call = %s/%s/%s; want php/%s/%s", x.Client, x.Protocol, x.Call, proto, call)
+					}
+					if r.DocumentLength <= 0 {
+						t.Errorf("document length = %d; want > 0", r.DocumentLength)
+					}
+					if x.Runtime != "" && x.Runtime != rt {
+						t.Errorf("Runtime = %q; want %q", x.Runtime, rt)
+					}
+					for _, k := range runtimeVersions[rt][proto] {
+						if x.Versions[k] == "" {
+							t.Errorf("Versions %v: no %s; want it with -runtime %s", x.Versions, k, rt)
+						}
+					}
+					for _, k := range unwanted[rt][proto] {
+						if x.Versions[k] != "" {
+							t.Errorf("Versions %v: %s=%s; want none with -runtime %s", x.Versions, k, x.Versions[k], rt)
+						}
+					}
+				})
 			}
-			t.Run(name, func(t *testing.T) {
-				if proto == "ice" && iceReason != "" {
-					missing(t, requires("ice") || requires("php", "java"), "%s", iceReason)
-				}
-				args = append(args, "-addr", addrs[proto])
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, php, args...)
-				cmd.Env = append(os.Environ(), "RPCBED_GRPC_EXT="+grpcExt)
-				var stdout, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				if err := cmd.Run(); err != nil {
-					t.Fatalf("php %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
-				}
-				r, err := report.Parse(&stdout)
-				if err != nil {
-					t.Fatalf("report.Parse: %v\nstdout:\n%s", err, stdout.String())
-				}
-				if r.Complete != n {
-					t.Errorf("complete = %d; want %d", r.Complete, n)
-				}
-				if r.Failed != 0 {
-					t.Errorf("failed = %d (%+v); want 0\nstderr:\n%s", r.Failed, r.FailedBy, stderr.String())
-				}
-				if r.Rpcbed == nil {
-					t.Fatal("no rpcbed block")
-				}
-				x := r.Rpcbed
-				if x.Client != "php" || x.Protocol != proto || x.Call != call {
-					t.Errorf("client/protocol/call = %s/%s/%s; want php/%s/%s", x.Client, x.Protocol, x.Call, proto, call)
-				}
-				if r.DocumentLength <= 0 {
-					t.Errorf("document length = %d; want > 0", r.DocumentLength)
-				}
-			})
 		}
 	}
 }

@@ -8,6 +8,12 @@ final class CountingSocket extends \Thrift\Transport\TSocket
 {
     public int $bytesRead = 0;
 
+    /** Bytes the stream has carried; above 0 right after open() = a persistent socket reused. */
+    public function position(): int
+    {
+        return is_resource($this->handle_) ? (int) ftell($this->handle_) : 0;
+    }
+
     public function read($len)
     {
         $data = parent::read($len);

@@ -18,6 +18,7 @@ final class GrpcTransport implements Transport
     private string $token = '';
     private string $server = '';
     private int $timeoutUs;
+    private string $connection;
 
     public function __construct(string $addr, private string $clientId, float $timeoutSeconds)
     {
@@ -28,6 +29,14 @@ final class GrpcTransport implements Transport
         $this->client = new DataClient($addr, [
             'credentials' => \Grpc\ChannelCredentials::createInsecure(),
         ]);
+        // grpc.so hands back the channel an earlier request of this process made with
+        // the same target and arguments; a channel that never connected is IDLE.
+        $this->connection = $this->client->getConnectivityState() === \Grpc\CHANNEL_IDLE ? 'new' : 'reused';
+    }
+
+    public function connection(): string
+    {
+        return $this->connection;
     }
 
     private function auth(): Auth

@@ -17,6 +17,11 @@ final class HttpTransport implements Transport
     private bool $captureHeaders = false;
     private string $base;
 
+    public function connection(): string
+    {
+        return 'new'; // a curl handle lives for one PHP request
+    }
+
     public function __construct(string $addr, private string $clientId, float $timeoutSeconds, private bool $keepAlive)
     {
         if (!extension_loaded('curl')) {

@@ -22,8 +22,16 @@ final class IceTransport implements Transport
     private string $token = '';
     private bool $probed = false;
 
-    public function __construct(private string $host, private int $port, private string $clientId, private float $timeoutSeconds)
-    {
+    private string $connection = 'new';
+    private string $key = '';
+
+    public function __construct(
+        private string $host,
+        private int $port,
+        private string $clientId,
+        private float $timeoutSeconds,
+        private bool $persistent = false,
+    ) {
         if (!extension_loaded('ice')) {
             throw new \RuntimeException('the ice extension is not loaded (php-zeroc-ice)');
         }
@@ -35,7 +43,20 @@ final class IceTransport implements Transport
         $init->properties->setProperty('Ice.RetryIntervals', '-1');
         // DataList(100000) is about 3 MB; Ice's default limit is 1 MB.
         $init->properties->setProperty('Ice.MessageSizeMax', '65536');
-        $this->ic = \Ice\initialize($init);
+        // persistent: the communicator (and so its connection) is registered with
+        // php-zeroc-ice, which keeps it for later PHP requests of this process.
+        $key = $this->key = "rpcbed-$host-$port-$ms";
+        $ic = $persistent ? \Ice\find($key) : null;
+        if ($ic !== null) {
+            $this->ic = $ic;
+            $this->connection = 'reused';
+            $this->probed = true; // it connected before: no throwaway probe connection per request
+        } else {
+            $this->ic = \Ice\initialize($init);
+            if ($persistent) {
+                \Ice\register($this->ic, $key);
+            }
+        }
         $identity = getenv('RPCBED_ICE_IDENTITY') ?: 'data';
         $prx = $this->ic->stringToProxy(sprintf('%s:tcp -h %s -p %d -t %d', $identity, $host, $port, $ms));
         $this->data = DataPrxHelper::uncheckedCast($prx)->ice_invocationTimeout($ms);
@@ -158,8 +179,24 @@ final class IceTransport implements Transport
         return '';
     }
 
+    /** Drops the communicator for good, a registered one too: its connection's state is unknown. */
+    public function discard(): void
+    {
+        if ($this->persistent) {
+            \Ice\unregister($this->key);
+        }
+        $this->ic->destroy();
+    }
+
+    public function connection(): string
+    {
+        return $this->connection;
+    }
+
     public function close(): void
     {
-        $this->ic->destroy();
+        if (!$this->persistent) {
+            $this->ic->destroy();
+        }
     }
 }

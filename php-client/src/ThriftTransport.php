@@ -41,9 +41,11 @@ final class ThriftTransport implements Transport
         bool $accel = false,
         string $transport = 'framed',
         string $protocol = 'binary',
+        private bool $persistent = false,
     ) {
         $ms = max(1, (int) ($timeoutSeconds * 1000));
-        $this->socket = new CountingSocket($host, $port);
+        // persistent: pfsockopen, so the connection outlives the PHP request (the front).
+        $this->socket = new CountingSocket($host, $port, $persistent);
         $this->socket->setSendTimeout($ms);
         $this->socket->setRecvTimeout($ms);
         $framed = $transport === 'framed';
@@ -60,6 +62,13 @@ final class ThriftTransport implements Transport
         $this->client = new DataClient($proto);
     }
 
+    private string $connection = 'new';
+
+    public function connection(): string
+    {
+        return $this->connection;
+    }
+
     private function open(): void
     {
         if ($this->transport->isOpen()) {
@@ -67,6 +76,7 @@ final class ThriftTransport implements Transport
         }
         try {
             $this->transport->open();
+            $this->connection = $this->socket->position() > 0 ? 'reused' : 'new';
         } catch (TException $e) {
             // No close(): php-thrift's TSocket::close() fails on a socket that never opened.
             throw new CallError(CallError::CONNECT, 'thrift: ' . $e->getMessage(), $e);
@@ -161,6 +171,13 @@ final class ThriftTransport implements Transport
         return '';
     }
 
+    /** Drops the connection for good, a persistent one too: its state is unknown. */
+    public function discard(): void
+    {
+        $this->close();
+    }
+
+    /** Closes the connection, a persistent one too (after an error its state is unknown). */
     public function close(): void
     {
         if ($this->transport->isOpen()) {

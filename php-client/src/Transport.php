@@ -35,5 +35,12 @@ interface Transport
     /** The server's name as it announces itself, '' when the protocol has no such thing. */
     public function serverSoftware(): string;
 
+    /**
+     * Whether this transport's connection was made for it ('new') or kept from an
+     * earlier PHP request of the same process ('reused'): the front's proof that
+     * php -S workers keep their channels (X-Rpcbed-Conn).
+     */
+    public function connection(): string;
+
     public function close(): void;
 }

@@ -6,15 +6,16 @@ namespace Rpcbed\Client;
 /** Transports makes the transport a Config names, one per worker process. */
 final class Transports
 {
-    public static function make(Config $cfg, int $worker): Transport
+    /** $persistent: connections outlive the PHP request (the front under php -S). */
+    public static function make(Config $cfg, int $worker, bool $persistent = false): Transport
     {
         $id = "$cfg->clientId-$worker";
         return match ($cfg->proto) {
             'grpc' => new GrpcTransport($cfg->addr, $id, $cfg->timeout),
             'thrift' => new ThriftTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout, $cfg->accel,
-            $cfg->thriftTransport, $cfg->thriftProtocol),
+            $cfg->thriftTransport, $cfg->thriftProtocol, $persistent),
             'http' => new HttpTransport($cfg->addr, $id, $cfg->timeout, $cfg->keepAlive),
-            'ice' => new IceTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout),
+            'ice' => new IceTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout, $persistent),
         };
     }
 }

@@ -1,0 +1,185 @@
+package phpclient_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// frontGet is one front request: status, the X-Rpcbed-Conn and X-Rpcbed-Pid
+// headers, and the JSON body's code and message.
+type frontAnswer struct {
+	status  int
+	conn    string
+	pid     int
+	code    int
+	message string
+	n       int
+	ctype   string
+}
+
+func frontGet(c *http.Client, addr, query string) (frontAnswer, error) {
+	resp, err := c.Get("http://" + addr + "/v1/datalist?" + query)
+	if err != nil {
+		return frontAnswer{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return frontAnswer{}, err
+	}
+	var b struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		N       int    `json:"n"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return frontAnswer{}, fmt.Errorf("status %d, body not JSON (%v): %q", resp.StatusCode, err, tail(string(body), 300))
+	}
+	pid, _ := strconv.Atoi(resp.Header.Get("X-Rpcbed-Pid"))
+	return frontAnswer{status: resp.StatusCode, conn: resp.Header.Get("X-Rpcbed-Conn"), pid: pid,
+		code: b.Code, message: b.Message, n: b.N, ctype: resp.Header.Get("Content-Type")}, nil
+}
+
+// Each php -S process makes its gRPC channel (and Thrift connection) once and keeps
+// it: over 1000 requests, the connections made ("X-Rpcbed-Conn: new") are at most
+// one per process that answered.
+func TestPHPFrontKeepsConnections(t *testing.T) {
+	here, grpcExt, backends := frontSetup(t)
+	f := startPHPFront(t, here, grpcExt, backends)
+	for _, tc := range []struct {
+		proto    string
+		requests int
+	}{
+		{"grpc", 1000},
+		{"thrift", 300},
+	} {
+		t.Run(tc.proto, func(t *testing.T) {
+			var mu sync.Mutex
+			made, served := map[int]int{}, map[int]int{}
+			var wg sync.WaitGroup
+			errs := make(chan error, 4)
+			for w := 0; w < 4; w++ { // more callers than workers, so every worker serves
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					c := &http.Client{Timeout: 30 * time.Second}
+					for i := w; i < tc.requests; i += 4 {
+						a, err := frontGet(c, f.addr, "n=2&proto="+tc.proto)
+						if err == nil && (a.status != http.StatusOK || a.n != 2 || a.pid == 0) {
+							err = fmt.Errorf("status %d n=%d pid=%d: %s", a.status, a.n, a.pid, a.message)
+						}
+						if err != nil {
+							errs <- fmt.Errorf("request %d: %v", i, err)
+							return
+						}
+						mu.Lock()
+						served[a.pid]++
+						if a.conn == "new" {
+							made[a.pid]++
+						} else if a.conn != "reused" {
+							mu.Unlock()
+							errs <- fmt.Errorf("request %d: X-Rpcbed-Conn %q; want new or reused", i, a.conn)
+							return
+						}
+						mu.Unlock()
+					}
+				}(w)
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			total := 0
+			for pid, n := range served {
+				total += n
+				if made[pid] > 1 {
+					t.Errorf("worker %d: %d connections made over %d requests; want 1", pid, made[pid], n)
+				}
+			}
+			if total != tc.requests {
+				t.Errorf("got %d answers; want %d", total, tc.requests)
+			}
+			t.Logf("%s: %d requests, per worker pid served/made: %v / %v", tc.proto, total, served, made)
+		})
+	}
+}
+
+// A call that outlasts the front's deadline (RPCBED_FRONT_TIMEOUT, also PHP's time
+// limit) is answered JSON 504, not an empty 500: n=100000 over pure-PHP Thrift takes
+// far longer than 1 s. The worker then serves a normal call on a fresh connection.
+func TestPHPFrontTimeLimitIsJSON(t *testing.T) {
+	here, grpcExt, backends := frontSetup(t)
+	f := startPHPFront(t, here, grpcExt, backends, "RPCBED_FRONT_TIMEOUT=1", "RPCBED_FRONT_RUNTIME=pure", "PHP_CLI_SERVER_WORKERS=1")
+	c := &http.Client{Timeout: 60 * time.Second}
+	a, err := frontGet(c, f.addr, "n=100000&proto=thrift")
+	if err != nil {
+		t.Fatalf("n=100000 thrift: %v\nfront log:\n%s", err, tail(f.logText(), 2000))
+	}
+	if a.status != http.StatusGatewayTimeout || a.code != 4 || a.ctype != "application/json" {
+		t.Errorf("n=100000 thrift = %d %s code %d %q; want 504 application/json code 4", a.status, a.ctype, a.code, a.message)
+	}
+	for i := 0; i < 4; i++ { // every process of the front, on the same port
+		a, err := frontGet(c, f.addr, "n=2&proto=thrift")
+		if err != nil || a.status != http.StatusOK || a.n != 2 {
+			t.Fatalf("normal call %d after the time limit = %+v, %v; want 200 with 2 items", i, a, err)
+		}
+	}
+	f.stillServes(t, "grpc", 0)
+}
+
+// SIGTERM to php-front's own pid stops php -S, every worker and the guard: the
+// port is closed afterwards and none of the processes that answered is left.
+func TestPHPFrontSIGTERMStopsWorkers(t *testing.T) {
+	here, grpcExt, backends := frontSetup(t)
+	f := startPHPFront(t, here, grpcExt, backends, "PHP_CLI_SERVER_WORKERS=4")
+	c := &http.Client{Timeout: 30 * time.Second}
+	pids := map[int]bool{}
+	for i := 0; i < 40; i++ {
+		a, err := frontGet(c, f.addr, "n=2&proto=http")
+		if err != nil || a.status != http.StatusOK {
+			t.Fatalf("request %d = %+v, %v", i, a, err)
+		}
+		pids[a.pid] = true
+	}
+	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("php-front did not exit within 20 s of SIGTERM")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var left []string
+		for pid := range pids {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil && !strings.Contains(string(b), "State:\tZ") {
+				left = append(left, strconv.Itoa(pid))
+			}
+		}
+		conn, derr := net.DialTimeout("tcp", f.addr, time.Second)
+		if derr == nil {
+			conn.Close()
+		}
+		if len(left) == 0 && derr != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(left)
+			t.Fatalf("10 s after php-front exited: workers still running %v, port accepts: %v", left, derr == nil)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
