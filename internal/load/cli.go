@@ -20,53 +20,79 @@ import (
 const usageHead = `go-client: the rpcbed Go load client (closed loop like ab, open loop like wrk2)
 
 usage:
-  go-client -proto grpc|thrift|http -call datatype|datalist [-items N] -c C
-            (-n N | -t DURATION | both) [-warmup 2s] [-k] [-conns K] [-rate R]
-            [-timeout 10s] -addr HOST:PORT [-json FILE] [-client-id ID]
+  go-client -proto grpc|thrift|http -call datatype|datalist [-items N] [-c C]
+            (-n N | -t DURATION | both) [-warmup 2s|auto [-warmup-max 10s]] [-k]
+            [-conns K] [-rate R] [-check full|length] [-timeout 10s]
+            -addr HOST:PORT [-json FILE] [-client-id ID]
+  go-client worker      (many runs in one process: docs/report-format.md, "Worker mode")
   go-client front -listen 127.0.0.1:8081 -proto grpc|thrift|http -addr HOST:PORT
 
 Before timing one call is verified (codeId 101, or exactly -items items, and a
-token). The report (ab 2.3 layout + rpcbed block) goes to stdout, logs to stderr.
-Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
+token). Every timed call decodes its whole response and checks it the same way
+(-check full, docs/method.md); -check length checks status, token and size only,
+as ab, wrk and ghz do. The report (ab 2.3 layout + rpcbed block) goes to stdout,
+logs to stderr. Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
 
 exit codes:
-  0  report printed (also when calls failed: see "Failed requests")
-  1  the report could not be written (stdout or -json)
-  2  bad arguments
-  3  verify failed: the server answered, but wrongly (no report)
+  0  report printed (also when calls failed: see "Failed requests"); -h
+  1  internal error: the report could not be written (stdout or -json)
+  2  bad arguments (usage on stderr)
+  3  verify failed: the server answered, but wrongly, or refused the call (no report)
   4  server unreachable before timing (no report)
+A failed verify prints "verify: KIND: message" on stderr (KIND: connect, receive,
+timeout, length, unauthenticated, invalid_argument, exceptions).
 
 flags:
 `
 
 // Main is go-client's whole command line; it returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "front" {
-		return frontMain(args[1:], stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "front":
+			return frontMain(args[1:], stderr)
+		case "worker":
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return WorkerMain(ctx, args[1:], os.Stdin, stdout, stderr)
+		}
 	}
-	cfg, err := ParseArgs(args, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return RunMain(ctx, args, stdout, stderr)
+}
+
+// RunMain is one run of the one-shot command line (also what a worker's run
+// command does); it returns the exit code.
+func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := ParseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
+		Usage(stdout)
 		return ExitOK
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "go-client: %v\n", err)
+		Usage(stderr)
 		return ExitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	res, err := Run(ctx, cfg, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "go-client: %v\n", err)
 		var ee *ExitError
 		if errors.As(err, &ee) {
+			if ee.Kind != "" {
+				fmt.Fprintf(stderr, "verify: %s: %v\n", ee.Kind, ee.Err)
+			} else {
+				fmt.Fprintf(stderr, "go-client: %v\n", err)
+			}
 			return ee.Code
 		}
-		return 1
+		fmt.Fprintf(stderr, "go-client: %v\n", err)
+		return ExitInternal
 	}
 	rep := res.Report()
 	if err := report.Write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "go-client: writing the report: %v\n", err)
-		return 1
+		return ExitInternal
 	}
 	if cfg.JSONFile != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -75,31 +101,35 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "go-client: -json: %v\n", err)
-			return 1
+			return ExitInternal
 		}
 	}
 	return ExitOK
 }
 
-// ParseArgs reads the load flags into a validated Config.
-func ParseArgs(args []string, stderr io.Writer) (Config, error) {
-	var cfg Config
+// Usage prints the usage text and every flag.
+func Usage(w io.Writer) {
+	fs := newFlagSet(&Config{})
+	fs.SetOutput(w)
+	fmt.Fprint(w, usageHead)
+	fs.PrintDefaults()
+}
+
+func newFlagSet(cfg *Config) *flag.FlagSet {
 	fs := flag.NewFlagSet("go-client", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageHead)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {} // Main prints it: on stdout for -h, on stderr after an error
 	fs.StringVar(&cfg.Proto, "proto", "", "protocol: grpc, thrift or http")
 	fs.StringVar(&cfg.Call, "call", "", "call: datatype or datalist")
 	fs.IntVar(&cfg.Items, "items", 0, "items asked for by datalist")
 	fs.IntVar(&cfg.Concurrency, "c", 1, "concurrent workers (as ab -c)")
 	fs.Int64Var(&cfg.Requests, "n", 0, "measured calls in total (as ab -n); with -t, whichever ends first")
 	fs.Var((*seconds)(&cfg.Duration), "t", "measured duration (as ab -t); with -n, whichever ends first")
-	fs.Var((*seconds)(&cfg.Warmup), "warmup", "warm-up duration, excluded from every figure (default 0)")
+	fs.Var(warmupFlag{cfg}, "warmup", "warm-up, excluded from every figure: a duration, or auto (until 3 consecutive 250 ms windows' throughput are within ±5 % of their mean)")
+	fs.Var((*seconds)(&cfg.WarmupMax), "warmup-max", "-warmup auto: the longest warm-up (default 10s)")
 	fs.BoolVar(&cfg.KeepAlive, "k", false, "HTTP keep-alive (as ab -k); gRPC and Thrift always keep the connection")
-	fs.IntVar(&cfg.Conns, "conns", 0, "connections: default 1 shared for grpc, one per worker for thrift and http")
+	fs.IntVar(&cfg.Conns, "conns", 0, "TCP connections (default -c, one per worker); gRPC shares K < c round-robin, thrift and http take only K = c")
 	fs.IntVar(&cfg.Rate, "rate", 0, "open loop: calls per second in total, latency from each call's intended start (0 = closed loop)")
+	fs.StringVar(&cfg.Check, "check", CheckFull, "full: decode every response and check its items or codeId and token; length: status, token and size only (as ab, wrk, ghz)")
 	cfg.Timeout = 10 * time.Second
 	fs.Var((*seconds)(&cfg.Timeout), "timeout", "per-call deadline")
 	fs.StringVar(&cfg.Addr, "addr", "", "server HOST:PORT")
@@ -108,6 +138,16 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.ThriftTransport, "thrift-transport", "framed", "thrift transport: framed or buffered")
 	fs.StringVar(&cfg.ThriftProtocol, "thrift-protocol", "binary", "thrift protocol: binary or compact")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the measured part to this file")
+	return fs
+}
+
+// ParseArgs reads the load flags into a validated Config. -h and -help give
+// flag.ErrHelp.
+func ParseArgs(args []string) (Config, error) {
+	var cfg Config
+	fs := newFlagSet(&cfg)
+	fs.SetOutput(io.Discard) // the error comes back; RunMain prints it once
+
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

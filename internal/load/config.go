@@ -20,9 +20,12 @@ type Config struct {
 	Concurrency int           // -c: workers
 	Requests    int64         // -n: measured calls in total; 0 = no count limit
 	Duration    time.Duration // -t: measured duration; 0 = no time limit
-	Warmup      time.Duration // excluded from every figure
+	Warmup      time.Duration // fixed warm-up, excluded from every figure
+	WarmupAuto  bool          // -warmup auto: until throughput settles, at most WarmupMax
+	WarmupMax   time.Duration // -warmup-max (auto only); 0 = 10s
 	KeepAlive   bool          // -k (HTTP only; the RPC protocols always keep the connection)
-	Conns       int           // -conns; 0 = the protocol's default
+	Conns       int           // -conns: TCP connections; 0 = one per worker (-c)
+	Check       string        // -check: full (decode, count, token: docs/method.md) or length
 	Rate        int           // -rate: calls/s in total; 0 = closed loop
 	Timeout     time.Duration // per call
 	Addr        string        // HOST:PORT
@@ -48,8 +51,15 @@ const (
 	EnName    = "app_call_connect_success"
 	WantCode  = 101
 
+	// -check: full decodes every response and checks its content (docs/method.md);
+	// length checks status, token and byte count only, as ab, wrk and ghz do.
+	CheckFull   = "full"
+	CheckLength = "length"
+
 	maxItems = 100000   // docs/contract.md: n outside 0..100000 is invalid
 	maxRate  = 10000000 // calls/s; keeps the open-loop interval above 0
+
+	defaultWarmupMax = 10 * time.Second
 )
 
 // defaults fills what the flags left at zero.
@@ -67,11 +77,13 @@ func (c *Config) defaults() {
 		c.ThriftProtocol = "binary"
 	}
 	if c.Conns == 0 {
-		if c.Proto == ProtoGRPC {
-			c.Conns = 1
-		} else {
-			c.Conns = c.Concurrency
-		}
+		c.Conns = c.Concurrency // docs/method.md: one per worker, every protocol
+	}
+	if c.Check == "" {
+		c.Check = CheckFull
+	}
+	if c.WarmupAuto && c.WarmupMax == 0 {
+		c.WarmupMax = defaultWarmupMax
 	}
 }
 
@@ -100,8 +112,14 @@ func (c *Config) Validate() error {
 	if c.Requests < 0 {
 		return fmt.Errorf("-n %d: want at least 1", c.Requests)
 	}
-	if c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 {
-		return errors.New("-t, -warmup and -timeout must not be negative")
+	if c.Duration < 0 || c.Warmup < 0 || c.Timeout < 0 || c.WarmupMax < 0 {
+		return errors.New("-t, -warmup, -warmup-max and -timeout must not be negative")
+	}
+	if c.WarmupAuto && c.Warmup != 0 {
+		return errors.New("-warmup is either a duration or auto")
+	}
+	if c.WarmupAuto && c.WarmupMax < 4*settleWindow {
+		return fmt.Errorf("-warmup-max %v: want at least %v (auto needs %d windows of %v)", c.WarmupMax, 4*settleWindow, settleWindows, settleWindow)
 	}
 	if c.Requests == 0 && c.Duration == 0 {
 		return errors.New("give -n (calls) or -t (duration), or both")
@@ -109,8 +127,16 @@ func (c *Config) Validate() error {
 	if c.Requests > 0 && c.Requests < int64(c.Concurrency) {
 		return fmt.Errorf("-c %d is greater than -n %d (as ab, every worker needs a call)", c.Concurrency, c.Requests)
 	}
-	if c.Conns < 0 || c.Conns > c.Concurrency {
-		return fmt.Errorf("-conns %d: want 1..%d (-c)", c.Conns, c.Concurrency)
+	switch {
+	case c.Proto == ProtoGRPC && (c.Conns < 1 || c.Conns > c.Concurrency):
+		return fmt.Errorf("-conns %d: want 1..%d (-c): gRPC shares K connections among the workers", c.Conns, c.Concurrency)
+	case c.Proto != ProtoGRPC && c.Conns != c.Concurrency:
+		return fmt.Errorf("-conns %d: %s carries one call at a time per connection: want -conns = -c (%d)", c.Conns, c.Proto, c.Concurrency)
+	}
+	switch c.Check {
+	case CheckFull, CheckLength:
+	default:
+		return fmt.Errorf("-check %q: want full or length", c.Check)
 	}
 	if c.Rate < 0 || c.Rate > maxRate {
 		return fmt.Errorf("-rate %d: want 0..%d", c.Rate, maxRate)
@@ -186,8 +212,8 @@ func (c *Config) Name() string {
 	return b.String()
 }
 
-// sharedConns tells whether the workers share the connections (gRPC always; Thrift
-// and HTTP when -conns is below -c) or each worker owns one.
+// sharedConns tells whether the workers share the connections (gRPC with -conns
+// below -c) or each worker owns one.
 func (c *Config) sharedConns() bool {
-	return c.Proto == ProtoGRPC || c.Conns < c.Concurrency
+	return c.Conns < c.Concurrency
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -22,21 +23,24 @@ import (
 
 const maxMsgSize = 64 << 20
 
-// grpcTransport is K shared connections; worker w uses connection w mod K.
+// grpcTransport is K connections (-conns, default one per worker); worker w uses
+// connection w mod K, so with K < c the workers share them round-robin.
 type grpcTransport struct {
-	cfg   *Config
-	conns []*grpc.ClientConn
+	cfg    *Config
+	conns  []*grpc.ClientConn
+	health []*connHealth // one per connection
 }
 
 func dialGRPC(ctx context.Context, cfg *Config) (*grpcTransport, error) {
 	t := &grpcTransport{cfg: cfg}
 	for i := 0; i < cfg.Conns; i++ {
-		cc, err := newGRPCConn(cfg.Addr)
+		h := &connHealth{}
+		cc, err := newGRPCConn(cfg.Addr, grpc.WithContextDialer(h.dial))
 		if err != nil {
 			t.close()
 			return nil, err
 		}
-		t.conns = append(t.conns, cc)
+		t.conns, t.health = append(t.conns, cc), append(t.health, h)
 		if err := waitReady(ctx, cc, cfg.Timeout); err != nil {
 			t.close()
 			return nil, err
@@ -45,16 +49,78 @@ func dialGRPC(ctx context.Context, cfg *Config) (*grpcTransport, error) {
 	return t, nil
 }
 
-func newGRPCConn(addr string) (*grpc.ClientConn, error) {
-	return grpc.NewClient("passthrough:///"+addr,
+func newGRPCConn(addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	return grpc.NewClient("passthrough:///"+addr, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize)),
 		// Loopback runs move up to a few MB per call: larger windows than the
 		// 64 KiB default keep a 5000-item DataList from stalling on flow control.
 		grpc.WithDisableRetry(),
-		grpc.WithInitialWindowSize(1<<20),
-		grpc.WithInitialConnWindowSize(8<<20),
-	)
+		grpc.WithInitialWindowSize(1 << 20),
+		grpc.WithInitialConnWindowSize(8 << 20),
+	}, opts...)...)
+}
+
+// connHealth tells a status UNAVAILABLE the server declared (the server answered:
+// an "exceptions" failure, docs/report-format.md) from one grpc-go made up because
+// the transport failed (a "connect" failure). grpc-go marks neither, so the
+// connection's dialer counts every failed dial and every failed read or write:
+// grpc-go fails a call on a broken transport only after its reader or writer saw
+// the error, and fails a call while no connection is up after a dial failed.
+type connHealth struct {
+	faults atomic.Int64 // failed dials, connections that failed or closed
+	live   atomic.Int64 // connections up
+}
+
+func (h *connHealth) dial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		h.faults.Add(1)
+		return nil, err
+	}
+	h.live.Add(1)
+	return &healthConn{Conn: nc, h: h}, nil
+}
+
+// transportFailed tells whether the connection failed since faults0 was read, or
+// none is up.
+func (h *connHealth) transportFailed(faults0 int64) bool {
+	return h.faults.Load() != faults0 || h.live.Load() <= 0
+}
+
+type healthConn struct {
+	net.Conn
+	h    *connHealth
+	down atomic.Bool
+}
+
+func (c *healthConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.fail()
+	}
+	return n, err
+}
+
+func (c *healthConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.fail()
+	}
+	return n, err
+}
+
+func (c *healthConn) Close() error {
+	c.fail()
+	return c.Conn.Close()
+}
+
+func (c *healthConn) fail() {
+	if c.down.CompareAndSwap(false, true) {
+		c.h.faults.Add(1)
+		c.h.live.Add(-1)
+	}
 }
 
 // waitReady connects cc now (so no connection is made during timing) and fails
@@ -80,6 +146,9 @@ func waitReady(ctx context.Context, cc *grpc.ClientConn, timeout time.Duration) 
 func (t *grpcTransport) caller(w int) caller {
 	c := &grpcCaller{
 		cc:       t.conns[w%len(t.conns)],
+		health:   t.health[w%len(t.conns)],
+		full:     t.cfg.Check == CheckFull,
+		want:     -1,
 		timeout:  t.cfg.Timeout,
 		dataList: t.cfg.Call == CallDataList,
 		items:    t.cfg.Items,
@@ -102,8 +171,13 @@ func (t *grpcTransport) close() {
 }
 
 // grpcCaller makes one worker's calls, reusing its request and response messages.
+// Every response is decoded whole (the token is inside it); -check full checks
+// its item count or codeId, -check length its size against the verified one.
 type grpcCaller struct {
 	cc       *grpc.ClientConn
+	health   *connHealth
+	full     bool
+	want     int64 // -check length: the verified response's size; -1 before
 	timeout  time.Duration
 	dataList bool
 	items    int
@@ -124,10 +198,10 @@ type grpcCaller struct {
 func (c *grpcCaller) call(ctx context.Context) outcome {
 	w := c.watch.current.Load()
 	if w == nil {
-		return c.do(ctx, c.opts)
+		return c.do(ctx, c.opts, c.full)
 	}
 	start := c.watch.begin(w)
-	o := c.doWith(w.ctx, c.opts)
+	o := c.doWith(w.ctx, c.opts, c.full)
 	if !c.watch.end(start) && o.kind != kindOK {
 		o.kind = kindTimeout
 	}
@@ -197,31 +271,38 @@ func (c *grpcCaller) watched() *watchCall { return &c.watch }
 
 func (c *grpcCaller) verify(ctx context.Context) (outcome, string) {
 	var md metadata.MD
-	o := c.do(ctx, append(c.opts[:len(c.opts):len(c.opts)], grpc.Header(&md)))
+	o := c.do(ctx, append(c.opts[:len(c.opts):len(c.opts)], grpc.Header(&md)), true)
+	if o.kind == kindOK {
+		c.want = o.bytes
+	}
 	return o, strings.Join(md.Get("server"), " ")
 }
 
-func (c *grpcCaller) do(ctx context.Context, opts []grpc.CallOption) outcome {
+// setWant gives a worker other than the verifier the verified response size.
+func (c *grpcCaller) setWant(n int64) { c.want = n }
+
+func (c *grpcCaller) do(ctx context.Context, opts []grpc.CallOption, full bool) outcome {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	return c.doWith(ctx, opts)
+	return c.doWith(ctx, opts, full)
 }
 
-func (c *grpcCaller) doWith(ctx context.Context, opts []grpc.CallOption) outcome {
+func (c *grpcCaller) doWith(ctx context.Context, opts []grpc.CallOption, full bool) outcome {
 	var token string
+	faults0 := c.health.faults.Load()
 	if c.dataList {
 		if err := c.cc.Invoke(ctx, pb.Data_DataList_FullMethodName, c.dlReq, c.dlResp, opts...); err != nil {
-			return c.failed(err)
+			return c.failed(ctx, err, faults0)
 		}
-		if got := len(c.dlResp.Items); got != c.items {
+		if got := len(c.dlResp.Items); full && got != c.items {
 			return fail(kindLength, fmt.Errorf("got %d items; want %d", got, c.items))
 		}
 		token = c.dlResp.GetAuth().GetToken()
 	} else {
 		if err := c.cc.Invoke(ctx, pb.Data_DataType_FullMethodName, c.dtReq, c.dtResp, opts...); err != nil {
-			return c.failed(err)
+			return c.failed(ctx, err, faults0)
 		}
-		if got := c.dtResp.CodeId; got != WantCode {
+		if got := c.dtResp.CodeId; full && got != WantCode {
 			return fail(kindLength, fmt.Errorf("got codeId %d; want %d", got, WantCode))
 		}
 		token = c.dtResp.GetAuth().GetToken()
@@ -229,16 +310,30 @@ func (c *grpcCaller) doWith(ctx context.Context, opts []grpc.CallOption) outcome
 	if token == "" {
 		return fail(kindLength, errNoToken)
 	}
+	if !full && c.want >= 0 && c.codec.last != c.want {
+		return fail(kindLength, fmt.Errorf("got a %d-byte response; want %d", c.codec.last, c.want))
+	}
 	c.auth.Token = token
 	return ok(c.codec.last)
 }
 
-func (c *grpcCaller) failed(err error) outcome {
+// failed maps a failed call to its kind. A status the server declared is never
+// connect or timeout (docs/report-format.md): UNAVAILABLE is connect only when
+// the transport failed (connHealth), DEADLINE_EXCEEDED timeout only when the
+// call's own deadline passed (during a run the monitor expires calls by
+// cancelling them, so a DEADLINE_EXCEEDED then is the server's).
+func (c *grpcCaller) failed(ctx context.Context, err error, faults0 int64) outcome {
 	switch status.Code(err) {
 	case codes.Unavailable:
-		return fail(kindConnect, err)
+		if c.health.transportFailed(faults0) {
+			return fail(kindConnect, err)
+		}
+		return fail(kindExceptions, err)
 	case codes.DeadlineExceeded:
-		return fail(kindTimeout, err)
+		if ctx.Err() != nil {
+			return fail(kindTimeout, err)
+		}
+		return fail(kindExceptions, err)
 	case codes.Canceled:
 		return fail(kindReceive, err)
 	case codes.Unauthenticated:

@@ -10,81 +10,50 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/server"
 )
 
-// httpTransport: with the default -conns = -c every worker owns its connection
-// and speaks HTTP/1.1 through net/http's own codec (Request.Write, ReadResponse)
-// in its goroutine; with -conns K < -c the workers share one http.Transport capped
-// at K connections. Without -k every call opens a new connection, as ab does.
+// httpTransport: every worker owns its connection (-conns = -c: HTTP/1.1 carries
+// one call at a time per connection) and speaks HTTP/1.1 through net/http's own
+// codec (Request.Write, ReadResponse) in its goroutine. Without -k every call opens
+// a new connection, as ab does.
 //
-// Why not http.Transport for everyone: its connection pool hands every request
-// to a write goroutine and every response back from a read goroutine, about six
-// goroutine switches and a dozen allocations per call. On a 2-core machine that
-// client CPU is taken from the server being measured.
+// Why not http.Transport: its connection pool hands every request to a write
+// goroutine and every response back from a read goroutine, about six goroutine
+// switches and a dozen allocations per call. On a 2-core machine that client CPU
+// is taken from the server being measured.
 type httpTransport struct {
-	cfg    *Config
-	base   string
-	shared *http.Transport
-	owned  []*ownConn
+	cfg   *Config
+	base  string
+	owned []*ownConn
 }
 
 func newHTTPTransport(cfg *Config) *httpTransport {
-	t := &httpTransport{cfg: cfg, base: "http://" + cfg.Addr + cfg.httpPath()}
-	if cfg.sharedConns() {
-		t.shared = t.newRT(cfg.Conns)
-	}
-	return t
-}
-
-func (t *httpTransport) newRT(conns int) *http.Transport {
-	d := &net.Dialer{Timeout: t.cfg.Timeout, KeepAlive: -1}
-	timeout := t.cfg.Timeout
-	return &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &deadlineConn{Conn: c, timeout: timeout}, nil
-		},
-		DisableKeepAlives:     !t.cfg.KeepAlive,
-		DisableCompression:    true,
-		MaxIdleConns:          conns,
-		MaxIdleConnsPerHost:   conns,
-		MaxConnsPerHost:       conns,
-		ResponseHeaderTimeout: t.cfg.Timeout,
-		ReadBufferSize:        64 << 10,
-		WriteBufferSize:       4 << 10,
-	}
+	return &httpTransport{cfg: cfg, base: "http://" + cfg.Addr + cfg.httpPath()}
 }
 
 func (t *httpTransport) caller(w int) caller {
-	var rt roundTripper
-	if t.shared != nil {
-		rt = pooled{t.shared}
-	} else {
-		oc := &ownConn{
-			addr:      t.cfg.Addr,
-			dialer:    &net.Dialer{Timeout: t.cfg.Timeout, KeepAlive: -1},
-			timeout:   t.cfg.Timeout,
-			keepAlive: t.cfg.KeepAlive,
-		}
-		t.owned = append(t.owned, oc)
-		rt = oc
+	oc := &ownConn{
+		addr:      t.cfg.Addr,
+		dialer:    &net.Dialer{Timeout: t.cfg.Timeout, KeepAlive: -1},
+		timeout:   t.cfg.Timeout,
+		keepAlive: t.cfg.KeepAlive,
 	}
+	t.owned = append(t.owned, oc)
 	req, err := http.NewRequest(http.MethodGet, t.base, nil)
 	if err != nil {
 		panic(err) // the URL is built from a validated address
 	}
 	req.Close = !t.cfg.KeepAlive
 	c := &httpCaller{
-		rt:       rt,
-		req:      req,
-		dataList: t.cfg.Call == CallDataList,
-		items:    t.cfg.Items,
-		token:    []string{""},
-		buf:      make([]byte, 4<<10), // grows to the body size once
-		want:     -1,
+		rt:    oc,
+		req:   req,
+		body:  httpCheck{dataList: t.cfg.Call == CallDataList, items: t.cfg.Items},
+		full:  t.cfg.Check == CheckFull,
+		token: []string{""},
+		buf:   make([]byte, 4<<10), // grows to the body size once
+		want:  -1,
 	}
 	req.Header["X-Client-Id"] = []string{t.cfg.ClientID}
 	req.Header["X-Token"] = c.token
@@ -93,29 +62,34 @@ func (t *httpTransport) caller(w int) caller {
 }
 
 func (t *httpTransport) close() {
-	if t.shared != nil {
-		t.shared.CloseIdleConnections()
-	}
 	for _, oc := range t.owned {
 		oc.drop()
 	}
 }
 
-// httpCaller reuses its request, header map and body buffer. The hot path checks
-// the status, the token header and the body length (ab's Length check) against the
-// verified response; the verify call decodes the body and checks its content.
+// httpCaller reuses its request, header map, body buffer and decoded body. With
+// -check full (the default, docs/method.md) every call decodes the whole JSON body
+// into go-server's structs (service.Item for the items) and checks the item count
+// or codeId; with -check length it checks the status, the token header and the
+// body length against the verified response only, as ab and wrk do. The verify
+// call always checks the content.
 type httpCaller struct {
-	rt       roundTripper
-	req      *http.Request
-	dataList bool
-	items    int
-	token    []string // req.Header["X-Token"], updated in place
-	buf      []byte
-	want     int64 // body length of the verified response; -1 before verify
+	rt    *ownConn
+	req   *http.Request
+	body  httpCheck
+	full  bool
+	token []string // req.Header["X-Token"], updated in place
+	buf   []byte
+	want  int64 // body length of the verified response; -1 before verify
 }
 
 func (c *httpCaller) call(ctx context.Context) outcome {
-	o, _, _ := c.do(ctx)
+	o, body, _ := c.do(ctx)
+	if o.kind == kindOK && c.full {
+		if err := c.body.check(body); err != nil {
+			return fail(kindLength, err)
+		}
+	}
 	return o
 }
 
@@ -124,7 +98,7 @@ func (c *httpCaller) verify(ctx context.Context) (outcome, string) {
 	if o.kind != kindOK {
 		return o, server
 	}
-	if err := checkJSON(body, c.dataList, c.items); err != nil {
+	if err := c.body.check(body); err != nil {
 		return fail(kindLength, err), server
 	}
 	c.want = o.bytes
@@ -159,7 +133,7 @@ func (c *httpCaller) do(ctx context.Context) (outcome, []byte, string) {
 		}
 		return fail(kindExceptions, err), nil, server
 	}
-	if c.want >= 0 && int64(n) != c.want {
+	if !c.full && c.want >= 0 && int64(n) != c.want {
 		return fail(kindLength, fmt.Errorf("got %d body bytes; want %d", n, c.want)), nil, server
 	}
 	tok := resp.Header.Get("X-Token")
@@ -189,18 +163,6 @@ func (c *httpCaller) readBody(r io.Reader) (int, error) {
 }
 
 func (c *httpCaller) close() {}
-
-// roundTripper is one worker's way to the server.
-type roundTripper interface {
-	RoundTrip(*http.Request) (*http.Response, error)
-	// done is called once the body has been read (err: how that ended).
-	done(resp *http.Response, err error)
-}
-
-// pooled is the shared http.Transport.
-type pooled struct{ *http.Transport }
-
-func (pooled) done(resp *http.Response, _ error) { resp.Body.Close() }
 
 // ownConn is one worker's connection, used synchronously: write the request,
 // read the response, in the caller's goroutine. Every call gets the per-call
@@ -289,45 +251,47 @@ func (o *ownConn) drop() {
 	}
 }
 
-// deadlineConn gives each request, from the moment it is written, the per-call
-// timeout to be answered: every read of its response is bounded. An idle
-// keep-alive connection times out the same way and the transport redials it.
-type deadlineConn struct {
-	net.Conn
-	timeout time.Duration
+// httpCheck decodes a response body into go-server's JSON documents
+// (server.DataListBody, whose items are service.Item, and server.DataTypeBody)
+// and checks it: exactly items items, or codeId 101, and a token. The decoded
+// values are reused from call to call, as the gRPC and Thrift callers reuse
+// their response messages.
+type httpCheck struct {
+	dataList bool
+	items    int
+	dl       server.DataListBody
+	dt       server.DataTypeBody
 }
 
-func (c *deadlineConn) Write(p []byte) (int, error) {
-	c.Conn.SetDeadline(time.Now().Add(c.timeout))
-	return c.Conn.Write(p)
-}
-
-// httpBody is the part of go-server's JSON the verify call checks.
-type httpBody struct {
-	Code   int64 `json:"code"`
-	CodeID int64 `json:"codeId"`
-	Auth   struct {
-		Token string `json:"token"`
-	} `json:"auth"`
-	Items []json.RawMessage `json:"items"`
-}
-
-func checkJSON(body []byte, dataList bool, items int) error {
-	var b httpBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return fmt.Errorf("response is not the contract's JSON: %v", err)
+func (h *httpCheck) check(body []byte) error {
+	var token string
+	if h.dataList {
+		h.dl = server.DataListBody{Items: h.dl.Items[:0]}
+		if err := json.Unmarshal(body, &h.dl); err != nil {
+			return fmt.Errorf("response is not the contract's JSON: %v", err)
+		}
+		if got := len(h.dl.Items); got != h.items {
+			return fmt.Errorf("got %d items; want %d", got, h.items)
+		}
+		token = h.dl.Auth.Token
+	} else {
+		h.dt = server.DataTypeBody{}
+		if err := json.Unmarshal(body, &h.dt); err != nil {
+			return fmt.Errorf("response is not the contract's JSON: %v", err)
+		}
+		if h.dt.CodeID != WantCode {
+			return fmt.Errorf("got codeId %d; want %d", h.dt.CodeID, WantCode)
+		}
+		token = h.dt.Auth.Token
 	}
-	if b.Auth.Token == "" {
+	if token == "" {
 		return errNoToken
 	}
-	if dataList {
-		if len(b.Items) != items {
-			return fmt.Errorf("got %d items; want %d", len(b.Items), items)
-		}
-		return nil
-	}
-	if b.CodeID != WantCode {
-		return fmt.Errorf("got codeId %d; want %d", b.CodeID, WantCode)
-	}
 	return nil
+}
+
+// checkJSON is httpCheck.check of one body.
+func checkJSON(body []byte, dataList bool, items int) error {
+	h := httpCheck{dataList: dataList, items: items}
+	return h.check(body)
 }

@@ -44,8 +44,9 @@ func TestRunEveryProtoCall(t *testing.T) {
 	}
 	cases = append(cases,
 		tc{"http-no-keepalive", Config{Proto: ProtoHTTP, Call: CallDataType, Concurrency: 2, Requests: 50, Addr: addrs[ProtoHTTP]}},
-		tc{"http-shared-conns", Config{Proto: ProtoHTTP, Call: CallDataList, Items: 2, Concurrency: 4, Conns: 2, Requests: 100, KeepAlive: true, Addr: addrs[ProtoHTTP]}},
-		tc{"thrift-shared-conns", Config{Proto: ProtoThrift, Call: CallDataList, Items: 0, Concurrency: 4, Conns: 2, Requests: 100, Addr: addrs[ProtoThrift]}},
+		tc{"http-check-length", Config{Proto: ProtoHTTP, Call: CallDataList, Items: 2, Concurrency: 4, Requests: 100, KeepAlive: true, Check: CheckLength, Addr: addrs[ProtoHTTP]}},
+		tc{"thrift-check-length", Config{Proto: ProtoThrift, Call: CallDataList, Items: 3, Concurrency: 4, Requests: 100, Check: CheckLength, Addr: addrs[ProtoThrift]}},
+		tc{"grpc-check-length", Config{Proto: ProtoGRPC, Call: CallDataList, Items: 3, Concurrency: 4, Requests: 100, Check: CheckLength, Addr: addrs[ProtoGRPC]}},
 		tc{"grpc-3-conns", Config{Proto: ProtoGRPC, Call: CallDataType, Concurrency: 6, Conns: 3, Requests: 100, Addr: addrs[ProtoGRPC]}},
 		tc{"grpc-duration-warmup", Config{Proto: ProtoGRPC, Call: CallDataType, Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Addr: addrs[ProtoGRPC]}},
 	)
@@ -162,9 +163,10 @@ func TestExitCodes(t *testing.T) {
 	var cases []tc
 	for _, p := range protos {
 		cases = append(cases,
-			tc{p + "-verify-items", []string{"-proto", p, "-call", "datalist", "-items", "3", "-n", "10", "-addr", bad[p]}, ExitVerify, "got 2 items; want 3"},
+			tc{p + "-verify-items", []string{"-proto", p, "-call", "datalist", "-items", "3", "-n", "10", "-addr", bad[p]}, ExitVerify, "verify: length: " + p},
+			tc{p + "-verify-items-text", []string{"-proto", p, "-call", "datalist", "-items", "3", "-n", "10", "-addr", bad[p]}, ExitVerify, "got 2 items; want 3"},
 			tc{p + "-verify-code", []string{"-proto", p, "-call", "datatype", "-n", "10", "-addr", bad[p]}, ExitVerify, "got codeId 7; want 101"},
-			tc{p + "-unreachable", []string{"-proto", p, "-call", "datatype", "-c", "2", "-n", "10", "-timeout", "2s", "-addr", dead}, ExitUnreachable, "cannot reach"},
+			tc{p + "-unreachable", []string{"-proto", p, "-call", "datatype", "-c", "2", "-n", "10", "-timeout", "2s", "-addr", dead}, ExitUnreachable, "verify: connect: cannot reach"},
 		)
 	}
 	cases = append(cases,
@@ -176,7 +178,14 @@ func TestExitCodes(t *testing.T) {
 		tc{"no-n-no-t", []string{"-proto", "grpc", "-call", "datatype", "-addr", dead}, ExitUsage, "-n"},
 		tc{"c-above-n", []string{"-proto", "grpc", "-call", "datatype", "-c", "5", "-n", "2", "-addr", dead}, ExitUsage, "greater than -n"},
 		tc{"c-zero", []string{"-proto", "grpc", "-call", "datatype", "-c", "0", "-n", "2", "-addr", dead}, ExitUsage, "-c"},
-		tc{"conns-above-c", []string{"-proto", "http", "-call", "datatype", "-c", "2", "-conns", "3", "-n", "2", "-addr", dead}, ExitUsage, "-conns"},
+		tc{"conns-above-c", []string{"-proto", "grpc", "-call", "datatype", "-c", "2", "-conns", "3", "-n", "2", "-addr", dead}, ExitUsage, "-conns"},
+		tc{"conns-zero", []string{"-proto", "grpc", "-call", "datatype", "-c", "2", "-conns", "-1", "-n", "2", "-addr", dead}, ExitUsage, "-conns"},
+		tc{"http-conns-below-c", []string{"-proto", "http", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", dead}, ExitUsage, "want -conns = -c"},
+		tc{"thrift-conns-below-c", []string{"-proto", "thrift", "-call", "datatype", "-c", "4", "-conns", "2", "-n", "4", "-addr", dead}, ExitUsage, "want -conns = -c"},
+		tc{"bad-check", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-check", "bytes", "-addr", dead}, ExitUsage, "-check"},
+		tc{"bad-warmup", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "later", "-addr", dead}, ExitUsage, "or auto"},
+		tc{"warmup-max-short", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "auto", "-warmup-max", "0.5", "-addr", dead}, ExitUsage, "-warmup-max"},
+		tc{"usage-on-stderr", []string{"-proto", "grpc", "-bogus"}, ExitUsage, "exit codes:"},
 		tc{"bad-duration", []string{"-proto", "grpc", "-call", "datatype", "-t", "soon", "-addr", dead}, ExitUsage, "duration"},
 		tc{"negative-rate", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-rate", "-1", "-addr", dead}, ExitUsage, "-rate"},
 		tc{"no-addr", []string{"-proto", "grpc", "-call", "datatype", "-n", "1"}, ExitUsage, "-addr"},
@@ -184,7 +193,8 @@ func TestExitCodes(t *testing.T) {
 		tc{"unknown-flag", []string{"-proto", "grpc", "-bogus"}, ExitUsage, "bogus"},
 		tc{"extra-arg", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-addr", dead, "extra"}, ExitUsage, "unexpected"},
 		tc{"bad-thrift-transport", []string{"-proto", "thrift", "-call", "datatype", "-n", "1", "-thrift-transport", "zlib", "-addr", dead}, ExitUsage, "-thrift-transport"},
-		tc{"help", []string{"-h"}, ExitOK, "exit codes:"},
+		tc{"help", []string{"-h"}, ExitOK, ""},
+		tc{"help-long", []string{"-help"}, ExitOK, ""},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -195,6 +205,9 @@ func TestExitCodes(t *testing.T) {
 			}
 			if c.want != ExitOK && stdout.Len() > 0 {
 				t.Errorf("stdout = %q; want no report", stdout.String())
+			}
+			if c.want == ExitOK && (!strings.Contains(stdout.String(), "exit codes:") || stderr.Len() > 0) {
+				t.Errorf("-h: stdout %q, stderr %q; want the usage on stdout only", stdout.String(), stderr.String())
 			}
 			if !strings.Contains(stderr.String(), c.stderrIs) {
 				t.Errorf("stderr = %q; want it to mention %q", stderr.String(), c.stderrIs)
@@ -341,7 +354,7 @@ func FuzzParseArgs(f *testing.F) {
 	f.Add("-proto http -call datatype -c 5 -t 10 -k -conns 2 -rate 100 -addr [::1]:80")
 	f.Add("-proto thrift -call datatype -n 1 -thrift-protocol compact -addr h:1")
 	f.Fuzz(func(t *testing.T, line string) {
-		cfg, err := ParseArgs(strings.Fields(line), io.Discard)
+		cfg, err := ParseArgs(strings.Fields(line))
 		if err != nil {
 			return
 		}
@@ -459,7 +472,12 @@ func FuzzCheckJSON(f *testing.F) {
 		if checkJSON(body, dataList, items) != nil {
 			return
 		}
-		var b httpBody
+		var b struct {
+			Auth struct {
+				Token string `json:"token"`
+			} `json:"auth"`
+			Items []json.RawMessage `json:"items"`
+		}
 		if err := json.Unmarshal(body, &b); err != nil || b.Auth.Token == "" {
 			t.Errorf("checkJSON accepted %q: no token (%v)", body, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -26,12 +27,21 @@ func (r *Result) Report() report.Report {
 		SharedConnections: cfg.sharedConns(),
 		Loop:              "closed",
 		TargetRate:        cfg.Rate,
-		WarmupSeconds:     cfg.Warmup.Seconds(),
+		WarmupSeconds:     r.WarmupTime.Seconds(),
 		WarmupCalls:       r.WarmupCalls,
 		CPUUserSeconds:    r.CPUUser.Seconds(),
 		CPUSystemSeconds:  r.CPUSystem.Seconds(),
 		Errors:            r.Errors(),
 		Versions:          Versions(cfg.Proto),
+		Check:             cfg.Check,
+		Runtime:           "go",
+		CPUScope:          report.ScopeWindow, // getrusage(RUSAGE_SELF) deltas at the window's edges
+		WindowStart:       unixSeconds(r.WindowStart),
+		WindowEnd:         unixSeconds(r.WindowEnd),
+		WarmupSettled:     r.Settled,
+	}
+	if x.WarmupSettled == "" {
+		x.WarmupSettled = report.SettledFixed
 	}
 	if cfg.Rate > 0 {
 		x.Loop = "open"
@@ -57,6 +67,14 @@ func (r *Result) Report() report.Report {
 		Latency:   r.Hist,
 		Rpcbed:    x,
 	})
+}
+
+// unixSeconds is t in Unix seconds at microsecond resolution; 0 for the zero time.
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixMicro()) / 1e6
 }
 
 // Versions names the runtime and the RPC library a protocol uses.

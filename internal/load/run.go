@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/rpcbed/rpcbed/internal/report"
 )
 
 // caller makes one worker's calls, carrying the token of each response into the
@@ -36,9 +39,14 @@ const (
 	ExitUnreachable = 4 // no connection before timing: no report
 )
 
-// ExitError carries the exit code a failure maps to.
+// ExitInternal: the report could not be written, or the client itself failed.
+const ExitInternal = 1
+
+// ExitError carries the exit code a failure maps to, and for a failed verify
+// (or no connection) the error kind (docs/report-format.md).
 type ExitError struct {
 	Code int
+	Kind string // "" unless Code is ExitVerify or ExitUnreachable
 	Err  error
 }
 
@@ -60,8 +68,13 @@ type Result struct {
 	WarmupCalls int64
 	Hist        *hdrhistogram.Histogram // latency in µs of answered measured calls
 
-	CPUUser, CPUSystem time.Duration
-	Aborted            string // why the run ended early, if it did
+	// The measured window (docs/method.md): from the end of the warm-up to the
+	// return of the last measured call. CPU is getrusage(RUSAGE_SELF) over it.
+	WindowStart, WindowEnd time.Time
+	CPUUser, CPUSystem     time.Duration
+	WarmupTime             time.Duration // how long the warm-up took
+	Settled                string        // report.SettledYes|No|Fixed
+	Aborted                string        // why the run ended early, if it did
 }
 
 // Errors returns the failures by kind name.
@@ -104,11 +117,11 @@ type worker struct {
 func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
-		return nil, &ExitError{ExitUsage, err}
+		return nil, &ExitError{Code: ExitUsage, Err: err}
 	}
 	t, err := dial(ctx, &cfg)
 	if err != nil {
-		return nil, &ExitError{ExitUnreachable, fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, err)}
+		return nil, &ExitError{ExitUnreachable, kindConnect.String(), fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, err)}
 	}
 	defer t.close()
 
@@ -130,7 +143,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	if cfg.CPUProfile != "" {
 		stopProfile, err := startCPUProfile(cfg.CPUProfile)
 		if err != nil {
-			return nil, &ExitError{ExitUsage, err}
+			return nil, &ExitError{Code: ExitUsage, Err: err}
 		}
 		defer stopProfile()
 	}
@@ -148,9 +161,9 @@ func verify(ctx context.Context, cfg *Config, w *worker, res *Result, logw io.Wr
 	switch o.kind {
 	case kindOK:
 	case kindConnect, kindTimeout:
-		return &ExitError{ExitUnreachable, fmt.Errorf("cannot reach %s server at %s: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
+		return &ExitError{ExitUnreachable, o.kind.String(), fmt.Errorf("cannot reach %s server at %s: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
 	default:
-		return &ExitError{ExitVerify, fmt.Errorf("verify failed: %s %s at %s: %s: %v%s", cfg.Proto, cfg.Call, cfg.Addr, o.kind, o.err, hint)}
+		return &ExitError{ExitVerify, o.kind.String(), fmt.Errorf("%s %s at %s: %v%s", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.err, hint)}
 	}
 	res.ServerSoftware, res.DocLength = server, o.bytes
 	fmt.Fprintf(logw, "go-client: verified %s %s at %s: %d bytes\n", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.bytes)
@@ -197,6 +210,30 @@ func logDistinct(logw io.Writer, what string, errs []error) {
 	}
 }
 
+// window is the measured window as the workers see it, in monotonic time since
+// base. start is notYet while warming up; the monitor marks it (markStart).
+type window struct {
+	base     time.Time
+	start    atomic.Int64  // nanoseconds since base
+	duration time.Duration // -t; 0 = no time limit
+}
+
+const notYet = math.MaxInt64
+
+// at tells whether a call starting (or, open loop, due) at t is measured, and
+// whether t is past the end of a -t run.
+func (w *window) at(t time.Time) (measured, over bool) {
+	s := w.start.Load()
+	if s == notYet {
+		return false, false
+	}
+	off := int64(t.Sub(w.base))
+	if off < s {
+		return false, false
+	}
+	return true, w.duration > 0 && off >= s+int64(w.duration)
+}
+
 // measure runs the warm-up and the measured part, then fills res.
 func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, logw io.Writer) {
 	runCtx, cancel := context.WithCancel(ctx)
@@ -204,12 +241,8 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 	var stop atomic.Bool
 	go func() { <-runCtx.Done(); stop.Store(true) }()
 
-	start := time.Now()
-	measureStart := start.Add(cfg.Warmup)
-	var deadline time.Time
-	if cfg.Duration > 0 {
-		deadline = measureStart.Add(cfg.Duration)
-	}
+	win := &window{base: time.Now(), duration: cfg.Duration}
+	win.start.Store(notYet)
 	var remaining atomic.Int64
 	remaining.Store(cfg.Requests)
 	for i, w := range workers {
@@ -223,9 +256,17 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 			w.offset = time.Duration(float64(i) * float64(time.Second) / float64(cfg.Rate))
 		}
 	}
-	m := &monitor{workers: workers, measureStart: measureStart, cancel: cancel, tick: 50 * time.Millisecond}
+	m := &monitor{workers: workers, win: win, cancel: cancel, tick: 50 * time.Millisecond}
 	if cfg.Timeout < 500*time.Millisecond {
 		m.tick = max(cfg.Timeout/10, time.Millisecond)
+	}
+	switch {
+	case cfg.WarmupAuto:
+		m.auto, m.warmupMax = true, cfg.WarmupMax
+	case cfg.Warmup > 0:
+		m.fixed = cfg.Warmup
+	default:
+		m.markStart(win.base) // no warm-up: the window opens with the first call
 	}
 	for _, w := range workers {
 		if wc, ok := w.c.(interface{ watched() *watchCall }); ok {
@@ -240,9 +281,9 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 		go func() {
 			defer wg.Done()
 			if cfg.Rate > 0 {
-				w.openLoop(runCtx, cfg, &stop, start, measureStart, deadline)
+				w.openLoop(runCtx, cfg, &stop, win)
 			} else {
-				w.closedLoop(runCtx, &stop, measureStart, deadline, cfg.Requests > 0, &remaining)
+				w.closedLoop(runCtx, &stop, win, cfg.Requests > 0, &remaining)
 			}
 		}()
 	}
@@ -251,11 +292,14 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 		wg.Wait()
 		close(done)
 	}()
-	m.run(done, cfg.Warmup <= 0)
+	m.run(done)
 	end := time.Now()
 	cpu1 := getrusage()
-	if !m.cpuTaken { // the run ended inside the warm-up
-		m.cpu0 = cpu1
+	if m.started.IsZero() { // the run ended inside the warm-up
+		m.started, m.cpu0 = end, cpu1
+		if m.auto {
+			m.settled = report.SettledNo
+		}
 	}
 
 	res.Hist = hdrhistogram.New(1, histMax, 3)
@@ -276,10 +320,16 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 	}
 	logDistinct(logw, "last failure", lastErrs)
 	res.Complete += res.Failed
-	if end.After(measureStart) {
-		res.TimeTaken = end.Sub(measureStart)
-	}
+	res.WindowStart, res.WindowEnd = m.started, end
+	res.TimeTaken = end.Sub(m.started)
+	res.WarmupTime = m.started.Sub(win.base)
+	res.Settled = m.settled
 	res.CPUUser, res.CPUSystem = cpu1.user-m.cpu0.user, cpu1.sys-m.cpu0.sys
+	if m.auto {
+		fmt.Fprintf(logw, "go-client: warm-up auto: %s after %.3f s (%d calls)\n",
+			map[string]string{report.SettledYes: "settled", report.SettledNo: "not settled"}[m.settled],
+			res.WarmupTime.Seconds(), res.WarmupCalls)
+	}
 	if cfg.Rate > 0 && res.TimeTaken > 0 {
 		fmt.Fprintf(logw, "go-client: open loop: target %d calls/s, achieved %.1f\n", cfg.Rate, float64(res.Complete)/res.TimeTaken.Seconds())
 	}
@@ -293,46 +343,96 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 	}
 }
 
-// monitor watches a run from its own goroutine: it takes the CPU reading when
-// the measured part starts, expires gRPC calls past their deadline, and ends a
-// run whose server has gone.
+// monitor watches a run from its own goroutine: it ends the warm-up (and takes
+// the CPU reading) when the measured window opens, expires gRPC calls past their
+// deadline, and ends a run whose server has gone.
 type monitor struct {
-	workers      []*worker
-	watches      []*watchCall
-	measureStart time.Time
-	cancel       context.CancelFunc
-	tick         time.Duration
+	workers []*worker
+	watches []*watchCall
+	win     *window
+	cancel  context.CancelFunc
+	tick    time.Duration
 
-	cpu0     rusage
-	cpuTaken bool
-	aborted  string
+	fixed     time.Duration // a fixed warm-up
+	auto      bool          // -warmup auto
+	warmupMax time.Duration
+	rates     []float64 // auto: calls/s of each settle window
+
+	started time.Time // when the measured window opened; zero before
+	cpu0    rusage
+	settled string
+	aborted string
+}
+
+// markStart opens the measured window at now: from here on calls are measured and
+// CPU is counted.
+func (m *monitor) markStart(now time.Time) {
+	m.started, m.cpu0 = now, getrusage()
+	if m.settled == "" {
+		m.settled = report.SettledFixed
+	}
+	m.win.start.Store(int64(now.Sub(m.win.base)))
+}
+
+func (m *monitor) okCalls() int64 {
+	var n int64
+	for _, w := range m.workers {
+		n += w.ok.Load()
+	}
+	return n
 }
 
 // run returns when done closes. Its fields are read after it returns.
-func (m *monitor) run(done <-chan struct{}, cpuNow bool) {
-	if cpuNow {
-		m.cpu0, m.cpuTaken = getrusage(), true
-	}
+func (m *monitor) run(done <-chan struct{}) {
 	tick := time.NewTicker(m.tick)
 	defer tick.Stop()
+	var warm <-chan time.Time
+	switch {
+	case m.fixed > 0:
+		t := time.NewTimer(time.Until(m.win.base.Add(m.fixed)))
+		defer t.Stop()
+		warm = t.C
+	case m.auto:
+		t := time.NewTicker(settleWindow)
+		defer t.Stop()
+		warm = t.C
+	}
+	lastWindow, lastWindowOK := m.win.base, int64(0)
 	var lastOK, failedAtProgress int64
 	lastProgress := time.Now()
 	for {
 		select {
 		case <-done:
 			return
+		case <-warm:
+			now := time.Now()
+			if m.fixed > 0 {
+				m.markStart(now)
+				warm = nil
+				continue
+			}
+			okN := m.okCalls()
+			m.rates = append(m.rates, float64(okN-lastWindowOK)/now.Sub(lastWindow).Seconds())
+			lastWindow, lastWindowOK = now, okN
+			switch {
+			case settled(m.rates):
+				m.settled = report.SettledYes
+			case now.Sub(m.win.base) >= m.warmupMax:
+				m.settled = report.SettledNo
+			default:
+				continue
+			}
+			m.markStart(now)
+			warm = nil
 		case now := <-tick.C:
 			for _, wc := range m.watches {
 				wc.expire(now)
 			}
-			if !m.cpuTaken && !now.Before(m.measureStart) {
-				m.cpu0, m.cpuTaken = getrusage(), true
-			}
-			var okN, failN int64
+			var failN int64
 			for _, w := range m.workers {
-				okN += w.ok.Load()
 				failN += w.failed.Load()
 			}
+			okN := m.okCalls()
 			if okN != lastOK {
 				lastOK, lastProgress, failedAtProgress = okN, now, failN
 			}
@@ -358,16 +458,16 @@ func dial(ctx context.Context, cfg *Config) (transport, error) {
 	return nil, errors.New("unknown protocol " + cfg.Proto)
 }
 
-// record books one ended call. start is when it began (or, open loop, when it was
-// meant to begin), which also decides whether it was a warm-up call.
-func (w *worker) record(o outcome, start, end, measureStart time.Time) {
+// record books one ended call: a warm-up call or a measured one (its start, or
+// open loop its due time, in the measured window).
+func (w *worker) record(o outcome, start, end time.Time, measured bool) {
 	if o.kind == kindOK {
 		w.ok.Add(1)
 	} else {
 		w.failed.Add(1)
 		w.lastErr = o.err
 	}
-	if start.Before(measureStart) {
+	if !measured {
 		w.warmup++
 		return
 	}
@@ -384,18 +484,18 @@ func (w *worker) record(o outcome, start, end, measureStart time.Time) {
 
 // closedLoop: call, record, repeat (ab). With -n the workers draw from one shared
 // count of measured calls.
-func (w *worker) closedLoop(ctx context.Context, stop *atomic.Bool, measureStart, deadline time.Time, counted bool, remaining *atomic.Int64) {
-	hasDeadline := !deadline.IsZero()
+func (w *worker) closedLoop(ctx context.Context, stop *atomic.Bool, win *window, counted bool, remaining *atomic.Int64) {
 	for !stop.Load() {
 		start := time.Now()
-		if hasDeadline && !start.Before(deadline) {
+		measured, over := win.at(start)
+		if over {
 			return
 		}
-		if counted && !start.Before(measureStart) && remaining.Add(-1) < 0 {
+		if counted && measured && remaining.Add(-1) < 0 {
 			return
 		}
 		o := w.c.call(ctx)
-		w.record(o, start, time.Now(), measureStart)
+		w.record(o, start, time.Now(), measured)
 		if o.kind == kindConnect {
 			// Nothing listens: do not spin (ab would have given up already).
 			time.Sleep(connectPause)
@@ -409,14 +509,13 @@ const connectPause = 10 * time.Millisecond
 // openLoop: calls are due at fixed intervals whatever happened to the previous
 // ones (wrk2). Latency counts from the due time, so a stalled server shows up in
 // the percentiles instead of silently slowing the load (coordinated omission).
-func (w *worker) openLoop(ctx context.Context, cfg *Config, stop *atomic.Bool, start, measureStart, deadline time.Time) {
+func (w *worker) openLoop(ctx context.Context, cfg *Config, stop *atomic.Bool, win *window) {
 	interval := time.Duration(float64(cfg.Concurrency) * float64(time.Second) / float64(cfg.Rate))
-	due := start.Add(w.offset)
-	hasDeadline := !deadline.IsZero()
+	due := win.base.Add(w.offset)
 	var timer *time.Timer
 	var measured int64
 	for !stop.Load() {
-		if hasDeadline && !due.Before(deadline) {
+		if _, over := win.at(due); over {
 			return
 		}
 		if w.quota > 0 && measured >= w.quota {
@@ -435,9 +534,13 @@ func (w *worker) openLoop(ctx context.Context, cfg *Config, stop *atomic.Bool, s
 				return
 			}
 		}
+		in, over := win.at(due)
+		if over {
+			return
+		}
 		o := w.c.call(ctx)
-		w.record(o, due, time.Now(), measureStart)
-		if !due.Before(measureStart) {
+		w.record(o, due, time.Now(), in)
+		if in {
 			measured++
 		}
 		due = due.Add(interval)

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 
 	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/rpcbed/rpcbed/internal/gen/thriftgen"
 )
 
-// thriftTransport hands each worker its own connection (the default) or, with
-// -conns K < -c, one of K connections shared under a lock (a Thrift client is not
-// safe for concurrent calls).
+// thriftTransport hands each worker its own connection: Thrift carries one call at
+// a time per connection, so -conns = -c.
 type thriftTransport struct {
 	cfg   *Config
 	conns []*thriftConn
@@ -23,7 +21,7 @@ type thriftTransport struct {
 func dialThrift(cfg *Config) (*thriftTransport, error) {
 	t := &thriftTransport{cfg: cfg}
 	for i := 0; i < cfg.Conns; i++ {
-		c := &thriftConn{cfg: cfg, shared: cfg.Conns < cfg.Concurrency}
+		c := &thriftConn{cfg: cfg}
 		if err := c.open(); err != nil {
 			t.close()
 			return nil, err
@@ -36,6 +34,8 @@ func dialThrift(cfg *Config) (*thriftTransport, error) {
 func (t *thriftTransport) caller(w int) caller {
 	c := &thriftCaller{
 		conn:     t.conns[w%len(t.conns)],
+		full:     t.cfg.Check == CheckFull,
+		want:     -1,
 		dataList: t.cfg.Call == CallDataList,
 		items:    t.cfg.Items,
 		auth:     &thriftgen.Auth{ClientId: t.cfg.ClientID},
@@ -55,8 +55,6 @@ func (t *thriftTransport) close() {
 // on the next call (the sequence of a broken connection cannot be trusted).
 type thriftConn struct {
 	cfg    *Config
-	shared bool
-	mu     sync.Mutex
 	nc     *countConn
 	trans  thrift.TTransport
 	client *thriftgen.DataClient
@@ -113,8 +111,13 @@ func (c *countConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// thriftCaller decodes every response whole (the generated client does); -check
+// full checks its item count or codeId, -check length its size against the
+// verified one.
 type thriftCaller struct {
 	conn     *thriftConn
+	full     bool
+	want     int64 // -check length: the verified response's size; -1 before
 	dataList bool
 	items    int
 	auth     *thriftgen.Auth
@@ -122,14 +125,21 @@ type thriftCaller struct {
 	dlReq    *thriftgen.DataListRequest
 }
 
-func (c *thriftCaller) verify(ctx context.Context) (outcome, string) { return c.call(ctx), "" }
-
-func (c *thriftCaller) call(ctx context.Context) outcome {
-	tc := c.conn
-	if tc.shared {
-		tc.mu.Lock()
-		defer tc.mu.Unlock()
+func (c *thriftCaller) verify(ctx context.Context) (outcome, string) {
+	o := c.do(true)
+	if o.kind == kindOK {
+		c.want = o.bytes
 	}
+	return o, ""
+}
+
+// setWant gives a worker other than the verifier the verified response size.
+func (c *thriftCaller) setWant(n int64) { c.want = n }
+
+func (c *thriftCaller) call(context.Context) outcome { return c.do(c.full) }
+
+func (c *thriftCaller) do(full bool) outcome {
+	tc := c.conn
 	if tc.client == nil {
 		if err := tc.open(); err != nil {
 			return fail(netKind(err), err)
@@ -143,7 +153,7 @@ func (c *thriftCaller) call(ctx context.Context) outcome {
 		if err != nil {
 			return c.failed(err)
 		}
-		if got := len(r.Items); got != c.items {
+		if got := len(r.Items); full && got != c.items {
 			return fail(kindLength, fmt.Errorf("got %d items; want %d", got, c.items))
 		}
 		token = r.GetAuth().GetToken()
@@ -152,7 +162,7 @@ func (c *thriftCaller) call(ctx context.Context) outcome {
 		if err != nil {
 			return c.failed(err)
 		}
-		if got := r.CodeId; got != WantCode {
+		if got := r.CodeId; full && got != WantCode {
 			return fail(kindLength, fmt.Errorf("got codeId %d; want %d", got, WantCode))
 		}
 		token = r.GetAuth().GetToken()
@@ -160,8 +170,12 @@ func (c *thriftCaller) call(ctx context.Context) outcome {
 	if token == "" {
 		return fail(kindLength, errNoToken)
 	}
+	n := tc.nc.read - before - tc.frame
+	if !full && c.want >= 0 && n != c.want {
+		return fail(kindLength, fmt.Errorf("got a %d-byte response; want %d", n, c.want))
+	}
 	c.auth.Token = token
-	return ok(tc.nc.read - before - tc.frame)
+	return ok(n)
 }
 
 func (c *thriftCaller) failed(err error) outcome {

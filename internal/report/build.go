@@ -99,6 +99,7 @@ func FromSamples(s Samples) Report {
 		x.WarmupSeconds = round(x.WarmupSeconds, 3)
 		x.CPUUserSeconds = round(x.CPUUserSeconds, 3)
 		x.CPUSystemSeconds = round(x.CPUSystemSeconds, 3)
+		x.WindowStart, x.WindowEnd = round(x.WindowStart, 6), round(x.WindowEnd, 6)
 		x.P50Us, x.P90Us, x.P99Us, x.P999Us, x.MeanUs, x.MaxUs = 0, 0, 0, 0, 0, 0
 		if h != nil && h.TotalCount() > 0 {
 			x.P50Us = h.ValueAtQuantile(50)
