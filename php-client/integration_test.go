@@ -14,6 +14,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,4 +241,168 @@ func TestPHPClient(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPHPWorker drives `php-client worker` as the driver does (docs/report-format.md,
+// "Worker mode"): runs of three protocols in one process, a bad command, a verify
+// failure, then EOF on stdin, which is quit.
+func TestPHPWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the PHP client runs real processes")
+	}
+	req := requires("php")
+	php, err := exec.LookPath("php")
+	if err != nil {
+		missing(t, req, "php is not installed (make setup-php)")
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcExt := os.Getenv("RPCBED_GRPC_EXT")
+	if grpcExt == "" {
+		grpcExt = filepath.Join(here, "ext", "build", "grpc.so")
+	}
+	if _, err := os.Stat(grpcExt); err != nil {
+		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", grpcExt)
+	}
+	bin := filepath.Join(t.TempDir(), "go-server")
+	build := exec.Command("go", "build", "-o", bin, "./go-server")
+	build.Dir = filepath.Dir(here)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./go-server: %v\n%s", err, out)
+	}
+	addrs := startServer(t, []string{"grpc", "thrift", "http"}, bin,
+		"-grpc", "127.0.0.1:0", "-thrift", "127.0.0.1:0", "-http", "127.0.0.1:0")
+	// A server that answers, but wrongly: DataType's codeId is not 101.
+	wrong := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"code":0,"auth":{"token":"t"},"codeId":100,"cnName":"x","items":[]}`)
+	}))
+	defer wrong.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, php, "-n", filepath.Join(here, "bin", "client.php"), "worker")
+	cmd.Env = append(os.Environ(), "RPCBED_GRPC_EXT="+grpcExt)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	// next reads stdout up to the next worker line and returns it with the report before it.
+	next := func() (string, string) {
+		t.Helper()
+		var rep strings.Builder
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("worker stdout closed; stderr:\n%s", stderr.String())
+				}
+				if strings.HasPrefix(l, "#rpcbed-worker ") {
+					return l, rep.String()
+				}
+				rep.WriteString(l + "\n")
+			case <-ctx.Done():
+				t.Fatalf("no worker line in time; stderr:\n%s", stderr.String())
+			}
+		}
+	}
+	if l, _ := next(); !regexp.MustCompile(`^#rpcbed-worker ready php \d+$`).MatchString(l) {
+		t.Fatalf("first line = %q; want #rpcbed-worker ready php PID", l)
+	}
+	send := func(fields ...string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, strings.Join(fields, "\t")+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, proto := range []string{"grpc", "thrift", "http"} {
+		id := "r-" + proto
+		send("run", id, "-proto", proto, "-call", "datalist", "-items", "20", "-c", "2", "-n", "30", "-k",
+			"-warmup", "auto", "-warmup-max", "2s", "-addr", addrs[proto])
+		done, rep := next()
+		if want := "#rpcbed-worker done " + id + " exit=0"; done != want {
+			t.Fatalf("%s: got %q; want %q\nstderr:\n%s", id, done, want, stderr.String())
+		}
+		r, err := report.Parse(strings.NewReader(rep))
+		if err != nil {
+			t.Fatalf("%s: report.Parse: %v\n%s", id, err, rep)
+		}
+		x := r.Rpcbed
+		if r.Complete != 30 || r.Failed != 0 || x.Protocol != proto {
+			t.Errorf("%s: complete/failed/protocol = %d/%d/%s; want 30/0/%s", id, r.Complete, r.Failed, x.Protocol, proto)
+		}
+		if x.Check != "full" || x.CPUScope != "window" || x.Runtime != "c" {
+			t.Errorf("%s: check/cpu scope/runtime = %s/%s/%s; want full/window/c", id, x.Check, x.CPUScope, x.Runtime)
+		}
+		if x.WarmupSettled != "yes" && x.WarmupSettled != "no" {
+			t.Errorf("%s: warm-up settled = %q; want yes or no (-warmup auto)", id, x.WarmupSettled)
+		}
+		if !(x.WindowEnd > x.WindowStart && x.WindowStart > 1e9) {
+			t.Errorf("%s: window = %f..%f; want Unix seconds, start < end", id, x.WindowStart, x.WindowEnd)
+		}
+	}
+
+	send("frobnicate")
+	if done, rep := next(); done != "#rpcbed-worker done - exit=2" || rep != "" {
+		t.Errorf("bad command: got %q (report %q); want #rpcbed-worker done - exit=2 and no report", done, rep)
+	}
+	send("run", "v1", "-proto", "http", "-call", "datatype", "-n", "3", "-addr", strings.TrimPrefix(wrong.URL, "http://"))
+	if done, rep := next(); done != "#rpcbed-worker done v1 exit=3" || rep != "" {
+		t.Errorf("verify failure: got %q (report %q); want #rpcbed-worker done v1 exit=3 and no report", done, rep)
+	}
+	if !strings.Contains(stderr.String(), "verify: length: DataType: got codeId 100; want 101") {
+		t.Errorf("stderr has no verify line:\n%s", stderr.String())
+	}
+	for _, id := range []string{"r-grpc", "r-thrift", "r-http", "v1"} {
+		if !strings.Contains(stderr.String(), "#rpcbed-worker begin "+id+"\n") || !strings.Contains(stderr.String(), "#rpcbed-worker end "+id+"\n") {
+			t.Errorf("stderr lacks the begin/end markers of %s", id)
+		}
+	}
+
+	// EOF is quit.
+	stdin.Close()
+	for range lines {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("worker after EOF: %v; want exit 0\nstderr:\n%s", err, stderr.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer goroutine exec starts and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
