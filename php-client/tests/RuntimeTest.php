@@ -18,12 +18,14 @@ final class RuntimeTest extends TestCase
     /** @return array<string, mixed> roundtrip.php's answer */
     private function roundTrip(string $proto, string $runtime): array
     {
-        if ($proto === 'grpc' && ($missing = Extensions::missing(Config::parse(['-proto', 'grpc', '-call', 'datatype', '-n', '1', '-runtime', $runtime]))) !== null) {
-            Servers::missing($this, $missing);
-        }
         $cfg = Config::parse(['-proto', $proto, '-call', 'datalist', '-items', '200', '-n', '1', '-runtime', $runtime,
             '-addr', Servers::go($this)[$proto], '-timeout', '10s', '-client-id', 'phpunit']);
-        $cmd = [PHP_BINARY, ...Extensions::phpArgs($cfg->proto, $cfg->accel, $cfg->runtime), __DIR__ . '/roundtrip.php',
+        if (($missing = Extensions::missing($cfg)) !== null) {
+            Servers::missing($this, $missing);
+        }
+        // No fork here: grpc.so loads at start-up, not with dl() after a fork as in the bench.
+        $grpc = $proto === 'grpc' ? ['-d', 'extension=' . Extensions::grpc()] : [];
+        $cmd = [PHP_BINARY, ...Extensions::phpArgs($cfg), ...$grpc, __DIR__ . '/roundtrip.php',
             json_encode($cfg->toArray(), JSON_THROW_ON_ERROR)];
         $p = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
         $this->assertIsResource($p);

@@ -1,7 +1,7 @@
 <?php
 // One runtime's round trips for RuntimeTest, in a PHP process of its own (a loaded
 // extension cannot be unloaded, so the c and pure runtimes never share a process):
-//   php <Extensions::phpArgs(PROTO, ACCEL, RUNTIME)> roundtrip.php CONFIG_JSON
+//   php <Extensions::phpArgs(CONFIG)> [-d extension=grpc.so] roundtrip.php CONFIG_JSON
 // prints one JSON line: the checks' problems, every decoded item, the versions.
 declare(strict_types=1);
 
