@@ -24,8 +24,9 @@ type Local struct {
 	// Dir is the working directory; "" = this process's.
 	Dir string
 
-	mu   sync.Mutex
-	live map[*localService]struct{}
+	mu      sync.Mutex
+	live    map[*localService]struct{}
+	workers map[*localWorker]struct{}
 }
 
 // Run runs s to completion.
@@ -111,16 +112,23 @@ func (l *Local) Start(ctx context.Context, s Spec) (Service, error) {
 	return svc, nil
 }
 
-// Close stops every service still running.
+// Close stops every service and worker still running.
 func (l *Local) Close() error {
 	l.mu.Lock()
 	svcs := make([]*localService, 0, len(l.live))
 	for s := range l.live {
 		svcs = append(svcs, s)
 	}
+	ws := make([]*localWorker, 0, len(l.workers))
+	for w := range l.workers {
+		ws = append(ws, w)
+	}
 	l.mu.Unlock()
 	for _, s := range svcs {
 		s.Stop(context.Background())
+	}
+	for _, w := range ws {
+		w.Stop(context.Background())
 	}
 	return nil
 }

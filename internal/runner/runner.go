@@ -14,6 +14,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -243,4 +247,61 @@ func tail(b []byte, n int) string {
 // exitError describes a program that ended before it should have.
 func exitError(name string, r Result) error {
 	return fmt.Errorf("%s exited with code %d; stderr: %s", name, r.ExitCode, tail(r.Stderr, 2000))
+}
+
+// CoresAllowed is how many cores a program started with s may keep busy under r:
+// the size of s.CPUSet or s.CPUs, whichever is smaller, where r enforces them
+// (Docker: both; Local: the CPU set, when taskset is installed); all online cores
+// otherwise. The CPU invariant (docs/method.md, section 3) divides by it.
+func CoresAllowed(r Runner, s Spec) float64 {
+	n := float64(OnlineCores())
+	enforceSet, enforceQuota := false, false
+	switch r.(type) {
+	case *Docker:
+		enforceSet, enforceQuota = true, true
+	case *Local:
+		_, err := exec.LookPath("taskset")
+		enforceSet = err == nil
+	}
+	if enforceSet && s.CPUSet != "" {
+		if k := CPUSetSize(s.CPUSet); k > 0 && float64(k) < n {
+			n = float64(k)
+		}
+	}
+	if enforceQuota && s.CPUs > 0 && s.CPUs < n {
+		n = s.CPUs
+	}
+	return n
+}
+
+// CPUSetSize counts the CPUs of a list such as "0", "0-1" or "0,2-3"; 0 when it
+// does not parse.
+func CPUSetSize(set string) int {
+	n := 0
+	for _, part := range strings.Split(set, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
+}
+
+// OnlineCores is the machine's online CPU count (/sys/devices/system/cpu/online),
+// or Go's NumCPU where that file is missing.
+func OnlineCores() int {
+	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
+		if n := CPUSetSize(strings.TrimSpace(string(b))); n > 0 {
+			return n
+		}
+	}
+	return runtime.NumCPU()
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -258,4 +259,42 @@ func freePort(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+func TestCPUSetSize(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want int
+	}{
+		{"0", 1}, {"1", 1}, {"0-1", 2}, {"0,2-3", 3}, {"0-3,8", 5}, {"", 0}, {"x", 0}, {"3-1", 0}, {"-1", 0},
+	} {
+		if got := CPUSetSize(tc.set); got != tc.want {
+			t.Errorf("CPUSetSize(%q): got %d; want %d", tc.set, got, tc.want)
+		}
+	}
+}
+
+func TestCoresAllowed(t *testing.T) {
+	online := float64(OnlineCores())
+	_, err := exec.LookPath("taskset")
+	localSet := online
+	if err == nil {
+		localSet = 1
+	}
+	for _, tc := range []struct {
+		name string
+		r    Runner
+		s    Spec
+		want float64
+	}{
+		{"docker cpuset", &Docker{}, Spec{CPUSet: "0"}, 1},
+		{"docker quota below set", &Docker{}, Spec{CPUSet: "0", CPUs: 0.5}, 0.5},
+		{"docker nothing set", &Docker{}, Spec{}, online},
+		{"local cpuset (taskset)", &Local{}, Spec{CPUSet: "0"}, localSet},
+		{"local ignores the quota", &Local{}, Spec{CPUs: 0.5}, online},
+	} {
+		if got := CoresAllowed(tc.r, tc.s); got != tc.want {
+			t.Errorf("%s: got %v; want %v", tc.name, got, tc.want)
+		}
+	}
 }
