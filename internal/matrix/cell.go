@@ -158,6 +158,12 @@ func (s Spec) loadFor(name string) Load {
 		if o.Timeout != nil {
 			l.Timeout = *o.Timeout
 		}
+		if o.WarmupMax != nil {
+			l.WarmupMax = *o.WarmupMax
+		}
+		if o.Conns != nil {
+			l.Conns = *o.Conns
+		}
 	}
 	return l
 }

@@ -59,78 +59,142 @@ type Verify struct {
 type CellResult struct {
 	Name string `json:"name"`
 	Cell
-	Load     Load      `json:"load"`
-	Status   string    `json:"status"`
+	Load   Load   `json:"load"`
+	Status string `json:"status"`
+	// Error joins every reason a repeat failed or was noted, "rN: ..." each; none
+	// overwrites another.
 	Error    string    `json:"error,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Repeats  []Repeat  `json:"repeats"`
+	// Summary is computed from the repeats once the last one is done.
+	Summary *Summary `json:"summary,omitempty"`
 }
+
+// StatusPartial is a cell whose repeats are not all done yet (an interrupted run:
+// Resume runs the rest).
+const StatusPartial = "partial"
+
+// Flags a repeat or cell can carry; each is explained by a figure beside it.
+const (
+	// FlagCPUInvariant: a side's CPU over the window / window length exceeds the
+	// cores it may use by more than 5 % (docs/method.md, section 3). The repeat's
+	// CPU figures are not used.
+	FlagCPUInvariant = "cpu-invariant"
+	// FlagCPUScope: the client could not measure its CPU over the window (CPU
+	// scope: process, or a v1.0 report without a window); its CPU figures are not used.
+	FlagCPUScope = "cpu-scope"
+	// FlagWarmup: an auto warm-up reached warmup_max without settling.
+	FlagWarmup = "warmup-unsettled"
+	// FlagServerRestarted: the server had stopped answering and was restarted
+	// before this repeat.
+	FlagServerRestarted = "server-restarted"
+	// FlagNoisy: the cell's req/s spread over 10 % or a repeat's steal over 2 % of a core.
+	FlagNoisy = "noisy"
+)
+
+// Invariant allowance and noise thresholds (docs/method.md, sections 3 and 6).
+const (
+	CPUAllowance    = 0.05
+	NoisySpread     = 0.10
+	NoisyStealCores = 0.02
+	BoundBusy       = 0.9
+)
 
 // Repeat is one timed run of a cell.
 type Repeat struct {
 	Index    int     `json:"index"` // 1-based
 	Raw      string  `json:"raw"`   // raw/<cell>-rN.txt, relative to the run
 	ExitCode int     `json:"exit_code"`
-	Error    string  `json:"error,omitempty"`
+	Error    string  `json:"error,omitempty"` // every reason the repeat failed, joined
 	WallS    float64 `json:"wall_s"`
-	// ClientCPUS is the client process's CPU (user+system, every child included)
-	// as the runner measured it: start-up, verify call and warm-up included.
+	// Worker: the run went through a long-lived client worker.
+	Worker bool `json:"worker,omitempty"`
+	// ClientCPUS is the client process's CPU over the whole run as the runner
+	// measured it (start-up, verify and warm-up included): a cross-check only.
 	ClientCPUS float64 `json:"client_cpu_s"`
-	// ServerCPUS and ServerCalls are the server's CPU and the calls it served over
-	// the run (go-server: its /stats diffed; Java baselines: the runner's usage
-	// diffed and the client's calls).
-	ServerCPUS  float64        `json:"server_cpu_s"`
-	ServerCalls int64          `json:"server_calls"`
-	Report      *report.Report `json:"report,omitempty"`
-	Metrics     Metrics        `json:"metrics"`
+	// ServerCPUS and ServerCalls are the server's CPU and calls over the window.
+	ServerCPUS  float64 `json:"server_cpu_s"`
+	ServerCalls int64   `json:"server_calls"`
+	// Window is both sides' figures over the client's measured window.
+	Window *Window `json:"window,omitempty"`
+	// Flags name what makes a figure of this repeat unusable or doubtful, Notes say
+	// why in words.
+	Flags   []string       `json:"flags,omitempty"`
+	Notes   []string       `json:"notes,omitempty"`
+	Report  *report.Report `json:"report,omitempty"`
+	Metrics Metrics        `json:"metrics"`
 }
 
-// Metrics are a repeat's figures, derived from its report and usages.
+// Window is one repeat's measured window, both sides and the machine over it.
+type Window struct {
+	StartUnix float64 `json:"start_unix_s"`
+	EndUnix   float64 `json:"end_unix_s"`
+	Seconds   float64 `json:"seconds"`
+	// Source says where the window came from: "report" (the client's Window
+	// start/end) or "run" (the runner's start and end of the run, when the report
+	// has no window).
+	Source string `json:"source"`
+	// ClientCPUS is the client's own CPU over the window (the report's).
+	ClientCPUS float64 `json:"client_cpu_s"`
+	// ServerCPUS/ServerCalls: the server's /stats interpolated at the window's ends;
+	// ServerKnown is false when the server could not be sampled.
+	ServerCPUS  float64 `json:"server_cpu_s"`
+	ServerCalls int64   `json:"server_calls"`
+	ServerKnown bool    `json:"server_known"`
+	Samples     int     `json:"samples"`
+	// Cores each side may use, and the cores it kept busy (CPU / window length).
+	ClientCores float64 `json:"client_cores"`
+	ServerCores float64 `json:"server_cores"`
+	ClientBusy  float64 `json:"client_busy_cores"`
+	ServerBusy  float64 `json:"server_busy_cores"`
+	// From /proc/stat over the window: the machine's busy cores, its steal, and
+	// the CPU used outside the cell (all busy CPU minus client and server), in cores.
+	MachineKnown bool    `json:"machine_known"`
+	MachineBusy  float64 `json:"machine_busy_cores"`
+	StealCores   float64 `json:"steal_cores"`
+	OutsideCores float64 `json:"outside_cores"`
+}
+
+// Metrics are a repeat's figures, derived from its report and window.
 type Metrics struct {
 	RPS   float64 `json:"rps"`
 	P50Us float64 `json:"p50_us"`
 	P99Us float64 `json:"p99_us"`
-	// ClientCPUUs is the whole client process's CPU per call it made (warm-up and
-	// start-up included); ClientCPUMeasuredUs the client's own figure per measured
-	// call (Go and Java measure the timed part only, PHP its whole run).
-	ClientCPUUs         float64 `json:"client_cpu_us_per_call"`
-	ClientCPUMeasuredUs float64 `json:"client_cpu_measured_us_per_call"`
-	ServerCPUUs         float64 `json:"server_cpu_us_per_call"`
-	BytesPerResponse    int64   `json:"bytes_per_response"`
-	Complete            int64   `json:"complete"`
-	Failed              int64   `json:"failed"`
+	// ClientCPUUs and ServerCPUUs are each side's CPU per call over the window.
+	ClientCPUUs float64 `json:"client_cpu_us_per_call"`
+	ServerCPUUs float64 `json:"server_cpu_us_per_call"`
+	// ClientCPUProcessUs is the runner's whole-process figure per call the client
+	// made (start-up and warm-up included): what the matrix printed before the window.
+	ClientCPUProcessUs float64 `json:"client_cpu_process_us_per_call"`
+	// Calls per CPU-second on each side, and each side's busy fraction (busy cores
+	// / cores it may use) over the window.
+	ClientCallsPerCPUS float64 `json:"client_calls_per_cpu_s"`
+	ServerCallsPerCPUS float64 `json:"server_calls_per_cpu_s"`
+	ClientBusy         float64 `json:"client_busy"`
+	ServerBusy         float64 `json:"server_busy"`
+	// CPUNotUsed: the repeat's CPU figures are recorded but not used (a flag says why).
+	CPUNotUsed       bool  `json:"cpu_not_used,omitempty"`
+	BytesPerResponse int64 `json:"bytes_per_response"`
+	Complete         int64 `json:"complete"`
+	Failed           int64 `json:"failed"`
 }
 
-// metrics derives a repeat's figures.
-func metrics(r *report.Report, clientCPU, serverCPU float64, serverCalls int64) Metrics {
-	m := Metrics{
-		RPS: r.RequestsPerSecond, BytesPerResponse: r.DocumentLength,
-		Complete: r.Complete, Failed: r.Failed,
-	}
-	calls := r.Complete + r.Failed
-	made := calls + 1 // the client's own verify call
-	if x := r.Rpcbed; x != nil {
-		m.P50Us, m.P99Us = float64(x.P50Us), float64(x.P99Us)
-		made += x.WarmupCalls
-		if calls > 0 {
-			m.ClientCPUMeasuredUs = (x.CPUUserSeconds + x.CPUSystemSeconds) * 1e6 / float64(calls)
-		}
-	} else {
-		for _, p := range r.Percentiles {
-			switch p.Percent {
-			case 50:
-				m.P50Us = float64(p.Ms * 1000)
-			case 99:
-				m.P99Us = float64(p.Ms * 1000)
-			}
-		}
-	}
-	m.ClientCPUUs = clientCPU * 1e6 / float64(made)
-	if serverCalls > 0 {
-		m.ServerCPUUs = serverCPU * 1e6 / float64(serverCalls)
-	}
-	return m
+// Summary is a cell's figures over its good repeats.
+type Summary struct {
+	// Spread is (max - min) / median of req/s over the good repeats.
+	Spread float64 `json:"rps_spread"`
+	// MaxStealCores and MaxOutsideCores: the largest per repeat.
+	MaxStealCores   float64 `json:"max_steal_cores"`
+	MaxOutsideCores float64 `json:"max_outside_cores"`
+	// Bottleneck: client-bound, server-bound or latency-bound (docs/method.md, section 7).
+	Bottleneck string `json:"bottleneck,omitempty"`
+	// Conns is the connection count every run used.
+	Conns int `json:"conns"`
+	// Flags are the cell's (noisy, warmup-unsettled, cpu-invariant ...), Reasons
+	// the figures behind each.
+	Flags   []string `json:"flags,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // Stat is a figure over a cell's successful repeats.
@@ -144,12 +208,16 @@ func (c CellResult) Stat(f func(Metrics) float64) Stat {
 	return StatOf(c.Values(f))
 }
 
-// Values lists one metric over the repeats that produced a report.
+// Values lists one metric over the repeats that produced a report, leaving out
+// the figures a repeat does not give (NaN: a CPU figure not used, a server that
+// could not be sampled).
 func (c CellResult) Values(f func(Metrics) float64) []float64 {
 	var v []float64
 	for _, r := range c.Repeats {
 		if r.Report != nil {
-			v = append(v, f(r.Metrics))
+			if x := f(r.Metrics); !math.IsNaN(x) {
+				v = append(v, x)
+			}
 		}
 	}
 	return v
@@ -169,16 +237,32 @@ func StatOf(v []float64) Stat {
 	return Stat{Median: med, Min: s[0], Max: s[len(s)-1], N: len(s)}
 }
 
+// cpuFigure is a CPU-derived figure: NaN when the repeat's CPU figures are not
+// used or the figure is unknown (0).
+func cpuFigure(m Metrics, v float64) float64 {
+	if m.CPUNotUsed || v == 0 {
+		return math.NaN()
+	}
+	return v
+}
+
 // Metric accessors, shared by the renderers and compare.
 var (
-	RPS               = func(m Metrics) float64 { return m.RPS }
-	P50               = func(m Metrics) float64 { return m.P50Us }
-	P99               = func(m Metrics) float64 { return m.P99Us }
-	ClientCPU         = func(m Metrics) float64 { return m.ClientCPUUs }
-	ClientCPUMeasured = func(m Metrics) float64 { return m.ClientCPUMeasuredUs }
-	ServerCPU         = func(m Metrics) float64 { return m.ServerCPUUs }
-	BytesPerResponse  = func(m Metrics) float64 { return float64(m.BytesPerResponse) }
-	FailedCalls       = func(m Metrics) float64 { return float64(m.Failed) }
+	RPS                = func(m Metrics) float64 { return m.RPS }
+	P50                = func(m Metrics) float64 { return m.P50Us }
+	P99                = func(m Metrics) float64 { return m.P99Us }
+	ClientCPU          = func(m Metrics) float64 { return cpuFigure(m, m.ClientCPUUs) }
+	ClientCPUProcess   = func(m Metrics) float64 { return cpuFigure(Metrics{}, m.ClientCPUProcessUs) }
+	ServerCPU          = func(m Metrics) float64 { return cpuFigure(m, m.ServerCPUUs) }
+	ClientCallsPerCPUS = func(m Metrics) float64 { return cpuFigure(m, m.ClientCallsPerCPUS) }
+	ServerCallsPerCPUS = func(m Metrics) float64 { return cpuFigure(m, m.ServerCallsPerCPUS) }
+	ClientBusy         = func(m Metrics) float64 { return cpuFigure(m, m.ClientBusy) }
+	ServerBusy         = func(m Metrics) float64 { return cpuFigure(m, m.ServerBusy) }
+	BytesPerResponse   = func(m Metrics) float64 { return float64(m.BytesPerResponse) }
+	FailedCalls        = func(m Metrics) float64 { return float64(m.Failed) }
+	// ClientCPUMeasured is ClientCPU: the client's own figure over the window (the
+	// name of report v1.0's days, kept for callers).
+	ClientCPUMeasured = ClientCPU
 )
 
 // Layout of a run directory.

@@ -98,15 +98,55 @@ type Spec struct {
 	Auth *bool `yaml:"auth" json:"auth"`
 	// Verify runs one tiny call per client x protocol x call before any timing.
 	Verify *bool `yaml:"verify" json:"verify"`
+	// Worker runs each client as a long-lived worker (one per client x protocol x
+	// server group; docs/report-format.md, "Worker mode"); false runs one process
+	// per run. Default true; a client whose build has no worker mode falls back to
+	// one process per run by itself.
+	Worker *bool `yaml:"worker" json:"worker"`
 }
 
 // Load is how long one timed run of a cell lasts.
 type Load struct {
 	N        int64    `yaml:"n" json:"n"`
 	Duration Duration `yaml:"duration" json:"duration"`
-	Warmup   Duration `yaml:"warmup" json:"warmup"`
+	// Warmup is a fixed duration or auto: until throughput settles (3 windows of
+	// 250 ms within 5 %), at most WarmupMax (docs/method.md, section 5).
+	Warmup    Duration `yaml:"warmup" json:"warmup"`
+	WarmupMax Duration `yaml:"warmup_max" json:"warmup_max,omitzero"`
+	// Conns is -conns: the TCP connections the client opens; 0 = one per worker (c).
+	Conns int `yaml:"conns" json:"conns,omitzero"`
 	// Timeout bounds one client run; 0 = warm-up + duration + 60 s (or 120 s for n only).
 	Timeout Duration `yaml:"timeout" json:"timeout"`
+}
+
+// Auto is the warm-up value "auto": until the figures settle.
+const Auto Duration = -1
+
+// IsAuto reports whether d is the warm-up value auto.
+func (d Duration) IsAuto() bool { return d == Auto }
+
+// DefaultWarmupMax bounds an auto warm-up when the spec gives no warmup_max (the
+// clients' own default).
+const DefaultWarmupMax = Duration(10 * time.Second)
+
+// WarmupBound is the longest the warm-up may take: the fixed warm-up, or
+// WarmupMax for auto.
+func (l Load) WarmupBound() time.Duration {
+	if l.Warmup.IsAuto() {
+		if l.WarmupMax > 0 {
+			return l.WarmupMax.D()
+		}
+		return DefaultWarmupMax.D()
+	}
+	return l.Warmup.D()
+}
+
+// ConnsFor is the connection count a cell of concurrency c runs with.
+func (l Load) ConnsFor(c int) int {
+	if l.Conns > 0 {
+		return l.Conns
+	}
+	return c
 }
 
 // Override changes Load for the cells matching Match (path.Match glob on the cell
@@ -116,7 +156,10 @@ type Override struct {
 	N        *int64    `yaml:"n" json:"n"`
 	Duration *Duration `yaml:"duration" json:"duration"`
 	Warmup   *Duration `yaml:"warmup" json:"warmup"`
-	Timeout  *Duration `yaml:"timeout" json:"timeout"`
+	// WarmupMax and Conns as in Load.
+	WarmupMax *Duration `yaml:"warmup_max" json:"warmup_max,omitempty"`
+	Conns     *int      `yaml:"conns" json:"conns,omitempty"`
+	Timeout   *Duration `yaml:"timeout" json:"timeout"`
 }
 
 // Resources are what a client or server process is given, as docker run's
@@ -135,6 +178,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	var s string
 	if err := n.Decode(&s); err != nil {
 		return err
+	}
+	if s == "auto" {
+		*d = Auto // only warmup takes it: Load.validate refuses it elsewhere
+		return nil
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		// NaN, Inf and values past int64 nanoseconds have no duration.
@@ -161,10 +208,18 @@ type durationError struct {
 
 func (e *durationError) Error() string { return fmt.Sprintf("line %d: %q: %s", e.line, e.value, e.why) }
 
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 
 func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
+	return json.Marshal(d.String())
+}
+
+// String is the Go duration, or auto.
+func (d Duration) String() string {
+	if d.IsAuto() {
+		return "auto"
+	}
+	return time.Duration(d).String()
 }
 
 func (d *Duration) UnmarshalJSON(b []byte) error {
@@ -338,6 +393,10 @@ func (s *Spec) defaults() {
 		t := true
 		s.Verify = &t
 	}
+	if s.Worker == nil {
+		t := true
+		s.Worker = &t
+	}
 }
 
 // Validate reports the first mistake, naming the field.
@@ -404,6 +463,12 @@ func (s *Spec) Validate() error {
 		if err := c.Load.validate("load (cell " + c.Name() + ")"); err != nil {
 			return err
 		}
+		if k := c.Load.Conns; k > c.Concurrency {
+			return fieldErr("conns", "cell %s: conns %d is above its concurrency %d (want 1..c)", c.Name(), k, c.Concurrency)
+		}
+		if k := c.Load.Conns; k > 0 && k != c.Concurrency && (c.Protocol == "thrift" || c.Protocol == "http" || c.Client == "php" || c.Client == "php-pure") {
+			return fieldErr("conns", "cell %s: conns %d != c %d: %s carries one call per connection (docs/method.md, section 4)", c.Name(), k, c.Concurrency, c.Client+" over "+c.Protocol)
+		}
 		if c.Load.N > 0 && c.Load.N < int64(c.Concurrency) {
 			return fieldErr("load.n", "cell %s: n %d is below its concurrency %d", c.Name(), c.Load.N, c.Concurrency)
 		}
@@ -450,10 +515,16 @@ func (l Load) validate(field string) error {
 	for _, d := range []struct {
 		name string
 		v    Duration
-	}{{"duration", l.Duration}, {"warmup", l.Warmup}, {"timeout", l.Timeout}} {
+	}{{"duration", l.Duration}, {"warmup", l.Warmup}, {"warmup_max", l.WarmupMax}, {"timeout", l.Timeout}} {
 		if d.v.D() > MaxDuration {
 			return fieldErr(field+"."+d.name, "%v: want at most %v", d.v.D(), MaxDuration)
 		}
+	}
+	if l.Duration.IsAuto() || l.Timeout.IsAuto() || l.WarmupMax.IsAuto() {
+		return fieldErr(field, "only warmup takes auto")
+	}
+	if l.Conns < 0 {
+		return fieldErr(field+".conns", "%d: must not be negative", l.Conns)
 	}
 	return nil
 }

@@ -27,6 +27,9 @@ type Stats struct {
 	Goroutines int                                 `json:"goroutines"`
 	GOMAXPROCS int                                 `json:"gomaxprocs"`
 	Versions   map[string]string                   `json:"versions"`
+	// TimeUnixS is when the counters were read (Unix seconds): the driver
+	// interpolates CPU and calls to the client's measured window with it.
+	TimeUnixS float64 `json:"time_unix_s"`
 }
 
 // Versions returns the Go runtime's and the RPC libraries' versions.
@@ -78,8 +81,9 @@ func currentRSS() int64 {
 }
 
 func (s *Server) stats() Stats {
+	now := float64(time.Now().UnixMicro()) / 1e6
 	user, sys, maxRSS := processCPU()
-	return Stats{
+	return Stats{TimeUnixS: now,
 		Server: "rpcbed-go-server", Store: s.cfg.StoreKind, Auth: s.cfg.CheckAuth,
 		UptimeS: time.Since(s.started).Seconds(), Calls: s.svc.Stats.Snapshot(),
 		CPUUserS: user, CPUSystemS: sys, RSSBytes: currentRSS(), MaxRSS: maxRSS,

@@ -1,0 +1,252 @@
+package matrix
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// The worker protocol's lines (docs/report-format.md, "Worker mode").
+const (
+	workerReady = "#rpcbed-worker ready "
+	workerDone  = "#rpcbed-worker done "
+	workerBegin = "#rpcbed-worker begin "
+	workerEnd   = "#rpcbed-worker end "
+)
+
+// workerStartTimeout bounds a worker's start-up until its ready line (a JVM on a
+// busy 2-core machine).
+const workerStartTimeout = 90 * time.Second
+
+// workerProc is one running client worker and the driver's side of its protocol.
+type workerProc struct {
+	key   string
+	w     runner.Worker
+	lines chan string // stdout, line by line; closed at EOF
+	runs  int
+	dead  error // set once the worker is no use any more
+}
+
+// startWorker starts spec as a worker and waits for its ready line.
+func startWorker(ctx context.Context, ws runner.WorkerStarter, key string, spec runner.Spec) (*workerProc, error) {
+	w, err := ws.StartWorker(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	p := &workerProc{key: key, w: w, lines: make(chan string, 256)}
+	go func() {
+		defer close(p.lines)
+		br := bufio.NewReaderSize(w.Stdout(), 64<<10)
+		for {
+			l, err := br.ReadString('\n')
+			if l != "" {
+				p.lines <- l
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t := time.NewTimer(workerStartTimeout)
+	defer t.Stop()
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				r, _ := w.Stop(context.Background())
+				return nil, fmt.Errorf("worker %s exited before it was ready (exit code %d): %s", key, r.ExitCode, tailText(r.Stderr, 600))
+			}
+			if strings.HasPrefix(l, workerReady) {
+				return p, nil
+			}
+			// Anything before the greeting is noise (a JVM warning): keep waiting.
+		case <-t.C:
+			r, _ := w.Stop(context.Background())
+			return nil, fmt.Errorf("worker %s: no ready line within %v: %s", key, workerStartTimeout, tailText(r.Stderr, 600))
+		case <-ctx.Done():
+			w.Stop(context.Background())
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// errWorker marks a run the worker did not finish: it died or did not answer.
+var errWorker = errors.New("worker")
+
+// run sends one run and reads its report up to the done line. The result is what
+// the one-shot client would have left: stdout (the report), the run's stderr
+// lines, the exit code, the wall time and the worker's CPU over the run. When the
+// worker dies or does not answer within timeout the error wraps errWorker, the
+// result holds what it printed, and the worker is marked dead.
+func (p *workerProc) run(ctx context.Context, id string, args []string, timeout time.Duration) (runner.Result, error) {
+	p.runs++
+	errStart := len(p.w.Stderr())
+	u0, s0, uerr := p.w.Usage(ctx)
+	start := time.Now()
+	var res runner.Result
+	line := "run\t" + id + "\t" + strings.Join(args, "\t") + "\n"
+	if _, err := io.WriteString(p.w.Stdin(), line); err != nil {
+		p.dead = fmt.Errorf("%w %s: write: %v", errWorker, p.key, err)
+		res.Stderr = p.stderrSince(errStart, "")
+		return res, p.dead
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	var out bytes.Buffer
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				res.Stdout, res.Wall = out.Bytes(), time.Since(start)
+				<-p.w.Done()
+				r, _ := p.w.Stop(context.Background())
+				res.Stderr = p.stderrSince(errStart, "")
+				p.dead = fmt.Errorf("%w %s died during run %s (exit code %d): %s", errWorker, p.key, id, r.ExitCode, tailText(res.Stderr, 600))
+				res.ExitCode = -1
+				return res, p.dead
+			}
+			if rest, ok := strings.CutPrefix(l, workerDone); ok {
+				f := strings.Fields(rest)
+				if len(f) == 2 && f[0] == id && strings.HasPrefix(f[1], "exit=") {
+					code, err := strconv.Atoi(strings.TrimPrefix(f[1], "exit="))
+					if err != nil {
+						code = -1
+					}
+					res.Stdout, res.ExitCode, res.Wall = out.Bytes(), code, time.Since(start)
+					res.Stderr = p.stderrSince(errStart, id)
+					if u1, s1, err := p.w.Usage(ctx); err == nil && uerr == nil {
+						res.CPUUser, res.CPUSystem = u1-u0, s1-s0
+					}
+					return res, nil
+				}
+				// A done line for another id (a command it could not read): keep it.
+			}
+			out.WriteString(l)
+		case <-t.C:
+			res.Stdout, res.Wall, res.ExitCode = out.Bytes(), time.Since(start), -1
+			res.Stderr = p.stderrSince(errStart, "")
+			p.dead = fmt.Errorf("%w %s: no done line for run %s within %v: %s", errWorker, p.key, id, timeout, tailText(res.Stderr, 600))
+			p.stop()
+			return res, fmt.Errorf("%w: %w", p.dead, runner.ErrTimeout)
+		case <-ctx.Done():
+			p.dead = ctx.Err()
+			p.stop()
+			return res, ctx.Err()
+		}
+	}
+}
+
+// stderrSince is the worker's stderr from offset: up to its end line for id (it
+// may arrive a moment after the done line on the other pipe), without the
+// protocol's own begin/end lines.
+func (p *workerProc) stderrSince(offset int, id string) []byte {
+	var b []byte
+	deadline := time.Now().Add(time.Second)
+	for {
+		all := p.w.Stderr()
+		if offset > len(all) {
+			offset = len(all)
+		}
+		b = all[offset:]
+		if id == "" || bytes.Contains(b, []byte(workerEnd+id+"\n")) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-p.w.Done():
+			deadline = time.Now()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	var keep bytes.Buffer
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte(workerBegin)) {
+			continue
+		}
+		if bytes.HasPrefix(l, []byte(workerEnd)) {
+			if id != "" && string(bytes.TrimSpace(l)) == strings.TrimSpace(workerEnd+id) {
+				break
+			}
+			continue
+		}
+		keep.Write(l)
+	}
+	return keep.Bytes()
+}
+
+func (p *workerProc) stop() runner.Result {
+	r, _ := p.w.Stop(context.Background())
+	return r
+}
+
+// workerPool keeps one worker per key (client x protocol) for one server group.
+type workerPool struct {
+	mu      sync.Mutex
+	workers map[string]*workerProc
+	started int // workers started, fresh ones after a death included
+}
+
+func newWorkerPool() *workerPool { return &workerPool{workers: map[string]*workerProc{}} }
+
+// get returns the live worker for key, starting one when there is none (or the
+// last one died).
+func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, key string, spec runner.Spec) (*workerProc, error) {
+	wp.mu.Lock()
+	p := wp.workers[key]
+	wp.mu.Unlock()
+	if p != nil && p.dead == nil {
+		select {
+		case <-p.w.Done():
+			p.dead = fmt.Errorf("%w %s exited between runs", errWorker, key)
+		default:
+			return p, nil
+		}
+	}
+	if p != nil {
+		p.stop()
+	}
+	p, err := startWorker(ctx, ws, key, spec)
+	if err != nil {
+		return nil, err
+	}
+	wp.mu.Lock()
+	wp.workers[key] = p
+	wp.started++
+	wp.mu.Unlock()
+	return p, nil
+}
+
+// close sends every worker EOF (quit) and waits for them.
+func (wp *workerPool) close() {
+	if wp == nil {
+		return
+	}
+	wp.mu.Lock()
+	ps := make([]*workerProc, 0, len(wp.workers))
+	for _, p := range wp.workers {
+		ps = append(ps, p)
+	}
+	wp.workers = map[string]*workerProc{}
+	wp.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.stop() }()
+	}
+	wg.Wait()
+}
+
+func tailText(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return oneLine(string(b))
+}
