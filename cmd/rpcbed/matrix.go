@@ -132,7 +132,26 @@ func renderRun(dir string, stderr io.Writer) error {
 	if err := render.All(dir, run); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "rendered %s\n", dir)
+	ok, failed, partial := 0, 0, 0
+	for _, c := range run.Cells {
+		switch c.Status {
+		case matrix.StatusOK:
+			ok++
+		case matrix.StatusPartial:
+			partial++
+		default:
+			failed++
+		}
+	}
+	miss := run.Missing()
+	fmt.Fprintf(stderr, "rendered %s: %d cells of the plan: %d ok, %d failed, %d partial, %d not run\n",
+		dir, len(run.Cells)+len(miss), ok, failed, partial, len(miss))
+	for _, c := range miss {
+		fmt.Fprintf(stderr, "  not run: %s\n", c.Name())
+	}
+	if len(miss) > 0 || partial > 0 {
+		fmt.Fprintf(stderr, "finish it with: rpcbed matrix -resume %s\n", dir)
+	}
 	return nil
 }
 

@@ -86,7 +86,7 @@ func endToEnd(t *testing.T, root, runnerName string) {
 	if code != 0 {
 		t.Fatalf("rpcbed matrix: exit code %d\nstderr:\n%s", code, errb.String())
 	}
-	if !strings.Contains(errb.String(), "[  6/6] go-http-datalist-2-c2 r2/2") || !strings.Contains(errb.String(), "ETA") {
+	if !strings.Contains(errb.String(), "[ 12/12] go-http-datalist-2-c2 r2/2") || !strings.Contains(errb.String(), "ETA") {
 		t.Errorf("progress lines missing from stderr:\n%s", errb.String())
 	}
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -34,6 +35,23 @@ type fakeRunner struct {
 	cancelAfter int
 	cancel      context.CancelFunc
 	timed       int
+	// afterRun is called after each run; clientCPU overrides the CPU a run's
+	// report claims over its window, by run name.
+	afterRun  func(name string)
+	clientCPU map[string]float64
+	services  []*fakeService
+}
+
+// stopServers closes every fake server's listeners: the server died.
+func (f *fakeRunner) stopServers() {
+	f.mu.Lock()
+	svcs := f.services
+	f.mu.Unlock()
+	for _, s := range svcs {
+		for _, l := range s.listeners {
+			l.Close()
+		}
+	}
 }
 
 func newFakeRunner() *fakeRunner {
@@ -81,13 +99,25 @@ func (f *fakeRunner) Run(ctx context.Context, s runner.Spec) (runner.Result, err
 	}
 	items, _ := strconv.Atoi(flagValue(s.Args, "-items"))
 	c, _ := strconv.Atoi(flagValue(s.Args, "-c"))
+	// The measured window lies inside the run, as a real client's does.
+	t0 := time.Now()
+	time.Sleep(30 * time.Millisecond)
+	ws := float64(t0.Add(5*time.Millisecond).UnixMicro()) / 1e6
 	r := report.Report{
 		ServerHostname: "127.0.0.1", DocumentPath: "/x", DocumentLength: int64(28 * items),
 		Concurrency: c, TimeTakenSeconds: 0.5, Complete: n, RequestsPerSecond: float64(n) / 0.5,
 		Rpcbed: &report.Extra{Client: "go", Protocol: proto, Call: call, Items: items, Connections: 1, Loop: "closed",
 			P50Us: 100, P90Us: 150, P99Us: 300, P999Us: 400, MeanUs: 110, MaxUs: 500,
-			WarmupCalls: 9, CPUUserSeconds: 0.02, CPUSystemSeconds: 0.01,
-			Versions: map[string]string{"go": "go1.26.8"}},
+			WarmupCalls: 9, CPUUserSeconds: 0.002, CPUSystemSeconds: 0.001,
+			Versions: map[string]string{"go": "go1.26.8"},
+			Check:    report.CheckFull, Runtime: "go", CPUScope: report.ScopeWindow,
+			WindowStart: ws, WindowEnd: ws + 0.02, WarmupSettled: report.SettledFixed},
+	}
+	if v, ok := f.clientCPU[s.Name]; ok {
+		r.Rpcbed.CPUUserSeconds, r.Rpcbed.CPUSystemSeconds = v, 0
+	}
+	if f.afterRun != nil {
+		defer f.afterRun(s.Name)
 	}
 	var out bytes.Buffer
 	if err := report.Write(&out, r); err != nil {
@@ -108,6 +138,9 @@ func (f *fakeRunner) Run(ctx context.Context, s runner.Spec) (runner.Result, err
 
 func (f *fakeRunner) Start(ctx context.Context, s runner.Spec) (runner.Service, error) {
 	svc := &fakeService{name: s.Name}
+	f.mu.Lock()
+	f.services = append(f.services, svc)
+	f.mu.Unlock()
 	listen := func(addr string) error {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -122,24 +155,7 @@ func (f *fakeRunner) Start(ctx context.Context, s runner.Spec) (runner.Service, 
 		}
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {})
-		mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
-			f.mu.Lock()
-			calls := map[string]map[string]map[string]int64{}
-			var total int64
-			for k, v := range f.calls {
-				p, c, _ := strings.Cut(k, "/")
-				if calls[p] == nil {
-					calls[p] = map[string]map[string]int64{}
-				}
-				calls[p][c] = map[string]int64{"requests": v}
-				total += v
-			}
-			f.mu.Unlock()
-			json.NewEncoder(w).Encode(map[string]any{
-				"cpu_user_s": float64(total) * 20e-6, "cpu_system_s": float64(total) * 5e-6,
-				"calls": calls, "versions": map[string]string{"go": "go1.26.8"},
-			})
-		})
+		mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) { f.serveStats(w) })
 		go http.Serve(svc.listeners[0], mux)
 		for _, fl := range []string{"-grpc", "-thrift"} {
 			if err := listen(flagValue(s.Args, fl)); err != nil {
@@ -150,6 +166,15 @@ func (f *fakeRunner) Start(ctx context.Context, s runner.Spec) (runner.Service, 
 	} else if port := flagValue(s.Args, "-port"); port != "" {
 		if err := listen("127.0.0.1:" + port); err != nil {
 			return nil, err
+		}
+		if sp := flagValue(s.Args, "-stats-port"); sp != "" {
+			// A Java baseline's stats listener: the same JSON as go-server's /stats.
+			if err := listen("127.0.0.1:" + sp); err != nil {
+				return nil, err
+			}
+			mux := http.NewServeMux()
+			mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) { f.serveStats(w) })
+			go http.Serve(svc.listeners[1], mux)
 		}
 		go func() {
 			for {
@@ -176,6 +201,27 @@ func (f *fakeRunner) Start(ctx context.Context, s runner.Spec) (runner.Service, 
 }
 
 func (f *fakeRunner) Close() error { return nil }
+
+// serveStats answers /stats as go-server does (without time_unix_s: the driver
+// then uses its own clock).
+func (f *fakeRunner) serveStats(w http.ResponseWriter) {
+	f.mu.Lock()
+	calls := map[string]map[string]map[string]int64{}
+	var total int64
+	for k, v := range f.calls {
+		p, c, _ := strings.Cut(k, "/")
+		if calls[p] == nil {
+			calls[p] = map[string]map[string]int64{}
+		}
+		calls[p][c] = map[string]int64{"requests": v}
+		total += v
+	}
+	f.mu.Unlock()
+	json.NewEncoder(w).Encode(map[string]any{
+		"cpu_user_s": float64(total) * 20e-6, "cpu_system_s": float64(total) * 5e-6,
+		"calls": calls, "versions": map[string]string{"go": "go1.26.8"},
+	})
+}
 
 func (f *fakeRunner) timedRuns() []string {
 	f.mu.Lock()
@@ -270,17 +316,24 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 		}
 	}
 	// Figures: the fake server's /stats says 25 µs of CPU per call; the fake
-	// client's whole process used 50 ms for 100 + 9 warm-up + 1 verify calls.
+	// client's whole process used 50 ms for 100 + 9 warm-up + 1 verify calls, and
+	// 3 ms over its 20 ms window.
 	ok := byName["go-grpc-datalist-200-c4"]
 	m := ok.Repeats[0].Metrics
+	w := ok.Repeats[0].Window
+	if w == nil || w.Source != "report" || !w.ServerKnown || !w.MachineKnown {
+		t.Fatalf("window: got %+v; want the report's, with server and machine figures", w)
+	}
 	for _, tc := range []struct {
 		name      string
 		got, want float64
 	}{
 		{"rps", m.RPS, 200},
 		{"server cpu us/call", round(m.ServerCPUUs), 25},
-		{"client cpu us/call", round(m.ClientCPUUs), round(50e3 / 110)},
-		{"client measured us/call", round(m.ClientCPUMeasuredUs), 300},
+		{"client cpu us/call (window)", round(m.ClientCPUUs), 30},
+		{"client cpu us/call (process)", round(m.ClientCPUProcessUs), round(50e3 / 110)},
+		{"client calls per cpu-s", round(m.ClientCallsPerCPUS), round(100 / 0.003)},
+		{"client busy cores", math.Round(w.ClientBusy*100) / 100, 0.15},
 		{"bytes", float64(m.BytesPerResponse), 5600},
 	} {
 		if tc.got != tc.want {
@@ -309,14 +362,24 @@ func TestExecuteResume(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	fr := newFakeRunner()
-	fr.cancel, fr.cancelAfter = cancel, 5 // the 3rd cell's 1st repeat is the last that runs
+	// Repeats are interleaved: the first 4 runs are repeat 1 of the first 4 cells;
+	// the 5th is cancelled and not recorded.
+	fr.cancel, fr.cancelAfter = cancel, 5
 	_, err = Execute(ctx, Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: got %v; want context.Canceled", err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, CellsDir, "*.json"))
-	if len(files) != 2 {
-		t.Fatalf("after the interruption: got %d cell files; want 2 (the running cell is not recorded)", len(files))
+	cells, err := loadCells(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 4 {
+		t.Fatalf("after the interruption: got %d cell files; want 4 (one per finished repeat's cell)", len(cells))
+	}
+	for _, c := range cells {
+		if c.Status != StatusPartial || len(c.Repeats) != 1 || c.Repeats[0].Report == nil {
+			t.Errorf("%s: got status %s with %d repeats; want partial with repeat 1 kept", c.Name, c.Status, len(c.Repeats))
+		}
 	}
 	if _, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: newFakeRunner()}); err == nil {
 		t.Fatal("a second run into the same directory without Resume: got no error")
@@ -331,23 +394,46 @@ func TestExecuteResume(t *testing.T) {
 		t.Fatalf("after resume: got %d cells; want %d", got, want)
 	}
 	for _, r := range fr2.timedRuns() {
-		if strings.HasPrefix(r, "go-grpc-datalist-2-c1-") || strings.HasPrefix(r, "go-grpc-datalist-2-c4-") {
-			t.Errorf("resume re-ran finished cell run %s", r)
+		for _, c := range cells {
+			if r == c.Name+"-r1" {
+				t.Errorf("resume re-ran kept repeat %s", r)
+			}
 		}
 	}
-	if got, want := len(fr2.timedRuns()), 2*(len(spec.Plan())-2); got != want {
+	if got, want := len(fr2.timedRuns()), 2*len(spec.Plan())-4; got != want {
 		t.Errorf("resume: got %d timed runs; want %d", got, want)
 	}
 	for i, c := range run.Cells {
 		if want := spec.Plan()[i].Name(); c.Name != want {
 			t.Errorf("cell %d: got %s; want %s (plan order)", i, c.Name, want)
 		}
-		if c.Status != StatusOK {
-			t.Errorf("%s: got status %s (%s); want ok", c.Name, c.Status, c.Error)
+		if c.Status != StatusOK || len(c.Repeats) != 2 || c.Repeats[0].Index != 1 || c.Repeats[1].Index != 2 || c.Summary == nil {
+			t.Errorf("%s: got status %s (%s), %d repeats; want ok with r1 and r2 and a summary", c.Name, c.Status, c.Error, len(c.Repeats))
 		}
 	}
 	if run.Finished.IsZero() {
 		t.Error("resumed run has no finish time")
+	}
+}
+
+// Repeats run round-robin over a server group's cells: repeat 1 of every cell,
+// then repeat 2 (docs/method.md, section 5).
+func TestExecuteInterleavesRepeats(t *testing.T) {
+	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2, 200]\nload: {n: 10}\nrepeats: 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := newFakeRunner()
+	if _, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"go-grpc-datalist-2-c1-r1", "go-grpc-datalist-200-c1-r1",
+		"go-grpc-datalist-2-c1-r2", "go-grpc-datalist-200-c1-r2",
+		"go-grpc-datalist-2-c1-r3", "go-grpc-datalist-200-c1-r3",
+	}
+	if got := fr.timedRuns(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("run order: got %v; want %v", got, want)
 	}
 }
 

@@ -52,6 +52,28 @@ func (p Programs) Client(client string, args ...string) Program {
 	}
 }
 
+// Worker is the client's worker (docs/report-format.md, "Worker mode"): its
+// program with the worker subcommand; each run's flags go on its stdin
+// (ClientFlags).
+func (p Programs) Worker(client string) Program {
+	base := client
+	if client == "php-pure" {
+		base = "php"
+	}
+	prog := p.Client(base)
+	prog.Args = append(prog.Args, "worker")
+	return prog
+}
+
+// ClientFlags are the flags of one run of client: args, plus what names a
+// variant (php-pure: -runtime pure), as Client puts them on the command line.
+func (p Programs) ClientFlags(client string, args ...string) []string {
+	if client == "php-pure" {
+		return append([]string{"-runtime", "pure"}, args...)
+	}
+	return slices.Clone(args)
+}
+
 // GoServer is go-server with args.
 func (p Programs) GoServer(args ...string) Program { return p.goProgram("go-server", args...) }
 

@@ -7,26 +7,37 @@ import (
 	"time"
 )
 
-// progress prints "[ 12/72] php-grpc-datalist-200-c50 r2/3  elapsed 1m02s  ETA 4m10s"
-// on stderr: one line per run, or one line redrawn in place on a terminal. The ETA
-// is the remaining planned time scaled by how the planned time has compared with
-// the real time so far (start-up, verify and server starts included).
+// progress prints "[ 12/213] php-grpc-datalist-200-c50 r2/3  elapsed 1m02s  ETA 4m10s"
+// on stderr: one line per run, or one line redrawn in place on a terminal.
+//
+// The ETA comes from measured wall times: per client (go, php, java ... — their
+// start-up and per-run costs differ by an order of magnitude), the wall time its
+// runs took so far against the time they were planned to take, applied to that
+// client's remaining planned time. A client with no run measured yet uses the
+// ratio of all clients measured so far, or the plan itself at the start.
 type progress struct {
 	w       io.Writer
 	tty     bool
-	total   int // cells
+	total   int            // runs
+	ended   int            // runs finished or skipped
+	already map[string]int // repeats a resumed cell had
 	repeats int
-	i       int // cells started
 	started time.Time
-	// planned seconds of all runs, and of those done
-	planTotal, planDone float64
-	current             string
+	// per client: planned seconds still to run; measured wall and planned seconds
+	// of the runs done
+	left       map[string]float64
+	wall, plan map[string]float64
+	current    string
 }
 
-func newProgress(w io.Writer, todo []Cell, repeats int) *progress {
-	p := &progress{w: w, total: len(todo), repeats: repeats, started: time.Now()}
+func newProgress(w io.Writer, todo []Cell, repeats int, partial map[string]CellResult) *progress {
+	p := &progress{w: w, repeats: repeats, started: time.Now(),
+		left: map[string]float64{}, wall: map[string]float64{}, plan: map[string]float64{}, already: map[string]int{}}
 	for _, c := range todo {
-		p.planTotal += plannedSeconds(c.Load) * float64(repeats)
+		p.already[c.Name()] = len(partial[c.Name()].Repeats)
+		runs := repeats - p.already[c.Name()]
+		p.total += runs
+		p.left[c.Client] += plannedSeconds(c.Load) * float64(runs)
 	}
 	if f, ok := w.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
@@ -37,32 +48,53 @@ func newProgress(w io.Writer, todo []Cell, repeats int) *progress {
 }
 
 // plannedSeconds guesses one run's wall time: its warm-up and duration plus a
-// second for start-up; n-only runs are guessed at two seconds.
+// second for start-up; n-only runs are guessed at two seconds; an auto warm-up at
+// one second (the measured ratio corrects all of it).
 func plannedSeconds(l Load) float64 {
 	d := l.Duration.D().Seconds()
 	if d == 0 {
 		d = 2
 	}
-	return l.Warmup.D().Seconds() + d + 1
+	w := l.Warmup.D().Seconds()
+	if l.Warmup.IsAuto() {
+		w = min(1, l.WarmupBound().Seconds())
+	}
+	return w + d + 1
+}
+
+// eta is the remaining time as the measured ratios predict it.
+func (p *progress) eta() time.Duration {
+	var wall, plan float64
+	for c := range p.plan {
+		wall += p.wall[c]
+		plan += p.plan[c]
+	}
+	global := 1.0
+	if plan > 0 {
+		global = wall / plan
+	}
+	var left float64
+	for c, l := range p.left {
+		ratio := global
+		if p.plan[c] > 0 {
+			ratio = p.wall[c] / p.plan[c]
+		}
+		left += l * ratio
+	}
+	return time.Duration(left * float64(time.Second))
 }
 
 func (p *progress) start(c Cell, repeat int) {
 	if p == nil || p.w == nil {
 		return
 	}
-	if repeat == 1 {
-		p.i++
-	}
 	elapsed := time.Since(p.started)
-	eta := "?"
-	if p.planDone > 0 {
-		rate := elapsed.Seconds() / p.planDone
-		eta = fmtDur(time.Duration((p.planTotal - p.planDone) * rate * float64(time.Second)))
-	} else if p.planTotal > 0 {
-		eta = "~" + fmtDur(time.Duration(p.planTotal*float64(time.Second)))
+	eta := fmtDur(p.eta())
+	if len(p.plan) == 0 {
+		eta = "~" + eta // nothing measured yet: the plan itself
 	}
 	p.current = c.Name()
-	line := fmt.Sprintf("[%3d/%d] %s r%d/%d  elapsed %s  ETA %s", p.i, p.total, c.Name(), repeat, p.repeats, fmtDur(elapsed), eta)
+	line := fmt.Sprintf("[%3d/%d] %s r%d/%d  elapsed %s  ETA %s", p.ended+1, p.total, c.Name(), repeat, p.repeats, fmtDur(elapsed), eta)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 	} else {
@@ -70,21 +102,33 @@ func (p *progress) start(c Cell, repeat int) {
 	}
 }
 
-// done counts one run of c as finished (or not to be run).
-func (p *progress) done(c Cell) {
+// done counts one run of c as finished after wall.
+func (p *progress) done(c Cell, wall time.Duration) {
 	if p == nil {
 		return
 	}
-	p.planDone += plannedSeconds(c.Load)
+	p.ended++
+	ps := plannedSeconds(c.Load)
+	p.left[c.Client] -= ps
+	p.wall[c.Client] += wall.Seconds()
+	p.plan[c.Client] += ps
 }
 
-// skip counts every run of a cell that will not be timed.
+// skip counts every remaining run of a cell that will not be timed.
 func (p *progress) skip(c Cell) {
 	if p == nil {
 		return
 	}
-	p.i++
-	p.planTotal -= plannedSeconds(c.Load) * float64(p.repeats)
+	p.skipRest(c, p.repeats-p.already[c.Name()])
+}
+
+// skipRest counts n runs of c as not to be run.
+func (p *progress) skipRest(c Cell, n int) {
+	if p == nil || n <= 0 {
+		return
+	}
+	p.ended += n
+	p.left[c.Client] -= plannedSeconds(c.Load) * float64(n)
 }
 
 // note prints a line of its own (server starts, verify, failures).
@@ -103,7 +147,7 @@ func (p *progress) finish() {
 	if p == nil || p.w == nil {
 		return
 	}
-	p.note(fmt.Sprintf("%d cells in %s", p.total, fmtDur(time.Since(p.started))))
+	p.note(fmt.Sprintf("%d runs in %s", p.total, fmtDur(time.Since(p.started))))
 }
 
 func fmtDur(d time.Duration) string {

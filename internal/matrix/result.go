@@ -400,3 +400,81 @@ func rawBytes(stdout, stderr []byte) []byte {
 	b = append(b, rawStderrMarker...)
 	return append(b, stderr...)
 }
+
+// Summarize computes a cell's summary from its repeats: the req/s spread, the
+// largest steal and outside CPU, the bottleneck, and every flag with its reason.
+func (c CellResult) Summarize() *Summary {
+	s := &Summary{Conns: c.Load.ConnsFor(c.Concurrency)}
+	add := func(flag, reason string) {
+		if !slices.Contains(s.Flags, flag) {
+			s.Flags = append(s.Flags, flag)
+		}
+		if reason != "" {
+			s.Reasons = append(s.Reasons, reason)
+		}
+	}
+	rps := c.Stat(RPS)
+	if rps.N > 0 && rps.Median > 0 {
+		s.Spread = (rps.Max - rps.Min) / rps.Median
+	}
+	for _, r := range c.Repeats {
+		for _, f := range r.Flags {
+			for _, n := range r.Notes {
+				if strings.HasPrefix(n, f+": ") {
+					add(f, fmt.Sprintf("r%d %s", r.Index, n))
+				}
+			}
+			add(f, "")
+		}
+		if r.Report == nil || r.Window == nil || !r.Window.MachineKnown {
+			continue
+		}
+		s.MaxStealCores = math.Max(s.MaxStealCores, r.Window.StealCores)
+		s.MaxOutsideCores = math.Max(s.MaxOutsideCores, r.Window.OutsideCores)
+	}
+	if rps.N > 1 && s.Spread > NoisySpread {
+		add(FlagNoisy, fmt.Sprintf("noisy: req/s spread %.0f %% over %d repeats ((max-min)/median > %.0f %%)", s.Spread*100, rps.N, NoisySpread*100))
+	}
+	if s.MaxStealCores > NoisyStealCores {
+		add(FlagNoisy, fmt.Sprintf("noisy: steal %.1f %% of a core in a repeat (> %.0f %%)", s.MaxStealCores*100, NoisyStealCores*100))
+	}
+	s.Bottleneck = Bottleneck(c.Stat(ClientBusy).Median, c.Stat(ServerBusy).Median)
+	return s
+}
+
+// Bottleneck labels a cell from each side's busy fraction over the window
+// (docs/method.md, section 7): the side at BoundBusy or more (the busier, when
+// both are), else latency-bound; "" when neither fraction is known.
+func Bottleneck(clientBusy, serverBusy float64) string {
+	cb, sb := !math.IsNaN(clientBusy) && clientBusy >= BoundBusy, !math.IsNaN(serverBusy) && serverBusy >= BoundBusy
+	switch {
+	case cb && sb && serverBusy > clientBusy, sb && !cb:
+		return "server-bound"
+	case cb:
+		return "client-bound"
+	case math.IsNaN(clientBusy) || math.IsNaN(serverBusy):
+		return "" // one side unknown: it may be the one that is bound
+	}
+	return "latency-bound"
+}
+
+// Flagged reports whether the cell's summary carries flag.
+func (c CellResult) Flagged(flag string) bool {
+	return c.Summary != nil && slices.Contains(c.Summary.Flags, flag)
+}
+
+// Missing lists the plan's cells that have no result in the run (an unfinished
+// run: rpcbed matrix -resume runs them), in plan order.
+func (r *Run) Missing() []Cell {
+	have := map[string]bool{}
+	for _, c := range r.Cells {
+		have[c.Name] = true
+	}
+	var m []Cell
+	for _, c := range r.Spec.Plan() {
+		if !have[c.Name()] {
+			m = append(m, c)
+		}
+	}
+	return m
+}

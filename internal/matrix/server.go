@@ -2,11 +2,9 @@ package matrix
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net"
-	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/runner"
@@ -18,7 +16,8 @@ type Server struct {
 	Key   string
 	Svc   runner.Service
 	Addrs map[string]string // protocol -> 127.0.0.1:port
-	// StatsURL is go-server's /stats; "" for the Java baselines.
+	// StatsURL is the server's /stats (go-server's HTTP listener, a Java baseline's
+	// -stats-port); "" when it has none.
 	StatsURL string
 	ready    runner.Probe
 }
@@ -31,6 +30,8 @@ type ServerConfig struct {
 	RedisAddr      string
 	AerospikeHosts string
 	Auth           bool
+	// NoJavaStats starts a Java baseline without its /stats listener (-stats-port).
+	NoJavaStats bool
 }
 
 // FreePort asks the kernel for a free loopback port. Another process may take it
@@ -85,9 +86,21 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 		if err != nil {
 			return nil, err
 		}
+		sp, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
 		s.Addrs[proto] = loopback(p)
-		prog = cfg.Programs.JavaServer("-proto", proto, "-port", strconv.Itoa(p), "-auth="+strconv.FormatBool(cfg.Auth))
-		s.ready = runner.TCPProbe(s.Addrs[proto])
+		args := []string{"-proto", proto, "-port", strconv.Itoa(p), "-auth=" + strconv.FormatBool(cfg.Auth)}
+		if !cfg.NoJavaStats {
+			// The baseline's /stats listener (docs/method.md, section 10).
+			args = append(args, "-stats-port", strconv.Itoa(sp))
+			s.StatsURL = "http://" + loopback(sp) + "/stats"
+			s.ready = runner.TCPProbe(s.Addrs[proto], loopback(sp))
+		} else {
+			s.ready = runner.TCPProbe(s.Addrs[proto])
+		}
+		prog = cfg.Programs.JavaServer(args...)
 	}
 	svc, err := r.Start(ctx, runner.Spec{
 		Name: key, Image: prog.Image, Args: prog.Args, Env: prog.Env,
@@ -95,6 +108,12 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 		Timeout: 60 * time.Second, Ready: s.ready,
 	})
 	if err != nil {
+		if key != "go-server" && !cfg.NoJavaStats && strings.Contains(err.Error(), "stats-port") {
+			// A java-client built before its stats listener: the server's CPU and
+			// calls over the window are then unknown.
+			cfg.NoJavaStats = true
+			return StartServer(ctx, r, key, cfg)
+		}
 		return nil, err
 	}
 	s.Svc = svc
@@ -108,24 +127,17 @@ func (s *Server) Alive(ctx context.Context) error {
 	return s.ready(ctx)
 }
 
-// Snapshot is a server's CPU (seconds) and, for go-server, the calls it served on
-// one protocol and call so far (-1 when the server cannot tell).
+// Snapshot is a server's CPU (seconds) and the calls it served on one protocol
+// and call so far (-1 when the server has no /stats).
 type Snapshot struct {
 	CPU   float64
 	Calls int64
-	// Versions as go-server's /stats names them.
+	// Versions as /stats names them.
 	Versions map[string]string
 }
 
-// goStats is the part of go-server's /stats the matrix reads.
-type goStats struct {
-	CPUUserS   float64                                        `json:"cpu_user_s"`
-	CPUSystemS float64                                        `json:"cpu_system_s"`
-	Calls      map[string]map[string]struct{ Requests int64 } `json:"calls"`
-	Versions   map[string]string                              `json:"versions"`
-}
-
-// Snapshot reads the server's counters for proto x call.
+// Snapshot reads the server's counters for proto x call: /stats, or the runner's
+// usage of a server without one.
 func (s *Server) Snapshot(ctx context.Context, proto, call string) (Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -136,21 +148,9 @@ func (s *Server) Snapshot(ctx context.Context, proto, call string) (Snapshot, er
 		}
 		return Snapshot{CPU: (u + sys).Seconds(), Calls: -1}, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.StatsURL, nil)
+	st, _, err := s.readStats(ctx)
 	if err != nil {
 		return Snapshot{}, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("GET /stats: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return Snapshot{}, fmt.Errorf("GET /stats: %s", resp.Status)
-	}
-	var st goStats
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return Snapshot{}, fmt.Errorf("GET /stats: %w", err)
 	}
 	return Snapshot{CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests, Versions: st.Versions}, nil
 }

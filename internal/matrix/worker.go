@@ -191,14 +191,24 @@ func (p *workerProc) stop() runner.Result {
 type workerPool struct {
 	mu      sync.Mutex
 	workers map[string]*workerProc
-	started int // workers started, fresh ones after a death included
+	started int             // workers started, fresh ones after a death included
+	clients map[string]bool // clients a worker was started for at least once
 }
 
-func newWorkerPool() *workerPool { return &workerPool{workers: map[string]*workerProc{}} }
+func newWorkerPool() *workerPool {
+	return &workerPool{workers: map[string]*workerProc{}, clients: map[string]bool{}}
+}
+
+// startedOnce reports whether a worker of client ever started in this pool.
+func (wp *workerPool) startedOnce(client string) bool {
+	wp.mu.Lock()
+	defer wp.mu.Unlock()
+	return wp.clients[client]
+}
 
 // get returns the live worker for key, starting one when there is none (or the
 // last one died).
-func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, key string, spec runner.Spec) (*workerProc, error) {
+func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, client, key string, spec runner.Spec) (*workerProc, error) {
 	wp.mu.Lock()
 	p := wp.workers[key]
 	wp.mu.Unlock()
@@ -220,6 +230,7 @@ func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, key stri
 	wp.mu.Lock()
 	wp.workers[key] = p
 	wp.started++
+	wp.clients[client] = true
 	wp.mu.Unlock()
 	return p, nil
 }

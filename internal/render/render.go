@@ -50,14 +50,27 @@ func All(dir string, run *matrix.Run) error {
 	return writeIndex(dir, run)
 }
 
-// CSVHeader is matrix.csv's first row: one row per cell after it, figures are the
-// median over the repeats unless named _min/_max.
+// CSVHeader is matrix.csv's first row: one row per cell of the plan after it
+// (status "missing" for a cell with no result), figures are the median over the
+// good repeats unless named _min/_max. CPU figures are over each repeat's measured
+// window and leave out repeats whose CPU is not used (a flag says why).
 var CSVHeader = []string{
-	"cell", "client", "protocol", "call", "items", "concurrency", "server", "status", "repeats_ok",
-	"rps_median", "rps_min", "rps_max",
+	"cell", "client", "protocol", "call", "items", "concurrency", "conns", "server", "status", "repeats_ok",
+	"rps_median", "rps_min", "rps_max", "rps_spread",
 	"p50_us_median", "p99_us_median", "p99_us_min", "p99_us_max",
-	"client_cpu_us_per_call", "client_cpu_measured_us_per_call", "server_cpu_us_per_call",
+	"client_cpu_us_per_call", "server_cpu_us_per_call", "client_cpu_process_us_per_call",
+	"client_calls_per_cpu_s", "server_calls_per_cpu_s", "client_busy", "server_busy", "bottleneck",
+	"max_steal_cores", "max_outside_cores", "flags",
 	"bytes_per_response", "failed_calls", "error",
+}
+
+// summary is the cell's saved summary, or one computed now (a run saved before
+// summaries existed).
+func summary(c matrix.CellResult) *matrix.Summary {
+	if c.Summary != nil {
+		return c.Summary
+	}
+	return c.Summarize()
 }
 
 // CSV writes matrix.csv.
@@ -70,19 +83,34 @@ func CSV(w io.Writer, run *matrix.Run) error {
 		for _, v := range c.Values(matrix.FailedCalls) {
 			failed += v
 		}
+		sum := summary(c)
+		spread := math.NaN()
+		if rps.N > 0 {
+			spread = sum.Spread
+		}
 		cw.Write([]string{
-			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), c.Server, c.Status,
+			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), strconv.Itoa(sum.Conns), c.Server, c.Status,
 			strconv.Itoa(rps.N),
-			num(rps.Median, 2), num(rps.Min, 2), num(rps.Max, 2),
+			num(rps.Median, 2), num(rps.Min, 2), num(rps.Max, 2), num(spread, 3),
 			num(c.Stat(matrix.P50).Median, 0), num(p99.Median, 0), num(p99.Min, 0), num(p99.Max, 0),
-			num(c.Stat(matrix.ClientCPU).Median, 1), num(c.Stat(matrix.ClientCPUMeasured).Median, 1),
-			num(c.Stat(matrix.ServerCPU).Median, 1),
+			num(c.Stat(matrix.ClientCPU).Median, 1), num(c.Stat(matrix.ServerCPU).Median, 1), num(c.Stat(matrix.ClientCPUProcess).Median, 1),
+			num(c.Stat(matrix.ClientCallsPerCPUS).Median, 0), num(c.Stat(matrix.ServerCallsPerCPUS).Median, 0),
+			num(c.Stat(matrix.ClientBusy).Median, 3), num(c.Stat(matrix.ServerBusy).Median, 3), sum.Bottleneck,
+			num(sum.MaxStealCores, 3), num(sum.MaxOutsideCores, 3), strings.Join(sum.Flags, " "),
 			num(c.Stat(matrix.BytesPerResponse).Median, 0), num(failed, 0), c.Error,
 		})
+	}
+	for _, c := range missing(run) {
+		cw.Write([]string{c.Name(), c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency),
+			strconv.Itoa(c.Load.ConnsFor(c.Concurrency)), c.Server, "missing", "0",
+			"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "no result: the run did not reach it"})
 	}
 	cw.Flush()
 	return cw.Error()
 }
+
+// missing lists the plan's cells that have no result in the run.
+func missing(run *matrix.Run) []matrix.Cell { return run.Missing() }
 
 // num formats v with prec decimals; NaN (no successful repeat) is empty.
 func num(v float64, prec int) string {
@@ -101,24 +129,37 @@ func JSON(w io.Writer, run *matrix.Run) error {
 	return enc.Encode(run)
 }
 
-// Markdown writes matrix.md: the run's facts, then one table per client.
+// Markdown writes matrix.md: the run's facts, then one table per client, the
+// flagged cells with their figures, and the cells of the plan with no result.
 func Markdown(w io.Writer, run *matrix.Run) error {
 	var b strings.Builder
 	s := run.Spec
 	fmt.Fprintf(&b, "# rpcbed matrix %s\n\n", run.ID)
-	ok, failed := 0, 0
+	ok, failed, partial := 0, 0, 0
 	for _, c := range run.Cells {
-		if c.Status == matrix.StatusOK {
+		switch c.Status {
+		case matrix.StatusOK:
 			ok++
-		} else {
+		case matrix.StatusPartial:
+			partial++
+		default:
 			failed++
 		}
 	}
-	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed; runner %s; commit %s\n", len(run.Cells), ok, failed, run.Runner, orDash(run.Commit))
+	miss := missing(run)
+	plan := len(run.Cells) + len(miss)
+	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed", plan, ok, failed)
+	if partial > 0 {
+		fmt.Fprintf(&b, ", %d partial (repeats missing)", partial)
+	}
+	if len(miss) > 0 {
+		fmt.Fprintf(&b, ", %d not run (listed below; rpcbed matrix -resume DIR runs them)", len(miss))
+	}
+	fmt.Fprintf(&b, "; runner %s; commit %s\n", run.Runner, orDash(run.Commit))
 	m := run.Machine
 	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
-	fmt.Fprintf(&b, "- load per run: %s; %d repeats; client cpuset %s, server cpuset %s; store %s; auth %s\n",
-		loadString(s.Load), s.Repeats, orDash(s.Client.CPUSet), orDash(s.Server.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth))
+	fmt.Fprintf(&b, "- load per run: %s; %d repeats, interleaved; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
+		loadString(s.Load), s.Repeats, orDash(s.Client.CPUSet), orDash(s.Server.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
 	for _, o := range s.Overrides {
 		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
 	}
@@ -129,10 +170,13 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nEach figure is the median of the repeats; [min-max] beside req/s and p99. " +
-		"Client CPU is the whole client process per call it made (start-up and warm-up included) " +
-		"/ the client's own figure per measured call. Server CPU is the server's CPU per call it served " +
-		"(go-server's /stats, the runner's usage for the Java baselines). Bytes is the encoded response.\n")
+	b.WriteString("\nEach figure is the median of the good repeats; [min-max] beside req/s and p99. " +
+		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
+		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
+		"same window. Calls/CPU-s is calls per CPU-second, client / server. Busy is each side's CPU over the window / " +
+		"the cores it may use, client / server; bound is client-bound or server-bound at 90 % busy, else latency-bound. " +
+		"A repeat whose CPU breaks the invariant (busier than its cores + 5 %) is flagged cpu-invariant and its CPU " +
+		"figures are left out. Bytes is the encoded response.\n")
 
 	for _, client := range matrix.Clients {
 		var rows []matrix.CellResult
@@ -145,23 +189,58 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n## %s client\n\n", client)
-		b.WriteString("| cell | req/s | p50 ms | p99 ms | client CPU µs/call | server CPU µs/call | bytes | note |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
+		b.WriteString("| cell | conns | req/s | p50 ms | p99 ms | client CPU µs/call | server CPU µs/call | calls/CPU-s | busy | bound | bytes | note |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
 		for _, c := range rows {
-			if c.Status != matrix.StatusOK {
-				fmt.Fprintf(&b, "| %s | - | - | - | - | - | - | failed: %s |\n", c.Name, mdEscape(short(c.Error, 160)))
+			sum := summary(c)
+			if c.Status == matrix.StatusFailed {
+				fmt.Fprintf(&b, "| %s | %d | - | - | - | - | - | - | - | - | - | failed: %s |\n", c.Name, sum.Conns, mdEscape(short(c.Error, 160)))
 				continue
 			}
 			rps, p99 := c.Stat(matrix.RPS), c.Stat(matrix.P99)
-			note := ""
-			if c.Error != "" {
-				note = mdEscape(short(c.Error, 120))
+			var notes []string
+			if c.Status == matrix.StatusPartial {
+				notes = append(notes, fmt.Sprintf("partial: %d of %d repeats", len(c.Repeats), s.Repeats))
 			}
-			fmt.Fprintf(&b, "| %s | %s [%s-%s] | %s | %s [%s-%s] | %s / %s | %s | %s | %s |\n",
-				c.Name, sig(rps.Median), sig(rps.Min), sig(rps.Max),
+			if len(sum.Flags) > 0 {
+				notes = append(notes, strings.Join(sum.Flags, ", "))
+			}
+			if c.Error != "" {
+				notes = append(notes, short(c.Error, 120))
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s | %s | %s / %s | %s / %s | %s | %s | %s |\n",
+				c.Name, sum.Conns, sig(rps.Median), sig(rps.Min), sig(rps.Max),
 				ms(c.Stat(matrix.P50).Median), ms(p99.Median), ms(p99.Min), ms(p99.Max),
-				sig(c.Stat(matrix.ClientCPU).Median), sig(c.Stat(matrix.ClientCPUMeasured).Median),
-				sig(c.Stat(matrix.ServerCPU).Median), num(c.Stat(matrix.BytesPerResponse).Median, 0), note)
+				sig(c.Stat(matrix.ClientCPU).Median), sig(c.Stat(matrix.ServerCPU).Median),
+				sig(c.Stat(matrix.ClientCallsPerCPUS).Median), sig(c.Stat(matrix.ServerCallsPerCPUS).Median),
+				pctOf(c.Stat(matrix.ClientBusy).Median), pctOf(c.Stat(matrix.ServerBusy).Median), orDash(sum.Bottleneck),
+				num(c.Stat(matrix.BytesPerResponse).Median, 0), mdEscape(strings.Join(notes, "; ")))
+		}
+	}
+	var flagged []matrix.CellResult
+	for _, c := range run.Cells {
+		if len(summary(c).Flags) > 0 {
+			flagged = append(flagged, c)
+		}
+	}
+	if len(flagged) > 0 {
+		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (req/s spread over %.0f %% or steal over %.0f %% of a core), "+
+			"cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
+			"CPU over the window), warmup-unsettled, server-restarted.\n\n", len(flagged), matrix.NoisySpread*100, matrix.NoisyStealCores*100)
+		for _, c := range flagged {
+			sum := summary(c)
+			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
+				pctOf(sum.Spread), pctOf(sum.MaxStealCores), sig(sum.MaxOutsideCores))
+			if len(sum.Reasons) > 0 {
+				fmt.Fprintf(&b, ". %s", mdEscape(short(strings.Join(sum.Reasons, "; "), 600)))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(miss) > 0 {
+		fmt.Fprintf(&b, "\n## Not run\n\n%d cells of the plan have no result (the run was interrupted):\n", len(miss))
+		for _, c := range miss {
+			fmt.Fprintf(&b, "- %s\n", c.Name())
 		}
 	}
 	var bad []matrix.Verify
@@ -191,6 +270,21 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	return err
 }
 
+func workerWords(w *bool) string {
+	if w != nil && !*w {
+		return "one process per run"
+	}
+	return "long-lived workers"
+}
+
+// pctOf prints a fraction as a whole percentage ("-" for NaN).
+func pctOf(f float64) string {
+	if math.IsNaN(f) {
+		return "-"
+	}
+	return strconv.FormatFloat(f*100, 'f', 0, 64) + " %"
+}
+
 func loadString(l matrix.Load) string {
 	var parts []string
 	if l.N > 0 {
@@ -199,8 +293,14 @@ func loadString(l matrix.Load) string {
 	if l.Duration > 0 {
 		parts = append(parts, "t "+l.Duration.D().String())
 	}
-	if l.Warmup > 0 {
+	switch {
+	case l.Warmup.IsAuto():
+		parts = append(parts, "warm-up auto (at most "+l.WarmupBound().String()+")")
+	case l.Warmup > 0:
 		parts = append(parts, "warm-up "+l.Warmup.D().String())
+	}
+	if l.Conns > 0 {
+		parts = append(parts, fmt.Sprintf("conns %d", l.Conns))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -214,7 +314,13 @@ func overrideString(o matrix.Override) string {
 		parts = append(parts, "t "+o.Duration.D().String())
 	}
 	if o.Warmup != nil {
-		parts = append(parts, "warm-up "+o.Warmup.D().String())
+		parts = append(parts, "warm-up "+o.Warmup.String())
+	}
+	if o.WarmupMax != nil {
+		parts = append(parts, "warm-up at most "+o.WarmupMax.String())
+	}
+	if o.Conns != nil {
+		parts = append(parts, fmt.Sprintf("conns %d", *o.Conns))
 	}
 	if o.Timeout != nil {
 		parts = append(parts, "timeout "+o.Timeout.D().String())

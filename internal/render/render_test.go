@@ -62,9 +62,37 @@ func synthetic(id string, shift float64) *matrix.Run {
 					WarmupCalls: int64(rps / 2), CPUUserSeconds: 0.3, CPUSystemSeconds: 0.1}}
 			rep.Report = r
 			rep.Metrics = matrix.Metrics{RPS: rps, P50Us: float64(r.Rpcbed.P50Us), P99Us: float64(r.Rpcbed.P99Us),
-				ClientCPUUs: 0.5e6 / (rps * 1.5), ClientCPUMeasuredUs: 0.4e6 / rps, ServerCPUUs: 0.4e6 / rps,
+				ClientCPUUs: 0.4e6 / rps, ServerCPUUs: 0.4e6 / rps, ClientCPUProcessUs: 0.5e6 / (rps * 1.5),
+				ClientCallsPerCPUS: rps / 0.4, ServerCallsPerCPUS: rps / 0.4, ClientBusy: 0.4, ServerBusy: 0.4,
 				BytesPerResponse: r.DocumentLength, Complete: r.Complete}
+			rep.Window = &matrix.Window{Seconds: 1, Source: "report", ClientCPUS: 0.4, ServerCPUS: 0.4, ServerKnown: true,
+				ClientCores: 1, ServerCores: 1, ClientBusy: 0.4, ServerBusy: 0.4, MachineKnown: true, MachineBusy: 0.9, OutsideCores: 0.1}
+			switch {
+			case c.Name() == "go-grpc-datalist-200-c50":
+				// The server's core is saturated.
+				rep.Metrics.ServerBusy, rep.Window.ServerBusy = 0.97, 0.97
+			case c.Name() == "php-grpc-datalist-2-c50":
+				// The client's core is saturated; one repeat claims more than a core.
+				rep.Metrics.ClientBusy, rep.Window.ClientBusy = 0.95, 0.95
+				if i == 3 {
+					rep.Metrics.ClientBusy, rep.Window.ClientBusy, rep.Metrics.CPUNotUsed = 1.3, 1.3, true
+					rep.Flags = []string{matrix.FlagCPUInvariant}
+					rep.Notes = []string{matrix.FlagCPUInvariant + ": client busy 1.30 cores over the 1.000 s window; it may use 1"}
+				}
+			case c.Name() == "go-http-datalist-2-c1":
+				// A noisy neighbour: the repeats spread and one saw steal.
+				rep.Metrics.RPS *= 1 + 0.1*float64(i)
+				if i == 2 {
+					rep.Window.StealCores = 0.05
+				}
+			}
 			res.Repeats = append(res.Repeats, rep)
+		}
+		if c.Name() != "go-http-datalist-2-c50" { // a run without a summary saved: computed when rendered
+			res.Summary = res.Summarize()
+		}
+		if c.Name() == "php-grpc-datalist-200-c50" {
+			continue // never run: an interrupted run
 		}
 		run.Cells = append(run.Cells, res)
 	}
@@ -119,8 +147,11 @@ func TestCSVShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(recs), len(run.Cells)+1; got != want {
-		t.Errorf("got %d rows; want %d (header + one per cell)", got, want)
+	if got, want := len(recs), len(run.Spec.Plan())+1; got != want {
+		t.Errorf("got %d rows; want %d (header + one per cell of the plan, missing ones included)", got, want)
+	}
+	if last := recs[len(recs)-1]; last[0] != "php-grpc-datalist-200-c50" || last[8] != "missing" {
+		t.Errorf("last row: got %s %s; want the cell never run, status missing", last[0], last[8])
 	}
 	for i, r := range recs {
 		if len(r) != len(CSVHeader) {

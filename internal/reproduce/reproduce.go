@@ -220,13 +220,14 @@ func readCSV(file string) ([]map[string]string, error) {
 	return rows, nil
 }
 
-// measured is one client run's outcome.
+// measured is one client run's outcome, both sides over the client's measured
+// window (matrix.Bench).
 type measured struct {
 	Report    report.Report
-	ClientCPU float64 // seconds, whole process (runner)
-	ServerCPU float64 // seconds over the run
-	ServerN   int64   // calls the server saw (go-server) or the client's calls
-	Wall      float64
+	ClientCPU float64 // seconds over the window: the client's own (ab: the runner's)
+	ServerCPU float64 // seconds over the window; 0 when the server has no /stats
+	ServerN   int64   // calls the server served over the window
+	Wall      float64 // the window's length
 }
 
 // serverCPUPerCall in µs.
@@ -245,15 +246,11 @@ func (m measured) serverUtil() float64 {
 	return m.ServerCPU / m.Wall
 }
 
-// clientCPUPerCall is the client's own CPU figure per measured call, in µs (Go and
-// Java measure the timed part only), or the runner's whole-process figure.
+// clientCPUPerCall is the client's CPU per call over the window, in µs.
 func (m measured) clientCPUPerCall() float64 {
-	calls := float64(m.Report.Complete + m.Report.Failed)
+	calls := float64(m.Report.Complete)
 	if calls == 0 {
 		return 0
-	}
-	if x := m.Report.Rpcbed; x != nil && x.CPUUserSeconds+x.CPUSystemSeconds > 0 {
-		return (x.CPUUserSeconds + x.CPUSystemSeconds) * 1e6 / calls
 	}
 	return m.ClientCPU * 1e6 / calls
 }
@@ -292,38 +289,27 @@ func (m measured) clientUtil() float64 {
 }
 
 // runClient runs one rpcbed client (or ab) to its report, keeping its raw output
-// as raw/NAME.txt, and diffs the server's usage around it.
+// as raw/NAME.txt, and measures both sides over the client's measured window:
+// the matrix's one run path (matrix.Bench), so a reproduction's figures mean
+// what the matrix's do.
 func runClient(ctx context.Context, o Options, r runner.Runner, srv *matrix.Server, proto, call, name string, prog matrix.Program, cpuset string, timeout time.Duration) (measured, error) {
-	var before matrix.Snapshot
-	var berr error
-	if srv != nil {
-		before, berr = srv.Snapshot(ctx, proto, call)
-	}
-	res, err := r.Run(ctx, runner.Spec{Name: name, Image: prog.Image, Args: prog.Args, Env: prog.Env, CPUSet: cpuset, Timeout: timeout})
-	raw := append(append(bytes.Clone(res.Stdout), "\n==> rpcbed: stderr <==\n"...), res.Stderr...)
-	os.WriteFile(filepath.Join(o.Dir, "raw", name+".txt"), raw, 0o644)
+	b := &matrix.Bench{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
+		Client: matrix.Resources{CPUSet: cpuset}, Server: matrix.Resources{CPUSet: o.ServerCPUSet}}
+	ab := len(prog.Args) > 0 && filepath.Base(prog.Args[0]) == "ab"
+	rep, err := b.Once(ctx, srv, matrix.Job{
+		Name: name, Raw: filepath.Join("raw", name+".txt"), Prog: &prog, Runner: r,
+		Proto: proto, Call: call, Timeout: timeout, AB: ab,
+	})
 	if err != nil {
-		return measured{}, fmt.Errorf("%s: %w", name, err)
+		return measured{}, err
 	}
-	if res.ExitCode != 0 {
-		return measured{}, fmt.Errorf("%s: exit code %d: %s", name, res.ExitCode, lastLine(res.Stderr))
+	if rep.Report == nil {
+		return measured{}, fmt.Errorf("%s: %s", name, rep.Error)
 	}
-	rep, err := report.Parse(bytes.NewReader(res.Stdout))
-	if err != nil {
-		return measured{}, fmt.Errorf("%s: report: %w", name, err)
-	}
-	m := measured{Report: rep, ClientCPU: (res.CPUUser + res.CPUSystem).Seconds(), Wall: res.Wall.Seconds()}
-	if srv != nil && berr == nil {
-		if after, err := srv.Snapshot(ctx, proto, call); err == nil {
-			m.ServerCPU = after.CPU - before.CPU
-			m.ServerN = after.Calls - before.Calls
-			if before.Calls < 0 {
-				m.ServerN = rep.Complete + rep.Failed + 1
-				if rep.Rpcbed != nil {
-					m.ServerN += rep.Rpcbed.WarmupCalls
-				}
-			}
-		}
+	w := rep.Window
+	m := measured{Report: *rep.Report, ClientCPU: w.ClientCPUS, Wall: w.Seconds}
+	if w.ServerKnown {
+		m.ServerCPU, m.ServerN = w.ServerCPUS, w.ServerCalls
 	}
 	return m, nil
 }

@@ -1,0 +1,558 @@
+package matrix
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// Bench is the one run path `rpcbed matrix` and `rpcbed reproduce` share: it runs
+// one client run against a running server (as a worker or a one-shot process),
+// samples the server's /stats and the machine's /proc/stat every 100 ms while it
+// runs, keeps the raw output, and measures both sides over the client's measured
+// window (docs/method.md, sections 2, 3, 6 and 9).
+type Bench struct {
+	Runner   runner.Runner
+	Programs Programs
+	// Dir is the run directory; Job.Raw is relative to it.
+	Dir string
+	// Client and Server are the resources each side runs with (the invariant's cores).
+	Client, Server Resources
+	// Workers keeps the client workers; nil runs every job as one process.
+	Workers *workerPool
+	// noWorker lists the clients whose build has no worker mode (learnt at the
+	// first try): they run one process per run from then on.
+	mu       sync.Mutex
+	noWorker map[string]string
+	// Note receives one-line notes (a worker fallback); nil drops them.
+	Note func(string)
+}
+
+// Job is one client run.
+type Job struct {
+	// Name names the run (runner logs, container names), e.g. go-grpc-datalist-2-c1-r1.
+	Name string
+	// Raw is where the raw output goes, relative to Bench.Dir.
+	Raw string
+	// Client is go|php|php-pure|java, run with Args (its flags); Prog, when set,
+	// is run instead as one process (ab, a front's load).
+	Client string
+	Args   []string
+	Prog   *Program
+	// Runner overrides Bench.Runner for this job (ab runs under Local).
+	Runner runner.Runner
+	// Proto and Call select the server's counters; empty = the server is not sampled.
+	Proto, Call string
+	Timeout     time.Duration
+	// Worker: run through the client's worker (when Bench has a pool and the client one).
+	Worker bool
+	// AB: the report is ab's (parsed by report.Parse, no rpcbed block required).
+	AB bool
+}
+
+// Once runs j against srv (nil: no server is sampled) and returns its repeat,
+// Index and Flags left to the caller. Only ctx's cancellation is an error;
+// everything else is recorded in the Repeat.
+func (b *Bench) Once(ctx context.Context, srv *Server, j Job) (Repeat, error) {
+	rep := Repeat{Raw: j.Raw}
+	var smp *sampler
+	if srv != nil && j.Proto != "" {
+		smp = startSampler(ctx, srv, j.Proto, j.Call)
+	} else {
+		smp = startSampler(ctx, nil, "", "")
+	}
+	runStart := time.Now()
+	res, runErr := b.run(ctx, &rep, j)
+	runEnd := time.Now()
+	samples, machine := smp.stop(ctx)
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
+	var fail []string
+	if j.Raw != "" {
+		if err := writeRaw(filepath.Join(b.Dir, j.Raw), res.Stdout, res.Stderr); err != nil {
+			fail = append(fail, "raw file: "+oneLine(err.Error()))
+		}
+	}
+	rep.ExitCode, rep.WallS = res.ExitCode, res.Wall.Seconds()
+	rep.ClientCPUS = (res.CPUUser + res.CPUSystem).Seconds()
+	r, why := judge(res, runErr, j.AB)
+	fail = append(fail, why...)
+	if r != nil && len(why) == 0 && len(fail) == 0 {
+		rep.Report = r
+	}
+	if len(fail) > 0 {
+		rep.Error = strings.Join(fail, "; ")
+		return rep, nil
+	}
+	// The window: the client's own, else the run's as the driver saw it.
+	w := &Window{Source: "report"}
+	x := r.Rpcbed
+	if x != nil && x.WindowEnd > x.WindowStart && x.WindowStart > 0 {
+		w.StartUnix, w.EndUnix = x.WindowStart, x.WindowEnd
+	} else {
+		w.Source = "run"
+		w.StartUnix, w.EndUnix = unixSeconds(runStart), unixSeconds(runEnd)
+	}
+	w.Seconds = w.EndUnix - w.StartUnix
+	if x != nil {
+		w.ClientCPUS = x.CPUUserSeconds + x.CPUSystemSeconds
+	}
+	if x == nil {
+		w.ClientCPUS = rep.ClientCPUS // ab reports none: the runner's, over its whole run
+	}
+	if cpu, calls, err := interpolate(samples, w.StartUnix, w.EndUnix); err == nil {
+		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
+	} else if srv != nil && j.Proto != "" {
+		rep.Notes = append(rep.Notes, "server not sampled over the window: "+oneLine(err.Error()))
+	}
+	w.Samples = len(samples)
+	if st, err := machine.over(w.StartUnix, w.EndUnix); err == nil {
+		w.MachineKnown = true
+		w.MachineBusy, w.StealCores = st.busy/w.Seconds, st.steal/w.Seconds
+		w.OutsideCores = math.Max(0, (st.busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
+	}
+	runr := b.Runner
+	if j.Runner != nil {
+		runr = j.Runner
+	}
+	w.ClientCores = runner.CoresAllowed(runr, runner.Spec{CPUSet: b.Client.CPUSet, CPUs: b.Client.CPUs})
+	if srv != nil && b.Runner != nil {
+		w.ServerCores = runner.CoresAllowed(b.Runner, runner.Spec{CPUSet: b.Server.CPUSet, CPUs: b.Server.CPUs})
+	}
+	if w.Seconds > 0 {
+		w.ClientBusy = w.ClientCPUS / w.Seconds
+		w.ServerBusy = w.ServerCPUS / w.Seconds
+	}
+	rep.Window = w
+	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
+	rep.Metrics = metrics(r, rep.ClientCPUS, w)
+
+	// What makes its figures unusable or doubtful.
+	if !j.AB && j.Prog == nil {
+		switch {
+		case x == nil || !x.V11():
+			rep.flag(FlagCPUScope, "a report v1.0 carries no measured window: its CPU covers more than the measured calls")
+		case x.CPUScope != report.ScopeWindow:
+			rep.flag(FlagCPUScope, "the client measured its CPU over its whole process (CPU scope: "+x.CPUScope+")")
+		}
+		if x != nil && x.WarmupSettled == report.SettledNo {
+			rep.flag(FlagWarmup, fmt.Sprintf("warm-up did not settle in %.1f s", x.WarmupSeconds))
+		}
+	}
+	for _, side := range []struct {
+		name        string
+		busy, cores float64
+		known       bool
+	}{{"client", w.ClientBusy, w.ClientCores, true}, {"server", w.ServerBusy, w.ServerCores, w.ServerKnown}} {
+		if side.known && side.cores > 0 && side.busy > side.cores*(1+CPUAllowance) {
+			rep.flag(FlagCPUInvariant, fmt.Sprintf("%s busy %.2f cores over the %.3f s window; it may use %.4g", side.name, side.busy, w.Seconds, side.cores))
+		}
+	}
+	if rep.has(FlagCPUInvariant) || rep.has(FlagCPUScope) {
+		rep.Metrics.CPUNotUsed = true
+	}
+	if r.Failed > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", r.Failed, r.Complete, errorKinds(r)))
+	}
+	return rep, nil
+}
+
+// run runs j as a worker run or a one-shot process.
+func (b *Bench) run(ctx context.Context, rep *Repeat, j Job) (runner.Result, error) {
+	rr := b.Runner
+	if j.Runner != nil {
+		rr = j.Runner
+	}
+	prog := b.Programs.Client(j.Client, j.Args...)
+	if j.Prog != nil {
+		prog = *j.Prog
+	}
+	spec := runner.Spec{
+		Name: j.Name, Image: prog.Image, Args: prog.Args, Env: prog.Env,
+		CPUs: b.Client.CPUs, CPUSet: b.Client.CPUSet, MemoryMB: b.Client.MemoryMB, Timeout: j.Timeout,
+	}
+	if ws, ok := rr.(runner.WorkerStarter); ok && j.Worker && j.Prog == nil && b.Workers != nil && !b.lacksWorker(j.Client) {
+		wp := b.Programs.Worker(j.Client)
+		wspec := runner.Spec{
+			Name: "worker-" + j.Client + "-" + j.Proto, Image: wp.Image, Args: wp.Args, Env: wp.Env,
+			CPUs: b.Client.CPUs, CPUSet: b.Client.CPUSet, MemoryMB: b.Client.MemoryMB,
+		}
+		p, err := b.Workers.get(ctx, ws, j.Client, j.Client+"-"+j.Proto, wspec)
+		switch {
+		case ctx.Err() != nil:
+			return runner.Result{}, ctx.Err()
+		case err != nil && b.Workers.startedOnce(j.Client):
+			// It worked before: this is a failure, not a missing feature.
+			return runner.Result{ExitCode: -1, Stderr: []byte(err.Error())}, err
+		case err != nil:
+			b.fallBack(j.Client, err)
+		default:
+			rep.Worker = true
+			id := strings.Map(func(r rune) rune {
+				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+					return r
+				}
+				return '-'
+			}, j.Name)
+			return p.run(ctx, id, b.Programs.ClientFlags(j.Client, j.Args...), j.Timeout)
+		}
+	}
+	return rr.Run(ctx, spec)
+}
+
+func (b *Bench) lacksWorker(client string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, no := b.noWorker[client]
+	return no
+}
+
+func (b *Bench) fallBack(client string, err error) {
+	b.mu.Lock()
+	if b.noWorker == nil {
+		b.noWorker = map[string]string{}
+	}
+	b.noWorker[client] = oneLine(err.Error())
+	b.mu.Unlock()
+	if b.Note != nil {
+		b.Note(fmt.Sprintf("%s-client has no worker mode here (%s): one process per run", client, tailText([]byte(err.Error()), 200)))
+	}
+}
+
+// judge parses a run's report and says every reason it does not count
+// (docs/method.md, section 9): the run did not finish, the client exited non-zero,
+// the report does not parse, its check is not full, or fewer than 99 % of its
+// calls succeeded (ab's Complete counts failed calls).
+func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
+	var why []string
+	if runErr != nil {
+		why = append(why, oneLine(runErr.Error()))
+	}
+	if res.ExitCode != 0 {
+		why = append(why, fmt.Sprintf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), lastLine(res.Stderr)))
+	}
+	if len(why) > 0 {
+		return nil, why
+	}
+	parse := report.ParseClient
+	if ab {
+		parse = report.Parse
+	}
+	r, err := parse(bytes.NewReader(res.Stdout))
+	if err != nil {
+		return nil, []string{"report: " + oneLine(err.Error())}
+	}
+	if x := r.Rpcbed; x != nil && x.Check != "" && x.Check != report.CheckFull {
+		why = append(why, fmt.Sprintf("Check: %s; the matrix takes full checking only", x.Check))
+	}
+	ok := r.Complete - r.Failed
+	switch {
+	case r.Complete == 0 || ok <= 0:
+		why = append(why, fmt.Sprintf("no call succeeded in the measured %.3f s (%d complete, %d failed: %s)", r.TimeTakenSeconds, r.Complete, r.Failed, errorKinds(&r)))
+	case float64(ok) < 0.99*float64(r.Complete):
+		why = append(why, fmt.Sprintf("%d of %d calls failed (%s): under 99 %% succeeded", r.Failed, r.Complete, errorKinds(&r)))
+	}
+	return &r, why
+}
+
+func (r *Repeat) flag(f, why string) {
+	if !slices.Contains(r.Flags, f) {
+		r.Flags = append(r.Flags, f)
+	}
+	r.Notes = append(r.Notes, f+": "+why)
+}
+
+func (r *Repeat) has(f string) bool { return slices.Contains(r.Flags, f) }
+
+// metrics derives a repeat's figures from its report and window.
+func metrics(r *report.Report, processCPU float64, w *Window) Metrics {
+	m := Metrics{
+		RPS: r.RequestsPerSecond, BytesPerResponse: r.DocumentLength,
+		Complete: r.Complete, Failed: r.Failed,
+	}
+	calls := float64(r.Complete)
+	made := calls + 1 // the client's own verify call
+	if x := r.Rpcbed; x != nil {
+		m.P50Us, m.P99Us = float64(x.P50Us), float64(x.P99Us)
+		made += float64(x.WarmupCalls)
+	} else {
+		for _, p := range r.Percentiles {
+			switch p.Percent {
+			case 50:
+				m.P50Us = float64(p.Ms * 1000)
+			case 99:
+				m.P99Us = float64(p.Ms * 1000)
+			}
+		}
+	}
+	m.ClientCPUProcessUs = processCPU * 1e6 / made
+	if calls > 0 && w.ClientCPUS > 0 {
+		m.ClientCPUUs = w.ClientCPUS * 1e6 / calls
+		m.ClientCallsPerCPUS = calls / w.ClientCPUS
+	}
+	if w.ServerKnown && w.ServerCalls > 0 && w.ServerCPUS > 0 {
+		m.ServerCPUUs = w.ServerCPUS * 1e6 / float64(w.ServerCalls)
+		m.ServerCallsPerCPUS = float64(w.ServerCalls) / w.ServerCPUS
+	}
+	if w.ClientCores > 0 {
+		m.ClientBusy = w.ClientBusy / w.ClientCores
+	}
+	if w.ServerKnown && w.ServerCores > 0 {
+		m.ServerBusy = w.ServerBusy / w.ServerCores
+	}
+	return m
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
+
+// writeRaw writes a run's raw file; an error (a full disk) fails the repeat, and
+// no partial file is left claiming to be the run.
+func writeRaw(name string, stdout, stderr []byte) error {
+	if err := WriteFileAtomic(name, rawBytes(stdout, stderr)); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+// ---- sampling ------------------------------------------------------------------
+
+// sampleEvery is the sampling period of the server's /stats and /proc/stat.
+const sampleEvery = 100 * time.Millisecond
+
+// serverSample is one read of the server's counters.
+type serverSample struct {
+	T     float64 // Unix seconds: the server's time_unix_s, else the driver's clock
+	CPU   float64 // seconds, user + system
+	Calls int64   // proto x call requests
+}
+
+// machineSample is one read of /proc/stat's first line, in seconds summed over
+// every CPU.
+type machineSample struct {
+	T                 float64
+	busy, idle, steal float64
+}
+
+type machineSeries []machineSample
+
+type machineDelta struct{ busy, steal float64 }
+
+// over is the machine's busy and steal CPU seconds between t0 and t1.
+func (s machineSeries) over(t0, t1 float64) (machineDelta, error) {
+	at := func(t float64) (busy, steal float64, err error) {
+		i, f, err := bracket(len(s), func(k int) float64 { return s[k].T }, t)
+		if err != nil {
+			return 0, 0, err
+		}
+		a, b := s[i], s[min(i+1, len(s)-1)]
+		return a.busy + f*(b.busy-a.busy), a.steal + f*(b.steal-a.steal), nil
+	}
+	b0, s0, err := at(t0)
+	if err != nil {
+		return machineDelta{}, err
+	}
+	b1, s1, err := at(t1)
+	if err != nil {
+		return machineDelta{}, err
+	}
+	return machineDelta{busy: b1 - b0, steal: s1 - s0}, nil
+}
+
+// bracket finds k with T(k) <= t <= T(k+1) and the fraction of the way t lies
+// between them; t must lie within the series.
+func bracket(n int, T func(int) float64, t float64) (int, float64, error) {
+	if n < 2 {
+		return 0, 0, fmt.Errorf("%d samples", n)
+	}
+	if t < T(0) || t > T(n-1) {
+		return 0, 0, fmt.Errorf("time %.6f outside the samples [%.6f, %.6f]", t, T(0), T(n-1))
+	}
+	for k := 0; k+1 < n; k++ {
+		if t <= T(k+1) {
+			d := T(k+1) - T(k)
+			if d <= 0 {
+				return k, 0, nil
+			}
+			return k, (t - T(k)) / d, nil
+		}
+	}
+	return n - 2, 1, nil
+}
+
+// interpolate is the server's CPU and calls between t0 and t1, each series
+// linearly interpolated at both ends.
+func interpolate(s []serverSample, t0, t1 float64) (cpu float64, calls int64, err error) {
+	at := func(t float64) (float64, float64, error) {
+		i, f, err := bracket(len(s), func(k int) float64 { return s[k].T }, t)
+		if err != nil {
+			return 0, 0, err
+		}
+		a, b := s[i], s[min(i+1, len(s)-1)]
+		return a.CPU + f*(b.CPU-a.CPU), float64(a.Calls) + f*float64(b.Calls-a.Calls), nil
+	}
+	c0, n0, err := at(t0)
+	if err != nil {
+		return 0, 0, err
+	}
+	c1, n1, err := at(t1)
+	if err != nil {
+		return 0, 0, err
+	}
+	return c1 - c0, int64(math.Round(n1 - n0)), nil
+}
+
+// sampler reads the server's /stats and /proc/stat every sampleEvery until stop.
+type sampler struct {
+	srv         *Server
+	proto, call string
+	stopc       chan struct{}
+	done        chan struct{}
+	samples     []serverSample
+	machine     machineSeries
+	lastErr     error
+}
+
+// startSampler takes the first samples before it returns, so the series starts
+// before the client does.
+func startSampler(ctx context.Context, srv *Server, proto, call string) *sampler {
+	s := &sampler{srv: srv, proto: proto, call: call, stopc: make(chan struct{}), done: make(chan struct{})}
+	s.take(ctx)
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stopc:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.take(ctx)
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) take(ctx context.Context) {
+	if m, err := readProcStat(); err == nil {
+		s.machine = append(s.machine, m)
+	}
+	if s.srv == nil || s.srv.StatsURL == "" {
+		return
+	}
+	if v, err := s.srv.sample(ctx, s.proto, s.call); err == nil {
+		s.samples = append(s.samples, v)
+	} else {
+		s.lastErr = err
+	}
+}
+
+// stop ends the sampling after one last sample and returns both series.
+func (s *sampler) stop(ctx context.Context) ([]serverSample, machineSeries) {
+	close(s.stopc)
+	<-s.done
+	s.take(ctx)
+	return s.samples, s.machine
+}
+
+// userHZ is the unit of /proc/stat (USER_HZ is 100 on Linux).
+const userHZ = 100
+
+// readProcStat reads the first ("cpu") line of /proc/stat.
+func readProcStat() (machineSample, error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return machineSample{}, err
+	}
+	defer f.Close()
+	t := unixSeconds(time.Now())
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		return machineSample{}, errors.New("/proc/stat: empty")
+	}
+	return parseProcStat(sc.Text(), t)
+}
+
+// parseProcStat reads "cpu user nice system idle iowait irq softirq steal guest
+// guest_nice" (guest time is already inside user and nice).
+func parseProcStat(line string, t float64) (machineSample, error) {
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return machineSample{}, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var v [8]float64
+	for i := range v {
+		x, err := strconv.ParseFloat(f[1+i], 64)
+		if err != nil {
+			return machineSample{}, fmt.Errorf("/proc/stat: %v", err)
+		}
+		v[i] = x / userHZ
+	}
+	user, nice, system, idle, iowait, irq, softirq, steal := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+	return machineSample{T: t, busy: user + nice + system + irq + softirq, idle: idle + iowait, steal: steal}, nil
+}
+
+// statsDoc is the part of /stats (go-server's, the Java baselines') the driver reads.
+type statsDoc struct {
+	TimeUnixS  float64                                        `json:"time_unix_s"`
+	CPUUserS   float64                                        `json:"cpu_user_s"`
+	CPUSystemS float64                                        `json:"cpu_system_s"`
+	Calls      map[string]map[string]struct{ Requests int64 } `json:"calls"`
+	Versions   map[string]string                              `json:"versions"`
+}
+
+var statsClient = &http.Client{Timeout: 2 * time.Second}
+
+// readStats GETs the server's /stats.
+func (s *Server) readStats(ctx context.Context) (statsDoc, float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.StatsURL, nil)
+	if err != nil {
+		return statsDoc{}, 0, err
+	}
+	t0 := time.Now()
+	resp, err := statsClient.Do(req)
+	if err != nil {
+		return statsDoc{}, 0, fmt.Errorf("GET /stats: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return statsDoc{}, 0, fmt.Errorf("GET /stats: %s", resp.Status)
+	}
+	var st statsDoc
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&st); err != nil {
+		return statsDoc{}, 0, fmt.Errorf("GET /stats: %w", err)
+	}
+	mid := unixSeconds(t0.Add(time.Since(t0) / 2))
+	return st, mid, nil
+}
+
+func (s *Server) sample(ctx context.Context, proto, call string) (serverSample, error) {
+	st, mid, err := s.readStats(ctx)
+	if err != nil {
+		return serverSample{}, err
+	}
+	t := st.TimeUnixS
+	if t == 0 {
+		t = mid // a server without time_unix_s: the driver's clock halfway through the GET
+	}
+	return serverSample{T: t, CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests}, nil
+}

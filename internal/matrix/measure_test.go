@@ -1,0 +1,391 @@
+package matrix
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// fakeWorkers is the fake runner with a worker mode: each worker is a goroutine
+// speaking the pipe protocol, answering each run as the fake one-shot client
+// would. A run whose id starts with a prefix in die makes the worker exit
+// mid-run; one in hang makes it stop answering.
+type fakeWorkers struct {
+	*fakeRunner
+	die, hang []string
+	mu        sync.Mutex
+	started   int
+}
+
+func (f *fakeWorkers) StartWorker(ctx context.Context, s runner.Spec) (runner.Worker, error) {
+	f.mu.Lock()
+	f.started++
+	f.mu.Unlock()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	w := &fakeWorker{stdin: inW, stdout: outR, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer outW.Close()
+		fmt.Fprintf(outW, "#rpcbed-worker ready go 1\n")
+		sc := bufio.NewScanner(inR)
+		for sc.Scan() {
+			f := strings.Split(sc.Text(), "\t")
+			if f[0] != "run" || len(f) < 2 {
+				fmt.Fprintf(outW, "#rpcbed-worker done - exit=2\n")
+				continue
+			}
+			id := f[1]
+			if hasPrefix(id, w.f().die) {
+				w.errb.Write([]byte("#rpcbed-worker begin " + id + "\npanic: boom\n"))
+				w.code = 9
+				return
+			}
+			if hasPrefix(id, w.f().hang) {
+				<-w.kill
+				return
+			}
+			res, _ := w.f().fakeRunner.Run(ctx, runner.Spec{Name: id, Args: append([]string{"go-client"}, f[2:]...)})
+			w.errb.Write([]byte("#rpcbed-worker begin " + id + "\n"))
+			w.errb.Write(res.Stderr)
+			outW.Write(res.Stdout)
+			fmt.Fprintf(outW, "#rpcbed-worker done %s exit=%d\n", id, res.ExitCode)
+			w.errb.Write([]byte("#rpcbed-worker end " + id + "\n"))
+		}
+	}()
+	w.owner = f
+	w.kill = make(chan struct{})
+	return w, nil
+}
+
+func hasPrefix(s string, ps []string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+type fakeWorker struct {
+	owner  *fakeWorkers
+	stdin  *io.PipeWriter
+	stdout *io.PipeReader
+	errb   syncBuf
+	done   chan struct{}
+	kill   chan struct{}
+	once   sync.Once
+	code   int
+}
+
+func (w *fakeWorker) f() *fakeWorkers       { return w.owner }
+func (w *fakeWorker) Name() string          { return "fake-worker" }
+func (w *fakeWorker) Stdin() io.WriteCloser { return w.stdin }
+func (w *fakeWorker) Stdout() io.Reader     { return w.stdout }
+func (w *fakeWorker) Stderr() []byte        { return w.errb.Bytes() }
+func (w *fakeWorker) Done() <-chan struct{} { return w.done }
+func (w *fakeWorker) Usage(context.Context) (time.Duration, time.Duration, error) {
+	return 10 * time.Millisecond, 0, nil
+}
+func (w *fakeWorker) Stop(context.Context) (runner.Result, error) {
+	w.once.Do(func() { w.stdin.Close(); close(w.kill) })
+	<-w.done
+	return runner.Result{ExitCode: w.code, Stderr: w.errb.Bytes()}, nil
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuf) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.b.Bytes())
+}
+
+// A worker serves every run of its client x protocol; one that dies or hangs
+// gives a failed repeat with its stderr, a fresh worker takes the next run, and
+// the matrix goes on.
+func TestExecuteWorkers(t *testing.T) {
+	spec, err := ParseSpec([]byte("clients: {go: [grpc, http]}\nitems: [2]\nconcurrency: [1, 4]\nload: {n: 100, timeout: 2s}\nrepeats: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw := &fakeWorkers{fakeRunner: newFakeRunner(),
+		die: []string{"go-grpc-datalist-2-c4-r1"}, hang: []string{"go-http-datalist-2-c1-r2"}}
+	dir := t.TempDir()
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fw, RunnerName: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]CellResult{}
+	for _, c := range run.Cells {
+		byName[c.Name] = c
+	}
+	for _, tc := range []struct {
+		cell    string
+		repeat  int
+		ok      bool
+		errPart string
+	}{
+		{"go-grpc-datalist-2-c1", 1, true, ""},
+		{"go-grpc-datalist-2-c4", 1, false, "died during run go-grpc-datalist-2-c4-r1 (exit code 9): panic: boom"},
+		{"go-grpc-datalist-2-c4", 2, true, ""},
+		{"go-http-datalist-2-c1", 2, false, "no done line for run go-http-datalist-2-c1-r2 within 2s"},
+		{"go-http-datalist-2-c4", 2, true, ""},
+	} {
+		c := byName[tc.cell]
+		if len(c.Repeats) < tc.repeat {
+			t.Errorf("%s: got %d repeats; want %d", tc.cell, len(c.Repeats), tc.repeat)
+			continue
+		}
+		r := c.Repeats[tc.repeat-1]
+		if (r.Report != nil) != tc.ok || !strings.Contains(r.Error, tc.errPart) || !r.Worker {
+			t.Errorf("%s r%d: got report %v, error %q, worker %v; want report %v, error containing %q, worker",
+				tc.cell, tc.repeat, r.Report != nil, r.Error, r.Worker, tc.ok, tc.errPart)
+		}
+	}
+	// go-grpc and go-http, plus one fresh worker after each of the two failures.
+	if fw.started != 4 {
+		t.Errorf("got %d workers started; want 4", fw.started)
+	}
+	// The raw file of a worker run holds the report and the run's own stderr only.
+	out, errb, err := ReadRaw(filepath.Join(dir, RawDir, "go-grpc-datalist-2-c1-r2.txt"))
+	if err != nil || !bytes.Contains(out, []byte("Requests per second:")) || bytes.Contains(out, []byte("#rpcbed-worker")) || bytes.Contains(errb, []byte("#rpcbed-worker")) {
+		t.Errorf("raw file: got stdout %q stderr %q (%v); want the report without protocol lines", out, errb, err)
+	}
+}
+
+// judge: a repeat counts only when the client exited 0 with a report whose check
+// is full and at least 99 % of whose calls succeeded; every reason is kept.
+func TestJudge(t *testing.T) {
+	rep := func(complete, failed int64, check string) []byte {
+		r := report.Report{ServerHostname: "127.0.0.1", DocumentPath: "/x", Concurrency: 1, TimeTakenSeconds: 1,
+			Complete: complete, Failed: failed, FailedBy: report.Failures{Connect: failed}, RequestsPerSecond: float64(complete),
+			Rpcbed: &report.Extra{Client: "go", Protocol: "grpc", Call: "datalist", Loop: "closed", Check: check,
+				Runtime: "go", CPUScope: report.ScopeWindow, WindowStart: 1, WindowEnd: 2, WarmupSettled: report.SettledFixed}}
+		var b bytes.Buffer
+		if err := report.Write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	for _, tc := range []struct {
+		name   string
+		res    runner.Result
+		runErr error
+		ok     bool
+		want   []string
+	}{
+		{"good", runner.Result{Stdout: rep(1000, 0, "full")}, nil, true, nil},
+		{"few failures are a note", runner.Result{Stdout: rep(1000, 5, "full")}, nil, true, nil},
+		{"ab counts failed calls in Complete", runner.Result{Stdout: rep(98, 98, "full")}, nil, false, []string{"no call succeeded", "98 complete, 98 failed"}},
+		{"under 99 %", runner.Result{Stdout: rep(1000, 20, "full")}, nil, false, []string{"20 of 1000 calls failed", "under 99 %"}},
+		{"check length", runner.Result{Stdout: rep(1000, 0, "length")}, nil, false, []string{"Check: length"}},
+		{"every reason kept", runner.Result{Stdout: rep(98, 98, "length")}, nil, false, []string{"Check: length", "no call succeeded"}},
+		{"exit code", runner.Result{ExitCode: 1, Stderr: []byte("boom\n")}, nil, false, []string{"exit code 1: boom"}},
+		{"timeout and exit code", runner.Result{ExitCode: 137}, runner.ErrTimeout, false, []string{"runner: timeout", "exit code 137"}},
+		{"garbage", runner.Result{Stdout: []byte("nope\n")}, nil, false, []string{"report:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, why := judge(tc.res, tc.runErr, false)
+			got := strings.Join(why, "; ")
+			if (len(why) == 0) != tc.ok || (tc.ok && r == nil) {
+				t.Fatalf("got reasons %q; want ok=%v", got, tc.ok)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got reasons %q; want one containing %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+// The server is checked before every repeat: one that died is restarted, the
+// repeat says so, and the cell's figures come from good repeats only.
+func TestExecuteRestartsADeadServer(t *testing.T) {
+	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := newFakeRunner()
+	fr.afterRun = func(name string) {
+		if name == "go-grpc-datalist-2-c1-r1" {
+			fr.stopServers()
+		}
+	}
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := run.Cells[0]
+	if c.Status != StatusOK || len(c.Repeats) != 3 {
+		t.Fatalf("got %s with %d repeats (%s); want ok with 3", c.Status, len(c.Repeats), c.Error)
+	}
+	r2 := c.Repeats[1]
+	if !r2.has(FlagServerRestarted) || r2.Report == nil || c.Repeats[2].has(FlagServerRestarted) {
+		t.Errorf("got flags r2 %v r3 %v; want server-restarted on r2 only, r2 measured", r2.Flags, c.Repeats[2].Flags)
+	}
+	if !c.Flagged(FlagServerRestarted) {
+		t.Errorf("cell flags %v; want server-restarted", c.Summary.Flags)
+	}
+}
+
+// A raw file that cannot be written fails the repeat: no figure without its raw report.
+func TestRawWriteErrorFailsTheRepeat(t *testing.T) {
+	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// A directory where the raw file of r1 goes: the rename onto it fails.
+	if err := os.MkdirAll(filepath.Join(dir, RawDir, "go-grpc-datalist-2-c1-r1.txt", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: newFakeRunner(), RunnerName: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := run.Cells[0]
+	if c.Repeats[0].Report != nil || !strings.Contains(c.Repeats[0].Error, "raw file:") || c.Repeats[1].Report == nil {
+		t.Errorf("got r1 %q (report %v), r2 report %v; want r1 failed on its raw file, r2 measured", c.Repeats[0].Error, c.Repeats[0].Report != nil, c.Repeats[1].Report != nil)
+	}
+}
+
+// The invariant: a side busier than its cores + 5 % over the window is flagged
+// with the figure and its CPU figures are left out of the medians.
+func TestInvariantFlagsABusySide(t *testing.T) {
+	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := newFakeRunner()
+	// r1's client claims 0.2 s of CPU over its 20 ms window: 10 cores.
+	fr.clientCPU = map[string]float64{"go-grpc-datalist-2-c1-r1": 0.2}
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := run.Cells[0]
+	r1, r2 := c.Repeats[0], c.Repeats[1]
+	if !r1.has(FlagCPUInvariant) || !r1.Metrics.CPUNotUsed || r2.has(FlagCPUInvariant) {
+		t.Fatalf("got flags r1 %v r2 %v; want cpu-invariant on r1 only", r1.Flags, r2.Flags)
+	}
+	if !strings.Contains(strings.Join(r1.Notes, " "), "client busy 10.00 cores") {
+		t.Errorf("notes %q; want the figure", r1.Notes)
+	}
+	if got := c.Stat(ClientCPU); got.N != 1 || got.Median != r2.Metrics.ClientCPUUs {
+		t.Errorf("client CPU median over %d repeats = %v; want r2's only (%v)", got.N, got.Median, r2.Metrics.ClientCPUUs)
+	}
+	if !c.Flagged(FlagCPUInvariant) {
+		t.Errorf("cell flags %v; want cpu-invariant", c.Summary.Flags)
+	}
+}
+
+func TestInterpolate(t *testing.T) {
+	s := []serverSample{{T: 10, CPU: 1, Calls: 100}, {T: 10.1, CPU: 1.05, Calls: 200}, {T: 10.3, CPU: 1.25, Calls: 200}}
+	for _, tc := range []struct {
+		name      string
+		t0, t1    float64
+		cpu       float64
+		calls     int64
+		errSubstr string
+	}{
+		{"whole series", 10, 10.3, 0.25, 100, ""},
+		{"inside one step", 10.05, 10.1, 0.025, 50, ""},
+		{"across steps", 10.05, 10.2, 0.125, 50, ""},
+		{"before the first sample", 9.9, 10.2, 0, 0, "outside the samples"},
+		{"after the last sample", 10.1, 10.4, 0, 0, "outside the samples"},
+	} {
+		cpu, calls, err := interpolate(s, tc.t0, tc.t1)
+		if tc.errSubstr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errSubstr) {
+				t.Errorf("%s: got error %v; want %q", tc.name, err, tc.errSubstr)
+			}
+			continue
+		}
+		if err != nil || math.Abs(cpu-tc.cpu) > 1e-9 || calls != tc.calls {
+			t.Errorf("%s: got %v %d %v; want %v %d", tc.name, cpu, calls, err, tc.cpu, tc.calls)
+		}
+	}
+	if _, _, err := interpolate(s[:1], 10, 10); err == nil {
+		t.Error("one sample: got no error; want one")
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	m, err := parseProcStat("cpu  1000 50 300 8000 100 20 30 40 0 0", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.busy != 14 || m.idle != 81 || m.steal != 0.4 || m.T != 5 {
+		t.Errorf("got %+v; want busy 14 s, idle 81 s, steal 0.4 s", m)
+	}
+	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 x 4 5 6 7 8"} {
+		if _, err := parseProcStat(bad, 0); err == nil {
+			t.Errorf("%q: got no error; want one", bad)
+		}
+	}
+	live, err := readProcStat()
+	if err != nil || live.busy+live.idle <= 0 {
+		t.Errorf("this machine's /proc/stat: got %+v, %v", live, err)
+	}
+}
+
+func TestBottleneck(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		c, s float64
+		want string
+	}{
+		{0.95, 0.5, "client-bound"}, {0.5, 0.92, "server-bound"}, {0.95, 0.97, "server-bound"}, {0.97, 0.95, "client-bound"},
+		{0.5, 0.5, "latency-bound"}, {0.5, nan, ""}, {nan, 0.95, "server-bound"}, {nan, nan, ""},
+	} {
+		if got := Bottleneck(tc.c, tc.s); got != tc.want {
+			t.Errorf("Bottleneck(%v, %v): got %q; want %q", tc.c, tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestSummarizeNoisy(t *testing.T) {
+	mk := func(rps, steal float64) Repeat {
+		return Repeat{Report: &report.Report{}, Metrics: Metrics{RPS: rps}, Window: &Window{MachineKnown: true, StealCores: steal}}
+	}
+	for _, tc := range []struct {
+		name   string
+		reps   []Repeat
+		noisy  bool
+		reason string
+	}{
+		{"steady", []Repeat{mk(100, 0), mk(104, 0), mk(102, 0.01)}, false, ""},
+		{"spread", []Repeat{mk(100, 0), mk(120, 0), mk(102, 0)}, true, "req/s spread 20 %"},
+		{"steal", []Repeat{mk(100, 0), mk(101, 0.03), mk(102, 0)}, true, "steal 3.0 % of a core"},
+	} {
+		c := CellResult{Cell: Cell{Concurrency: 4}, Repeats: tc.reps}
+		s := c.Summarize()
+		c.Summary = s
+		if c.Flagged(FlagNoisy) != tc.noisy || !strings.Contains(strings.Join(s.Reasons, ";"), tc.reason) || s.Conns != 4 {
+			t.Errorf("%s: got flags %v reasons %q conns %d; want noisy=%v with %q, conns 4", tc.name, s.Flags, s.Reasons, s.Conns, tc.noisy, tc.reason)
+		}
+	}
+}
