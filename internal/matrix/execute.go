@@ -453,7 +453,7 @@ func formatSeconds(d time.Duration) string {
 
 // autoWarmup lists the clients whose build takes -warmup auto (report v1.1);
 // each is switched on as its side of docs/report-format.md lands.
-var autoWarmup = map[string]bool{"go": false, "php": false, "php-pure": false, "java": false}
+var autoWarmup = map[string]bool{"go": true, "php": true, "php-pure": true, "java": false}
 
 // fallbackWarmup bounds the fixed warm-up given to a client without -warmup auto.
 const fallbackWarmup = 2 * time.Second

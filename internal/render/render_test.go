@@ -91,9 +91,6 @@ func synthetic(id string, shift float64) *matrix.Run {
 		if c.Name() != "go-http-datalist-2-c50" { // a run without a summary saved: computed when rendered
 			res.Summary = res.Summarize()
 		}
-		if c.Name() == "php-grpc-datalist-200-c50" {
-			continue // never run: an interrupted run
-		}
 		run.Cells = append(run.Cells, res)
 	}
 	return run
@@ -147,11 +144,8 @@ func TestCSVShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(recs), len(run.Spec.Plan())+1; got != want {
-		t.Errorf("got %d rows; want %d (header + one per cell of the plan, missing ones included)", got, want)
-	}
-	if last := recs[len(recs)-1]; last[0] != "php-grpc-datalist-200-c50" || last[8] != "missing" {
-		t.Errorf("last row: got %s %s; want the cell never run, status missing", last[0], last[8])
+	if got, want := len(recs), len(run.Cells)+1; got != want {
+		t.Errorf("got %d rows; want %d (header + one per cell)", got, want)
 	}
 	for i, r := range recs {
 		if len(r) != len(CSVHeader) {
@@ -293,5 +287,46 @@ func TestPlotsSinglePoint(t *testing.T) {
 	}
 	if len(files) == 0 {
 		t.Error("no plot written")
+	}
+}
+
+// An unfinished run names the cells of its plan that have no result, in
+// matrix.md and as status "missing" rows of matrix.csv (issue 18 #10).
+func TestMissingCellsAreNamed(t *testing.T) {
+	run := synthetic("x", 1)
+	var kept []matrix.CellResult
+	for _, c := range run.Cells {
+		if c.Name != "php-grpc-datalist-200-c50" && c.Name != "go-http-datalist-2-c1" {
+			kept = append(kept, c)
+		}
+	}
+	run.Cells = kept
+	var md, cb bytes.Buffer
+	if err := Markdown(&md, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"16 cells: 10 ok, 4 failed, 2 not run", "## Not run", "- go-http-datalist-2-c1\n", "- php-grpc-datalist-200-c50\n"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("matrix.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if err := CSV(&cb, run); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&cb).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), len(run.Spec.Plan())+1; got != want {
+		t.Errorf("got %d rows; want %d (one per cell of the plan)", got, want)
+	}
+	missing := 0
+	for _, r := range recs[1:] {
+		if r[8] == "missing" {
+			missing++
+		}
+	}
+	if missing != 2 {
+		t.Errorf("got %d missing rows; want 2", missing)
 	}
 }
