@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/fakeserver"
 	"github.com/rpcbed/rpcbed/internal/report"
 )
 
@@ -405,4 +406,73 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestPHPVerifyKinds runs php-client against a server that answers what each row
+// says (internal/fakeserver) and checks the exit code and the verify line's kind
+// (docs/report-format.md): a declared error is never connect or timeout, whatever
+// its code, on every protocol.
+func TestPHPVerifyKinds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the PHP client runs real processes")
+	}
+	req := requires("php")
+	php, err := exec.LookPath("php")
+	if err != nil {
+		missing(t, req, "php is not installed (make setup-php)")
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcExt := os.Getenv("RPCBED_GRPC_EXT")
+	if grpcExt == "" {
+		grpcExt = filepath.Join(here, "ext", "build", "grpc.so")
+	}
+	if _, err := os.Stat(grpcExt); err != nil {
+		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", grpcExt)
+	}
+	rows := []struct {
+		name string
+		b    fakeserver.Behaviour
+		exit int
+		kind string
+	}{
+		{"declared unavailable (14)", fakeserver.Declare(14), 3, "exceptions"},
+		{"declared deadline exceeded (4)", fakeserver.Declare(4), 3, "exceptions"},
+		{"rejects the token (16)", fakeserver.Declare(16), 3, "unauthenticated"},
+		{"invalid argument (3)", fakeserver.Declare(3), 3, "invalid_argument"},
+		{"internal (13)", fakeserver.Declare(13), 3, "exceptions"},
+		{"wrong answer", fakeserver.WrongCount, 3, "length"},
+	}
+	for _, row := range rows {
+		addrs := fakeserver.Start(t, row.b)
+		for _, proto := range []string{"grpc", "thrift", "http"} {
+			t.Run(proto+"/"+row.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, php, "-n", filepath.Join(here, "bin", "client.php"),
+					"-proto", proto, "-call", "datalist", "-items", "3", "-n", "3", "-timeout", "5s", "-addr", addrs[proto])
+				cmd.Env = append(os.Environ(), "RPCBED_GRPC_EXT="+grpcExt)
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				code := 0
+				if e, ok := err.(*exec.ExitError); ok {
+					code = e.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if code != row.exit {
+					t.Errorf("exit code = %d; want %d\nstderr:\n%s", code, row.exit, stderr.String())
+				}
+				if want := "verify: " + row.kind + ": "; !strings.Contains(stderr.String(), "\n"+want) && !strings.HasPrefix(stderr.String(), want) {
+					t.Errorf("stderr has no %q line:\n%s", want, stderr.String())
+				}
+				if stdout.Len() != 0 {
+					t.Errorf("stdout = %q; want no report", stdout.String())
+				}
+			})
+		}
+	}
 }

@@ -90,12 +90,13 @@ final class GrpcTransport implements Transport
     /** @return \Rpcbed\Pb\DataTypeResponse|\Rpcbed\Pb\DataListResponse */
     private function finish(\Grpc\UnaryCall $call, bool $measure): object
     {
+        $begin = hrtime(true);
         [$resp, $status] = $call->wait();
         if ($status->code !== \Grpc\STATUS_OK) {
             if ($status->code === \Grpc\STATUS_UNAUTHENTICATED) {
                 $this->token = '';
             }
-            throw new CallError(self::kind($status->code), "grpc status $status->code: $status->details");
+            throw new CallError($this->kind($status->code, hrtime(true) - $begin), "grpc status $status->code: $status->details");
         }
         if ($resp === null) {
             throw new CallError(CallError::RECEIVE, 'grpc: no response message');
@@ -108,11 +109,19 @@ final class GrpcTransport implements Transport
         return $resp;
     }
 
-    private static function kind(int $code): string
+    /**
+     * The kind of a failed call. A status the server declared is never connect or
+     * timeout (docs/report-format.md): UNAVAILABLE is connect only when the channel
+     * is not connected (a declared one leaves it READY), DEADLINE_EXCEEDED timeout
+     * only when the call's own deadline has passed.
+     */
+    private function kind(int $code, int $elapsedNs): string
     {
         return match ($code) {
-            \Grpc\STATUS_UNAVAILABLE => CallError::CONNECT,
-            \Grpc\STATUS_DEADLINE_EXCEEDED => CallError::TIMEOUT,
+            \Grpc\STATUS_UNAVAILABLE => $this->client->getConnectivityState() === \Grpc\CHANNEL_READY
+                ? CallError::EXCEPTIONS : CallError::CONNECT,
+            \Grpc\STATUS_DEADLINE_EXCEEDED => $elapsedNs >= $this->timeoutUs * 1000 - 1_000_000
+                ? CallError::TIMEOUT : CallError::EXCEPTIONS,
             \Grpc\STATUS_UNAUTHENTICATED => CallError::UNAUTHENTICATED,
             \Grpc\STATUS_INVALID_ARGUMENT => CallError::INVALID_ARGUMENT,
             default => CallError::EXCEPTIONS,
