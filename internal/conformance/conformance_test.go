@@ -239,6 +239,7 @@ func TestConformance(t *testing.T) {
 	rs := rows()
 	for _, c := range clients(t) {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // the clients side by side; each client's rows one after another
 			if c.skip != "" {
 				if requires(c.name) {
 					t.Fatalf("%s (RPCBED_REQUIRE=%q)", c.skip, os.Getenv("RPCBED_REQUIRE"))

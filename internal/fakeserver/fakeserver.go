@@ -194,6 +194,9 @@ func (s *httpData) ServeHTTP(w http.ResponseWriter, q *http.Request) {
 	var r Reply
 	var body any
 	switch q.URL.Path {
+	case "/healthz": // docs/contract.md: every HTTP listener answers it
+		w.Write([]byte("ok\n"))
+		return
 	case "/v1/datalist":
 		n, err := strconv.Atoi(q.URL.Query().Get("n"))
 		if err != nil {
