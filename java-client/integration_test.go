@@ -56,6 +56,13 @@ var listening = regexp.MustCompile(`listening proto=(\w+) addr=(\S+)`)
 // want are listening. The process gets SIGTERM at cleanup.
 func start(t *testing.T, want []string, name string, args ...string) map[string]string {
 	t.Helper()
+	_, addrs := startProc(t, want, name, args...)
+	return addrs
+}
+
+// startProc is start that also returns the process.
+func startProc(t *testing.T, want []string, name string, args ...string) (*exec.Cmd, map[string]string) {
+	t.Helper()
 	cmd := exec.Command(name, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -127,7 +134,7 @@ func start(t *testing.T, want []string, name string, args ...string) map[string]
 	for k, v := range addrs {
 		out[k] = v
 	}
-	return out
+	return cmd, out
 }
 
 // goServer builds go-server into a temporary folder and starts it on free ports.
@@ -238,6 +245,13 @@ func TestJavaClient(t *testing.T) {
 			if r.TotalTransferred != n*r.DocumentLength && tc.proto != "http" {
 				t.Errorf("total transferred %d; want %d x document length %d", r.TotalTransferred, n, r.DocumentLength)
 			}
+			if x.Check != report.CheckFull || x.Runtime != "jvm" || x.CPUScope != report.ScopeWindow || x.WarmupSettled != "fixed" {
+				t.Errorf("check/runtime/cpu scope/warm-up settled = %s/%s/%s/%s; want full/jvm/window/fixed",
+					x.Check, x.Runtime, x.CPUScope, x.WarmupSettled)
+			}
+			if d := x.WindowEnd - x.WindowStart; d < r.TimeTakenSeconds-0.002 || d > r.TimeTakenSeconds+0.002 {
+				t.Errorf("window %.6f .. %.6f (%.6f s); want the time taken, %.3f s", x.WindowStart, x.WindowEnd, d, r.TimeTakenSeconds)
+			}
 			if x.Versions["java"] == "" {
 				t.Errorf("versions %v lack java", x.Versions)
 			}
@@ -245,34 +259,11 @@ func TestJavaClient(t *testing.T) {
 			if err := report.Write(&buf, r); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(buf.Bytes(), out) && !v11Tail(buf.Bytes(), out) {
+			if !bytes.Equal(buf.Bytes(), out) {
 				t.Errorf("report.Write(Parse(out)) differs from the Java client's layout:\ngot:\n%s\nwant:\n%s", buf.Bytes(), out)
 			}
 		})
 	}
-}
-
-// v11Keys are the report v1.1 keys (docs/report-format.md) a parser older than v1.1
-// drops: the Java client prints them after Versions.
-var v11Keys = []string{"Check:", "Runtime:", "CPU scope:", "Window start:", "Window end:", "Warm-up settled:"}
-
-// v11Tail tells whether out is written, followed by v1.1 lines only (a report.Write
-// that does not know them yet).
-func v11Tail(written, out []byte) bool {
-	rest, ok := bytes.CutPrefix(out, written)
-	if !ok {
-		return false
-	}
-	for _, line := range strings.Split(strings.TrimSuffix(string(rest), "\n"), "\n") {
-		known := false
-		for _, k := range v11Keys {
-			known = known || strings.HasPrefix(line, k)
-		}
-		if !known {
-			return false
-		}
-	}
-	return true
 }
 
 func TestJavaClientExitCodes(t *testing.T) {

@@ -12,24 +12,31 @@ import rpcbed.server.DubboServer;
 import rpcbed.server.GrpcServer;
 import rpcbed.server.HttpJsonServer;
 import rpcbed.server.IceServer;
+import rpcbed.server.Limits;
 import rpcbed.server.ThriftServer;
+import rpcbed.stats.StatsListener;
 
 /** {@code java -jar java-client.jar serve -proto P [-port N] [-host H]}: one baseline server. */
 public final class Serve {
     static final String USAGE = """
         usage: java -jar java-client.jar serve -proto ice|dubbo|grpc|thrift|http [-port N]
                  [-host 127.0.0.1] [-threads T] [-auth=true|false] [-auth-secret S]
+                 [-stats-port N] [-idle-timeout 120s]
 
         Default ports: ice 10000, dubbo 20880, grpc 50052, thrift 9091, http 8082 (0 = any).
         Prints "listening proto=P addr=HOST:PORT" on stderr when ready; SIGTERM stops it.
         -auth-secret (or env RPCBED_AUTH_SECRET) signs tokens; default: random per process.
         -threads sizes the server's worker pool (default: 4 x cores, at least 16).
+        -stats-port N serves GET /stats (time, process CPU, calls answered) on
+        127.0.0.1:N (0 = any free port; printed as "listening proto=stats addr=...");
+        off when not given. -idle-timeout closes connections that carry nothing that long.
         """;
 
     private Serve() {}
 
     /** The configuration of one server, parsed from the command line. */
-    public record Options(String proto, String host, int port, int threads, boolean auth, byte[] secret) {}
+    public record Options(String proto, String host, int port, int threads, boolean auth, byte[] secret,
+            int statsPort, long idleMillis) {}
 
     public static int main(String[] args) {
         Options o;
@@ -41,8 +48,13 @@ public final class Serve {
             return Exit.USAGE;
         }
         BaselineServer server;
+        StatsListener stats = null;
         try {
             server = start(o);
+            if (o.statsPort() >= 0) {
+                stats = new StatsListener("127.0.0.1", o.statsPort(), "rpcbed-java-" + o.proto(), o.proto(),
+                    server.calls());
+            }
         } catch (Exception e) {
             System.err.println("java-client serve: starting " + o.proto() + ": " + e);
             return 1;
@@ -54,6 +66,9 @@ public final class Serve {
             sun.misc.Signal.handle(new sun.misc.Signal(sig), s -> stop.countDown());
         }
         System.err.println("listening proto=" + o.proto() + " addr=" + o.host() + ":" + server.port());
+        if (stats != null) {
+            System.err.println("listening proto=stats addr=127.0.0.1:" + stats.port());
+        }
         System.err.flush();
         try {
             stop.await();
@@ -61,10 +76,33 @@ public final class Serve {
             Thread.currentThread().interrupt();
         }
         System.err.println("stopping proto=" + o.proto());
-        server.close();
+        // A framework whose threads are stuck must not keep the process alive: the stop
+        // gets STOP_MILLIS, then the process exits 1 (the runner sees it).
+        StatsListener st = stats;
+        Thread closer = new Thread(() -> {
+            server.close();
+            if (st != null) {
+                st.close();
+            }
+        }, "stop");
+        closer.setDaemon(true);
+        closer.start();
+        try {
+            closer.join(STOP_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (closer.isAlive()) {
+            System.err.println("java-client serve: " + o.proto() + " did not stop within " + STOP_MILLIS + " ms; exiting");
+            System.err.flush();
+            Runtime.getRuntime().halt(1);
+        }
         System.err.println("stopped proto=" + o.proto());
         return 0;
     }
+
+    /** How long a stop may take before the process exits anyway. */
+    static final long STOP_MILLIS = 10_000;
 
     public static int defaultPort(String proto) {
         return switch (proto) {
@@ -80,11 +118,11 @@ public final class Serve {
     public static BaselineServer start(Options o) throws Exception {
         DataService svc = new DataService(o.secret(), o.auth());
         return switch (o.proto()) {
-            case "ice" -> new IceServer(svc, o.host(), o.port(), o.threads());
-            case "dubbo" -> new DubboServer(svc, o.host(), o.port(), o.threads());
-            case "grpc" -> new GrpcServer(svc, o.host(), o.port());
-            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.threads());
-            case "http" -> new HttpJsonServer(svc, o.host(), o.port(), o.threads());
+            case "ice" -> new IceServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
+            case "dubbo" -> new DubboServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
+            case "grpc" -> new GrpcServer(svc, o.host(), o.port(), o.idleMillis());
+            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
+            case "http" -> new HttpJsonServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
             default -> throw new IllegalArgumentException("unknown proto " + o.proto());
         };
     }
@@ -100,7 +138,15 @@ public final class Serve {
         int threads = f.integer("threads", Math.max(16, 4 * Runtime.getRuntime().availableProcessors()));
         boolean auth = f.bool("auth", true);
         String secret = f.string("auth-secret", System.getenv().getOrDefault("RPCBED_AUTH_SECRET", ""));
+        int statsPort = f.integer("stats-port", -1);
+        long idleNanos = f.nanos("idle-timeout", Limits.DEFAULT_IDLE_MILLIS * 1_000_000L);
         f.done();
+        if (statsPort < -1 || statsPort > 65535) {
+            throw new UsageError("-stats-port " + statsPort + ": want 0..65535");
+        }
+        if (idleNanos < 1_000_000_000L) {
+            throw new UsageError("-idle-timeout: want at least 1s");
+        }
         if (port < 0 || port > 65535) {
             throw new UsageError("-port " + port + ": want 0..65535");
         }
@@ -108,6 +154,6 @@ public final class Serve {
             throw new UsageError("-threads " + threads + ": want at least 1");
         }
         byte[] key = secret.isEmpty() ? Tokens.randomSecret() : secret.getBytes(StandardCharsets.UTF_8);
-        return new Options(proto, host, port, threads, auth, key);
+        return new Options(proto, host, port, threads, auth, key, statsPort, idleNanos / 1_000_000L);
     }
 }

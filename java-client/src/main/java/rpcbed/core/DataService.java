@@ -1,6 +1,7 @@
 package rpcbed.core;
 
 import java.util.concurrent.TimeUnit;
+import rpcbed.stats.CallStats;
 
 /**
  * The service core every Java baseline server wraps (docs/contract.md): no transport
@@ -15,6 +16,7 @@ public final class DataService {
     private final Tokens tokens;
     private final boolean auth;
     private final Store store = new Store();
+    private final CallStats calls = new CallStats();
 
     public DataService(byte[] secret, boolean auth) {
         this.tokens = new Tokens(secret);
@@ -23,6 +25,11 @@ public final class DataService {
 
     public Store store() {
         return store;
+    }
+
+    /** The calls answered, for the stats listener (every server records its own). */
+    public CallStats calls() {
+        return calls;
     }
 
     /** Checks the caller's token and returns the next one (the token round trip). */

@@ -86,7 +86,8 @@ public final class Api {
         public DataError() {}
 
         public DataError(int code, String message) {
-            super(message);
+            // No stack trace: hessian2 would carry the server's frames to every caller.
+            super(message, null, false, false);
             this.code = code;
         }
     }

@@ -8,6 +8,7 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
 import rpcbed.core.DataService;
 import rpcbed.core.ServiceError;
 import rpcbed.core.Store;
+import rpcbed.stats.CallStats;
 import rpcbed.dubbo.Api;
 
 /**
@@ -17,6 +18,7 @@ import rpcbed.dubbo.Api;
 public final class DubboServer implements BaselineServer {
     private final DubboBootstrap bootstrap;
     private final int port;
+    private final DataService svc;
 
     /** Call before any Dubbo class loads: names the logger, so Dubbo does not probe
      * every logging library and print about it. */
@@ -27,7 +29,8 @@ public final class DubboServer implements BaselineServer {
         System.setProperty("netty.epoll.enable", "true");
     }
 
-    public DubboServer(DataService svc, String host, int port, int threads) {
+    public DubboServer(DataService svc, String host, int port, int threads, long idleMillis) {
+        this.svc = svc;
         if (port == 0) {
             port = FreePort.pick(host);
         }
@@ -39,7 +42,7 @@ public final class DubboServer implements BaselineServer {
         bootstrap = DubboBootstrap.newInstance()
             .application(application("rpcbed-java-dubbo-server"))
             .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE))
-            .protocol(protocol(host, port, threads))
+            .protocol(protocol(host, port, threads, idleMillis))
             .service(service)
             .start();
     }
@@ -86,7 +89,7 @@ public final class DubboServer implements BaselineServer {
         return app;
     }
 
-    static ProtocolConfig protocol(String host, int port, int threads) {
+    static ProtocolConfig protocol(String host, int port, int threads, long idleMillis) {
         ProtocolConfig p = new ProtocolConfig("dubbo", port);
         p.setHost(loopbackSafe(host));
         p.setSerialization("hessian2");
@@ -98,7 +101,14 @@ public final class DubboServer implements BaselineServer {
         // they run on the I/O thread that decoded the request instead of being handed to
         // the pool (Dubbo's "direct" dispatcher; the default "all" hands off every call),
         // as the gRPC server does with directExecutor().
-        p.setDispatcher("direct");
+        // DubboGuard is "direct" whose error replies carry no stack trace (issue 18 #11).
+        p.setDispatcher(DubboGuard.NAME);
+        // At most Limits.MAX_CONNECTIONS connections; one idle for idleMillis is closed
+        // (Dubbo's heartbeat.timeout; its heartbeat must be at most a third of it).
+        p.setAccepts(Limits.MAX_CONNECTIONS);
+        int idle = (int) Math.min(Integer.MAX_VALUE, idleMillis);
+        p.setHeartbeat(Math.max(1000, idle / 3));
+        p.setParameters(new java.util.HashMap<>(java.util.Map.of("heartbeat.timeout", Integer.toString(idle))));
         // DataList(100000) in hessian2 is above the 8 MB default payload.
         p.setPayload(64 * 1024 * 1024);
         return p;
@@ -107,6 +117,11 @@ public final class DubboServer implements BaselineServer {
     @Override
     public int port() {
         return port;
+    }
+
+    @Override
+    public CallStats calls() {
+        return svc.calls();
     }
 
     @Override
@@ -123,6 +138,7 @@ public final class DubboServer implements BaselineServer {
 
         @Override
         public Api.DataTypeResponse dataType(Api.DataTypeRequest req) throws Api.DataError {
+            boolean failed = true;
             try {
                 Api.Auth a = req.auth == null ? new Api.Auth() : req.auth;
                 String token = svc.refresh(a.clientId, a.token);
@@ -131,14 +147,21 @@ public final class DubboServer implements BaselineServer {
                 r.auth = new Api.AuthReply(token);
                 r.codeId = rec.codeId();
                 r.cnName = rec.cnName();
+                failed = false;
                 return r;
             } catch (ServiceError e) {
                 throw new Api.DataError(e.code(), e.getMessage());
+            } catch (RuntimeException e) {
+                // Dubbo's ExceptionFilter would wrap it with the whole stack trace as message.
+                throw new Api.DataError(ServiceError.INTERNAL, "internal error: " + e.getClass().getSimpleName());
+            } finally {
+                svc.calls().record(CallStats.Call.DATATYPE, failed);
             }
         }
 
         @Override
         public Api.DataListResponse dataList(Api.DataListRequest req) throws Api.DataError {
+            boolean failed = true;
             try {
                 Api.Auth a = req.auth == null ? new Api.Auth() : req.auth;
                 String token = svc.refresh(a.clientId, a.token);
@@ -155,9 +178,15 @@ public final class DubboServer implements BaselineServer {
                 Api.DataListResponse r = new Api.DataListResponse();
                 r.auth = new Api.AuthReply(token);
                 r.items = items;
+                failed = false;
                 return r;
             } catch (ServiceError e) {
                 throw new Api.DataError(e.code(), e.getMessage());
+            } catch (RuntimeException e) {
+                // Dubbo's ExceptionFilter would wrap it with the whole stack trace as message.
+                throw new Api.DataError(ServiceError.INTERNAL, "internal error: " + e.getClass().getSimpleName());
+            } finally {
+                svc.calls().record(CallStats.Call.DATALIST, failed);
             }
         }
     }

@@ -23,17 +23,21 @@ import rpcbed.gen.pb.DataListResponse;
 import rpcbed.gen.pb.DataTypeRequest;
 import rpcbed.gen.pb.DataTypeResponse;
 import rpcbed.gen.pb.Item;
+import rpcbed.stats.CallStats;
 
 /** The grpc-java baseline (Netty transport), same service as go-server's gRPC listener. */
 public final class GrpcServer implements BaselineServer {
     public static final String SOFTWARE = "rpcbed-java-grpc";
+    /** The largest response a client takes (DataList(100000) is about 3 MB). */
     public static final int MAX_MESSAGE = 64 * 1024 * 1024;
     private static final Metadata.Key<String> SERVER =
         Metadata.Key.of("server", Metadata.ASCII_STRING_MARSHALLER);
 
     private final Server server;
+    private final DataService svc;
 
-    public GrpcServer(DataService svc, String host, int port) {
+    public GrpcServer(DataService svc, String host, int port, long idleMillis) {
+        this.svc = svc;
         ServerInterceptor software = new ServerInterceptor() {
             @Override
             public <Q, R> ServerCall.Listener<Q> interceptCall(
@@ -53,7 +57,16 @@ public final class GrpcServer implements BaselineServer {
                 // start), so grpc-java's performance guide allows running them on the
                 // event loop instead of handing each call to a pool.
                 .directExecutor()
-                .maxInboundMessageSize(MAX_MESSAGE)
+                // Requests are small; a message is buffered only as its bytes arrive.
+                .maxInboundMessageSize(Limits.MAX_REQUEST)
+                // Header lists as go-server's (grpc-java's default is 8 KiB already).
+                .maxInboundMetadataSize(16 << 10)
+                // Idle and half-open connections are closed (issue 18 #11): no call for
+                // idleMillis, a handshake that never ends, a peer that stops answering pings.
+                .maxConnectionIdle(idleMillis, TimeUnit.MILLISECONDS)
+                .handshakeTimeout(Limits.HANDSHAKE_MILLIS, TimeUnit.MILLISECONDS)
+                .keepAliveTime(Math.max(idleMillis / 2, 1000), TimeUnit.MILLISECONDS)
+                .keepAliveTimeout(20, TimeUnit.SECONDS)
                 .addService(ServerInterceptors.intercept(new Impl(svc), software))
                 .build()
                 .start();
@@ -65,6 +78,11 @@ public final class GrpcServer implements BaselineServer {
     @Override
     public int port() {
         return server.getPort();
+    }
+
+    @Override
+    public CallStats calls() {
+        return svc.calls();
     }
 
     @Override
@@ -97,6 +115,7 @@ public final class GrpcServer implements BaselineServer {
 
         @Override
         public void dataType(DataTypeRequest req, StreamObserver<DataTypeResponse> out) {
+            boolean failed = true;
             try {
                 String token = svc.refresh(req.getAuth().getClientId(), req.getAuth().getToken());
                 Store.Rec rec = svc.dataType(req.getGroupName(), req.getEnName());
@@ -106,13 +125,17 @@ public final class GrpcServer implements BaselineServer {
                     .setCnName(rec.cnName())
                     .build());
                 out.onCompleted();
+                failed = false;
             } catch (ServiceError e) {
                 out.onError(status(e).asRuntimeException());
+            } finally {
+                svc.calls().record(CallStats.Call.DATATYPE, failed);
             }
         }
 
         @Override
         public void dataList(DataListRequest req, StreamObserver<DataListResponse> out) {
+            boolean failed = true;
             try {
                 String token = svc.refresh(req.getAuth().getClientId(), req.getAuth().getToken());
                 int n = req.getN();
@@ -128,8 +151,11 @@ public final class GrpcServer implements BaselineServer {
                 }
                 out.onNext(b.build());
                 out.onCompleted();
+                failed = false;
             } catch (ServiceError e) {
                 out.onError(status(e).asRuntimeException());
+            } finally {
+                svc.calls().record(CallStats.Call.DATALIST, failed);
             }
         }
     }

@@ -13,11 +13,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import rpcbed.core.DataService;
 import rpcbed.core.ServiceError;
 import rpcbed.core.Store;
+import rpcbed.stats.CallStats;
 
 /**
  * The HTTP/JSON baseline on the JDK's own HTTP/1.1 server (keep-alive), with go-server's
@@ -30,30 +32,56 @@ public final class HttpJsonServer implements BaselineServer {
     private final ExecutorService pool;
     private final DataService svc;
 
-    public HttpJsonServer(DataService svc, String host, int port, int threads) {
+    public HttpJsonServer(DataService svc, String host, int port, int threads, long idleMillis) {
         this.svc = svc;
-        // The JDK server leaves Nagle on by default; headers and body go out as two writes,
-        // so every response would wait for the client's delayed ACK (~40 ms).
-        System.setProperty("sun.net.httpserver.nodelay", "true");
+        systemProperties(idleMillis);
         try {
             server = HttpServer.create(new InetSocketAddress(host, port), 1024);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        // The JDK server runs handlers on the caller's thread unless given a pool.
-        pool = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "http-worker");
-            t.setDaemon(true);
-            return t;
-        });
+        // The JDK server runs handlers on the caller's thread unless given a pool. A
+        // worker reads the request headers itself, blocking: with a fixed pool of 16, 17
+        // slowloris connections blocked every caller (issue 18 #8). Threads are made on
+        // demand up to Limits.HTTP_THREADS (then requests queue), and a request that
+        // does not arrive within Limits.HTTP_REQUEST_SECONDS is closed, freeing its thread.
+        int size = Math.max(threads, Limits.HTTP_THREADS);
+        ThreadPoolExecutor tp = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+            r -> {
+                Thread t = new Thread(r, "http-worker");
+                t.setDaemon(true);
+                return t;
+            });
+        tp.allowCoreThreadTimeOut(true);
+        pool = tp;
         server.setExecutor(pool);
         server.createContext("/", this::handle);
         server.start();
     }
 
+    /**
+     * The JDK server's limits are system properties read once, when its first server
+     * starts in the process (sun.net.httpserver.ServerConfig): set them before.
+     */
+    static void systemProperties(long idleMillis) {
+        // The JDK server leaves Nagle on by default; headers and body go out as two writes,
+        // so every response would wait for the client's delayed ACK (~40 ms).
+        System.setProperty("sun.net.httpserver.nodelay", "true");
+        System.setProperty("sun.net.httpserver.maxReqTime", Integer.toString(Limits.HTTP_REQUEST_SECONDS));
+        System.setProperty("sun.net.httpserver.maxReqHeaderSize", Integer.toString(Limits.MAX_HTTP_HEADER));
+        System.setProperty("sun.net.httpserver.maxReqHeaders", "100");
+        System.setProperty("sun.net.httpserver.maxConnections", Integer.toString(Limits.MAX_CONNECTIONS));
+        System.setProperty("sun.net.httpserver.idleInterval", Long.toString(Math.max(1, idleMillis / 1000)));
+    }
+
     @Override
     public int port() {
         return server.getAddress().getPort();
+    }
+
+    @Override
+    public CallStats calls() {
+        return svc.calls();
     }
 
     @Override
@@ -68,16 +96,24 @@ public final class HttpJsonServer implements BaselineServer {
     }
 
     private void handle(HttpExchange ex) throws IOException {
-        try (InputStream in = ex.getRequestBody()) {
-            in.readAllBytes();
+        if (!drainBody(ex)) {
+            ex.getResponseHeaders().set("Connection", "close");
+            error(ex, 413, "request body over " + Limits.MAX_REQUEST + " bytes");
+            return;
         }
         String path = ex.getRequestURI().getPath();
-        Map<String, String> q = query(ex.getRequestURI().getRawQuery());
+        CallStats.Call call = switch (path) {
+            case "/v1/datatype" -> CallStats.Call.DATATYPE;
+            case "/v1/datalist" -> CallStats.Call.DATALIST;
+            default -> null;
+        };
+        if (!ex.getRequestMethod().equals("GET")) {
+            error(ex, 405, "method not allowed");
+            return;
+        }
+        boolean failed = true;
         try {
-            if (!ex.getRequestMethod().equals("GET")) {
-                error(ex, 405, "method not allowed");
-                return;
-            }
+            Map<String, String> q = query(ex.getRequestURI().getRawQuery());
             switch (path) {
                 case "/v1/datatype" -> dataType(ex, q);
                 case "/v1/datalist" -> dataList(ex, q);
@@ -85,6 +121,7 @@ public final class HttpJsonServer implements BaselineServer {
                 case "/stats" -> send(ex, 200, null, "{\"writes\":" + svc.store().writes() + "}\n");
                 default -> error(ex, 404, "no route " + path);
             }
+            failed = false;
         } catch (ServiceError e) {
             int status = switch (e.code()) {
                 case ServiceError.INVALID_ARGUMENT -> 400;
@@ -92,7 +129,42 @@ public final class HttpJsonServer implements BaselineServer {
                 default -> 500;
             };
             error(ex, status, e.getMessage());
+        } catch (IllegalArgumentException e) { // a bad %-escape in the query
+            error(ex, 400, "bad query");
+        } finally {
+            if (call != null) {
+                svc.calls().record(call, failed);
+            }
         }
+    }
+
+    /**
+     * Reads and drops the request body (no route takes one), at most Limits.MAX_REQUEST
+     * bytes; false when it is larger (declared or actual). A larger body is not read: the
+     * JDK server closes the connection after the reply instead of draining it.
+     */
+    private static boolean drainBody(HttpExchange ex) throws IOException {
+        String cl = ex.getRequestHeaders().getFirst("Content-Length");
+        if (cl != null) {
+            try {
+                if (Long.parseLong(cl.trim()) > Limits.MAX_REQUEST) {
+                    return false;
+                }
+            } catch (NumberFormatException e) {
+                return false;
+            }
+        }
+        byte[] buf = new byte[8192];
+        long total = 0;
+        InputStream in = ex.getRequestBody();
+        int n;
+        while ((n = in.read(buf)) > 0) {
+            total += n;
+            if (total > Limits.MAX_REQUEST) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private String refresh(HttpExchange ex) throws ServiceError {

@@ -12,10 +12,10 @@ import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.server.TThreadPoolServer;
 import org.apache.thrift.transport.TServerSocket;
 import org.apache.thrift.transport.TTransportException;
-import org.apache.thrift.transport.layered.TFramedTransport;
 import rpcbed.core.DataService;
 import rpcbed.core.ServiceError;
 import rpcbed.core.Store;
+import rpcbed.stats.CallStats;
 import rpcbed.gen.thrift.AuthReply;
 import rpcbed.gen.thrift.Data;
 import rpcbed.gen.thrift.DataError;
@@ -30,17 +30,25 @@ import rpcbed.gen.thrift.Item;
  * TThreadPoolServer (one pooled thread per connection, blocking I/O).
  */
 public final class ThriftServer implements BaselineServer {
+    /** The largest response frame a client takes (DataList(100000) is about 3 MB). */
     public static final int MAX_FRAME = 64 * 1024 * 1024;
 
     private final TServerSocket socket;
     private final TThreadPoolServer server;
     private final Thread loop;
+    private final DataService svc;
 
-    public ThriftServer(DataService svc, String host, int port, int threads) throws TTransportException {
-        socket = new TServerSocket(new InetSocketAddress(host, port));
-        // Connections beyond the pool's threads would wait for a free thread: keep the
-        // pool open-ended (the load clients bound the connection count) but start warm.
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(Math.min(threads, 16), Integer.MAX_VALUE,
+    public ThriftServer(DataService svc, String host, int port, int threads, long idleMillis)
+            throws TTransportException {
+        this.svc = svc;
+        // clientTimeout is each accepted socket's SO_TIMEOUT: a connection that sends
+        // nothing for idleMillis (idle, or half-open) is closed (issue 18 #11).
+        socket = new TServerSocket(new TServerSocket.ServerSocketTransportArgs()
+            .bindAddr(new InetSocketAddress(host, port))
+            .clientTimeout((int) Math.min(Integer.MAX_VALUE, idleMillis)));
+        // One thread per connection, up to Limits.MAX_CONNECTIONS (TThreadPoolServer then
+        // closes the newest connection); started warm.
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(Math.min(threads, 16), Limits.MAX_CONNECTIONS,
             60, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
                 Thread t = new Thread(r, "thrift-worker");
                 t.setDaemon(true);
@@ -48,8 +56,10 @@ public final class ThriftServer implements BaselineServer {
             });
         server = new TThreadPoolServer(new TThreadPoolServer.Args(socket)
             .processor(new Data.Processor<>(new Handler(svc)))
-            .transportFactory(new TFramedTransport.Factory(MAX_FRAME))
-            .protocolFactory(new TBinaryProtocol.Factory())
+            // Requests are small: a frame above Limits.MAX_REQUEST closes the connection,
+            // and a frame's buffer grows as its bytes arrive (issue 18 #5).
+            .transportFactory(new BoundedFramedTransport.Factory(Limits.MAX_REQUEST))
+            .protocolFactory(new TBinaryProtocol.Factory(Limits.MAX_REQUEST, Limits.MAX_REQUEST))
             .executorService(pool)
             .stopTimeoutVal(1)
             .stopTimeoutUnit(TimeUnit.SECONDS));
@@ -64,6 +74,11 @@ public final class ThriftServer implements BaselineServer {
     @Override
     public int port() {
         return socket.getServerSocket().getLocalPort();
+    }
+
+    @Override
+    public CallStats calls() {
+        return svc.calls();
     }
 
     @Override
@@ -84,21 +99,31 @@ public final class ThriftServer implements BaselineServer {
             this.svc = svc;
         }
 
+        /** A request without its auth struct is a caller without a token. */
+        private String refresh(rpcbed.gen.thrift.Auth a) throws ServiceError {
+            return a == null ? svc.refresh("", "") : svc.refresh(a.getClientId(), a.getToken());
+        }
+
         @Override
         public DataTypeResponse DataType(DataTypeRequest req) throws TException {
+            boolean failed = true;
             try {
-                String token = svc.refresh(req.getAuth().getClientId(), req.getAuth().getToken());
+                String token = refresh(req.getAuth());
                 Store.Rec rec = svc.dataType(req.getGroupName(), req.getEnName());
+                failed = false;
                 return new DataTypeResponse(new AuthReply(token), rec.codeId(), rec.cnName());
             } catch (ServiceError e) {
                 throw new DataError(e.code(), e.getMessage());
+            } finally {
+                svc.calls().record(CallStats.Call.DATATYPE, failed);
             }
         }
 
         @Override
         public DataListResponse DataList(DataListRequest req) throws TException {
+            boolean failed = true;
             try {
-                String token = svc.refresh(req.getAuth().getClientId(), req.getAuth().getToken());
+                String token = refresh(req.getAuth());
                 int n = req.getN();
                 DataService.checkItems(n);
                 List<Item> items = new ArrayList<>(n);
@@ -106,9 +131,12 @@ public final class ThriftServer implements BaselineServer {
                     items.add(new Item(DataService.itemId(i), DataService.itemName(i), 0,
                         DataService.itemScore(i), DataService.itemEnabled(i), 0, "", NO_TAGS));
                 }
+                failed = false;
                 return new DataListResponse(new AuthReply(token), items);
             } catch (ServiceError e) {
                 throw new DataError(e.code(), e.getMessage());
+            } finally {
+                svc.calls().record(CallStats.Call.DATALIST, failed);
             }
         }
     }

@@ -1,0 +1,27 @@
+package rpcbed.server;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What a Java baseline accepts from one peer (README "Limits"): the same bounds on
+ * every listener, so hostile input costs bounded memory and threads (issue 18). A
+ * request of the contract is a few hundred bytes; responses are not bounded by these.
+ */
+public final class Limits {
+    /** Largest request frame / message / body any baseline reads (Thrift frame, Ice message, HTTP body, gRPC message). */
+    public static final int MAX_REQUEST = 1 << 20;
+    /** Largest HTTP request header block (request line + headers), as go-server's 64 KiB. */
+    public static final int MAX_HTTP_HEADER = 64 << 10;
+    /** An HTTP request must arrive whole (headers and body) within this many seconds. */
+    public static final int HTTP_REQUEST_SECONDS = 10;
+    /** Connections served at once by thread-per-connection servers (Thrift, HTTP); more are closed at accept. */
+    public static final int MAX_CONNECTIONS = 1024;
+    /** HTTP worker threads, created on demand: a slow client holds one for at most HTTP_REQUEST_SECONDS. */
+    public static final int HTTP_THREADS = 256;
+    /** A gRPC connection must finish its HTTP/2 handshake within this. */
+    public static final long HANDSHAKE_MILLIS = TimeUnit.SECONDS.toMillis(10);
+    /** Default idle timeout: a connection that carried nothing this long is closed (go-server's IdleTimeout). */
+    public static final long DEFAULT_IDLE_MILLIS = TimeUnit.SECONDS.toMillis(120);
+
+    private Limits() {}
+}
