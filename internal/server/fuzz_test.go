@@ -4,6 +4,9 @@ import (
 	"strconv"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rpcbed/rpcbed/internal/gen/pb"
 	"github.com/rpcbed/rpcbed/internal/server"
 )
 
@@ -29,5 +32,32 @@ func FuzzDataTypeQuery(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, q string) {
 		server.DataTypeQuery(q) // must not panic
+	})
+}
+
+// FuzzDecodeLenient: the gRPC codec's fallback decodes what protobuf decodes, to
+// the same message, and never panics on anything else.
+func FuzzDecodeLenient(f *testing.F) {
+	for _, m := range []proto.Message{
+		&pb.DataTypeRequest{Auth: &pb.Auth{ClientId: "me", Token: "t"}, GroupName: "USER_EVENT", EnName: "app"},
+		&pb.DataListRequest{Auth: &pb.Auth{ClientId: "me"}, N: 200},
+	} {
+		b, _ := proto.Marshal(m)
+		f.Add(b)
+	}
+	f.Add([]byte{0x0a, 0x02, 0x0a, 0xff})
+	f.Add([]byte{0xaa, 0x06, 0x02, 0xc3, 0x28})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, newMsg := range []func() proto.Message{
+			func() proto.Message { return new(pb.DataTypeRequest) },
+			func() proto.Message { return new(pb.DataListRequest) },
+		} {
+			strict, lenient := newMsg(), newMsg()
+			serr := proto.Unmarshal(b, strict)
+			lerr := server.DecodeLenient(b, lenient.ProtoReflect())
+			if serr == nil && (lerr != nil || !proto.Equal(strict, lenient)) {
+				t.Fatalf("protobuf decodes %x to %v; lenient gives %v, %v", b, strict, lenient, lerr)
+			}
+		}
 	})
 }

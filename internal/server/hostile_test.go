@@ -14,11 +14,16 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpcbed/rpcbed/internal/auth"
 	"github.com/rpcbed/rpcbed/internal/gen/pb"
+	"github.com/rpcbed/rpcbed/internal/server"
+	"github.com/rpcbed/rpcbed/internal/service"
+	"github.com/rpcbed/rpcbed/internal/store"
 )
 
 // After every hostile case a normal call on the same port must still work.
@@ -198,5 +203,166 @@ func TestHostileHTTP(t *testing.T) {
 			t.Fatalf("server kept a connection with unfinished headers open past ReadHeaderTimeout")
 		}
 		stillServes(t, c)
+	})
+}
+
+// startIdle runs a go-server whose idle timeout is short enough to test.
+func startIdle(t *testing.T, idle time.Duration) *server.Server {
+	t.Helper()
+	a, _ := auth.New([]byte("test-secret"), time.Minute)
+	svc := service.New(service.Config{Store: store.NewMemory(), Auth: a, CheckAuth: true})
+	s, err := server.Start(server.Config{
+		GRPCAddr: "127.0.0.1:0", ThriftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
+		ReadHeaderTimeout: 300 * time.Millisecond, IdleTimeout: idle, Log: discardLog(t),
+	}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// closedWithin reports whether the server closes conn within d (EOF or reset; a
+// read deadline passing means it kept the connection).
+func closedWithin(conn net.Conn, d time.Duration) bool {
+	conn.SetReadDeadline(time.Now().Add(d))
+	_, err := io.Copy(io.Discard, conn)
+	ne, ok := err.(net.Error)
+	return !ok || !ne.Timeout()
+}
+
+// Issue 18 #11: gRPC and Thrift ports never closed idle or half-open connections.
+// A connection that sends nothing, or stops after a call, is closed after the
+// idle timeout (Thrift), the handshake timeout or MaxConnectionIdle (gRPC).
+func TestIdleConnectionsClosed(t *testing.T) {
+	s := startIdle(t, 300*time.Millisecond)
+	tests := []struct {
+		name string
+		addr net.Addr
+		send []byte
+	}{
+		{"thrift, nothing sent", s.ThriftAddr, nil},
+		{"thrift, half a frame", s.ThriftAddr, []byte{0, 0, 0, 100, 1, 2}},
+		{"thrift, after a call", s.ThriftAddr, frame(binaryCall("NoSuchMethod"))},
+		{"grpc, nothing sent", s.GRPCAddr, nil},
+		{"http, idle after the connect", s.HTTPAddr, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", tc.addr.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.Write(tc.send); err != nil {
+				t.Fatal(err)
+			}
+			if !closedWithin(conn, 5*time.Second) {
+				t.Errorf("connection still open 5 s after it went idle; want it closed after 300 ms")
+			}
+		})
+	}
+	// A gRPC client that made a call and then goes quiet is sent away (GOAWAY):
+	// its connection leaves READY.
+	t.Run("grpc, idle after a call", func(t *testing.T) {
+		cc, err := grpc.NewClient(s.GRPCAddr.String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := pb.NewDataClient(cc).DataList(ctx, &pb.DataListRequest{N: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if !cc.WaitForStateChange(ctx, connectivity.Ready) {
+			t.Errorf("connection still READY 5 s after its last call; want it closed after 300 ms idle")
+		}
+	})
+}
+
+// The idle timeout must never cut a connection that keeps calling: calls spaced
+// well inside it all succeed on one connection.
+func TestIdleTimeoutSparesLiveConnections(t *testing.T) {
+	s := startIdle(t, time.Second)
+	for p, dial := range map[string]func() caller{
+		"grpc":   func() caller { return dialGRPC(t, s.GRPCAddr) },
+		"thrift": func() caller { return dialThrift(t, s.ThriftAddr) },
+		"http":   func() caller { return dialHTTP(t, s.HTTPAddr) },
+	} {
+		t.Run(p, func(t *testing.T) {
+			c := dial() // connected now: an idle second before the first call would be cut
+			for i := range 8 {
+				if r := c.dataList("me", "", 5000); r.code != 0 || r.items != 5000 {
+					t.Fatalf("call %d = %+v; want 5000 items", i, r)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// protoString appends a length-delimited field to b.
+func protoString(b []byte, field int, v string) []byte {
+	b = binary.AppendUvarint(b, uint64(field<<3|2))
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// grpcRawDataType sends a DataTypeRequest encoded by hand, so its strings may be
+// invalid UTF-8 (protobuf's own encoder refuses to send them).
+func grpcRawDataType(t *testing.T, addr net.Addr, clientID, group, en string) codes.Code {
+	cc, err := grpc.NewClient(addr.String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	req := protoString(nil, 1, string(protoString(nil, 1, clientID)))
+	req = protoString(req, 101, group)
+	req = protoString(req, 102, en)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out []byte
+	return status.Code(cc.Invoke(ctx, "/rpcbed.data.Data/DataType", &req, &out, grpc.ForceCodec(rawCodec{})))
+}
+
+// Issue 18 #7: invalid UTF-8 names were stored over HTTP and Thrift while gRPC
+// refused them (as INTERNAL); names had no size limit. Every protocol now refuses
+// both as InvalidArgument, and the port serves a normal call afterwards.
+func TestStringsRefusedAlike(t *testing.T) {
+	s := start(t, true)
+	cs := callers(t, s)
+	long := strings.Repeat("n", service.MaxStringBytes+1)
+	tests := []struct {
+		name              string
+		clientID, grp, en string
+	}{
+		{"invalid UTF-8 group", "me", "USER\xff", en},
+		{"invalid UTF-8 entry", "me", group, "\xc3\x28"},
+		{"invalid UTF-8 client id", "\xe2\x82", group, en},
+		{"group too long", "me", long, en},
+		{"entry too long", "me", group, long},
+		{"client id too long", long, group, en},
+	}
+	for _, p := range protos {
+		for _, tc := range tests {
+			t.Run(p+"/"+tc.name, func(t *testing.T) {
+				var got service.Code
+				if p == "grpc" {
+					got = service.Code(grpcRawDataType(t, s.GRPCAddr, tc.clientID, tc.grp, tc.en))
+				} else {
+					got = cs[p].dataType(tc.clientID, "", tc.grp, tc.en).code
+				}
+				if got != service.InvalidArgument {
+					t.Errorf("code = %d; want %d (InvalidArgument)", got, service.InvalidArgument)
+				}
+				stillServes(t, cs[p])
+			})
+		}
+	}
+	t.Run("grpc/valid request by hand", func(t *testing.T) {
+		if got := grpcRawDataType(t, s.GRPCAddr, "me", group, en); got != codes.OK {
+			t.Errorf("code = %v; want OK (the hand encoding is right)", got)
+		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/rpcbed/rpcbed/internal/gen/pb"
@@ -25,12 +26,17 @@ import (
 	"github.com/rpcbed/rpcbed/internal/service"
 )
 
-// Limits on outside input; requests are tiny, so these are generous.
+// Limits on outside input (README: Limits); requests are tiny, so these are
+// generous. Connection limits are in listen.go, Thrift's frame limit in thrift.go.
 const (
-	MaxGRPCRecv       = 1 << 20
-	MaxHeaderBytes    = 64 << 10
+	// MaxGRPCRecv bounds a gRPC request message.
+	MaxGRPCRecv = 1 << 20
+	// MaxHeaderBytes bounds HTTP request headers and a gRPC header list (grpc-go's
+	// default is 16 MiB: 100 connections holding HEADERS+CONTINUATION took 2.2 GB).
+	MaxHeaderBytes = 64 << 10
+	// ReadHeaderTimeout bounds the time an HTTP request's headers may take, and a
+	// gRPC connection's set-up.
 	ReadHeaderTimeout = 5 * time.Second
-	IdleTimeout       = 120 * time.Second
 )
 
 // Config is one go-server process. An empty address disables that listener.
@@ -42,6 +48,7 @@ type Config struct {
 	StoreKind                      string        // for /stats
 	CheckAuth                      bool          // for /stats
 	ReadHeaderTimeout              time.Duration // default ReadHeaderTimeout
+	IdleTimeout                    time.Duration // default IdleTimeout
 	Log                            *log.Logger
 }
 
@@ -67,6 +74,12 @@ type Server struct {
 func Start(cfg Config, svc *service.Service) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = log.New(log.Writer(), "go-server: ", log.LstdFlags)
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = ReadHeaderTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = IdleTimeout
 	}
 	s := &Server{cfg: cfg, svc: svc, started: time.Now(), versions: Versions(), errs: make(chan error, 3)}
 	for _, l := range []struct {
@@ -103,13 +116,25 @@ func (s *Server) startGRPC() error {
 		return fmt.Errorf("grpc listen %s: %w", s.cfg.GRPCAddr, err)
 	}
 	s.GRPCAddr = ln.Addr()
-	s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(MaxGRPCRecv))
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(MaxGRPCRecv),
+		grpc.MaxHeaderListSize(MaxHeaderBytes),
+		// Connection set-up (preface and settings) gets what an HTTP request's
+		// headers get; grpc-go's default is 120 s.
+		grpc.ConnectionTimeout(s.cfg.ReadHeaderTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: s.cfg.IdleTimeout, Time: KeepaliveTime, Timeout: KeepaliveTimeout,
+		}),
+		// A client may ping every 10 s, idle or not; more often is a flood (GOAWAY).
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.ForceServerCodecV2(newUTF8Codec()),
+	)
 	pb.RegisterDataServer(s.grpc, newGRPCData(s.svc))
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, hs)
 	reflection.Register(s.grpc)
 	s.serve("grpc", func() error {
-		if err := s.grpc.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		if err := s.grpc.Serve(newRetryListener(ln, "grpc", s.cfg.Log)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			return err
 		}
 		return nil
@@ -118,20 +143,23 @@ func (s *Server) startGRPC() error {
 }
 
 func (s *Server) startThrift() error {
-	tf, pf, err := ThriftFactories(s.cfg.ThriftTransport, s.cfg.ThriftProtocol)
+	conf := ThriftServerConfig()
+	conf.SocketTimeout = s.cfg.IdleTimeout
+	tf, pf, err := ThriftFactories(s.cfg.ThriftTransport, s.cfg.ThriftProtocol, conf)
 	if err != nil {
 		return err
 	}
-	sock, err := thrift.NewTServerSocket(s.cfg.ThriftAddr)
+	ln, err := net.Listen("tcp", s.cfg.ThriftAddr)
 	if err != nil {
 		return fmt.Errorf("thrift listen %s: %w", s.cfg.ThriftAddr, err)
 	}
-	if err := sock.Listen(); err != nil {
-		return fmt.Errorf("thrift listen %s: %w", s.cfg.ThriftAddr, err)
-	}
-	s.ThriftAddr = sock.Addr()
+	s.ThriftAddr = ln.Addr()
+	sock := &thriftListener{ln: newRetryListener(ln, "thrift", s.cfg.Log), conf: conf}
 	s.thrift = thrift.NewTSimpleServer4(thriftgen.NewDataProcessor(newThriftData(s.svc)), sock, tf, pf)
-	s.serve("thrift", s.thrift.Serve)
+	// AcceptLoop, not Serve: Serve drops the loop's error, so a listener that
+	// stopped accepting would look healthy (issue 18 #1).
+	s.thrift.SetLogContext(context.Background())
+	s.serve("thrift", s.thrift.AcceptLoop)
 	return nil
 }
 
@@ -141,19 +169,15 @@ func (s *Server) startHTTP() error {
 		return fmt.Errorf("http listen %s: %w", s.cfg.HTTPAddr, err)
 	}
 	s.HTTPAddr = ln.Addr()
-	rht := s.cfg.ReadHeaderTimeout
-	if rht <= 0 {
-		rht = ReadHeaderTimeout
-	}
 	s.http = &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: rht,
-		IdleTimeout:       IdleTimeout,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          s.cfg.Log,
 	}
 	s.serve("http", func() error {
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(newRetryListener(ln, "http", s.cfg.Log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil

@@ -10,9 +10,14 @@ import (
 	"github.com/rpcbed/rpcbed/internal/service"
 )
 
-// MaxThriftFrame bounds a Thrift frame and message: a peer claiming more is cut off
-// before anything is allocated.
-const MaxThriftFrame = 16 << 20
+// MaxThriftFrame bounds a Thrift frame and message a client reads (a DataList of
+// 100 000 items is about 8 MB). MaxThriftRequest bounds what go-server reads, as
+// MaxGRPCRecv does for gRPC. A peer claiming more is cut off at once; below the
+// limit, the library buffers a frame as its bytes arrive, never the claimed size.
+const (
+	MaxThriftFrame   = 16 << 20
+	MaxThriftRequest = 1 << 20
+)
 
 // thriftData adapts the service core to thriftgen.Data.
 type thriftData struct {
@@ -63,15 +68,21 @@ func (t *thriftData) DataList(ctx context.Context, req *thriftgen.DataListReques
 	return &thriftgen.DataListResponse{Auth: &thriftgen.AuthReply{Token: tok}, Items: t.items.First(len(items))}, nil
 }
 
-// ThriftConfig is the library configuration both go-server and go-client use.
+// ThriftConfig is the library configuration of a Go Thrift client.
 func ThriftConfig() *thrift.TConfiguration {
 	return &thrift.TConfiguration{MaxFrameSize: MaxThriftFrame, MaxMessageSize: MaxThriftFrame}
 }
 
-// ThriftFactories returns the transport and protocol factories for the names
-// go-server and go-client accept: transport framed|buffered, protocol binary|compact.
-func ThriftFactories(transport, protocol string) (thrift.TTransportFactory, thrift.TProtocolFactory, error) {
-	conf := ThriftConfig()
+// ThriftServerConfig is go-server's: requests up to MaxThriftRequest, and each
+// connection's reads and writes bounded by IdleTimeout.
+func ThriftServerConfig() *thrift.TConfiguration {
+	return &thrift.TConfiguration{MaxFrameSize: MaxThriftRequest, MaxMessageSize: MaxThriftRequest, SocketTimeout: IdleTimeout}
+}
+
+// ThriftFactories returns go-server's transport and protocol factories for the
+// names it accepts (transport framed|buffered, protocol binary|compact), with conf
+// (ThriftServerConfig) as their limits.
+func ThriftFactories(transport, protocol string, conf *thrift.TConfiguration) (thrift.TTransportFactory, thrift.TProtocolFactory, error) {
 	var tf thrift.TTransportFactory
 	switch transport {
 	case "", "framed":

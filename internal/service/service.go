@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rpcbed/rpcbed/internal/auth"
 	"github.com/rpcbed/rpcbed/internal/store"
@@ -51,6 +52,10 @@ func CodeOf(err error) Code {
 const (
 	// MaxItems bounds DataList's n.
 	MaxItems = 100000
+	// MaxStringBytes bounds every string a caller sends (group and entry names, client
+	// id, token): a name is part of a store key, so this bounds a key at
+	// 2*MaxStringBytes+1 bytes. The published names are 10-25 bytes.
+	MaxStringBytes = 256
 	// CodeID is what every DataType record carries, as published.
 	CodeID  = 101
 	lockTTL = 5 * time.Second
@@ -91,7 +96,27 @@ type DataTypeResult struct {
 	CnName string
 }
 
+// checkString refuses what no protocol may carry into the core: strings longer
+// than MaxStringBytes and strings that are not UTF-8. gRPC's protobuf runtime
+// refuses invalid UTF-8 by itself; HTTP headers and Thrift strings carry any
+// bytes, so the core checks, and every protocol answers InvalidArgument.
+func checkString(field, v string) error {
+	if len(v) > MaxStringBytes {
+		return errorf(InvalidArgument, "%s is %d bytes; want at most %d", field, len(v), MaxStringBytes)
+	}
+	if !utf8.ValidString(v) {
+		return errorf(InvalidArgument, "%s is not valid UTF-8", field)
+	}
+	return nil
+}
+
 func (s *Service) authorize(a Auth) (string, error) {
+	if err := checkString("clientId", a.ClientID); err != nil {
+		return "", err
+	}
+	if err := checkString("token", a.Token); err != nil {
+		return "", err
+	}
 	if a.Token != "" && s.checkAuth {
 		if err := s.auth.Verify(a.ClientID, a.Token); err != nil {
 			return "", &Error{Code: Unauthenticated, Msg: err.Error()}
@@ -105,6 +130,12 @@ func (s *Service) DataType(ctx context.Context, p Proto, a Auth, groupName, enNa
 	defer func() { s.Stats.Record(p, CallDataType, err) }()
 	if groupName == "" || enName == "" {
 		return res, errorf(InvalidArgument, "groupName and enName are required")
+	}
+	if err := checkString("groupName", groupName); err != nil {
+		return res, err
+	}
+	if err := checkString("enName", enName); err != nil {
+		return res, err
 	}
 	tok, err := s.authorize(a)
 	if err != nil {

@@ -200,3 +200,55 @@ func TestAerospikeStore(t *testing.T) {
 		t.Fatalf("Get = %+v, %v, %v; want %+v", got, ok, err, want)
 	}
 }
+
+// Every string a caller sends is bounded and UTF-8, checked here once for every
+// protocol (issue 18 #7): a refusal is InvalidArgument, and nothing is stored.
+func TestStringLimits(t *testing.T) {
+	a, _ := auth.New([]byte("s"), time.Minute)
+	st := &counting{Store: store.NewMemory()}
+	svc := service.New(service.Config{Store: st, Auth: a, CheckAuth: false})
+	ctx := context.Background()
+	max := strings.Repeat("x", service.MaxStringBytes)
+	tests := []struct {
+		name    string
+		a       service.Auth
+		grp, en string
+		want    service.Code
+	}{
+		{"at the limit", service.Auth{ClientID: max}, max, max, 0},
+		{"multi-byte UTF-8", service.Auth{ClientID: "客户"}, "组", "名称", 0},
+		{"group too long", service.Auth{}, max + "x", "e", service.InvalidArgument},
+		{"entry too long", service.Auth{}, "g", max + "x", service.InvalidArgument},
+		{"client id too long", service.Auth{ClientID: max + "x"}, "g", "e", service.InvalidArgument},
+		{"token too long", service.Auth{Token: max + "x"}, "g", "e", service.InvalidArgument},
+		{"group not UTF-8", service.Auth{}, "g\xff", "e", service.InvalidArgument},
+		{"entry cut inside a rune", service.Auth{}, "g", "名"[:2], service.InvalidArgument},
+		{"client id not UTF-8", service.Auth{ClientID: "\xc0\x80"}, "g", "e", service.InvalidArgument},
+		{"token not UTF-8", service.Auth{Token: "\xff"}, "g", "e", service.InvalidArgument},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := st.puts.Load()
+			_, err := svc.DataType(ctx, service.HTTP, tc.a, tc.grp, tc.en)
+			if got := codeOrZero(err); got != tc.want {
+				t.Fatalf("DataType: code %d (%v); want %d", got, err, tc.want)
+			}
+			if tc.want != 0 && st.puts.Load() != before {
+				t.Errorf("a refused call wrote to the store")
+			}
+			if tc.grp == "g" { // DataList checks the same auth strings
+				_, _, err := svc.DataList(ctx, service.HTTP, tc.a, 2)
+				if got := codeOrZero(err); tc.a != (service.Auth{}) && got != tc.want {
+					t.Errorf("DataList: code %d (%v); want %d", got, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func codeOrZero(err error) service.Code {
+	if err == nil {
+		return 0
+	}
+	return service.CodeOf(err)
+}
