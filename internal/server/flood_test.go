@@ -27,19 +27,27 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 			h.Close()
 		}
 	}()
-	for i, addr := range []net.Addr{c.thrift, c.grpc, c.http} {
-		for range []int{80, 10, 10}[i] {
-			h, err := net.DialTimeout("tcp", addr.String(), 2*time.Second)
-			if err != nil {
-				t.Fatal(err) // the kernel's backlog takes them even when the server cannot
+	// Thrift first, until its accept fails; only then the others, so that no
+	// descriptor is left for them either.
+	for _, l := range []struct {
+		names []string
+		addrs []net.Addr
+		n     int
+	}{{[]string{"thrift"}, []net.Addr{c.thrift}, 80}, {[]string{"grpc", "http"}, []net.Addr{c.grpc, c.http}, 10}} {
+		for _, addr := range l.addrs {
+			for range l.n {
+				h, err := net.DialTimeout("tcp", addr.String(), 10*time.Second)
+				if err != nil {
+					t.Fatal(err) // the kernel's backlog takes them even when the server cannot
+				}
+				held = append(held, h)
 			}
-			held = append(held, h)
 		}
-	}
-	for _, name := range []string{"thrift", "grpc", "http"} {
-		want := name + ": accept: accept tcp"
-		if !waitFor(5*time.Second, func() bool { return strings.Contains(c.stderr.String(), want) }) {
-			t.Errorf("%s listener logged no accept error (%q) with every descriptor in use (%d open)", name, want, c.fds(t))
+		for _, name := range l.names {
+			want := name + ": accept: accept tcp"
+			if !waitFor(5*time.Second, func() bool { return strings.Contains(c.stderr.String(), want) }) {
+				t.Errorf("%s listener logged no accept error (%q) with every descriptor in use (%d open)", name, want, c.fds(t))
+			}
 		}
 	}
 	if !strings.Contains(c.stderr.String(), "too many open files") {
@@ -173,7 +181,7 @@ func TestFlood(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					conn, err := net.DialTimeout("tcp", tc.addr(c).String(), 2*time.Second)
+					conn, err := net.DialTimeout("tcp", tc.addr(c).String(), 10*time.Second)
 					if err != nil {
 						t.Error(err)
 						return
