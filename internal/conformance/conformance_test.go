@@ -309,3 +309,80 @@ func tail(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestWorkerConformance: every client's worker mode (docs/report-format.md,
+// "Worker mode") answers the same commands the same way: the ready line, a good
+// run (its report, then done exit=0), an unknown command (done exit=2), a run
+// that fails to verify (no report, done exit=3, the verify line between its
+// begin and end markers), and quit.
+func TestWorkerConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the conformance test runs every client's process")
+	}
+	right := fakeserver.Start(t, fakeserver.Right)
+	wrong := fakeserver.Start(t, fakeserver.WrongCount)
+	for _, c := range clients(t) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.skip != "" {
+				if requires(c.name) {
+					t.Fatalf("%s (RPCBED_REQUIRE=%q)", c.skip, os.Getenv("RPCBED_REQUIRE"))
+				}
+				t.Skipf("%s: the %s worker is not run", c.skip, c.name)
+			}
+			stdin := strings.Join([]string{
+				"run\tok.1\t-proto\thttp\t-call\tdatalist\t-items\t3\t-c\t1\t-n\t5\t-timeout\t5s\t-addr\t" + right["http"],
+				"bogus\tb.1",
+				"run\tbad.1\t-proto\tthrift\t-call\tdatalist\t-items\t3\t-c\t1\t-n\t5\t-timeout\t5s\t-addr\t" + wrong["thrift"],
+				"quit",
+				"",
+			}, "\n")
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, c.cmd[0], append(c.cmd[1:len(c.cmd):len(c.cmd)], "worker")...)
+			cmd.Env = append(os.Environ(), c.env...)
+			cmd.Stdin = strings.NewReader(stdin)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.WaitDelay = 5 * time.Second
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s worker: %v\nstderr:\n%s", c.name, err, tail(stderr.String()))
+			}
+			out := stdout.String()
+			ready := regexp.MustCompile(`^#rpcbed-worker ready ` + c.name + ` [0-9]+\n`)
+			if !ready.MatchString(out) {
+				t.Fatalf("stdout does not start with the ready line:\n%.300s", out)
+			}
+			out = out[ready.FindStringIndex(out)[1]:]
+			done := regexp.MustCompile(`(?m)^#rpcbed-worker done (\S+) exit=(\d+)\n`)
+			var got []string
+			var reports []string
+			for {
+				m := done.FindStringSubmatchIndex(out)
+				if m == nil {
+					break
+				}
+				reports = append(reports, out[:m[0]])
+				got = append(got, out[m[2]:m[3]]+" exit="+out[m[4]:m[5]])
+				out = out[m[1]:]
+			}
+			if want := []string{"ok.1 exit=0", "b.1 exit=2", "bad.1 exit=3"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
+				t.Fatalf("done lines %q; want %q\nstderr:\n%s", got, want, tail(stderr.String()))
+			}
+			if out != "" {
+				t.Errorf("stdout after the last done line: %.200q", out)
+			}
+			if !strings.Contains(reports[0], "\nrpcbed report v1\n") || !strings.Contains(reports[0], "Complete requests:      5\n") {
+				t.Errorf("run ok.1: want its report (5 complete) before its done line, got:\n%s", reports[0])
+			}
+			if reports[1] != "" || reports[2] != "" {
+				t.Errorf("stdout before the done lines of b.1 and bad.1: %q, %q; want nothing", reports[1], reports[2])
+			}
+			errs := stderr.String()
+			b, e := strings.Index(errs, "#rpcbed-worker begin bad.1\n"), strings.Index(errs, "#rpcbed-worker end bad.1\n")
+			if b < 0 || e < b || !verifyLine.MatchString(errs[b:e]) || verifyLine.FindStringSubmatch(errs[b:e])[1] != "length" {
+				t.Errorf("stderr: want \"verify: length: ...\" between the begin and end markers of bad.1:\n%s", tail(errs))
+			}
+		})
+	}
+}

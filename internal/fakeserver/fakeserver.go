@@ -138,12 +138,15 @@ type grpcData struct {
 	n counter
 }
 
-func (s *grpcData) DataType(context.Context, *pb.DataTypeRequest) (*pb.DataTypeResponse, error) {
+// cnName is the contract's cnName for enName (docs/contract.md).
+func cnName(enName string) string { return "名称-" + enName }
+
+func (s *grpcData) DataType(_ context.Context, q *pb.DataTypeRequest) (*pb.DataTypeResponse, error) {
 	r := s.b(s.n.next(false), 0)
 	if r.Code != 0 {
 		return nil, status.Error(codes.Code(r.Code), "fake server: declared error")
 	}
-	return &pb.DataTypeResponse{Auth: &pb.AuthReply{Token: token(r)}, CodeId: r.CodeID, CnName: "fake"}, nil
+	return &pb.DataTypeResponse{Auth: &pb.AuthReply{Token: token(r)}, CodeId: r.CodeID, CnName: cnName(q.EnName)}, nil
 }
 
 func (s *grpcData) DataList(_ context.Context, q *pb.DataListRequest) (*pb.DataListResponse, error) {
@@ -164,12 +167,12 @@ type thriftData struct {
 	n counter
 }
 
-func (s *thriftData) DataType(context.Context, *thriftgen.DataTypeRequest) (*thriftgen.DataTypeResponse, error) {
+func (s *thriftData) DataType(_ context.Context, q *thriftgen.DataTypeRequest) (*thriftgen.DataTypeResponse, error) {
 	r := s.b(s.n.next(false), 0)
 	if r.Code != 0 {
 		return nil, &thriftgen.DataError{Code: r.Code, Message: "fake server: declared error"}
 	}
-	return &thriftgen.DataTypeResponse{Auth: &thriftgen.AuthReply{Token: token(r)}, CodeId: r.CodeID, CnName: "fake"}, nil
+	return &thriftgen.DataTypeResponse{Auth: &thriftgen.AuthReply{Token: token(r)}, CodeId: r.CodeID, CnName: cnName(q.EnName)}, nil
 }
 
 func (s *thriftData) DataList(_ context.Context, q *thriftgen.DataListRequest) (*thriftgen.DataListResponse, error) {
@@ -211,7 +214,7 @@ func (s *httpData) ServeHTTP(w http.ResponseWriter, q *http.Request) {
 		body = server.DataListBody{Message: "ok", Auth: server.TokenBody{Token: token(r)}, N: n, Items: items}
 	case "/v1/datatype":
 		r = s.b(s.n.next(false), 0)
-		body = server.DataTypeBody{Message: "ok", Auth: server.TokenBody{Token: token(r)}, CodeID: r.CodeID, CnName: "fake"}
+		body = server.DataTypeBody{Message: "ok", Auth: server.TokenBody{Token: token(r)}, CodeID: r.CodeID, CnName: cnName(q.URL.Query().Get("enName"))}
 	default:
 		http.NotFound(w, q)
 		return

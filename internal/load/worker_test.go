@@ -111,6 +111,7 @@ func TestWorkerBadCommands(t *testing.T) {
 		"run\tv1\t-proto\tgrpc\t-call\tdatalist\t-items\t3\t-n\t5\t-addr\t" + wrong["grpc"],
 		"run\tc1\t-proto\tthrift\t-call\tdatatype\t-n\t5\t-timeout\t2s\t-addr\t" + dead,
 		"run\th1\t-h",
+		"run\tlong\t" + strings.Repeat("x", maxCommand+10), // hostile: skipped whole, answered exit=2
 		"run\tlast\t-proto\thttp\t-call\tdatatype\t-n\t5\t-addr\t" + wrong["http"], // no newline: EOF
 	}, "\n")
 	code, stdout, stderr := workerRun(t, stdin)
@@ -120,7 +121,7 @@ func TestWorkerBadCommands(t *testing.T) {
 	want := []struct {
 		id   string
 		code int
-	}{{"b1", 2}, {"-", 2}, {"-", 2}, {"-", 2}, {"u1", 2}, {"v1", 3}, {"c1", 4}, {"h1", 0}, {"last", 3}}
+	}{{"b1", 2}, {"-", 2}, {"-", 2}, {"-", 2}, {"u1", 2}, {"v1", 3}, {"c1", 4}, {"h1", 0}, {"-", 2}, {"last", 3}}
 	answers := splitRuns(t, stdout)
 	if len(answers) != len(want) {
 		t.Fatalf("%d done lines; want %d:\n%s", len(answers), len(want), stdout)
