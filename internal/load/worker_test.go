@@ -111,7 +111,7 @@ func TestWorkerBadCommands(t *testing.T) {
 		"run\tv1\t-proto\tgrpc\t-call\tdatalist\t-items\t3\t-n\t5\t-addr\t" + wrong["grpc"],
 		"run\tc1\t-proto\tthrift\t-call\tdatatype\t-n\t5\t-timeout\t2s\t-addr\t" + dead,
 		"run\th1\t-h",
-		"run\tlong\t" + strings.Repeat("x", maxCommand+10), // hostile: skipped whole, answered exit=2
+		"run\tlong\t" + strings.Repeat("x", maxCommand+10),                         // hostile: skipped whole, answered exit=2
 		"run\tlast\t-proto\thttp\t-call\tdatatype\t-n\t5\t-addr\t" + wrong["http"], // no newline: EOF
 	}, "\n")
 	code, stdout, stderr := workerRun(t, stdin)
