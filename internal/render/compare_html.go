@@ -73,7 +73,11 @@ var compareUnits = map[string]struct {
 func CompareHTML(w io.Writer, a, b *matrix.Run, changes []CellChange) error {
 	p := comparePage{A: a, B: b, CSS: pageCSS, JS: sortJS, Facts: sideFacts(a, b)}
 	for _, m := range compared {
-		p.Metrics = append(p.Metrics, compareUnits[m.name].head)
+		head := m.name
+		if u, ok := compareUnits[m.name]; ok {
+			head = u.head
+		}
+		p.Metrics = append(p.Metrics, head)
 	}
 	count := map[string]int{}
 	warn := map[string]bool{}
@@ -91,7 +95,10 @@ func CompareHTML(w io.Writer, a, b *matrix.Run, changes []CellChange) error {
 				r.Changes = append(r.Changes, changeView{A: "-", B: "-", Delta: "-", Verdict: NoChange})
 				continue
 			}
-			scale := compareUnits[m.name].scale
+			scale := 1.0
+			if u, ok := compareUnits[m.name]; ok {
+				scale = u.scale
+			}
 			v := changeView{
 				A: sig(ch.A * scale), B: sig(ch.B * scale),
 				ASort: fmtSort(ch.A * scale), BSort: fmtSort(ch.B * scale),

@@ -25,8 +25,9 @@ import (
 const IndexFile = "index.html"
 
 // NoisyPct is the req/s spread over the repeats ((max - min) / median, in %) above
-// which a cell is flagged noisy (docs/method.md, "Noise on the record").
-const NoisyPct = 10
+// which a cell is flagged noisy (docs/method.md, "Noise on the record"); runs with
+// cell summaries carry the flag themselves.
+const NoisyPct = matrix.NoisySpread * 100
 
 //go:embed templates
 var templateFS embed.FS
@@ -117,7 +118,7 @@ type indexPage struct {
 	Attention []attention
 	// AttentionCounts: per kind (Key) how many (Value).
 	AttentionCounts []fact
-	NoisyPct        int
+	NoisyPct        float64
 	Columns         []column
 	Tables          []clientTable
 	PHPGo           []phpGoTable
@@ -166,14 +167,25 @@ func Index(w io.Writer, run *matrix.Run, x Extras) error {
 	p := indexPage{Run: run, CSS: pageCSS, JS: sortJS, NoisyPct: NoisyPct, Columns: cellColumns,
 		Facts: runFacts(run), Versions: versionFacts(run), Attention: needsAttention(run),
 		Repro: x.Reproduction, ReproFrom: x.ReproductionFrom}
-	ok := 0
+	ok, partial := 0, 0
 	for _, c := range run.Cells {
-		if c.Status == matrix.StatusOK {
+		switch c.Status {
+		case matrix.StatusOK:
 			ok++
+		case matrix.StatusPartial:
+			partial++
 		}
 	}
-	p.Summary = fmt.Sprintf("%d cells: %d ok, %d failed.", len(run.Cells), ok, len(run.Cells)-ok)
-	for _, kind := range []string{"failed", "flagged", "noisy", "verify"} {
+	miss := len(run.Missing())
+	p.Summary = fmt.Sprintf("%d cells: %d ok, %d failed", len(run.Cells)+miss, ok, len(run.Cells)-ok-partial)
+	if partial > 0 {
+		p.Summary += fmt.Sprintf(", %d partial", partial)
+	}
+	if miss > 0 {
+		p.Summary += fmt.Sprintf(", %d not run", miss)
+	}
+	p.Summary += "."
+	for _, kind := range []string{"failed", "partial", "missing", "flagged", "noisy", "verify"} {
 		n := 0
 		for _, a := range p.Attention {
 			if a.Kind == kind {
@@ -322,7 +334,7 @@ func runFacts(run *matrix.Run) []fact {
 	f = append(f,
 		fact{"spec: clients", strings.Join(clients, "; ")},
 		fact{"spec: cells", fmt.Sprintf("%s; items %s; c %s", strings.Join(s.Calls, ", "), strings.Join(items, ", "), strings.Join(conc, ", "))},
-		fact{"spec: load", fmt.Sprintf("%s; %d repeats", loadString(s.Load), s.Repeats)},
+		fact{"spec: load", fmt.Sprintf("%s; %d repeats, interleaved; clients as %s", loadString(s.Load), s.Repeats, ranAs(run))},
 		fact{"spec: resources", fmt.Sprintf("client cpuset %s, server cpuset %s; store %s; auth %s", orDash(s.Client.CPUSet), orDash(s.Server.CPUSet), orDash(s.Store), onOff(s.Auth != nil && *s.Auth))},
 	)
 	var ov []string
@@ -337,6 +349,24 @@ func runFacts(run *matrix.Run) []fact {
 
 // versionFacts groups the versions by component: "go-client grpc" and
 // "go-client thrift" make one line "go-client: grpc 1.85.0, thrift 0.22.0".
+// ranAs says how the clients ran, from the repeats (a run made before workers
+// has none marked), else from the spec.
+func ranAs(run *matrix.Run) string {
+	seen := false
+	for _, c := range run.Cells {
+		for _, r := range c.Repeats {
+			if r.Worker {
+				return "long-lived workers"
+			}
+			seen = true
+		}
+	}
+	if seen {
+		return "one process per run"
+	}
+	return workerWords(run.Spec.Worker)
+}
+
 func versionFacts(run *matrix.Run) []fact {
 	keys := make([]string, 0, len(run.Versions))
 	for k := range run.Versions {
@@ -359,14 +389,48 @@ func versionFacts(run *matrix.Run) []fact {
 	return f
 }
 
-// spread is (max - min) / median of req/s over the repeats, in %; NaN with fewer
-// than two repeats.
+// spread is (max - min) / median of req/s over the good repeats, in %: the
+// cell's summary when the run has one, else from the repeats; NaN with fewer than
+// two repeats.
 func spread(c matrix.CellResult) float64 {
 	s := c.Stat(matrix.RPS)
 	if s.N < 2 || !(s.Median > 0) {
 		return math.NaN()
 	}
+	if c.Summary != nil {
+		return c.Summary.Spread * 100
+	}
 	return (s.Max - s.Min) / s.Median * 100
+}
+
+// noisy is the cell's noisy flag (a run without summaries: its spread).
+func noisy(c matrix.CellResult) bool {
+	if c.Summary != nil {
+		return c.Flagged(matrix.FlagNoisy)
+	}
+	return spread(c) > NoisyPct
+}
+
+// cellFlags are the cell's flags other than noisy (which needsAttention words
+// itself), each with the reasons that name it (the summary's "rN flag: ..." and
+// "flag: ..." lines).
+func cellFlags(c matrix.CellResult) (flags []fact) {
+	if c.Summary == nil {
+		return nil
+	}
+	for _, f := range c.Summary.Flags {
+		if f == matrix.FlagNoisy {
+			continue
+		}
+		var why []string
+		for _, r := range c.Summary.Reasons {
+			if strings.HasPrefix(r, f+": ") || strings.Contains(r, " "+f+": ") {
+				why = append(why, r)
+			}
+		}
+		flags = append(flags, fact{f, strings.Join(why, "; ")})
+	}
+	return flags
 }
 
 func needsAttention(run *matrix.Run) []attention {
@@ -376,21 +440,44 @@ func needsAttention(run *matrix.Run) []attention {
 		if len(c.Repeats) > 0 {
 			raw = c.Repeats[0].Raw
 		}
-		if c.Status != matrix.StatusOK {
-			out = append(out, attention{Kind: "failed", Subject: c.Name, Anchor: "cell-" + c.Name, Reason: orDash(c.Error), Raw: raw})
+		anchor := "cell-" + c.Name
+		switch c.Status {
+		case matrix.StatusOK:
+		case matrix.StatusPartial:
+			out = append(out, attention{Kind: "partial", Subject: c.Name, Anchor: anchor, Raw: raw,
+				Reason: fmt.Sprintf("%d of %d repeats done (rpcbed matrix -resume finishes the run)%s", len(c.Repeats), max(run.Spec.Repeats, len(c.Repeats)), prefixed("; ", c.Error))})
+			continue
+		default:
+			out = append(out, attention{Kind: "failed", Subject: c.Name, Anchor: anchor, Reason: orDash(c.Error), Raw: raw})
 			continue
 		}
 		for _, r := range c.Repeats {
-			if r.Report == nil || r.Error != "" {
-				out = append(out, attention{Kind: "flagged", Subject: c.Name, Anchor: "cell-" + c.Name,
+			if r.Report == nil {
+				out = append(out, attention{Kind: "flagged", Subject: c.Name, Anchor: anchor,
 					Reason: fmt.Sprintf("repeat %d failed, its figures are left out: %s", r.Index, orDash(r.Error)), Raw: r.Raw})
 			}
 		}
-		if sp := spread(c); sp > NoisyPct {
-			s := c.Stat(matrix.RPS)
-			out = append(out, attention{Kind: "noisy", Subject: c.Name, Anchor: "cell-" + c.Name,
-				Reason: fmt.Sprintf("req/s spread %.0f %% over %d repeats (min %s, median %s, max %s)", sp, s.N, sig(s.Min), sig(s.Median), sig(s.Max))})
+		for _, f := range cellFlags(c) {
+			why := f.Value // the reasons name their flag
+			if why == "" {
+				why = f.Key
+			}
+			out = append(out, attention{Kind: "flagged", Subject: c.Name, Anchor: anchor, Reason: why})
 		}
+		if noisy(c) {
+			s := c.Stat(matrix.RPS)
+			why := fmt.Sprintf("req/s spread %.0f %% over %d repeats (min %s, median %s, max %s)", spread(c), s.N, sig(s.Min), sig(s.Median), sig(s.Max))
+			if c.Summary != nil && c.Summary.MaxStealCores > matrix.NoisyStealCores {
+				why += fmt.Sprintf("; steal up to %.1f %% of a core", c.Summary.MaxStealCores*100)
+			}
+			if c.Summary != nil && c.Summary.MaxOutsideCores > 0 {
+				why += fmt.Sprintf("; CPU used outside the cell up to %s cores", sig(c.Summary.MaxOutsideCores))
+			}
+			out = append(out, attention{Kind: "noisy", Subject: c.Name, Anchor: anchor, Reason: why})
+		}
+	}
+	for _, m := range run.Missing() {
+		out = append(out, attention{Kind: "missing", Subject: m.Name(), Reason: "no result: the run ended before this cell (rpcbed matrix -resume runs it)"})
 	}
 	for _, v := range run.Verify {
 		if v.Status != matrix.StatusOK {
@@ -398,6 +485,13 @@ func needsAttention(run *matrix.Run) []attention {
 		}
 	}
 	return out
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
 }
 
 func numValue(v float64, text string) cellValue {
@@ -414,15 +508,24 @@ func median(f func(matrix.Metrics) float64, format func(float64) string) func(ma
 	}
 }
 
-// perCPUSecond is calls per CPU-second from µs of CPU per call (gRPC's benchmark's
-// queries per CPU-second).
-func perCPUSecond(f func(matrix.Metrics) float64) func(matrix.CellResult) cellValue {
+// perCPUSecond is calls per CPU-second on one side (gRPC's benchmark's queries per
+// CPU-second): the run's own figure, or 1e6 / µs per call for a run made before it.
+func perCPUSecond(calls, us func(matrix.Metrics) float64) func(matrix.CellResult) cellValue {
 	return func(c matrix.CellResult) cellValue {
-		us := c.Stat(f).Median
-		if !(us > 0) {
-			return cellValue{Text: "-"}
+		v := c.Stat(calls).Median
+		if math.IsNaN(v) {
+			if u := c.Stat(us).Median; u > 0 {
+				v = 1e6 / u
+			}
 		}
-		return numValue(1e6/us, sig(1e6/us))
+		return numValue(v, sig(v))
+	}
+}
+
+func pct(f func(matrix.Metrics) float64) func(matrix.CellResult) cellValue {
+	return func(c matrix.CellResult) cellValue {
+		v := c.Stat(f).Median * 100
+		return numValue(v, strconv.FormatFloat(v, 'f', 0, 64))
 	}
 }
 
@@ -435,7 +538,14 @@ var cellColumns = []column{
 	{"c", "concurrency", true, func(c matrix.CellResult) cellValue {
 		return cellValue{Text: strconv.Itoa(c.Concurrency), Sort: strconv.Itoa(c.Concurrency)}
 	}},
-	{"req/s", "requests per second, median of the repeats (hover: lowest and highest repeat)", true, func(c matrix.CellResult) cellValue {
+	{"conns", "TCP connections the client opened", true, func(c matrix.CellResult) cellValue {
+		n := c.Load.ConnsFor(c.Concurrency)
+		if c.Summary != nil && c.Summary.Conns > 0 {
+			n = c.Summary.Conns
+		}
+		return cellValue{Text: strconv.Itoa(n), Sort: strconv.Itoa(n)}
+	}},
+	{"req/s", "requests per second, median of the good repeats (hover: lowest and highest repeat)", true, func(c matrix.CellResult) cellValue {
 		s := c.Stat(matrix.RPS)
 		v := numValue(s.Median, sig(s.Median))
 		if s.N > 1 {
@@ -443,24 +553,31 @@ var cellColumns = []column{
 		}
 		return v
 	}},
-	{"spread %", "(max - min) / median of req/s over the repeats", true, func(c matrix.CellResult) cellValue {
+	{"spread %", "(max - min) / median of req/s over the good repeats; noisy over 10 %", true, func(c matrix.CellResult) cellValue {
 		v := spread(c)
 		cv := numValue(v, strconv.FormatFloat(v, 'f', 1, 64))
 		cv.Class = "spread"
-		if v > NoisyPct {
+		if noisy(c) {
 			cv.Class += " noisy"
 		}
 		return cv
 	}},
 	{"p50 ms", "median latency", true, median(matrix.P50, ms)},
 	{"p99 ms", "99th percentile latency", true, median(matrix.P99, ms)},
-	{"client CPU µs/call", "client CPU: the whole client process per call it made (start-up and warm-up included)", true, median(matrix.ClientCPU, sig)},
-	{"client own µs/call", "the client's own CPU figure per measured call", true, median(matrix.ClientCPUMeasured, sig)},
-	{"server CPU µs/call", "the server's CPU per call it served", true, median(matrix.ServerCPU, sig)},
-	{"client calls per CPU-second", "efficiency: measured calls per CPU-second of the client (1e6 / client own µs per call)", true, perCPUSecond(matrix.ClientCPUMeasured)},
-	{"server calls per CPU-second", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCPU)},
+	{"client CPU µs/call", "the client's CPU per call over its measured window (runs before the window: the whole client process per call it made)", true, median(matrix.ClientCPU, sig)},
+	{"server CPU µs/call", "the server's CPU per call over the same window", true, median(matrix.ServerCPU, sig)},
+	{"client calls per CPU-second", "efficiency: calls per CPU-second of the client", true, perCPUSecond(matrix.ClientCallsPerCPUS, matrix.ClientCPU)},
+	{"server calls per CPU-second", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCallsPerCPUS, matrix.ServerCPU)},
+	{"client busy %", "the client's CPU over the window / the cores it may use", true, pct(matrix.ClientBusy)},
+	{"server busy %", "the server's CPU over the window / the cores it may use", true, pct(matrix.ServerBusy)},
+	{"bottleneck", "client-bound or server-bound: that side 90 % busy or more; latency-bound: neither", false, func(c matrix.CellResult) cellValue {
+		if c.Summary == nil || c.Summary.Bottleneck == "" {
+			return cellValue{Text: "-"}
+		}
+		return cellValue{Text: c.Summary.Bottleneck, Class: c.Summary.Bottleneck}
+	}},
 	{"bytes", "encoded response size", true, median(matrix.BytesPerResponse, func(v float64) string { return num(v, 0) })},
-	{"ok", "repeats with a report / repeats run", true, func(c matrix.CellResult) cellValue {
+	{"ok", "good repeats / repeats run", true, func(c matrix.CellResult) cellValue {
 		n := c.Stat(matrix.RPS).N
 		return cellValue{Text: fmt.Sprintf("%d/%d", n, len(c.Repeats)), Sort: strconv.Itoa(n)}
 	}},
@@ -483,7 +600,7 @@ func row(c matrix.CellResult) cellRow {
 			r.Values = append(r.Values, cellValue{Text: "-"})
 		}
 		// Coordinates stay, so the row sorts with its neighbours.
-		for i := 0; i < 4; i++ {
+		for i := 0; i < 5; i++ {
 			r.Values[i] = cellColumns[i].value(c)
 			if cellColumns[i].Num {
 				r.Values[i].Class = "n"
@@ -498,7 +615,7 @@ func row(c matrix.CellResult) cellRow {
 		}
 		r.Values = append(r.Values, v)
 	}
-	if spread(c) > NoisyPct {
+	if noisy(c) {
 		r.Class = "noisy"
 	}
 	r.Note = short(c.Error, 200)

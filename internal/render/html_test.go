@@ -157,6 +157,22 @@ func checkRunPage(t *testing.T, doc *html.Node, run *matrix.Run) {
 	}
 }
 
+// cellText is the text of one cell's column (by its header) in the client tables.
+func cellText(t *testing.T, doc *html.Node, cell, head string) string {
+	t.Helper()
+	col := slices.IndexFunc(cellColumns, func(c column) bool { return c.Head == head })
+	if col < 0 {
+		t.Fatalf("no column %q", head)
+	}
+	for _, tr := range findAll(doc, tag("tr")) {
+		if v, _ := attr(tr, "data-cell"); v == cell {
+			return strings.TrimSpace(text(findAll(tr, tag("td"))[col+1]))
+		}
+	}
+	t.Fatalf("no row %s", cell)
+	return ""
+}
+
 func renderIndex(t *testing.T, run *matrix.Run, x Extras) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -217,9 +233,27 @@ func TestIndexStructure(t *testing.T) {
 		{"flagged", "go-http-datalist-200-c50"},
 		{"flagged", "repeat 2 failed"},
 		{"verify", "php-http-datalist"},
+		{"flagged", "php-grpc-datalist-2-c50"},
+		{"flagged", "r3 cpu-invariant: client busy 1.30 cores"},
+		{"noisy", "go-http-datalist-2-c1"},
+		{"noisy", "req/s spread 17 %"},
+		{"noisy", "steal up to 5.0 % of a core"},
 	} {
 		if !strings.Contains(strings.Join(att[tc.kind], "\n"), tc.want) {
 			t.Errorf("needs attention, %s: got %q; want it to name %q", tc.kind, att[tc.kind], tc.want)
+		}
+	}
+
+	// The bottleneck label and both sides' efficiency and busy fraction.
+	for _, tc := range []struct{ cell, col, want string }{
+		{"go-grpc-datalist-200-c50", "bottleneck", "server-bound"},
+		{"go-grpc-datalist-200-c50", "server busy %", "97"},
+		{"go-grpc-datalist-2-c1", "client calls per CPU-second", "2550"},
+		{"go-grpc-datalist-2-c1", "conns", "1"},
+		{"go-http-datalist-2-c1", "spread %", "17.1"},
+	} {
+		if got := cellText(t, doc, tc.cell, tc.col); got != tc.want {
+			t.Errorf("%s, %s: got %q; want %q", tc.cell, tc.col, got, tc.want)
 		}
 	}
 
@@ -282,6 +316,28 @@ func TestIndexEscapes(t *testing.T) {
 	doc := parseHTML(t, b)
 	if n := len(findAll(doc, tag("script"))); n != 1 {
 		t.Errorf("got %d <script>; want 1 (ours)", n)
+	}
+}
+
+// An unfinished run names its missing and partial cells at the top.
+func TestIndexUnfinishedRun(t *testing.T) {
+	run := synthetic("x", 1)
+	var kept []matrix.CellResult
+	for _, c := range run.Cells {
+		if c.Name != "go-http-datalist-2-c1" {
+			kept = append(kept, c)
+		}
+	}
+	run.Cells = kept
+	run.Cells[0].Status, run.Cells[0].Repeats = matrix.StatusPartial, run.Cells[0].Repeats[:1]
+	doc := parseHTML(t, renderIndex(t, run, Extras{}))
+	checkRunPage(t, doc, run)
+	page := text(doc)
+	for _, want := range []string{"16 cells: 10 ok, 4 failed, 1 partial, 1 not run.", "go-http-datalist-2-c1no result: the run ended before this cell",
+		"go-grpc-datalist-2-c11 of 3 repeats done"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
 	}
 }
 
@@ -431,7 +487,7 @@ func TestIndexEmptyAndAllFailed(t *testing.T) {
 		edit func(*matrix.Run)
 		want string
 	}{
-		{"no cells", func(r *matrix.Run) { r.Cells = nil; r.Verify = nil; r.Finished = time.Time{} }, "0 cells: 0 ok, 0 failed."},
+		{"no cells", func(r *matrix.Run) { r.Cells = nil; r.Verify = nil; r.Finished = time.Time{} }, "16 cells: 0 ok, 0 failed, 16 not run."},
 		{"all failed", func(r *matrix.Run) {
 			for i := range r.Cells {
 				r.Cells[i].Status, r.Cells[i].Error, r.Cells[i].Repeats = matrix.StatusFailed, "server did not start", nil
