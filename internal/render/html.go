@@ -566,8 +566,8 @@ var cellColumns = []column{
 	{"p99 ms", "99th percentile latency", true, median(matrix.P99, ms)},
 	{"client CPU µs/call", "the client's CPU per call over its measured window (runs before the window: the whole client process per call it made)", true, median(matrix.ClientCPU, sig)},
 	{"server CPU µs/call", "the server's CPU per call over the same window", true, median(matrix.ServerCPU, sig)},
-	{"client calls per CPU-second", "efficiency: calls per CPU-second of the client", true, perCPUSecond(matrix.ClientCallsPerCPUS, matrix.ClientCPU)},
-	{"server calls per CPU-second", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCallsPerCPUS, matrix.ServerCPU)},
+	{"client calls per CPU-s", "efficiency: calls per CPU-second of the client", true, perCPUSecond(matrix.ClientCallsPerCPUS, matrix.ClientCPU)},
+	{"server calls per CPU-s", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCallsPerCPUS, matrix.ServerCPU)},
 	{"client busy %", "the client's CPU over the window / the cores it may use", true, pct(matrix.ClientBusy)},
 	{"server busy %", "the server's CPU over the window / the cores it may use", true, pct(matrix.ServerBusy)},
 	{"bottleneck", "client-bound or server-bound: that side 90 % busy or more; latency-bound: neither", false, func(c matrix.CellResult) cellValue {

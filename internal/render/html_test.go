@@ -248,7 +248,7 @@ func TestIndexStructure(t *testing.T) {
 	for _, tc := range []struct{ cell, col, want string }{
 		{"go-grpc-datalist-200-c50", "bottleneck", "server-bound"},
 		{"go-grpc-datalist-200-c50", "server busy %", "97"},
-		{"go-grpc-datalist-2-c1", "client calls per CPU-second", "2550"},
+		{"go-grpc-datalist-2-c1", "client calls per CPU-s", "2550"},
 		{"go-grpc-datalist-2-c1", "conns", "1"},
 		{"go-http-datalist-2-c1", "spread %", "17.1"},
 	} {
