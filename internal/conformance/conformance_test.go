@@ -17,12 +17,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,8 +37,13 @@ import (
 // A listed row that fails is skipped with its reason; a listed row that now
 // conforms is logged, to be removed from here. Rows not listed must conform.
 var knownDivergences = map[string]map[string]string{
-	"php":  {},
-	"java": {},
+	"php": {
+		"grpc-server-hangs": "php-client calls a gRPC DEADLINE_EXCEEDED on a server that never speaks HTTP/2 a declared error (exit 3, exceptions)",
+	},
+	"java": {
+		"http-server-hangs":  "java-client calls a read timeout on HTTP connect",
+		"http-server-resets": "java-client calls a connection reset while waiting for the HTTP reply connect",
+	},
 }
 
 // row is one command line every client runs, and what every client must answer.
@@ -81,9 +89,61 @@ func rows() []row {
 			row{name: p + "-invalid-argument", args: call("datalist"), addr: "invalid", exit: exitVerify, kind: "invalid_argument"},
 			row{name: p + "-declared-unavailable", args: call("datatype"), addr: "unavailable", exit: exitVerify, kind: "exceptions"},
 			row{name: p + "-declared-deadline", args: call("datatype"), addr: "deadline", exit: exitVerify, kind: "exceptions"},
+			// A server that accepts and never answers: gRPC never gets its HTTP/2
+			// connection (connect), Thrift and HTTP wait out -timeout (timeout).
+			row{name: p + "-server-hangs", args: withTimeout(call("datatype"), "1s"), addr: "hang", exit: exitUnreachable,
+				kind: map[string]string{"grpc": "connect", "thrift": "timeout", "http": "timeout"}[p]},
+			// One that reads the request and resets the connection: for gRPC before
+			// the HTTP/2 connection is up (connect), for Thrift and HTTP while the
+			// client waits for the reply (receive).
+			row{name: p + "-server-resets", args: call("datatype"), addr: "reset", exit: exitUnreachable,
+				kind: map[string]string{"grpc": "connect", "thrift": "receive", "http": "receive"}[p]},
 		)
 	}
 	return rs
+}
+
+func withTimeout(args []string, d string) []string {
+	out := slices.Clone(args)
+	for i := range out {
+		if out[i] == "-timeout" {
+			out[i+1] = d
+		}
+	}
+	return out
+}
+
+// misbehave listens on 127.0.0.1:0 and hands every accepted connection to f until
+// the test ends, when the listener and every connection are closed.
+func misbehave(t *testing.T, f func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go f(c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
 }
 
 // servers starts one fake server per behaviour the rows name, and a dead address.
@@ -96,6 +156,15 @@ func servers(t *testing.T) map[string]fakeserver.Addrs {
 	dead := ln.Addr().String()
 	ln.Close()
 	s := map[string]fakeserver.Addrs{"dead": {"grpc": dead, "thrift": dead, "http": dead}}
+	hang := misbehave(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // reads, never answers
+	reset := misbehave(t, func(c net.Conn) {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.Read(make([]byte, 4096)) // the request (or the HTTP/2 preface)
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close() // RST
+	})
+	s["hang"] = fakeserver.Addrs{"grpc": hang, "thrift": hang, "http": hang}
+	s["reset"] = fakeserver.Addrs{"grpc": reset, "thrift": reset, "http": reset}
 	for name, b := range map[string]fakeserver.Behaviour{
 		"wrong":           fakeserver.WrongCount,
 		"unauthenticated": fakeserver.Declare(16),

@@ -38,7 +38,7 @@ exit codes:
   1  internal error: the report could not be written (stdout or -json)
   2  bad arguments (usage on stderr)
   3  verify failed: the server answered, but wrongly, or refused the call (no report)
-  4  server unreachable before timing (no report)
+  4  server unreachable before timing: no answer to the verify call (no report)
 A failed verify prints "verify: KIND: message" on stderr (KIND: connect, receive,
 timeout, length, unauthenticated, invalid_argument, exceptions).
 

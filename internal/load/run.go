@@ -158,10 +158,14 @@ func verify(ctx context.Context, cfg *Config, w *worker, res *Result, logw io.Wr
 	if cfg.Proto == ProtoThrift && (o.kind == kindReceive || o.kind == kindTimeout) {
 		hint = fmt.Sprintf(" (does the server speak -thrift-transport %s -thrift-protocol %s?)", cfg.ThriftTransport, cfg.ThriftProtocol)
 	}
+	// The server did not answer (connect, timeout, receive: exit 4) or answered
+	// wrongly (exit 3), as php-client and java-client do (internal/conformance).
 	switch o.kind {
 	case kindOK:
 	case kindConnect, kindTimeout:
 		return &ExitError{ExitUnreachable, o.kind.String(), fmt.Errorf("cannot reach %s server at %s: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
+	case kindReceive:
+		return &ExitError{ExitUnreachable, o.kind.String(), fmt.Errorf("%s server at %s did not answer: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
 	default:
 		return &ExitError{ExitVerify, o.kind.String(), fmt.Errorf("%s %s at %s: %v%s", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.err, hint)}
 	}
