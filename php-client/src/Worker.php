@@ -209,33 +209,58 @@ final class Worker
     }
 
     /**
+     * Takes the parent's command if one is waiting. Returns false when it is not
+     * start (quit, or the parent went away).
+     */
+    private function listen(): bool
+    {
+        $cmd = self::poll($this->sock);
+        if ($cmd === null) {
+            return true;
+        }
+        if (($cmd[0] ?? '') !== 'start') {
+            return false;
+        }
+        $this->start($cmd);
+        return true;
+    }
+
+    /**
      * Warm-up, then (closed loop) the measured window. Returns false when the
      * parent said quit or went away.
+     *
+     * The parent's commands are read after each call, before the call is counted:
+     * a call that completed after T0 is measured even when the worker learns T0
+     * only then (a long call), and its CPU counts from before it (read before
+     * every warm-up call).
      */
     private function closedLoop(): bool
     {
+        if (!$this->listen()) {
+            return false;
+        }
         for (;;) {
-            if (!$this->started) {
-                $cmd = self::poll($this->sock);
-                if ($cmd !== null) {
-                    if (($cmd[0] ?? '') !== 'start') {
-                        return false; // quit, or the parent went away
-                    }
-                    $this->start($cmd);
-                    if ($this->interval > 0) {
-                        return true; // open loop: the schedule takes over
-                    }
-                }
-            }
             if ($this->started) {
+                if ($this->interval > 0) {
+                    return true; // open loop: the schedule takes over
+                }
                 if ($this->done >= $this->share || ($this->t1 > 0 && hrtime(true) >= $this->t1)) {
                     break;
                 }
             }
+            $before = $this->started ? null : self::cpu();
             $begin = hrtime(true);
             $kind = $this->call($bytes);
             $end = hrtime(true);
-            if (!$this->started || $end < $this->t0) {
+            if (!$this->started) {
+                if (!$this->listen()) {
+                    return false;
+                }
+                if ($this->started && $this->interval === 0 && $end >= $this->t0) {
+                    $this->cpuStart = $before; // this call is the window's first
+                }
+            }
+            if (!$this->started || $this->interval > 0 || $end < $this->t0) {
                 $this->warmCalls++;
                 if (!$this->started) {
                     $this->tick($end);
