@@ -264,4 +264,38 @@ func (s *Server) Signal(t testing.TB, sig syscall.Signal) {
 	if err := s.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
+	if sig != syscall.SIGSTOP {
+		return
+	}
+	// kill(2) returns before every thread has stopped; a loaded machine can run a
+	// thread a while longer. Wait until each is in state T (20 s at most).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if allStopped(s.cmd.Process.Pid) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("asd's threads did not all stop within 20 s of SIGSTOP")
+		}
+	}
+}
+
+// allStopped reports whether every thread of pid is stopped (state T or t).
+func allStopped(pid int) bool {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ...: comm may hold spaces and parentheses; the state
+		// follows the last ')'.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }

@@ -114,12 +114,22 @@ const aerospikeRetryAfter = 250 * time.Millisecond
 // breaker is the store's view of the server: closed (calls go through), open until
 // a time, or probing (one call goes through).
 type breaker struct {
-	openUntil atomic.Int64 // unix ns; 0 = closed
-	probing   atomic.Bool
-	mu        sync.Mutex
-	last      error
-	lastAt    time.Time
+	openUntil  atomic.Int64 // unix ns; 0 = closed
+	probing    atomic.Bool
+	retryAfter time.Duration // 0: aerospikeRetryAfter
+	mu         sync.Mutex
+	last       error
+	lastAt     time.Time
 }
+
+// outcome is what a call says about the server.
+type outcome int
+
+const (
+	answered    outcome = iota // the server answered: close
+	unreached                  // no node, connection or reply: open
+	inconclusive               // another error (or the caller's deadline): no change
+)
 
 // allow says whether a call may go to the client; probe is true when it is the one
 // call testing a server found unreachable.
@@ -134,13 +144,18 @@ func (b *breaker) allow() (ok, probe bool) {
 	return true, true
 }
 
-func (b *breaker) result(unreachable bool, err error, probe bool) {
-	if unreachable {
+func (b *breaker) result(o outcome, err error, probe bool) {
+	switch {
+	case o == unreached:
 		b.mu.Lock()
 		b.last, b.lastAt = err, time.Now()
 		b.mu.Unlock()
-		b.openUntil.Store(time.Now().Add(aerospikeRetryAfter).UnixNano())
-	} else if b.openUntil.Load() != 0 {
+		wait := b.retryAfter
+		if wait == 0 {
+			wait = aerospikeRetryAfter
+		}
+		b.openUntil.Store(time.Now().Add(wait).UnixNano())
+	case o == answered && b.openUntil.Load() != 0:
 		b.openUntil.Store(0)
 	}
 	if probe {
@@ -163,7 +178,7 @@ func unreachable(err error) bool {
 	}
 	return aerr.Matches(types.TIMEOUT, types.NETWORK_ERROR, types.NO_RESPONSE, types.NO_AVAILABLE_CONNECTIONS_TO_NODE,
 		types.INVALID_NODE_ERROR, types.MAX_RETRIES_EXCEEDED, types.SERVER_NOT_AVAILABLE,
-		types.INVALID_CLUSTER_PARTITION_MAP, types.PARTITION_UNAVAILABLE)
+		types.INVALID_CLUSTER_PARTITION_MAP, types.PARTITION_UNAVAILABLE, types.MAX_ERROR_RATE)
 }
 
 // short is the client's error on one line: its distinct messages (the client
@@ -229,7 +244,7 @@ func (a *Aerospike) call(ctx context.Context, op, key string, base as.BasePolicy
 	}
 	aerr := f(&p)
 	if aerr == nil || (answer != types.OK && aerr.Matches(answer)) {
-		a.brk.result(false, nil, probe)
+		a.brk.result(answered, nil, probe)
 		return aerr != nil, nil
 	}
 	cerr := ctx.Err()
@@ -237,7 +252,11 @@ func (a *Aerospike) call(ctx context.Context, op, key string, base as.BasePolicy
 		cerr = context.DeadlineExceeded // the timeout was the caller's deadline
 	}
 	// A call the caller's deadline cut short says nothing about the server.
-	a.brk.result(cerr == nil && unreachable(aerr), aerr, probe)
+	o := inconclusive
+	if cerr == nil && unreachable(aerr) {
+		o = unreached
+	}
+	a.brk.result(o, aerr, probe)
 	return false, &callError{op: op, ns: a.ns, key: key, ctx: cerr, err: aerr}
 }
 

@@ -69,9 +69,11 @@ func TestAerospikeBreaker(t *testing.T) {
 		}
 	}
 	step("closed", true, false)
-	b.result(false, nil, false)
+	b.result(answered, nil, false)
 	step("closed after a success", true, false)
-	b.result(true, errors.New("refused"), false)
+	b.result(inconclusive, errors.New("bad bin"), false)
+	step("closed after another error", true, false)
+	b.result(unreached, errors.New("refused"), false)
 	step("open", false, false)
 	if err := b.why(); !errors.Is(err, ErrAerospikeUnavailable) {
 		t.Errorf("why() = %v; want ErrAerospikeUnavailable", err)
@@ -79,11 +81,16 @@ func TestAerospikeBreaker(t *testing.T) {
 	b.openUntil.Store(time.Now().Add(-time.Millisecond).UnixNano()) // retry time reached
 	step("first call after the retry time", true, true)
 	step("second call while the probe runs", false, false)
-	b.result(true, errors.New("refused again"), true)
+	b.result(unreached, errors.New("refused again"), true)
 	step("probe failed: open again", false, false)
 	b.openUntil.Store(time.Now().Add(-time.Millisecond).UnixNano())
+	step("probe after the second failure", true, true)
+	b.result(inconclusive, errors.New("bad bin"), true)
+	step("an inconclusive probe leaves it open", true, true)
+	b.result(unreached, errors.New("refused"), true)
+	b.openUntil.Store(time.Now().Add(-time.Millisecond).UnixNano())
 	step("next probe", true, true)
-	b.result(false, nil, true)
+	b.result(answered, nil, true)
 	step("probe succeeded: closed", true, false)
 	step("closed stays closed", true, false)
 }
