@@ -93,15 +93,21 @@ func Parse(r io.Reader) (Report, error) {
 	return p.r, nil
 }
 
-// ParseClient reads an rpcbed client's report: as Parse, and the rpcbed block is
-// required too. A client's report cut before its block reads as whole ab output to
-// Parse; whoever ran an rpcbed client (the matrix, the conformance test) uses this.
+// ParseClient reads an rpcbed client's report as the driver needs it: as Parse,
+// and the rpcbed block with its v1.1 keys is required too. A client's report cut
+// before its block reads as whole ab output to Parse, and one cut right after
+// "Versions:" as a whole v1.0 report; every rpcbed client prints v1.1.
 func ParseClient(r io.Reader) (Report, error) {
 	rep, err := Parse(r)
-	if err == nil && rep.Rpcbed == nil {
+	switch {
+	case err != nil:
+		return Report{}, err
+	case rep.Rpcbed == nil:
 		return Report{}, &ParseError{Msg: fmt.Sprintf("missing the rpcbed block (%q and its keys)", Marker)}
+	case !rep.Rpcbed.V11():
+		return Report{}, &ParseError{Msg: `rpcbed block: missing the v1.1 keys ("Check:" to "Warm-up settled:")`}
 	}
-	return rep, err
+	return rep, nil
 }
 
 type section int
