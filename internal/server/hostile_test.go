@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -365,4 +366,55 @@ func TestStringsRefusedAlike(t *testing.T) {
 			t.Errorf("code = %v; want OK (the hand encoding is right)", got)
 		}
 	})
+}
+
+// A caller that asks for a big answer and never reads it must not hold the
+// encoded response for ever: once a write has made no progress for the idle
+// timeout, the server cuts it. (TestIdleTimeoutSparesLiveConnections reads
+// 5000-item answers at once and is never cut.)
+func TestStalledReaderCut(t *testing.T) {
+	s := startIdle(t, 500*time.Millisecond)
+	req := map[string]struct {
+		addr net.Addr
+		send []byte
+	}{
+		"http": {s.HTTPAddr, []byte("GET /v1/datalist?n=100000 HTTP/1.1\r\nHost: x\r\n\r\n")},
+		"thrift": {s.ThriftAddr, func() []byte {
+			b := binary.BigEndian.AppendUint32(nil, 0x80010001) // DataList(req{auth{"me", ""}, n: 100000})
+			b = binary.BigEndian.AppendUint32(b, 8)
+			b = append(b, "DataList"...)
+			b = binary.BigEndian.AppendUint32(b, 1)
+			b = append(b, 12, 0, 1, 12, 0, 1, 11, 0, 1, 0, 0, 0, 2, 'm', 'e', 11, 0, 2, 0, 0, 0, 0, 0)
+			b = append(b, 8, 0, 2)
+			b = binary.BigEndian.AppendUint32(b, 100000)
+			return frame(append(b, 0, 0))
+		}()},
+	}
+	for name, r := range req {
+		t.Run(name, func(t *testing.T) {
+			d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+				return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+			}}
+			conn, err := d.Dial("tcp", r.addr.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.Write(r.send); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Second) // stall well past the idle timeout
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			n, err := io.Copy(io.Discard, conn)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatalf("read %d bytes, then the connection stayed open; want it cut", n)
+			}
+			if n >= 6<<20 { // the answer is 8.2 MB (Thrift) or 11 MB (JSON); loopback buffers hold about 3 MB
+				t.Errorf("read %d bytes after stalling 2 s; want the server to have cut the write", n)
+			}
+			t.Logf("read %d bytes before the cut", n)
+		})
+	}
+	stillServes(t, dialHTTP(t, s.HTTPAddr))
+	stillServes(t, dialThrift(t, s.ThriftAddr))
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/rpcbed/rpcbed/internal/service"
 )
@@ -72,13 +73,17 @@ func DataTypeQuery(rawQuery string) (groupName, enName string, err error) {
 var serverName = []string{"rpcbed-go-server"}
 
 type httpData struct {
-	svc  *service.Service
-	bufs sync.Pool
+	svc   *service.Service
+	stall time.Duration // a response write that makes no progress this long is cut
+	bufs  sync.Pool
 }
 
-func newHTTPData(svc *service.Service) *httpData {
-	return &httpData{svc: svc, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+func newHTTPData(svc *service.Service, stall time.Duration) *httpData {
+	return &httpData{svc: svc, stall: stall, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
 }
+
+// writeChunk is how much of a response one write deadline covers.
+const writeChunk = 256 << 10
 
 func httpAuth(r *http.Request) service.Auth {
 	return service.Auth{ClientID: r.Header.Get("X-Client-Id"), Token: r.Header.Get("X-Token")}
@@ -121,7 +126,20 @@ func (h *httpData) writeJSON(w http.ResponseWriter, token string, v any) {
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Content-Length", strconv.Itoa(buf.Len()))
 	hd.Set("X-Token", token)
-	w.Write(buf.Bytes())
+	// The body goes out in chunks, each with its own write deadline: a reader that
+	// stalls for h.stall is cut (the encoded answer, up to 11 MB, is not held for
+	// ever), while a slow reader that keeps reading never is. net/http's
+	// WriteTimeout would bound the whole response instead.
+	rc := http.NewResponseController(w)
+	for b := buf.Bytes(); len(b) > 0; {
+		k := min(len(b), writeChunk)
+		rc.SetWriteDeadline(time.Now().Add(h.stall))
+		if _, err := w.Write(b[:k]); err != nil {
+			break
+		}
+		b = b[k:]
+	}
+	rc.SetWriteDeadline(time.Time{})
 }
 
 func (h *httpData) dataType(w http.ResponseWriter, r *http.Request) {

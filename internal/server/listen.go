@@ -14,8 +14,9 @@ import (
 // idle for long: a client calls back to back, or at its -rate.
 const (
 	// IdleTimeout closes a connection that carried nothing for this long: HTTP's
-	// keep-alive idle, gRPC's MaxConnectionIdle (no call in flight), and Thrift's
-	// read and write deadline (any one read or write stalled this long).
+	// keep-alive idle and a stalled response write, gRPC's MaxConnectionIdle (no call
+	// in flight), and Thrift's read and write deadline (any one read or write
+	// stalled this long).
 	IdleTimeout = 120 * time.Second
 	// KeepaliveTime and KeepaliveTimeout find half-open gRPC connections: after
 	// KeepaliveTime without traffic the server pings, and closes the connection if

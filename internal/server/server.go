@@ -187,7 +187,7 @@ func (s *Server) startHTTP() error {
 
 // Handler is the HTTP listener's routes.
 func (s *Server) Handler() http.Handler {
-	h := newHTTPData(s.svc)
+	h := newHTTPData(s.svc, s.cfg.IdleTimeout)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/datatype", h.dataType)
 	mux.HandleFunc("GET /v1/datalist", h.dataList)
