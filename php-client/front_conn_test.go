@@ -53,18 +53,25 @@ func frontGet(c *http.Client, addr, query string) (frontAnswer, error) {
 
 // Each php -S process makes its gRPC channel (and Thrift connection) once and keeps
 // it: over 1000 requests, the connections made ("X-Rpcbed-Conn: new") are at most
-// one per process that answered.
+// one per process that answered. The same holds for the production variant of the
+// front (OPcache on).
 func TestPHPFrontKeepsConnections(t *testing.T) {
 	here, grpcExt, backends := frontSetup(t)
-	f := startPHPFront(t, here, grpcExt, backends)
+	fronts := map[string]*phpFront{
+		"published": startPHPFront(t, here, grpcExt, backends),
+		"opcache":   startPHPFront(t, here, grpcExt, backends, "RPCBED_FRONT_OPCACHE=1"),
+	}
 	for _, tc := range []struct {
+		front    string
 		proto    string
 		requests int
 	}{
-		{"grpc", 1000},
-		{"thrift", 300},
+		{"published", "grpc", 1000},
+		{"published", "thrift", 300},
+		{"opcache", "grpc", 300},
 	} {
-		t.Run(tc.proto, func(t *testing.T) {
+		t.Run(tc.front+"-"+tc.proto, func(t *testing.T) {
+			f := fronts[tc.front]
 			var mu sync.Mutex
 			made, served := map[int]int{}, map[int]int{}
 			var wg sync.WaitGroup

@@ -39,7 +39,12 @@ func (p Programs) Client(client string, args ...string) Program {
 	switch client {
 	case "php", "php-pure":
 		if client == "php-pure" {
-			args = append([]string{"-runtime", "pure"}, args...)
+			// php-client -runtime pure ..., or php-client worker -runtime pure.
+			at := 0
+			if len(args) > 0 && args[0] == "worker" {
+				at = 1
+			}
+			args = append(append(slices.Clone(args[:at]), "-runtime", "pure"), args[at:]...)
 		}
 		if p.Docker {
 			return Program{Image: p.image("php"), Args: append([]string{"php-client"}, args...)}
@@ -85,6 +90,11 @@ func (p Programs) GoFront(args ...string) Program {
 // FrontOpcache is the environment setting of the production PHP front: OPcache on.
 // PHPFront without it is the published set-up (plain php -S, default ini).
 const FrontOpcache = "RPCBED_FRONT_OPCACHE=1"
+
+// FrontWithoutGuard runs php -S on the front's address itself, without
+// php-client/bin/front-guard.php in front of it (which bounds what reaches php -S:
+// php-client/README.md, "Front mode"). Both variants run with the guard by default.
+const FrontWithoutGuard = "RPCBED_FRONT_GUARD=0"
 
 // PHPFront is php-client/bin/php-front (php -S with front.php); env sets LISTEN and
 // the backends' addresses. It is the published set-up: no OPcache.

@@ -19,9 +19,14 @@ func TestProgramsClientVariants(t *testing.T) {
 		{"docker php-pure", Programs{Docker: true}, "php-pure", "rpcbed/php:latest", "php-client -runtime pure -proto grpc"},
 		{"local php", Programs{Root: "/r"}, "php", "", "/r/php-client/bin/php-client -proto grpc"},
 		{"local php-pure", Programs{Root: "/r"}, "php-pure", "", "/r/php-client/bin/php-client -runtime pure -proto grpc"},
+		{"php-pure worker", Programs{Root: "/r"}, "php-pure", "", "/r/php-client/bin/php-client worker -runtime pure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.p.Client(tc.client, "-proto", "grpc")
+			args := []string{"-proto", "grpc"}
+			if strings.HasSuffix(tc.name, "worker") {
+				args = []string{"worker"}
+			}
+			got := tc.p.Client(tc.client, args...)
 			if got.Image != tc.image || strings.Join(got.Args, " ") != tc.args {
 				t.Errorf("got %q %q; want %q %q", got.Image, strings.Join(got.Args, " "), tc.image, tc.args)
 			}

@@ -75,6 +75,8 @@ final class Conn
     public bool $clientEof = false;
     public bool $upEof = false;
     public bool $closing = false; // write toClient, then close
+    /** Whether a byte reached php -S (a failed asynchronous connect shows as a failed first write). */
+    public bool $sent = false;
     public float $since;
     public float $active;
 
@@ -160,7 +162,9 @@ function fromClient(Conn $c, int $id, string $data, string $upstream): void
         if ($end === false || !checkHead($c, substr($c->head, 0, $end + 4))) {
             return;
         }
-        $up = @stream_socket_client("tcp://$upstream", $errno, $errstr, 5);
+        // Asynchronous: a php -S whose accept queue is full must not stall the loop.
+        $up = @stream_socket_client("tcp://$upstream", $errno, $errstr, 5,
+            STREAM_CLIENT_CONNECT | STREAM_CLIENT_ASYNC_CONNECT);
         if ($up === false) {
             refuse($c, 503, 'Service Unavailable', "front: php -S does not answer: $errstr");
             return;
@@ -182,6 +186,20 @@ function fromClient(Conn $c, int $id, string $data, string $upstream): void
     }
     // Bytes past the declared body (a pipelined request) are dropped: php -S
     // answers one request per connection.
+}
+
+/** php -S closed its side: the end of the response, or, before a byte reached it, a failed connect (503). */
+function upGone(Conn $c): void
+{
+    global $byUp;
+    if ($c->sent || $c->toClient !== '') {
+        $c->upEof = true;
+        return;
+    }
+    unset($byUp[(int) $c->up]);
+    @fclose($c->up);
+    $c->up = null;
+    refuse($c, 503, 'Service Unavailable', 'front: php -S does not answer');
 }
 
 while (!$stop) {
@@ -230,7 +248,7 @@ while (!$stop) {
         $data = @fread($s, 65536);
         if ($data === false || ($data === '' && feof($s))) {
             if ($up) {
-                $c->upEof = true;
+                upGone($c);
             } else {
                 $c->clientEof = true;
                 if ($c->up === null || $c->bodyLeft > 0) {
@@ -256,10 +274,11 @@ while (!$stop) {
         $c = $conns[$id];
         if ($up) {
             $w = @fwrite($s, $c->toUp);
-            if ($w === false) {
-                $c->upEof = true;
+            if ($w === false || ($w === 0 && !$c->sent)) {
+                upGone($c);
                 continue;
             }
+            $c->sent = $c->sent || $w > 0;
             $c->toUp = (string) substr($c->toUp, $w);
             continue;
         }
