@@ -37,9 +37,6 @@ import (
 // A listed row that fails is skipped with its reason; a listed row that now
 // conforms is logged, to be removed from here. Rows not listed must conform.
 var knownDivergences = map[string]map[string]string{
-	"php": {
-		"grpc-server-hangs": "php-client calls a gRPC DEADLINE_EXCEEDED on a server that never speaks HTTP/2 a declared error (exit 3, exceptions)",
-	},
 	"java": {
 		"http-server-hangs":  "java-client calls a read timeout on HTTP connect",
 		"http-server-resets": "java-client calls a connection reset while waiting for the HTTP reply connect",

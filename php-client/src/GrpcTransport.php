@@ -18,6 +18,8 @@ final class GrpcTransport implements Transport
     private string $token = '';
     private string $server = '';
     private int $timeoutUs;
+    /** When the current call was made (hrtime ns): its deadline is timeoutUs after. */
+    private int $callStart = 0;
     private string $connection;
 
     public function __construct(string $addr, private string $clientId, float $timeoutSeconds)
@@ -53,6 +55,7 @@ final class GrpcTransport implements Transport
         $req->setAuth($this->auth());
         $req->setGroupName($groupName);
         $req->setEnName($enName);
+        $this->callStart = hrtime(true);
         $call = $this->client->DataType($req, [], ['timeout' => $this->timeoutUs]);
         $resp = $this->finish($call, $measure);
         return new Reply($this->token, (int) $resp->getCodeId(), $resp->getCnName(), 0, null, null,
@@ -64,6 +67,7 @@ final class GrpcTransport implements Transport
         $req = new DataListRequest();
         $req->setAuth($this->auth());
         $req->setN($n);
+        $this->callStart = hrtime(true);
         $call = $this->client->DataList($req, [], ['timeout' => $this->timeoutUs]);
         $resp = $this->finish($call, $measure);
         $items = $resp->getItems();
@@ -79,6 +83,7 @@ final class GrpcTransport implements Transport
         $req = new DataListRequest();
         $req->setAuth($this->auth());
         $req->setN($n);
+        $this->callStart = hrtime(true);
         $resp = $this->finish($this->client->DataList($req, [], ['timeout' => $this->timeoutUs]), false);
         $out = [];
         foreach ($resp->getItems() as $it) {
@@ -90,13 +95,12 @@ final class GrpcTransport implements Transport
     /** @return \Rpcbed\Pb\DataTypeResponse|\Rpcbed\Pb\DataListResponse */
     private function finish(\Grpc\UnaryCall $call, bool $measure): object
     {
-        $begin = hrtime(true);
         [$resp, $status] = $call->wait();
         if ($status->code !== \Grpc\STATUS_OK) {
             if ($status->code === \Grpc\STATUS_UNAUTHENTICATED) {
                 $this->token = '';
             }
-            throw new CallError($this->kind($status->code, hrtime(true) - $begin), "grpc status $status->code: $status->details");
+            throw new CallError($this->kind($status->code, hrtime(true) - $this->callStart), "grpc status $status->code: $status->details");
         }
         if ($resp === null) {
             throw new CallError(CallError::RECEIVE, 'grpc: no response message');
@@ -112,16 +116,20 @@ final class GrpcTransport implements Transport
     /**
      * The kind of a failed call. A status the server declared is never connect or
      * timeout (docs/report-format.md): UNAVAILABLE is connect only when the channel
-     * is not connected (a declared one leaves it READY), DEADLINE_EXCEEDED timeout
-     * only when the call's own deadline has passed.
+     * is not connected (a declared one leaves it READY), DEADLINE_EXCEEDED connect
+     * when the channel never got ready (a server that accepts and never speaks
+     * HTTP/2), timeout when the call's own deadline passed, else the server's.
      */
     private function kind(int $code, int $elapsedNs): string
     {
         return match ($code) {
             \Grpc\STATUS_UNAVAILABLE => $this->client->getConnectivityState() === \Grpc\CHANNEL_READY
                 ? CallError::EXCEPTIONS : CallError::CONNECT,
-            \Grpc\STATUS_DEADLINE_EXCEEDED => $elapsedNs >= $this->timeoutUs * 1000 - 1_000_000
-                ? CallError::TIMEOUT : CallError::EXCEPTIONS,
+            \Grpc\STATUS_DEADLINE_EXCEEDED => match (true) {
+                $this->client->getConnectivityState() !== \Grpc\CHANNEL_READY => CallError::CONNECT,
+                $elapsedNs >= $this->timeoutUs * 1000 - 1_000_000 => CallError::TIMEOUT,
+                default => CallError::EXCEPTIONS,
+            },
             \Grpc\STATUS_UNAUTHENTICATED => CallError::UNAUTHENTICATED,
             \Grpc\STATUS_INVALID_ARGUMENT => CallError::INVALID_ARGUMENT,
             default => CallError::EXCEPTIONS,
