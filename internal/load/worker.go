@@ -35,43 +35,74 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return ExitUsage
 	}
 	fmt.Fprintf(stdout, "%s ready go %d\n", workerPrefix, os.Getpid())
-	br := bufio.NewReaderSize(stdin, 4<<10)
-	for ctx.Err() == nil {
-		line, tooLong, err := readCommand(br)
-		if err != nil && line == nil {
-			if !errors.Is(err, io.EOF) {
-				fmt.Fprintf(stderr, "go-client: worker: reading stdin: %v\n", err)
+	// stdin is read on its own goroutine so that a signal (ctx) ends an idle worker
+	// too; a run in progress ends early and prints what it measured.
+	type command struct {
+		line    []byte
+		tooLong bool
+		err     error
+	}
+	cmds := make(chan command)
+	go func() {
+		br := bufio.NewReaderSize(stdin, 4<<10)
+		for {
+			line, tooLong, err := readCommand(br)
+			select {
+			case cmds <- command{line, tooLong, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		var c command
+		select {
+		case <-ctx.Done():
+			return ExitOK
+		case c = <-cmds:
+		}
+		if c.err != nil && c.line == nil {
+			if !errors.Is(c.err, io.EOF) {
+				fmt.Fprintf(stderr, "go-client: worker: reading stdin: %v\n", c.err)
 			}
 			return ExitOK // EOF is quit
 		}
-		if tooLong {
+		if c.tooLong {
 			fmt.Fprintf(stderr, "go-client: worker: command longer than %d bytes\n", maxCommand)
 			done(stdout, "-", ExitUsage)
-			continue
-		}
-		fields := strings.Split(string(line), "\t")
-		switch {
-		case len(fields) == 1 && fields[0] == "quit":
+		} else if quit := serveCommand(ctx, string(c.line), stdout, stderr); quit {
 			return ExitOK
-		case fields[0] == "run" && len(fields) >= 2 && workerID.MatchString(fields[1]):
-			id := fields[1]
-			fmt.Fprintf(stderr, "%s begin %s\n", workerPrefix, id)
-			code := RunMain(ctx, fields[2:], stdout, stderr)
-			fmt.Fprintf(stderr, "%s end %s\n", workerPrefix, id)
-			done(stdout, id, code)
-		default:
-			id := "-"
-			if len(fields) >= 2 && workerID.MatchString(fields[1]) {
-				id = fields[1]
-			}
-			fmt.Fprintf(stderr, "go-client: worker: bad command %.80q: want run<TAB>ID<TAB>ARG... or quit\n", line)
-			done(stdout, id, ExitUsage)
 		}
-		if errors.Is(err, io.EOF) {
+		if c.err != nil { // the last line had no newline
 			return ExitOK
 		}
 	}
-	return ExitOK
+}
+
+// serveCommand answers one command line; it returns true for quit.
+func serveCommand(ctx context.Context, line string, stdout, stderr io.Writer) bool {
+	fields := strings.Split(line, "\t")
+	switch {
+	case len(fields) == 1 && fields[0] == "quit":
+		return true
+	case fields[0] == "run" && len(fields) >= 2 && workerID.MatchString(fields[1]):
+		id := fields[1]
+		fmt.Fprintf(stderr, "%s begin %s\n", workerPrefix, id)
+		code := RunMain(ctx, fields[2:], stdout, stderr)
+		fmt.Fprintf(stderr, "%s end %s\n", workerPrefix, id)
+		done(stdout, id, code)
+	default:
+		id := "-"
+		if len(fields) >= 2 && workerID.MatchString(fields[1]) {
+			id = fields[1]
+		}
+		fmt.Fprintf(stderr, "go-client: worker: bad command %.80q: want run<TAB>ID<TAB>ARG... or quit\n", line)
+		done(stdout, id, ExitUsage)
+	}
+	return false
 }
 
 func done(w io.Writer, id string, code int) {

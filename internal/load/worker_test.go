@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -155,5 +156,24 @@ func TestWorkerArgs(t *testing.T) {
 	stdout.Reset()
 	if code := WorkerMain(context.Background(), []string{"-h"}, strings.NewReader(""), &stdout, &stderr); code != ExitOK || !strings.Contains(stdout.String(), "usage") {
 		t.Errorf("worker -h: exit %d, stdout %q; want 0 and the usage", code, stdout.String())
+	}
+}
+
+// TestWorkerSignal: a signal (ctx) ends an idle worker waiting on stdin.
+func TestWorkerSignal(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	codes := make(chan int, 1)
+	go func() { codes <- WorkerMain(ctx, nil, pr, &stdout, &stderr) }()
+	cancel()
+	select {
+	case code := <-codes:
+		if code != 0 {
+			t.Errorf("exit %d; want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an idle worker did not end on its signal")
 	}
 }
