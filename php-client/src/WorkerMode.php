@@ -41,6 +41,9 @@ final class WorkerMode
             }
             fwrite($err, "#rpcbed-worker begin $id\n");
             $code = self::forked(static fn (): int => $runOne(array_slice($f, 2), $out, $err), $err, $id);
+            // A run that died leaves its workers to us (we are PID 1 in a container): reap them.
+            while (pcntl_waitpid(-1, $status, WNOHANG) > 0) {
+            }
             fwrite($err, "#rpcbed-worker end $id\n");
             fwrite($out, "#rpcbed-worker done $id exit=$code\n");
         }
