@@ -418,3 +418,31 @@ func TestStalledReaderCut(t *testing.T) {
 	stillServes(t, dialHTTP(t, s.HTTPAddr))
 	stillServes(t, dialThrift(t, s.ThriftAddr))
 }
+
+// A half-open gRPC connection (the peer vanished without a FIN, so nothing more
+// arrives, not even answers to pings) is closed by keepalive: the server pings
+// after KeepaliveTime of silence and gives up after KeepaliveTimeout.
+func TestGRPCHalfOpenClosed(t *testing.T) {
+	a, _ := auth.New([]byte("test-secret"), time.Minute)
+	svc := service.New(service.Config{Store: store.NewMemory(), Auth: a, CheckAuth: true})
+	s, err := server.Start(server.Config{
+		GRPCAddr: "127.0.0.1:0", IdleTimeout: time.Minute, // only keepalive may close it
+		KeepaliveTime: time.Second, KeepaliveTimeout: 500 * time.Millisecond, Log: discardLog(t),
+	}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	conn, err := net.Dial("tcp", s.GRPCAddr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A complete handshake, then silence: PINGs go unanswered.
+	if _, err := conn.Write(append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frameHeader(0, 4, 0, 0)...)); err != nil {
+		t.Fatal(err)
+	}
+	if !closedWithin(conn, 10*time.Second) {
+		t.Errorf("a connection that answers no ping is still open after 10 s; want it closed after about 1.5 s")
+	}
+}

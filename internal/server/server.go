@@ -49,6 +49,8 @@ type Config struct {
 	CheckAuth                      bool          // for /stats
 	ReadHeaderTimeout              time.Duration // default ReadHeaderTimeout
 	IdleTimeout                    time.Duration // default IdleTimeout
+	KeepaliveTime                  time.Duration // default KeepaliveTime (grpc-go's minimum is 1 s)
+	KeepaliveTimeout               time.Duration // default KeepaliveTimeout
 	Log                            *log.Logger
 }
 
@@ -80,6 +82,12 @@ func Start(cfg Config, svc *service.Service) (*Server, error) {
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = IdleTimeout
+	}
+	if cfg.KeepaliveTime <= 0 {
+		cfg.KeepaliveTime = KeepaliveTime
+	}
+	if cfg.KeepaliveTimeout <= 0 {
+		cfg.KeepaliveTimeout = KeepaliveTimeout
 	}
 	s := &Server{cfg: cfg, svc: svc, started: time.Now(), versions: Versions(), errs: make(chan error, 3)}
 	for _, l := range []struct {
@@ -123,7 +131,7 @@ func (s *Server) startGRPC() error {
 		// headers get; grpc-go's default is 120 s.
 		grpc.ConnectionTimeout(s.cfg.ReadHeaderTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
-			MaxConnectionIdle: s.cfg.IdleTimeout, Time: KeepaliveTime, Timeout: KeepaliveTimeout,
+			MaxConnectionIdle: s.cfg.IdleTimeout, Time: s.cfg.KeepaliveTime, Timeout: s.cfg.KeepaliveTimeout,
 		}),
 		// A client may ping every 10 s, idle or not; more often is a flood (GOAWAY).
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
