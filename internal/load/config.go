@@ -118,9 +118,7 @@ func (c *Config) Validate() error {
 	if c.WarmupAuto && c.Warmup != 0 {
 		return errors.New("-warmup is either a duration or auto")
 	}
-	if c.WarmupAuto && c.WarmupMax < 4*settleWindow {
-		return fmt.Errorf("-warmup-max %v: want at least %v (auto needs %d windows of %v)", c.WarmupMax, 4*settleWindow, settleWindows, settleWindow)
-	}
+
 	if c.Requests == 0 && c.Duration == 0 {
 		return errors.New("give -n (calls) or -t (duration), or both")
 	}

@@ -184,7 +184,7 @@ func TestExitCodes(t *testing.T) {
 		tc{"thrift-conns-below-c", []string{"-proto", "thrift", "-call", "datatype", "-c", "4", "-conns", "2", "-n", "4", "-addr", dead}, ExitUsage, "want -conns = -c"},
 		tc{"bad-check", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-check", "bytes", "-addr", dead}, ExitUsage, "-check"},
 		tc{"bad-warmup", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "later", "-addr", dead}, ExitUsage, "or auto"},
-		tc{"warmup-max-short", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "auto", "-warmup-max", "0.5", "-addr", dead}, ExitUsage, "-warmup-max"},
+		tc{"warmup-max-negative", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "auto", "-warmup-max", "-1", "-addr", dead}, ExitUsage, "-warmup-max"},
 		tc{"usage-on-stderr", []string{"-proto", "grpc", "-bogus"}, ExitUsage, "exit codes:"},
 		tc{"bad-duration", []string{"-proto", "grpc", "-call", "datatype", "-t", "soon", "-addr", dead}, ExitUsage, "duration"},
 		tc{"negative-rate", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-rate", "-1", "-addr", dead}, ExitUsage, "-rate"},

@@ -390,7 +390,7 @@ func (m *monitor) okCalls() int64 {
 func (m *monitor) run(done <-chan struct{}) {
 	tick := time.NewTicker(m.tick)
 	defer tick.Stop()
-	var warm <-chan time.Time
+	var warm, warmMax <-chan time.Time
 	switch {
 	case m.fixed > 0:
 		t := time.NewTimer(time.Until(m.win.base.Add(m.fixed)))
@@ -400,6 +400,9 @@ func (m *monitor) run(done <-chan struct{}) {
 		t := time.NewTicker(settleWindow)
 		defer t.Stop()
 		warm = t.C
+		tm := time.NewTimer(time.Until(m.win.base.Add(m.warmupMax)))
+		defer tm.Stop()
+		warmMax = tm.C
 	}
 	lastWindow, lastWindowOK := m.win.base, int64(0)
 	var lastOK, failedAtProgress int64
@@ -418,16 +421,15 @@ func (m *monitor) run(done <-chan struct{}) {
 			okN := m.okCalls()
 			m.rates = append(m.rates, float64(okN-lastWindowOK)/now.Sub(lastWindow).Seconds())
 			lastWindow, lastWindowOK = now, okN
-			switch {
-			case settled(m.rates):
+			if settled(m.rates) {
 				m.settled = report.SettledYes
-			case now.Sub(m.win.base) >= m.warmupMax:
-				m.settled = report.SettledNo
-			default:
-				continue
+				m.markStart(now)
+				warm, warmMax = nil, nil
 			}
-			m.markStart(now)
-			warm = nil
+		case <-warmMax:
+			m.settled = report.SettledNo
+			m.markStart(time.Now()) // the CPU reading is taken now
+			warm, warmMax = nil, nil
 		case now := <-tick.C:
 			for _, wc := range m.watches {
 				wc.expire(now)
