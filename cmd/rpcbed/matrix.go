@@ -89,10 +89,15 @@ func runMatrix(ctx context.Context, args []string, s stdio) int {
 	} else {
 		fmt.Fprintf(s.err, "rpcbed matrix: %d cells x %d repeats, runner %s, into %s\n", len(spec.Plan()), spec.Repeats, name, dir)
 	}
+	images := checkoutImages(ctx, r, absRoot)
+	m := meta(ctx, absRoot, name)
+	for k, v := range images {
+		m.Versions["image "+k] = v
+	}
 	run, err := matrix.Execute(ctx, matrix.Options{
 		Spec: spec, Dir: dir, Resume: *resume != "", Runner: r, RunnerName: name,
-		Programs: matrix.Programs{Docker: name == "docker", Root: absRoot},
-		Progress: progress, Meta: meta(ctx, absRoot, name),
+		Programs: matrix.Programs{Docker: name == "docker", Root: absRoot, Images: images},
+		Progress: progress, Meta: m,
 	})
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed matrix: %v\n", err)
@@ -245,4 +250,30 @@ func gitCommit(ctx context.Context, root string) string {
 		c += "-dirty"
 	}
 	return c
+}
+
+// checkoutImages pins each runtime's image to the tag of this checkout's inputs
+// (docker/images.sh tags), when the engine has it: :latest is whatever was built
+// last on this engine, maybe from another checkout. Runtimes without a built tag
+// of their own keep :latest.
+func checkoutImages(ctx context.Context, r runner.Runner, root string) map[string]string {
+	d, ok := r.(*runner.Docker)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(root, "docker", "images.sh"), "tags").Output()
+	if err != nil {
+		return nil
+	}
+	images := map[string]string{}
+	for _, l := range strings.Fields(string(out)) {
+		repo, _, ok := strings.Cut(l, ":")
+		name, isOurs := strings.CutPrefix(repo, "rpcbed/")
+		if ok && isOurs && d.HasImage(l) {
+			images[name] = l
+		}
+	}
+	return images
 }
