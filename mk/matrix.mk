@@ -31,3 +31,12 @@ reproduce: matrix-setup setup-reproduce ## re-run the published experiments; wri
 	scripts/test-services.sh $(BIN)/rpcbed reproduce -runner $(RUNNER) $(WHICH)
 
 .PHONY: matrix-setup setup-reproduce matrix reproduce
+
+## ---- reproducibility: the same spec twice ------------------------------------------
+# Not part of `make test`: it runs the default matrix twice (twice its time) and
+# prints how many cells agree within ±10 % (scripts/bench-reproducibility.sh).
+#   SPEC=matrix.yaml RUNNER=auto OUT=results/repro-<time> TOL=0.10 GOAL=0.90
+bench-reproducibility: matrix-setup ## run the default matrix twice; print the share of cells within ±10 % (req/s, CPU/call) and the cells outside
+	RUNNER=$(RUNNER) scripts/bench-reproducibility.sh
+
+.PHONY: bench-reproducibility

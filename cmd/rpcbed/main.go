@@ -31,6 +31,7 @@ var commands = []command{
 	{"matrix", "run the matrix (matrix.yaml) and render tables and plots into results/<run>/", runMatrix},
 	{"reproduce", "re-run the published experiments; write results/<run>/reproduction.md", runReproduce},
 	{"compare", "compare two matrix runs cell by cell, with significance over the repeats", runCompare},
+	{"agree", "how well two runs of one spec reproduce: share of cells within ±10 % (make bench-reproducibility)", runAgree},
 }
 
 func main() {

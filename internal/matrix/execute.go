@@ -422,12 +422,8 @@ func clientArgs(c Cell, addr string, l Load) []string {
 		args = append(args, "-t", formatSeconds(l.Duration.D()))
 	}
 	switch {
-	case l.Warmup.IsAuto() && autoWarmup[c.Client]:
-		args = append(args, "-warmup", "auto", "-warmup-max", formatSeconds(l.WarmupBound()))
 	case l.Warmup.IsAuto():
-		// A client built before -warmup auto: a fixed warm-up, as long as auto may
-		// take but at most fallbackWarmup.
-		args = append(args, "-warmup", formatSeconds(min(l.WarmupBound(), fallbackWarmup)))
+		args = append(args, "-warmup", "auto", "-warmup-max", formatSeconds(l.WarmupBound()))
 	case l.Warmup > 0:
 		args = append(args, "-warmup", formatSeconds(l.Warmup.D()))
 	}
@@ -450,13 +446,6 @@ func replaceFlag(args []string, flag, v string) []string {
 func formatSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
-
-// autoWarmup lists the clients whose build takes -warmup auto (report v1.1);
-// each is switched on as its side of docs/report-format.md lands.
-var autoWarmup = map[string]bool{"go": true, "php": true, "php-pure": true, "java": false}
-
-// fallbackWarmup bounds the fixed warm-up given to a client without -warmup auto.
-const fallbackWarmup = 2 * time.Second
 
 // runTimeout bounds one client run: its planned time plus room for start-up.
 func runTimeout(l Load) time.Duration {

@@ -330,3 +330,40 @@ func TestMissingCellsAreNamed(t *testing.T) {
 		t.Errorf("got %d missing rows; want 2", missing)
 	}
 }
+
+// Agree: cells within ±10 % count as agreeing, per figure; a cell outside is
+// listed with whether either run flagged it noisy.
+func TestAgree(t *testing.T) {
+	a, b := synthetic("a", 1), synthetic("b", 1)
+	for i := range b.Cells {
+		c := &b.Cells[i]
+		for j := range c.Repeats {
+			switch c.Name {
+			case "go-grpc-datalist-2-c1": // throughput 20 % up, not noisy in either run
+				c.Repeats[j].Metrics.RPS *= 1.2
+			case "go-http-datalist-2-c1": // noisy in both runs, client CPU 30 % up
+				c.Repeats[j].Metrics.ClientCPUUs *= 1.3
+			}
+		}
+	}
+	ag := Agree(a, b, 0.10)
+	want := map[string][2]int{"req/s": {11, 12}, "client CPU/call": {11, 12}, "server CPU/call": {12, 12}}
+	for _, f := range ag.Figures {
+		if w := want[f.Name]; f.Agree != w[0] || f.Cells != w[1] {
+			t.Errorf("%s: got %d of %d; want %d of %d", f.Name, f.Agree, f.Cells, w[0], w[1])
+		}
+	}
+	if len(ag.Outside) != 2 || ag.Outside[0].Cell != "go-grpc-datalist-2-c1" || ag.Outside[0].NoisyA || !ag.Outside[1].NoisyA || !ag.Outside[1].NoisyB {
+		t.Errorf("outside: got %+v; want go-grpc-datalist-2-c1 (not noisy) and go-http-datalist-2-c1 (noisy in both)", ag.Outside)
+	}
+	if ag.Met(0.9) {
+		t.Error("goal: got met; want not met (a cell outside is flagged in neither run)")
+	}
+	var out bytes.Buffer
+	ag.Write(&out, 0.9)
+	for _, w := range []string{"req/s            11 of 12 cells within ±10 %: 92 %", "go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %); noisy in neither run", "not met"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/render"
+)
+
+// runAgree is `rpcbed agree A B`: how well two runs of one spec reproduce each
+// other (make bench-reproducibility). It prints figures and never fails on them.
+func runAgree(ctx context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("agree", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	tol := fs.Float64("tol", 0.10, "agreement tolerance (0.10 = medians within ±10 %)")
+	share := fs.Float64("goal", 0.90, "share of cells the goal asks to agree")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: rpcbed agree [-tol 0.10] [-goal 0.90] RUN_A RUN_B\n\n"+
+			"Prints, for req/s and for client and server CPU per call, the share of cells whose\n"+
+			"medians agree within the tolerance between two runs, and the cells outside with\n"+
+			"whether either run flagged them noisy.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return 2
+	}
+	a, err := matrix.LoadRun(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
+		return 1
+	}
+	b, err := matrix.LoadRun(fs.Arg(1))
+	if err != nil {
+		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(s.out, "A = %s (%d cells), B = %s (%d cells)\n", fs.Arg(0), len(a.Cells), fs.Arg(1), len(b.Cells))
+	if err := render.Agree(a, b, *tol).Write(s.out, *share); err != nil {
+		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
+		return 1
+	}
+	return 0
+}
