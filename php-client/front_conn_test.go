@@ -190,3 +190,29 @@ func TestPHPFrontSIGTERMStopsWorkers(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// More idle connections than the guard keeps (400) cannot lock callers out: a new
+// connection evicts the oldest one still sending its head, and a normal call made
+// while 500 connections sit idle is answered.
+func TestPHPFrontManyIdleConnections(t *testing.T) {
+	here, grpcExt, backends := frontSetup(t)
+	f := startPHPFront(t, here, grpcExt, backends)
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 500; i++ { // past the guard's 400
+		c, err := net.DialTimeout("tcp", f.addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		if i%2 == 1 {
+			io.WriteString(c, "GET /v1/datalist?n=2 HTTP/1.1\r\nHost: x\r\n") // a head that never ends
+		}
+		idle = append(idle, c)
+	}
+	time.Sleep(200 * time.Millisecond) // let the guard accept them all
+	f.stillServes(t, "grpc", 0)
+}

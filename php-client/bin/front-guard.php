@@ -10,8 +10,11 @@
 //   - head (request line + headers) at most HEAD_MAX bytes, within HEAD_TIMEOUT;
 //   - a body only with one Content-Length of at most BODY_MAX bytes; chunked
 //     bodies and conflicting lengths are refused;
-//   - at most CONN_MAX connections at once; a response is relayed with bounded
-//     buffers (reading pauses while the other side has RELAY_MAX bytes pending).
+//   - at most CONN_MAX connections at once (two descriptors each, within the usual
+//     1024 of a process): past that a new connection evicts the oldest one still
+//     sending its head, so idle connections cannot lock callers out; a response
+//     is relayed with bounded buffers (reading pauses while the other side has
+//     RELAY_MAX bytes pending). At most about 200 MB in all.
 // Refusals are JSON, like every front answer: 400, 408, 413, 431, 503.
 // One process, one stream_select loop; php -S still closes every connection after
 // its response, so a connection is one request.
@@ -20,8 +23,8 @@ declare(strict_types=1);
 const HEAD_MAX = 96 << 10;  // php -S itself reads about 80 KiB of head
 const HEAD_TIMEOUT = 30.0;  // seconds for a whole head (php -S has no limit)
 const BODY_MAX = 64 << 10;  // the front serves GETs: a body is never needed
-const CONN_MAX = 1024;
-const RELAY_MAX = 256 << 10;
+const CONN_MAX = 400;
+const RELAY_MAX = 128 << 10;
 const IDLE_TIMEOUT = 120.0; // seconds without a byte either way, once relaying
 
 if ($argc !== 3) {
@@ -202,12 +205,27 @@ function upGone(Conn $c): void
     refuse($c, 503, 'Service Unavailable', 'front: php -S does not answer');
 }
 
+/** Closes the oldest connection still sending its head; false when there is none. */
+function evictOne(): bool
+{
+    global $conns;
+    $oldest = null;
+    foreach ($conns as $id => $c) {
+        if ($c->up === null && !$c->closing && ($oldest === null || $c->since < $conns[$oldest]->since)) {
+            $oldest = $id;
+        }
+    }
+    if ($oldest === null) {
+        return false;
+    }
+    closeConn($oldest);
+    return true;
+}
+
 while (!$stop) {
     $read = [];
     $write = [];
-    if (count($conns) < CONN_MAX) {
-        $read[] = $server;
-    }
+    $read[] = $server;
     foreach ($conns as $c) {
         if (!$c->clientEof && !$c->closing && strlen($c->toUp) < RELAY_MAX) {
             $read[] = $c->client;
@@ -232,10 +250,19 @@ while (!$stop) {
     foreach ($read as $s) {
         if ($s === $server) {
             $client = @stream_socket_accept($server, 0);
-            if ($client !== false) {
-                stream_set_blocking($client, false);
-                $conns[(int) $client] = new Conn($client);
+            if ($client === false) {
+                continue;
             }
+            if (count($conns) >= CONN_MAX && !evictOne()) {
+                // Every connection is being answered: this one waits its turn nowhere.
+                $busy = new Conn($client);
+                refuse($busy, 503, 'Service Unavailable', sprintf('front: %d connections are being answered', CONN_MAX));
+                @fwrite($client, $busy->toClient); // a short answer: the socket buffer takes it whole
+                @fclose($client);
+                continue;
+            }
+            stream_set_blocking($client, false);
+            $conns[(int) $client] = new Conn($client);
             continue;
         }
         $sid = (int) $s;
