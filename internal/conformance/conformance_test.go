@@ -1,7 +1,7 @@
 // Package conformance runs go-client, php-client and java-client with one table of
 // argument rows and checks that every client gives the same exit code and the same
 // error kind (docs/report-format.md: exit codes, error kinds, flags): -h, an
-// unknown flag, a bad -proto, an unreachable server, a verify failure, a server
+// unknown flag, a bad -proto or value, -conns below -c on thrift/http, an unreachable server, a verify failure, a server
 // that rejects the token, one that answers an invalid-argument error, one that
 // declares UNAVAILABLE or DEADLINE_EXCEEDED (a declared error is never connect or
 // timeout). The servers are internal/fakeserver on 127.0.0.1:0.
@@ -69,6 +69,11 @@ func rows() []row {
 		{name: "bad-proto", args: []string{"-proto", "soap", "-call", "datatype", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "bad-call", args: []string{"-proto", "grpc", "-call", "datasets", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "no-addr", args: []string{"-proto", "grpc", "-call", "datatype", "-n", "1"}, exit: exitUsage},
+		{name: "bad-warmup", args: []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "later", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
+		{name: "zero-workers", args: []string{"-proto", "grpc", "-call", "datatype", "-c", "0", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
+		{name: "items-too-many", args: []string{"-proto", "grpc", "-call", "datalist", "-items", "100001", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
+		{name: "thrift-conns-below-c", args: []string{"-proto", "thrift", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
+		{name: "http-conns-below-c", args: []string{"-proto", "http", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 	}
 	for _, p := range protos {
 		call := func(kind string) []string {
