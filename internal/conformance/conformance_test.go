@@ -1,10 +1,12 @@
 // Package conformance runs go-client, php-client and java-client with one table of
 // argument rows and checks that every client gives the same exit code and the same
 // error kind (docs/report-format.md: exit codes, error kinds, flags): -h, an
-// unknown flag, a bad -proto or value, -conns below -c on thrift/http, an unreachable server, a verify failure, a server
-// that rejects the token, one that answers an invalid-argument error, one that
-// declares UNAVAILABLE or DEADLINE_EXCEEDED (a declared error is never connect or
-// timeout). The servers are internal/fakeserver on 127.0.0.1:0.
+// unknown flag, a bad -proto or value, -conns below -c on thrift/http, an
+// unreachable server, one that hangs or resets, a verify failure, a server that
+// rejects the token, one that answers an invalid-argument error, one that declares
+// UNAVAILABLE or DEADLINE_EXCEEDED (a declared error is never connect or timeout);
+// and every client's worker mode. The servers are internal/fakeserver on
+// 127.0.0.1:0 and two misbehaving listeners.
 //
 // go-client is built from this tree. The PHP rows need php and php-client's
 // extensions (make setup-php), the Java rows java and java-client's jar (make
