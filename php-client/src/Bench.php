@@ -155,6 +155,25 @@ final class Bench
         }
     }
 
+    /** How a worker that closed its socket ended, waiting for it a little. */
+    private static function howEnded(int $pid): string
+    {
+        for ($i = 0; $i < 100; $i++) {
+            $got = pcntl_waitpid($pid, $status, WNOHANG);
+            if ($got === $pid) {
+                if (pcntl_wifsignaled($status)) {
+                    return 'killed by signal ' . pcntl_wtermsig($status) . ' (a crash in an extension, or the OOM killer)';
+                }
+                return 'exit code ' . pcntl_wexitstatus($status) . ' (its stderr says why)';
+            }
+            if ($got === -1) {
+                break;
+            }
+            usleep(10_000);
+        }
+        return 'its stderr says why';
+    }
+
     /** @param array<int, array{pid: int, sock: resource}> $workers */
     private function drive(array $workers, $out): int
     {
@@ -174,7 +193,7 @@ final class Bench
             $r = $ready[$i] ?? null;
             $bad = match (true) {
                 $r === null => ['kind' => CallError::TIMEOUT, 'message' => "worker $i did not answer within {$setupWait}s"],
-                isset($r['eof']) => ['kind' => 'setup', 'message' => "worker $i exited before it was ready (its stderr says why)"],
+                isset($r['eof']) => ['kind' => 'setup', 'message' => "worker $i exited before it was ready: " . self::howEnded($workers[$i]['pid'])],
                 !$r['ok'] => $r,
                 default => null,
             };
