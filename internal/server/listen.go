@@ -29,10 +29,10 @@ const (
 
 // retryListener is a net.Listener whose Accept rides out errors that pass (EMFILE,
 // ENFILE, EINTR; net retries ECONNABORTED itself): it logs each one and retries
-// with a growing wait (5 ms doubling to 1 s), as net/http's Serve does. Thrift's TSimpleServer
-// ends its accept loop for good on the first such error, with nothing logged
-// (issue 18 #1); wrapped, no listener does. An error that does not pass is
-// returned, and the listener's Serve ends with it (go-server then exits 1).
+// with a growing wait (5 ms doubling to 1 s), as net/http's Serve does. Thrift's
+// TSimpleServer ends its accept loop for good on the first such error, with
+// nothing logged (issue 18 #1); wrapped, no listener does. An error that does not
+// pass is returned, and the listener's Serve ends with it (go-server exits 1).
 type retryListener struct {
 	net.Listener
 	name string
