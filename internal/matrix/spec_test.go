@@ -220,7 +220,10 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("accepted a plan of %d cells x %d repeats", len(plan), s.Repeats)
 		}
 		for _, c := range plan {
-			for _, d := range []Duration{c.Load.Duration, c.Load.Warmup, c.Load.Timeout} {
+			for i, d := range []Duration{c.Load.Duration, c.Load.Warmup, c.Load.Timeout, c.Load.WarmupMax} {
+				if i == 1 && d.IsAuto() {
+					continue // warmup: auto (until settled, at most warmup_max)
+				}
 				if d < 0 || d.D() > MaxDuration {
 					t.Fatalf("cell %s: accepted duration %v", c.Name(), d.D())
 				}
