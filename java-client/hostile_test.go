@@ -439,6 +439,16 @@ func httpCases() []hostileCase {
 				t.Errorf("reply %q; want HTTP/1.1 413", got[:min(len(got), 200)])
 			}
 		}},
+		{"70 KiB header", func(t *testing.T, addr string) {
+			c := dial(t, addr)
+			defer c.Close()
+			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", 70<<10))
+			// Over maxReqHeaderSize (64 KiB): the JDK server closes the connection.
+			if got, closed := readAll(c, 5*time.Second); !closed || bytes.HasPrefix(got, []byte("HTTP/1.1 200")) {
+				t.Errorf("reply %q, closed %v; want the connection closed without an answer", got[:min(len(got), 100)], closed)
+			}
+		}},
 		{"3 MiB chunked body", func(t *testing.T, addr string) {
 			c := dial(t, addr)
 			defer c.Close()
