@@ -186,6 +186,17 @@ func endToEnd(t *testing.T, root, runnerName string) {
 	if b, err := os.ReadFile(page); err != nil || !bytes.Contains(b, []byte(`data-cell="go-thrift-datalist-2-c2"`)) {
 		t.Errorf("compare -html: %v; want a page with every cell", err)
 	}
+
+	// A run missing a cell of its plan says which when rendered (issue 18 #10).
+	if err := os.Remove(filepath.Join(dir, matrix.CellsDir, "go-thrift-datalist-2-c2.json")); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := run(ctx, []string{"matrix", "-render", dir}, stdio{nil, &out, &errb}); code != 0 ||
+		!strings.Contains(errb.String(), "6 cells of the plan: 5 ok, 0 failed, 0 partial, 1 not run") ||
+		!strings.Contains(errb.String(), "not run: go-thrift-datalist-2-c2") {
+		t.Errorf("render of an unfinished run: exit code %d, stderr:\n%s", code, errb.String())
+	}
 }
 
 func TestMatrixBadSpecNamesTheField(t *testing.T) {

@@ -223,6 +223,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 			var rep Repeat
 			if srv == nil {
 				rep = Repeat{Index: r, Error: "server " + key + " could not be restarted"}
+				e.prog.skipRest(st.c, 1)
 			} else {
 				e.prog.start(st.c, r)
 				t0 := time.Now()
