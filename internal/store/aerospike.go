@@ -22,11 +22,12 @@ import (
 // expression filter), so a holder whose lock expired cannot delete a lock another
 // caller took since.
 //
-// Every call is bounded: CallTimeout, or less when the caller's context ends
-// sooner (the context's deadline becomes the policy's TotalTimeout, a context
-// already done makes no call). A server that is down fails calls within that
-// bound; the client keeps re-seeding from the hosts, so calls succeed again once
-// it is back, without reopening the store.
+// Every call is bounded: AerospikeCallTimeout, or less when the caller's context
+// ends sooner (the context's deadline becomes the policy's TotalTimeout, a context
+// already done makes no call). A server that is down fails the first calls within
+// that bound and the others at once (ErrAerospikeUnavailable, see breaker); the
+// client keeps re-seeding from the hosts, so calls succeed again once it is back,
+// without reopening the store.
 type Aerospike struct {
 	c       *as.Client
 	ns, set string
@@ -69,7 +70,7 @@ func OpenAerospike(hosts, namespace, set string) (*Aerospike, error) {
 	cp.FailIfNotConnected = true
 	c, aerr := as.NewClientWithPolicyAndHost(cp, hs...)
 	if aerr != nil {
-		return nil, fmt.Errorf("store: aerospike at %s: no node answered within %v: %w", hosts, cp.Timeout, aerr)
+		return nil, fmt.Errorf("store: aerospike at %s: no node answered within %v: %w", hosts, cp.Timeout, brief{aerr})
 	}
 	a := &Aerospike{c: c, ns: namespace, set: set, read: *as.NewPolicy(), write: *as.NewWritePolicy(0, 0)}
 	for _, p := range []*as.BasePolicy{&a.read, &a.write.BasePolicy} {
@@ -207,6 +208,12 @@ func short(err error) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// brief prints an error as short does and unwraps to it.
+type brief struct{ err error }
+
+func (b brief) Error() string { return short(b.err) }
+func (b brief) Unwrap() error { return b.err }
 
 // callError is a failed call: which, on what, and why (short), unwrapping to the
 // client's error and, when it ended the call, the context's.
