@@ -39,10 +39,7 @@ import (
 // A listed row that fails is skipped with its reason; a listed row that now
 // conforms is logged, to be removed from here. Rows not listed must conform.
 var knownDivergences = map[string]map[string]string{
-	"java": {
-		"http-server-hangs":  "java-client calls a read timeout on HTTP connect",
-		"http-server-resets": "java-client calls a connection reset while waiting for the HTTP reply connect",
-	},
+	"java": {},
 }
 
 // row is one command line every client runs, and what every client must answer.
