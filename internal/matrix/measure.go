@@ -301,7 +301,7 @@ func metrics(r *report.Report, processCPU float64, w *Window) Metrics {
 			}
 		}
 	}
-	m.ClientCPUProcessUs = processCPU * 1e6 / made
+	m.ClientCPUProcessUs = processCPU * 1e6 / made // 0 for a worker's run: not measured
 	if calls > 0 && w.ClientCPUS > 0 {
 		m.ClientCPUUs = w.ClientCPUS * 1e6 / calls
 		m.ClientCallsPerCPUS = calls / w.ClientCPUS

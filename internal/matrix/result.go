@@ -111,7 +111,8 @@ type Repeat struct {
 	// Worker: the run went through a long-lived client worker.
 	Worker bool `json:"worker,omitempty"`
 	// ClientCPUS is the client process's CPU over the whole run as the runner
-	// measured it (start-up, verify and warm-up included): a cross-check only.
+	// measured it (start-up, verify and warm-up included): a cross-check, for
+	// one-shot runs only (0 for a worker's run).
 	ClientCPUS float64 `json:"client_cpu_s"`
 	// ServerCPUS and ServerCalls are the server's CPU and calls over the window.
 	ServerCPUS  float64 `json:"server_cpu_s"`
@@ -165,7 +166,8 @@ type Metrics struct {
 	ClientCPUUs float64 `json:"client_cpu_us_per_call"`
 	ServerCPUUs float64 `json:"server_cpu_us_per_call"`
 	// ClientCPUProcessUs is the runner's whole-process figure per call the client
-	// made (start-up and warm-up included): what the matrix printed before the window.
+	// made (start-up and warm-up included; one-shot runs only): what the matrix
+	// printed before the window.
 	ClientCPUProcessUs float64 `json:"client_cpu_process_us_per_call"`
 	// Calls per CPU-second on each side, and each side's busy fraction (busy cores
 	// / cores it may use) over the window.

@@ -84,13 +84,14 @@ var errWorker = errors.New("worker")
 
 // run sends one run and reads its report up to the done line. The result is what
 // the one-shot client would have left: stdout (the report), the run's stderr
-// lines, the exit code, the wall time and the worker's CPU over the run. When the
+// lines, the exit code and the wall time; not the process's CPU over the run,
+// which the report's window figure replaces (reading it costs the Docker engine a
+// second or two per call, twice a run). When the
 // worker dies or does not answer within timeout the error wraps errWorker, the
 // result holds what it printed, and the worker is marked dead.
 func (p *workerProc) run(ctx context.Context, id string, args []string, timeout time.Duration) (runner.Result, error) {
 	p.runs++
 	errStart := len(p.w.Stderr())
-	u0, s0, uerr := p.w.Usage(ctx)
 	start := time.Now()
 	var res runner.Result
 	line := "run\t" + id + "\t" + strings.Join(args, "\t") + "\n"
@@ -123,9 +124,6 @@ func (p *workerProc) run(ctx context.Context, id string, args []string, timeout 
 					}
 					res.Stdout, res.ExitCode, res.Wall = out.Bytes(), code, time.Since(start)
 					res.Stderr = p.stderrSince(errStart, id)
-					if u1, s1, err := p.w.Usage(ctx); err == nil && uerr == nil {
-						res.CPUUser, res.CPUSystem = u1-u0, s1-s0
-					}
 					return res, nil
 				}
 				// A done line for another id (a command it could not read): keep it.
