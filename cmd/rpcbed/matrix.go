@@ -137,17 +137,7 @@ func renderRun(dir string, stderr io.Writer) error {
 	if err := render.All(dir, run); err != nil {
 		return err
 	}
-	ok, failed, partial := 0, 0, 0
-	for _, c := range run.Cells {
-		switch c.Status {
-		case matrix.StatusOK:
-			ok++
-		case matrix.StatusPartial:
-			partial++
-		default:
-			failed++
-		}
-	}
+	ok, failed, partial := run.Tally()
 	miss := run.Missing()
 	fmt.Fprintf(stderr, "rendered %s: %d cells of the plan: %d ok, %d failed, %d partial, %d not run\n",
 		dir, len(run.Cells)+len(miss), ok, failed, partial, len(miss))

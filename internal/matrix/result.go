@@ -480,3 +480,18 @@ func (r *Run) Missing() []Cell {
 	}
 	return m
 }
+
+// Tally counts the run's cells by status.
+func (r *Run) Tally() (ok, failed, partial int) {
+	for _, c := range r.Cells {
+		switch c.Status {
+		case StatusOK:
+			ok++
+		case StatusPartial:
+			partial++
+		default:
+			failed++
+		}
+	}
+	return ok, failed, partial
+}

@@ -135,17 +135,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	var b strings.Builder
 	s := run.Spec
 	fmt.Fprintf(&b, "# rpcbed matrix %s\n\n", run.ID)
-	ok, failed, partial := 0, 0, 0
-	for _, c := range run.Cells {
-		switch c.Status {
-		case matrix.StatusOK:
-			ok++
-		case matrix.StatusPartial:
-			partial++
-		default:
-			failed++
-		}
-	}
+	ok, failed, partial := run.Tally()
 	miss := missing(run)
 	plan := len(run.Cells) + len(miss)
 	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed", plan, ok, failed)

@@ -178,18 +178,40 @@ func (d *Docker) HasImage(image string) bool {
 	return err == nil
 }
 
-func (d *Docker) create(ctx context.Context, s Spec) (*dc.Container, error) {
+// checkSpec refuses a spec without a command or a built image: the engine would
+// try to pull a missing image, and there is no registry here, so say what to do.
+func (d *Docker) checkSpec(s Spec) (repo, tag string, err error) {
 	if len(s.Args) == 0 {
-		return nil, fmt.Errorf("%s: no command", s.Name)
+		return "", "", fmt.Errorf("%s: no command", s.Name)
 	}
 	if s.Image == "" {
-		return nil, fmt.Errorf("%s: no image", s.Name)
+		return "", "", fmt.Errorf("%s: no image", s.Name)
 	}
-	repo, tag := splitImage(s.Image)
-	// RunWithOptions pulls a missing image; there is no registry here, so say what
-	// to do instead of failing on a pull.
+	repo, tag = splitImage(s.Image)
 	if _, err := d.pool.Client.InspectImage(repo + ":" + tag); err != nil {
-		return nil, fmt.Errorf("%s: image %s:%s is not built (make images): %w", s.Name, repo, tag, err)
+		return "", "", fmt.Errorf("%s: image %s:%s is not built (make images): %w", s.Name, repo, tag, err)
+	}
+	return repo, tag, nil
+}
+
+// limit puts the Spec's host networking, CPU and memory limits on hc.
+func limit(hc *dc.HostConfig, s Spec) {
+	hc.NetworkMode = "host"
+	if s.CPUs > 0 {
+		hc.CPUPeriod = 100000
+		hc.CPUQuota = int64(s.CPUs * 100000)
+	}
+	hc.CPUSetCPUs = s.CPUSet
+	if s.MemoryMB > 0 {
+		hc.Memory = int64(s.MemoryMB) << 20
+		hc.MemorySwap = hc.Memory
+	}
+}
+
+func (d *Docker) create(ctx context.Context, s Spec) (*dc.Container, error) {
+	repo, tag, err := d.checkSpec(s)
+	if err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -212,18 +234,9 @@ func (d *Docker) create(ctx context.Context, s Spec) (*dc.Container, error) {
 	// start, the container is still removed by name.
 	d.track(name, name)
 	res, err := d.pool.RunWithOptions(opts, func(hc *dc.HostConfig) {
-		hc.NetworkMode = "host"
+		limit(hc, s)
 		hc.PublishAllPorts = false
 		hc.AutoRemove = false // removed by us once logs and usage are collected
-		if s.CPUs > 0 {
-			hc.CPUPeriod = 100000
-			hc.CPUQuota = int64(s.CPUs * 100000)
-		}
-		hc.CPUSetCPUs = s.CPUSet
-		if s.MemoryMB > 0 {
-			hc.Memory = int64(s.MemoryMB) << 20
-			hc.MemorySwap = hc.Memory
-		}
 	})
 	if err != nil {
 		d.remove(name)

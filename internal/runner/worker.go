@@ -149,26 +149,13 @@ var workerWrapper = strings.Replace(wrapper, `"$@" &`, `"$@" <&0 &`, 1)
 // StartWorker starts s in a new container with an open stdin and attaches to its
 // stdin, stdout and stderr before it starts, so no byte is missed.
 func (d *Docker) StartWorker(ctx context.Context, s Spec) (Worker, error) {
-	if len(s.Args) == 0 {
-		return nil, fmt.Errorf("%s: no command", s.Name)
-	}
-	if s.Image == "" {
-		return nil, fmt.Errorf("%s: no image", s.Name)
-	}
-	repo, tag := splitImage(s.Image)
-	if _, err := d.pool.Client.InspectImage(repo + ":" + tag); err != nil {
-		return nil, fmt.Errorf("%s: image %s:%s is not built (make images): %w", s.Name, repo, tag, err)
+	repo, tag, err := d.checkSpec(s)
+	if err != nil {
+		return nil, err
 	}
 	name := containerName(s.Name)
-	hc := &dc.HostConfig{NetworkMode: "host", CPUSetCPUs: s.CPUSet}
-	if s.CPUs > 0 {
-		hc.CPUPeriod = 100000
-		hc.CPUQuota = int64(s.CPUs * 100000)
-	}
-	if s.MemoryMB > 0 {
-		hc.Memory = int64(s.MemoryMB) << 20
-		hc.MemorySwap = hc.Memory
-	}
+	hc := &dc.HostConfig{}
+	limit(hc, s)
 	d.track(name, name)
 	c, err := d.pool.Client.CreateContainer(dc.CreateContainerOptions{
 		Name: name,
