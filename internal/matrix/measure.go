@@ -146,8 +146,6 @@ func (b *Bench) Once(ctx context.Context, srv *Server, j Job) (Repeat, error) {
 	// What makes its figures unusable or doubtful.
 	if !j.AB && j.Prog == nil {
 		switch {
-		case x == nil || !x.V11():
-			rep.flag(FlagCPUScope, "a report v1.0 carries no measured window: its CPU covers more than the measured calls")
 		case x.CPUScope != report.ScopeWindow:
 			rep.flag(FlagCPUScope, "the client measured its CPU over its whole process (CPU scope: "+x.CPUScope+")")
 		}
@@ -258,7 +256,10 @@ func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) 
 	if err != nil {
 		return nil, []string{"report: " + oneLine(err.Error())}
 	}
-	if x := r.Rpcbed; x != nil && x.Check != "" && x.Check != report.CheckFull {
+	// ParseClient already refuses a report without the v1.1 keys.
+	switch x := r.Rpcbed; {
+	case ab:
+	case x.Check != report.CheckFull:
 		why = append(why, fmt.Sprintf("Check: %s; the matrix takes full checking only", x.Check))
 	}
 	ok := r.Complete - r.Failed

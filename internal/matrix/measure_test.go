@@ -183,6 +183,10 @@ func TestJudge(t *testing.T) {
 			Complete: complete, Failed: failed, FailedBy: report.Failures{Connect: failed}, RequestsPerSecond: float64(complete),
 			Rpcbed: &report.Extra{Client: "go", Protocol: "grpc", Call: "datalist", Loop: "closed", Check: check,
 				Runtime: "go", CPUScope: report.ScopeWindow, WindowStart: 1, WindowEnd: 2, WarmupSettled: report.SettledFixed}}
+		if check == "" { // report v1.0: none of the v1.1 keys
+			x := r.Rpcbed
+			x.Runtime, x.CPUScope, x.WindowStart, x.WindowEnd, x.WarmupSettled = "", "", 0, 0, ""
+		}
 		var b bytes.Buffer
 		if err := report.Write(&b, r); err != nil {
 			t.Fatal(err)
@@ -201,6 +205,7 @@ func TestJudge(t *testing.T) {
 		{"ab counts failed calls in Complete", runner.Result{Stdout: rep(98, 98, "full")}, nil, false, []string{"no call succeeded", "98 complete, 98 failed"}},
 		{"under 99 %", runner.Result{Stdout: rep(1000, 20, "full")}, nil, false, []string{"20 of 1000 calls failed", "under 99 %"}},
 		{"check length", runner.Result{Stdout: rep(1000, 0, "length")}, nil, false, []string{"Check: length"}},
+		{"no check (report v1.0)", runner.Result{Stdout: rep(1000, 0, "")}, nil, false, []string{"missing the v1.1 keys"}},
 		{"every reason kept", runner.Result{Stdout: rep(98, 98, "length")}, nil, false, []string{"Check: length", "no call succeeded"}},
 		{"exit code", runner.Result{ExitCode: 1, Stderr: []byte("boom\n")}, nil, false, []string{"exit code 1: boom"}},
 		{"timeout and exit code", runner.Result{ExitCode: 137}, runner.ErrTimeout, false, []string{"runner: timeout", "exit code 137"}},
