@@ -82,7 +82,7 @@ const (
 	// CPU figures are not used.
 	FlagCPUInvariant = "cpu-invariant"
 	// FlagCPUScope: the client could not measure its CPU over the window (CPU
-	// scope: process, or a v1.0 report without a window); its CPU figures are not used.
+	// scope: process); its CPU figures are not used.
 	FlagCPUScope = "cpu-scope"
 	// FlagWarmup: an auto warm-up reached warmup_max without settling.
 	FlagWarmup = "warmup-unsettled"
