@@ -34,14 +34,6 @@ import (
 	"github.com/rpcbed/rpcbed/internal/fakeserver"
 )
 
-// knownDivergences are the rows a client does not yet conform on, with why:
-// TEMPORARY, while the PHP and Java clients are being brought in line (issue 10).
-// A listed row that fails is skipped with its reason; a listed row that now
-// conforms is logged, to be removed from here. Rows not listed must conform.
-var knownDivergences = map[string]map[string]string{
-	"java": {},
-}
-
 // row is one command line every client runs, and what every client must answer.
 type row struct {
 	name string
@@ -323,15 +315,8 @@ func TestConformance(t *testing.T) {
 						args[i] = a
 					}
 					o := run(t, c, args)
-					bad := check(r, o)
-					why, known := knownDivergences[c.name][r.name]
-					switch {
-					case bad != "" && known:
-						t.Skipf("KNOWN DIVERGENCE (knownDivergences, temporary): %s: %s", why, bad)
-					case bad != "":
+					if bad := check(r, o); bad != "" {
 						t.Errorf("%s %s: %s\nstderr:\n%s", c.name, strings.Join(args, " "), bad, tail(o.stderr))
-					case known:
-						t.Logf("%s now conforms on %s: remove it from knownDivergences", c.name, r.name)
 					}
 				})
 			}
@@ -339,8 +324,8 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestRows keeps the table honest: every row names a server that exists and is
-// unique, and every divergence names a real row.
+// TestRows keeps the table honest: every row is unique and names a server when
+// its args need one.
 func TestRows(t *testing.T) {
 	names := map[string]bool{}
 	for _, r := range rows() {
@@ -350,13 +335,6 @@ func TestRows(t *testing.T) {
 		names[r.name] = true
 		if hasAddr := strings.Contains(strings.Join(r.args, " "), "{ADDR}"); hasAddr != (r.addr != "") {
 			t.Errorf("row %q: {ADDR} in args %v but server %q", r.name, r.args, r.addr)
-		}
-	}
-	for c, m := range knownDivergences {
-		for name := range m {
-			if !names[name] {
-				t.Errorf("knownDivergences[%s] names no row: %q", c, name)
-			}
 		}
 	}
 }
