@@ -18,7 +18,10 @@ type Cell struct {
 	Concurrency int    `json:"concurrency"`
 	// Server is the server configuration serving it: "go" (go-server) or "java".
 	Server string `json:"server"`
-	Load   Load   `json:"-"`
+	// Link is the link the cell runs over (a spec's links); "" without a link
+	// dimension.
+	Link string `json:"link,omitempty"`
+	Load Load   `json:"-"`
 }
 
 // Name is the cell's one stable name: file name, table row and log line, e.g.
@@ -30,6 +33,9 @@ func (c Cell) Name() string {
 		b.WriteString("-" + strconv.Itoa(c.Items))
 	}
 	b.WriteString("-c" + strconv.Itoa(c.Concurrency))
+	if c.Link != "" {
+		b.WriteString("@" + c.Link)
+	}
 	return b.String()
 }
 
@@ -37,6 +43,10 @@ func (c Cell) Name() string {
 func ParseName(name string) (Cell, error) {
 	bad := func(why string) (Cell, error) {
 		return Cell{}, fmt.Errorf("cell name %q: %s (want CLIENT-PROTO-CALL[-ITEMS]-cC)", name, why)
+	}
+	name, link, hasLink := strings.Cut(name, "@")
+	if hasLink && link == "" {
+		return bad("empty link after @")
 	}
 	// A client name may hold a dash (php-pure): take the longest client that prefixes it.
 	client := ""
@@ -52,7 +62,7 @@ func ParseName(name string) (Cell, error) {
 	if len(f) != 4 && len(f) != 5 {
 		return bad("wrong number of parts")
 	}
-	c := Cell{Client: f[0], Protocol: f[1], Call: f[2]}
+	c := Cell{Client: f[0], Protocol: f[1], Call: f[2], Link: link}
 	if !slices.Contains(Protocols, c.Protocol) || !slices.Contains(Calls, c.Call) {
 		return bad("unknown client, protocol or call")
 	}
@@ -82,6 +92,20 @@ func (c Cell) Pair() string { return c.Client + "-" + c.Protocol + "-" + c.Call 
 // first), so each server configuration is started once; within a server, by
 // client, protocol, call, items and concurrency in the vocabulary's order.
 func (s Spec) Plan() []Cell {
+	links := s.linkList()
+	if len(links) == 0 {
+		return s.planLink("")
+	}
+	// One link at a time: every cell of a link before the next is set up.
+	var cells []Cell
+	for _, l := range links {
+		cells = append(cells, s.planLink(l.Label())...)
+	}
+	return cells
+}
+
+// planLink is Plan for one link ("" = no link dimension).
+func (s Spec) planLink(link string) []Cell {
 	var cells []Cell
 	for _, srv := range []string{"go", "java"} {
 		for _, client := range Clients {
@@ -99,7 +123,7 @@ func (s Spec) Plan() []Cell {
 					}
 					for _, n := range items {
 						for _, c := range sortedInts(s.Concurrency) {
-							cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, Server: srv}
+							cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, Server: srv, Link: link}
 							if s.excluded(cell.Name()) {
 								continue
 							}
@@ -130,6 +154,10 @@ func (c Cell) ServerKey() string {
 	}
 	return "java-" + c.Protocol
 }
+
+// groupKey is the server process and link a cell runs with: cells of one group
+// share a server start.
+func (c Cell) groupKey() string { return c.ServerKey() + "@" + c.Link }
 
 func (s Spec) excluded(name string) bool {
 	for _, g := range s.Exclude {

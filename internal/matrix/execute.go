@@ -79,12 +79,22 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 	e := &executor{o: o, run: run, verified: verified, partial: partial,
 		prog: newProgress(o.Progress, todo, run.Spec.Repeats, partial)}
 	defer o.Runner.Close()
+	if len(run.Spec.Hosts) > 0 && len(todo) > 0 {
+		stop, err := e.setUpHosts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 	for len(todo) > 0 {
-		key := todo[0].ServerKey()
+		key, gk := todo[0].ServerKey(), todo[0].groupKey()
 		var group []Cell
-		for len(todo) > 0 && todo[0].ServerKey() == key {
+		for len(todo) > 0 && todo[0].groupKey() == gk {
 			group = append(group, todo[0])
 			todo = todo[1:]
+		}
+		if err := e.enterLink(ctx, group[0].Link); err != nil {
+			return nil, err
 		}
 		if err := e.serverGroup(ctx, key, group); err != nil {
 			return nil, err
@@ -142,11 +152,42 @@ type executor struct {
 	verified map[string]Verify
 	partial  map[string]CellResult
 	prog     *progress
+	// hosts is a multi-host run's placement (nil: one engine); link the link
+	// the current cells run over.
+	hosts *placement
+	link  Link
+	// linkSet says a link has been set up (shaped and probed) in this process.
+	linkSet bool
 }
 
-func (e *executor) serverConfig() ServerConfig {
+func (e *executor) serverConfig(key string) ServerConfig {
 	s := e.run.Spec
-	return ServerConfig{Programs: e.o.Programs, Resources: s.Server, Store: s.Store, RedisAddr: s.RedisAddr, AerospikeHosts: s.AerospikeHosts, Auth: *s.Auth}
+	cfg := ServerConfig{Programs: e.o.Programs, Resources: s.Server, Store: s.Store, RedisAddr: s.RedisAddr, AerospikeHosts: s.AerospikeHosts, Auth: *s.Auth}
+	if e.hosts != nil {
+		e.hostServerConfig(&cfg, key)
+	}
+	return cfg
+}
+
+// serverRunner is the engine a server runs on: its host's, or the run's one.
+func (e *executor) serverRunner(key string) runner.Runner {
+	if e.hosts != nil {
+		return e.hosts.runnerFor(serverRole(key), "", e.link)
+	}
+	return e.o.Runner
+}
+
+// clientRunner is the engine a cell's client runs on (nil: Bench's).
+func (e *executor) clientRunner(c Cell) runner.Runner {
+	if e.hosts != nil {
+		return e.hosts.runnerFor(c.Client, c.Server, e.link)
+	}
+	return nil
+}
+
+// clientAddr is the address c's client dials for protocol proto of srv.
+func (e *executor) clientAddr(srv *Server, c Cell) string {
+	return addrFor(srv.Addrs[c.Protocol], e.link)
 }
 
 // cellState is one cell of a server group while its repeats run.
@@ -160,7 +201,7 @@ type cellState struct {
 // and stops it.
 func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) error {
 	e.prog.note("starting " + key)
-	srv, err := StartServer(ctx, e.o.Runner, key, e.serverConfig())
+	srv, err := StartServer(ctx, e.serverRunner(key), key, e.serverConfig(key))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -211,7 +252,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 					restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, oneLine(err.Error()))
 					e.prog.note(key + " stopped answering (" + oneLine(err.Error()) + "): restarting it")
 					e.stopServer(srv)
-					if srv, err = StartServer(ctx, e.o.Runner, key, e.serverConfig()); err != nil {
+					if srv, err = StartServer(ctx, e.serverRunner(key), key, e.serverConfig(key)); err != nil {
 						if ctx.Err() != nil {
 							return ctx.Err()
 						}
@@ -265,8 +306,9 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 func (e *executor) job(srv *Server, c Cell, r int) Job {
 	return Job{
 		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
-		Client: c.Client, Args: clientArgs(c, srv.Addrs[c.Protocol], c.Load),
+		Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), c.Load),
 		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(c.Load), Worker: true,
+		Runner: e.clientRunner(c),
 	}
 }
 
@@ -334,11 +376,11 @@ func (e *executor) verify(ctx context.Context, bench *Bench, srv *Server, cells 
 			continue
 		}
 		e.prog.note("verify " + pair)
-		args := clientArgs(c, srv.Addrs[c.Protocol], Load{N: 1, Conns: 1})
+		args := clientArgs(c, e.clientAddr(srv, c), Load{N: 1, Conns: 1})
 		args = replaceFlag(args, "-c", "1")
 		raw := filepath.Join(RawDir, "verify-"+pair+".txt")
 		var rep Repeat
-		res, err := bench.run(ctx, &rep, Job{Name: "verify-" + pair, Client: c.Client, Args: args, Proto: c.Protocol, Timeout: 90 * time.Second, Worker: true})
+		res, err := bench.run(ctx, &rep, Job{Name: "verify-" + pair, Client: c.Client, Args: args, Proto: c.Protocol, Timeout: 90 * time.Second, Worker: true, Runner: e.clientRunner(c)})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -34,7 +34,9 @@ type Run struct {
 	Commit   string            `json:"commit"`
 	Spec     Spec              `json:"spec"`
 	Verify   []Verify          `json:"verify"`
-	Cells    []CellResult      `json:"cells"`
+	// Links are the links of a multi-host run as probed before their cells.
+	Links []LinkProbe  `json:"links,omitempty"`
+	Cells []CellResult `json:"cells"`
 }
 
 // Machine is where a run ran.

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -20,6 +21,9 @@ type Server struct {
 	// -stats-port); "" when it has none.
 	StatsURL string
 	ready    runner.Probe
+	// alive, when set, is Alive's check instead of ready (a multi-host server:
+	// ready is probed from the clients' hosts once, alive by the driver).
+	alive runner.Probe
 }
 
 // ServerConfig is what StartServer needs besides the key.
@@ -32,6 +36,28 @@ type ServerConfig struct {
 	Auth           bool
 	// NoJavaStats starts a Java baseline without its /stats listener (-stats-port).
 	NoJavaStats bool
+	// Address, on a multi-host run, is the server host's address: the server
+	// listens on every interface and clients get Address:port. "" = 127.0.0.1.
+	Address string
+	// ReadyFrom, when set, is called once the server runs with every address a
+	// client will dial: it must return nil once they answer from the clients' side
+	// of the link (runner.Docker.WaitFrom).
+	ReadyFrom func(ctx context.Context, addrs []string) error
+}
+
+// listenAddr and dialAddr are where a server binds port and where clients reach it.
+func (cfg ServerConfig) listenAddr(port int) string {
+	if cfg.Address != "" {
+		return net.JoinHostPort("0.0.0.0", strconv.Itoa(port))
+	}
+	return loopback(port)
+}
+
+func (cfg ServerConfig) dialAddr(port int) string {
+	if cfg.Address != "" {
+		return net.JoinHostPort(cfg.Address, strconv.Itoa(port))
+	}
+	return loopback(port)
 }
 
 // FreePort asks the kernel for a free loopback port. Another process may take it
@@ -61,9 +87,9 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 			}
 			ports[i] = p
 		}
-		s.Addrs["grpc"], s.Addrs["thrift"], s.Addrs["http"] = loopback(ports[0]), loopback(ports[1]), loopback(ports[2])
+		s.Addrs["grpc"], s.Addrs["thrift"], s.Addrs["http"] = cfg.dialAddr(ports[0]), cfg.dialAddr(ports[1]), cfg.dialAddr(ports[2])
 		s.StatsURL = "http://" + s.Addrs["http"] + "/stats"
-		args := []string{"-grpc", s.Addrs["grpc"], "-thrift", s.Addrs["thrift"], "-http", s.Addrs["http"],
+		args := []string{"-grpc", cfg.listenAddr(ports[0]), "-thrift", cfg.listenAddr(ports[1]), "-http", cfg.listenAddr(ports[2]),
 			"-store", cfg.Store, "-auth=" + strconv.FormatBool(cfg.Auth)}
 		if cfg.Store == "redis" {
 			args = append(args, "-redis-addr", cfg.RedisAddr)
@@ -90,8 +116,15 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 		if err != nil {
 			return nil, err
 		}
-		s.Addrs[proto] = loopback(p)
+		s.Addrs[proto] = cfg.dialAddr(p)
 		args := []string{"-proto", proto, "-port", strconv.Itoa(p), "-auth=" + strconv.FormatBool(cfg.Auth)}
+		if cfg.Address != "" {
+			// Every interface; its /stats listener stays on the server host's
+			// 127.0.0.1, out of the driver's reach: the server's CPU comes from
+			// the engine then, and its calls are unknown (docs/scale.md).
+			args = append(args, "-host", "0.0.0.0")
+			cfg.NoJavaStats = true
+		}
 		if !cfg.NoJavaStats {
 			// The baseline's /stats listener (docs/method.md, section 10).
 			args = append(args, "-stats-port", strconv.Itoa(sp))
@@ -102,11 +135,31 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 		}
 		prog = cfg.Programs.JavaServer(args...)
 	}
+	ready := s.ready
+	if cfg.ReadyFrom != nil {
+		// Running is enough here: the clients' side checks the ports below.
+		ready = nil
+		if s.StatsURL != "" {
+			s.alive = runner.HTTPProbe(s.StatsURL)
+		} else {
+			s.alive = func(context.Context) error { return nil }
+		}
+	}
 	svc, err := r.Start(ctx, runner.Spec{
 		Name: key, Image: prog.Image, Args: prog.Args, Env: prog.Env,
 		CPUs: cfg.Resources.CPUs, CPUSet: cfg.Resources.CPUSet, MemoryMB: cfg.Resources.MemoryMB,
-		Timeout: 60 * time.Second, Ready: s.ready,
+		Timeout: 60 * time.Second, Ready: ready,
 	})
+	if err == nil && cfg.ReadyFrom != nil {
+		addrs := make([]string, 0, len(s.Addrs))
+		for _, p := range sortedKeys(s.Addrs) {
+			addrs = append(addrs, s.Addrs[p])
+		}
+		if rerr := cfg.ReadyFrom(ctx, addrs); rerr != nil {
+			r, _ := svc.Stop(context.Background())
+			return nil, fmt.Errorf("start %s: not ready from the clients' side: %w; stderr: %s", key, rerr, tailText(r.Stderr, 1000))
+		}
+	}
 	if err != nil {
 		if key != "go-server" && !cfg.NoJavaStats && strings.Contains(err.Error(), "stats-port") {
 			// A java-client built before its stats listener: the server's CPU and
@@ -124,6 +177,9 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 func (s *Server) Alive(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	if s.alive != nil {
+		return s.alive(ctx)
+	}
 	return s.ready(ctx)
 }
 

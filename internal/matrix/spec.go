@@ -103,6 +103,15 @@ type Spec struct {
 	// per run. Default true; a client whose build has no worker mode falls back to
 	// one process per run by itself.
 	Worker *bool `yaml:"worker" json:"worker"`
+	// Hosts places each role (go-server, java-server and each client) on a host:
+	// its Docker engine and the address peers reach it at (docs/scale.md). None:
+	// everything runs on the one engine (or locally) over 127.0.0.1.
+	Hosts map[string]Host `yaml:"hosts,omitempty" json:"hosts,omitempty"`
+	// Link, or Links for a link dimension, is the link between the hosts: loopback,
+	// unshaped, or shaped ({rate: 100mbit}; delay/jitter/loss need netem). With a
+	// link dimension every cell name carries its link (go-http-datalist-5000-c8@100mbit).
+	Link  *Link  `yaml:"link,omitempty" json:"link,omitempty"`
+	Links []Link `yaml:"links,omitempty" json:"links,omitempty"`
 }
 
 // Load is how long one timed run of a cell lasts.
@@ -446,6 +455,9 @@ func (s *Spec) Validate() error {
 			return fieldErr(fmt.Sprintf("exclude[%d]", i), "%q: want a glob on cell names such as php-*-c800", g)
 		}
 	}
+	if err := s.validateHosts(); err != nil {
+		return err
+	}
 	if n := s.maxCells(); n > MaxCells {
 		return fieldErr("clients", "%d cells (clients x protocols x calls x items x concurrency, before exclude); want at most %d", n, MaxCells)
 	}
@@ -552,7 +564,7 @@ func (s *Spec) maxCells() int {
 	for _, ps := range s.Clients {
 		pairs += len(ps)
 	}
-	return mul(pairs, perPair)
+	return mul(mul(pairs, perPair), max(1, len(s.linkList())))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -201,7 +201,18 @@ func Plots(dir string, run *matrix.Run) ([]string, error) {
 //   - latency-vs-items-CLIENT-cC: p50 (solid) and p99 (dashed) against items;
 //   - client-cpu-vs-items-cC: client CPU per call against items, per client x protocol;
 //   - php-go-cpu-ratio-cC: PHP's client CPU per call over Go's, per protocol.
+//
+// With a link dimension each comes once per link (NAME@LINK) and rps-vs-link-*
+// follows (links.go).
 func figures(run *matrix.Run) ([]namedFigure, error) {
+	if links := runLinks(run); len(links) > 0 {
+		return linkFigures(run, links)
+	}
+	return runFigures(run)
+}
+
+// runFigures are the plots of cells without a link dimension.
+func runFigures(run *matrix.Run) ([]namedFigure, error) {
 	idx := index(run)
 	var figs []namedFigure
 	add := func(f *figure, name string, err error) error {

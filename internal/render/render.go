@@ -160,6 +160,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(linksMarkdown(run))
 	b.WriteString("\nEach figure is the median of the good repeats; [min-max] beside req/s and p99. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +

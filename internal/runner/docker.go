@@ -37,6 +37,8 @@ type Docker struct {
 
 	mu   sync.Mutex
 	live map[string]string // container id -> name, not yet removed
+	// endpoint is the engine's address (NewDockerAt); "" = DOCKER_HOST or the default.
+	endpoint string
 }
 
 // NewDocker connects to the engine DOCKER_HOST names, or the default socket, and

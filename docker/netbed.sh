@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# netbed.sh — two hosts on one machine: network namespaces "server" and "clients",
+# joined by a veth pair with addresses from 198.18.0.0/15 (RFC 2544's range for
+# network benchmarking), each with a Docker engine of its own.
+#
+#   docker/netbed.sh up       create both, print the endpoints (KEY=VALUE lines)
+#   docker/netbed.sh down     remove the namespaces, the veths and the daemons
+#   docker/netbed.sh status   exit 0 when both engines answer
+#   docker/netbed.sh env      print the endpoints of a running netbed
+#   docker/netbed.sh load IMAGE...   copy images from the host's engine to both
+#   docker/netbed.sh run CMD...      up, run CMD with the endpoints in its
+#                                    environment, down on every exit path
+#
+# Layout (NAME = $RPCBED_NETBED, default rpcbed; N = $RPCBED_NETBED_NET, default 0):
+#
+#   NAME-clients netns            NAME-server netns              host (the driver)
+#   dockerd (own root, socket)    dockerd (own root, socket)
+#   NAME-dc 198.18.N.2/24 ======= NAME-ds 198.18.N.1/24          the data link
+#                                 NAME-ms 198.19.N.1/30 ======== NAME-mh 198.19.N.2/30
+#
+# The data link is the one the benchmark measures and `tc` shapes. The second veth
+# is the driver's management link: the driver samples the server's /stats over it
+# (a route to 198.18.N.1/32 via 198.19.N.1), so sampling never uses the measured
+# link. Neither namespace has a default route: they reach each other and, for the
+# server, the host's end of the management link, and nothing else. The engines run
+# with --bridge=none --iptables=false --ip-masq=false; every container uses host
+# networking, i.e. lives in its engine's namespace.
+#
+# The data-roots stay in $RPCBED_NETBED_DATA (images loaded once are kept);
+# `down -purge` removes them too. `up` traps every exit path: a failed up removes
+# what it made.
+set -euo pipefail
+
+NAME=${RPCBED_NETBED:-rpcbed}
+NET=${RPCBED_NETBED_NET:-0}
+RUN=/run/rpcbed-netbed/$NAME
+DATA=${RPCBED_NETBED_DATA:-/var/lib/rpcbed-netbed/$NAME}
+WAIT=${RPCBED_NETBED_WAIT:-60}
+ROLES=(server clients)
+
+say() { echo "netbed: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+[ ${#NAME} -le 12 ] || die "RPCBED_NETBED=$NAME: at most 12 characters (interface names are at most 15)"
+case $NET in '' | *[!0-9]*) die "RPCBED_NETBED_NET=$NET: want 0..255" ;; esac
+[ "$NET" -le 255 ] || die "RPCBED_NETBED_NET=$NET: want 0..255"
+
+ns() { echo "$NAME-$1"; }
+sock() { echo "$RUN/$1/docker.sock"; }
+addr() { case $1 in server) echo "198.18.$NET.1" ;; clients) echo "198.18.$NET.2" ;; esac; }
+DEV_S=$NAME-ds DEV_C=$NAME-dc MGMT_S=$NAME-ms MGMT_H=$NAME-mh
+MGMT_NS_ADDR=198.19.$NET.1 MGMT_HOST_ADDR=198.19.$NET.2
+
+engine_answers() { docker -H "unix://$(sock "$1")" version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+
+print_env() {
+	cat <<EOF
+NETBED_SERVER_ENGINE=unix://$(sock server)
+NETBED_SERVER_ADDR=$(addr server)
+NETBED_SERVER_NETNS=$(ns server)
+NETBED_SERVER_DEV=$DEV_S
+NETBED_CLIENTS_ENGINE=unix://$(sock clients)
+NETBED_CLIENTS_ADDR=$(addr clients)
+NETBED_CLIENTS_NETNS=$(ns clients)
+NETBED_CLIENTS_DEV=$DEV_C
+EOF
+}
+
+# stop_daemon ROLE: the dockerd this script started for ROLE, by its pidfile.
+stop_daemon() {
+	local pf=$RUN/$1/dockerd.pid pid
+	[ -s "$pf" ] || return 0
+	pid=$(cat "$pf")
+	if kill -0 "$pid" 2>/dev/null; then
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	rm -f "$pf"
+}
+
+# sweep_processes NETNS: anything still running in our namespace (a containerd-shim
+# or container the daemon left behind) is ours: stop it, or the namespace lingers.
+sweep_processes() {
+	local pids
+	pids=$(ip netns pids "$1" 2>/dev/null || true)
+	[ -n "$pids" ] || return 0
+	kill $pids 2>/dev/null || true
+	for _ in $(seq 1 25); do
+		pids=$(ip netns pids "$1" 2>/dev/null || true)
+		[ -n "$pids" ] || return 0
+		sleep 0.2
+	done
+	kill -9 $pids 2>/dev/null || true
+}
+
+down() {
+	local purge=${1:-} r
+	for r in "${ROLES[@]}"; do stop_daemon "$r"; done
+	for r in "${ROLES[@]}"; do
+		if ip netns list | awk '{print $1}' | grep -qx "$(ns "$r")"; then
+			sweep_processes "$(ns "$r")"
+			# Deleting a namespace deletes the veth ends in it, and so their peers.
+			ip netns delete "$(ns "$r")" 2>/dev/null || true
+		fi
+	done
+	ip link delete "$MGMT_H" 2>/dev/null || true
+	ip link delete "$DEV_S" 2>/dev/null || true
+	ip route delete "$(addr server)/32" 2>/dev/null || true
+	for r in "${ROLES[@]}"; do
+		# The exec-root holds the daemon's mounts (netns files, container rootfs).
+		if [ -d "$RUN/$r" ]; then
+			grep -F " $RUN/$r" /proc/self/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+			rm -rf "$RUN/$r"
+		fi
+	done
+	rmdir "$RUN" 2>/dev/null || true
+	if [ "$purge" = -purge ] && [ -d "$DATA" ]; then
+		grep -F " $DATA" /proc/self/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+		rm -rf "$DATA"
+	fi
+	left=$(leftovers)
+	[ -z "$left" ] || die "left behind: $left"
+	say "down: $NAME removed"
+}
+
+# leftovers lists what down should have removed and did not.
+leftovers() {
+	local r out=""
+	for r in "${ROLES[@]}"; do
+		ip netns list | awk '{print $1}' | grep -qx "$(ns "$r")" && out+=" netns:$(ns "$r")"
+		[ -s "$RUN/$r/dockerd.pid" ] && out+=" dockerd:$r"
+	done
+	for d in "$DEV_S" "$DEV_C" "$MGMT_S" "$MGMT_H"; do
+		ip link show "$d" >/dev/null 2>&1 && out+=" link:$d"
+	done
+	echo "${out# }"
+}
+
+up() {
+	[ "$(id -u)" = 0 ] || die "needs root (network namespaces, veths, dockerd)"
+	local c
+	for c in ip nsenter dockerd docker; do command -v "$c" >/dev/null || die "$c is not installed"; done
+	# A dockerd finding the system containerd's socket uses that containerd, whose
+	# containers would live in the host's namespace, not ours.
+	[ ! -S /run/containerd/containerd.sock ] ||
+		die "a system containerd runs (/run/containerd/containerd.sock): the engines would share it and their containers would not live in the namespaces"
+	ip netns list | awk '{print $1}' | grep -qx "$(ns server)" && die "$(ns server) exists: another netbed runs (docker/netbed.sh down, or RPCBED_NETBED=another-name)"
+	ip route get "$(addr server)" 2>/dev/null | grep -q "dev $MGMT_H" && die "a route to $(addr server) exists"
+
+	trap 'rc=$?; trap - EXIT INT TERM; say "up failed: removing what it made"; down >&2 || true; exit $rc' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+
+	local r
+	for r in "${ROLES[@]}"; do
+		ip netns add "$(ns "$r")"
+		ip -n "$(ns "$r")" link set lo up
+	done
+	ip link add "$DEV_S" type veth peer name "$DEV_C"
+	ip link set "$DEV_S" netns "$(ns server)"
+	ip link set "$DEV_C" netns "$(ns clients)"
+	ip -n "$(ns server)" addr add "$(addr server)/24" dev "$DEV_S"
+	ip -n "$(ns clients)" addr add "$(addr clients)/24" dev "$DEV_C"
+	ip -n "$(ns server)" link set "$DEV_S" up
+	ip -n "$(ns clients)" link set "$DEV_C" up
+	# The management link: the host reaches the server's data address over it.
+	ip link add "$MGMT_H" type veth peer name "$MGMT_S"
+	ip link set "$MGMT_S" netns "$(ns server)"
+	ip -n "$(ns server)" addr add "$MGMT_NS_ADDR/30" dev "$MGMT_S"
+	ip -n "$(ns server)" link set "$MGMT_S" up
+	ip addr add "$MGMT_HOST_ADDR/30" dev "$MGMT_H"
+	ip link set "$MGMT_H" up
+	ip route add "$(addr server)/32" via "$MGMT_NS_ADDR" dev "$MGMT_H"
+
+	for r in "${ROLES[@]}"; do
+		mkdir -p "$RUN/$r" "$DATA/$r"
+		# nsenter --net, not `ip netns exec`: that one remounts /sys, and dockerd then
+		# finds no cgroups. setsid: the daemon outlives the shell that started it.
+		setsid nsenter --net="/var/run/netns/$(ns "$r")" \
+			dockerd --data-root "$DATA/$r" --exec-root "$RUN/$r/exec" --pidfile "$RUN/$r/dockerd.pid" \
+			-H "unix://$(sock "$r")" --bridge=none --iptables=false --ip-masq=false \
+			>"$RUN/$r/dockerd.log" 2>&1 </dev/null &
+	done
+	local i
+	for r in "${ROLES[@]}"; do
+		for ((i = 0; i < WAIT * 4; i++)); do
+			engine_answers "$r" && break
+			sleep 0.25
+		done
+		engine_answers "$r" || { tail -n 20 "$RUN/$r/dockerd.log" >&2; die "the $r engine did not answer within ${WAIT}s"; }
+	done
+	trap - EXIT INT TERM
+	say "up: $NAME (server $(addr server), clients $(addr clients))"
+	print_env
+}
+
+load() {
+	local im r
+	for im in "$@"; do
+		for r in "${ROLES[@]}"; do
+			local want have
+			want=$(docker image inspect -f '{{.Id}}' "$im") || die "image $im is not on the host's engine (make images)"
+			have=$(docker -H "unix://$(sock "$r")" image inspect -f '{{.Id}}' "$im" 2>/dev/null || true)
+			[ "$want" = "$have" ] && continue
+			say "copying $im to the $r engine"
+			docker save "$im" | docker -H "unix://$(sock "$r")" load >/dev/null
+		done
+	done
+}
+
+# run CMD...: up, CMD with the endpoints exported, down on every exit path.
+run() {
+	local env
+	env=$(up)
+	trap 'rc=$?; trap - EXIT INT TERM; down >&2 || rc=1; exit $rc' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	set -a
+	eval "$env"
+	set +a
+	"$@"
+}
+
+case "${1:-}" in
+up) up ;;
+down) down "${2:-}" ;;
+status) engine_answers server && engine_answers clients ;;
+env) print_env ;;
+leftovers) leftovers ;;
+load) shift; load "$@" ;;
+run) shift; [ $# -gt 0 ] || die "usage: $0 run CMD..."; run "$@" ;;
+*) die "usage: $0 up|down [-purge]|status|env|leftovers|load IMAGE...|run CMD..." ;;
+esac

@@ -1,0 +1,181 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+)
+
+// runLinks are the links a run's cells carry, in the spec's order; nil without a
+// link dimension.
+func runLinks(run *matrix.Run) []string {
+	var ls []string
+	for _, c := range run.Spec.Plan() {
+		if c.Link != "" && !slices.Contains(ls, c.Link) {
+			ls = append(ls, c.Link)
+		}
+	}
+	for _, c := range run.Cells {
+		if c.Link != "" && !slices.Contains(ls, c.Link) {
+			ls = append(ls, c.Link)
+		}
+	}
+	return ls
+}
+
+// onLink is run restricted to the cells over link, named as without a link
+// dimension, so every per-run plot can be drawn once per link.
+func onLink(run *matrix.Run, link string) *matrix.Run {
+	sub := *run
+	sub.Cells = nil
+	for _, c := range run.Cells {
+		if c.Link != link {
+			continue
+		}
+		c.Link = ""
+		c.Name = c.Cell.Name()
+		sub.Cells = append(sub.Cells, c)
+	}
+	return &sub
+}
+
+// linkFigures are the plots of a run with a link dimension: each per-run plot once
+// per link (its name and title carry the link), then rps-vs-link-ITEMS-cC:
+// requests/s against the link's rate, one line per client x protocol.
+func linkFigures(run *matrix.Run, links []string) ([]namedFigure, error) {
+	var figs []namedFigure
+	for _, l := range links {
+		fs, err := runFigures(onLink(run, l))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			f.fig.p.Title.Text += " @ " + l
+			figs = append(figs, namedFigure{f.name + "@" + l, f.fig})
+		}
+	}
+	idx := index(run)
+	rates := linkRates(run, links)
+	for _, ck := range idx.callItems() {
+		for _, c := range idx.conc {
+			f, err := rpsVsLink(idx, ck, c, links, rates)
+			if err != nil {
+				return nil, fmt.Errorf("plot rps-vs-link: %w", err)
+			}
+			if f != nil {
+				figs = append(figs, namedFigure{fmt.Sprintf("rps-vs-link-%s-c%d", ck, c), f})
+			}
+		}
+	}
+	return figs, nil
+}
+
+// linkRates is each link's rate in bit/s for the x axis: its shaping, else the
+// throughput its probe measured (unshaped), else none (loopback is left out).
+func linkRates(run *matrix.Run, links []string) map[string]float64 {
+	rates := map[string]float64{}
+	spec := map[string]matrix.Link{}
+	for _, l := range run.Spec.Links {
+		spec[l.Label()] = l
+	}
+	if run.Spec.Link != nil {
+		spec[run.Spec.Link.Label()] = *run.Spec.Link
+	}
+	for _, l := range links {
+		if r, err := matrix.ParseRate(l); err == nil {
+			rates[l] = float64(r)
+		} else if sl, ok := spec[l]; ok && sl.Rate > 0 {
+			rates[l] = float64(sl.Rate)
+		}
+	}
+	for _, p := range run.Links {
+		if _, ok := rates[p.Link]; !ok && !p.Loopback && p.ThroughputBps > 0 {
+			rates[p.Link] = p.ThroughputBps
+		}
+	}
+	return rates
+}
+
+func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[string]float64) (*figure, error) {
+	var ls []string
+	for _, l := range links {
+		if rates[l] > 0 {
+			ls = append(ls, l)
+		}
+	}
+	if len(ls) < 2 {
+		return nil, nil
+	}
+	slices.SortFunc(ls, func(a, b string) int { return int(math.Copysign(1, rates[a]-rates[b])) })
+	f := newFigure(fmt.Sprintf("Requests/s vs link rate, %s, c=%d (links: %s)", k, conc, strings.Join(ls, ", ")),
+		"link rate (bit/s, log scale; unshaped: as probed)", "requests/s (median, log scale)", true, true)
+	for _, client := range x.clients {
+		for _, proto := range x.protos[client] {
+			xs := make([]float64, len(ls))
+			ys := make([]float64, len(ls))
+			for i, l := range ls {
+				xs[i] = rates[l]
+				ys[i] = x.median(matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}, matrix.RPS)
+			}
+			if err := f.line(client+"-"+proto, xs, ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if f.lines == 0 {
+		return nil, nil
+	}
+	return f, nil
+}
+
+// linksMarkdown is matrix.md's hosts and links: where each role ran and each
+// link as probed before its cells ("" for a run on one engine).
+func linksMarkdown(run *matrix.Run) string {
+	s := run.Spec
+	if len(s.Hosts) == 0 && len(run.Links) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Hosts and links\n\n")
+	if len(s.Hosts) > 0 {
+		b.WriteString("| host | engine | address | roles | shaped at |\n|---|---|---|---|---|\n")
+		names := make([]string, 0, len(s.Hosts))
+		for n := range s.Hosts {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			h := s.Hosts[n]
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", n, h.Engine, h.Address, strings.Join(h.Roles, ", "), orDash(h.Shape))
+		}
+		b.WriteString("\n")
+	}
+	if len(run.Links) > 0 {
+		b.WriteString("Each link was probed before its cells ran, from the client host to a go-server of the probe's own on the server host: ")
+		b.WriteString("RTT is the median of one-at-a-time HTTP datatype calls (the round trip plus the server's few µs); ")
+		b.WriteString("throughput is the bytes/s of HTTP datalist-5000 answers at c=4, a lower bound where a CPU and not the link is the limit.\n\n")
+		b.WriteString("| link | shaping | from -> to | RTT µs | throughput Mbit/s | note |\n|---|---|---|---:|---:|---|\n")
+		for _, p := range run.Links {
+			shaping := "none"
+			switch {
+			case p.Loopback:
+				shaping = "loopback (client on the server's host)"
+			case p.Rate != "":
+				shaping = "tc tbf " + p.Rate + ", both directions"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s -> %s | %s | %s | %s |\n", p.Link, shaping, p.From, p.To,
+				fmtOr(p.RTTUs, 0), fmtOr(p.ThroughputBps/1e6, 1), mdEscape(short(p.Error, 200)))
+		}
+	}
+	return b.String()
+}
+
+func fmtOr(v float64, prec int) string {
+	if v <= 0 || math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
