@@ -67,16 +67,21 @@ EOF
 }
 
 # stop_daemon ROLE: the dockerd this script started for ROLE, by its pidfile.
+# launched.pid is the pid `up` started (nsenter execs dockerd: the same process),
+# written before dockerd writes its own pidfile, so an up interrupted at once
+# still finds it.
 stop_daemon() {
-	local pf=$RUN/$1/dockerd.pid pid
-	[ -s "$pf" ] || return 0
-	pid=$(cat "$pf")
-	if kill -0 "$pid" 2>/dev/null; then
-		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-		kill -9 "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pf"
+	local pf pid
+	for pf in "$RUN/$1/dockerd.pid" "$RUN/$1/launched.pid"; do
+		[ -s "$pf" ] || continue
+		pid=$(cat "$pf")
+		if kill -0 "$pid" 2>/dev/null; then
+			kill "$pid" 2>/dev/null || true
+			for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+			kill -9 "$pid" 2>/dev/null || true
+		fi
+		rm -f "$pf"
+	done
 }
 
 # sweep_processes NETNS: anything still running in our namespace (a containerd-shim
@@ -130,6 +135,8 @@ leftovers() {
 	for r in "${ROLES[@]}"; do
 		ip netns list | awk '{print $1}' | grep -qx "$(ns "$r")" && out+=" netns:$(ns "$r")"
 		[ -s "$RUN/$r/dockerd.pid" ] && out+=" dockerd:$r"
+		# Only looked at, never signalled by name: a daemon on our data-root.
+		pgrep -f -- "--data-root $DATA/$r( |$)" >/dev/null 2>&1 && out+=" dockerd-process:$r"
 	done
 	for d in "$DEV_S" "$DEV_C" "$MGMT_S" "$MGMT_H"; do
 		ip link show "$d" >/dev/null 2>&1 && out+=" link:$d"
@@ -181,6 +188,7 @@ up() {
 			dockerd --data-root "$DATA/$r" --exec-root "$RUN/$r/exec" --pidfile "$RUN/$r/dockerd.pid" \
 			-H "unix://$(sock "$r")" --bridge=none --iptables=false --ip-masq=false \
 			>"$RUN/$r/dockerd.log" 2>&1 </dev/null &
+		echo $! >"$RUN/$r/launched.pid"
 	done
 	local i
 	for r in "${ROLES[@]}"; do
