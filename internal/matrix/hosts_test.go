@@ -150,4 +150,3 @@ func TestParseRate(t *testing.T) {
 }
 
 var defaultTC = tcRunner
-
