@@ -206,8 +206,10 @@ func FuzzParseSpec(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	if b, err := os.ReadFile("../../matrix.yaml"); err == nil {
-		f.Add(b)
+	for _, spec := range []string{"../../matrix.yaml", "../../matrix-net.yaml"} {
+		if b, err := os.ReadFile(spec); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := ParseSpec(b)
