@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/plot"
+
 	"github.com/rpcbed/rpcbed/internal/matrix"
 )
 
@@ -110,8 +112,17 @@ func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[st
 		return nil, nil
 	}
 	slices.SortFunc(ls, func(a, b string) int { return int(math.Copysign(1, rates[a]-rates[b])) })
-	f := newFigure(fmt.Sprintf("Requests/s vs link rate, %s, c=%d (links: %s)", k, conc, strings.Join(ls, ", ")),
-		"link rate (bit/s, log scale; unshaped: as probed)", "requests/s (median, log scale)", true, true)
+	f := newFigure(fmt.Sprintf("Requests/s vs link rate, %s, c=%d", k, conc),
+		"link (rate, log scale; unshaped: its probed throughput)", "requests/s (median, log scale)", true, true)
+	var ticks []plot.Tick
+	for _, l := range ls {
+		label := l
+		if _, err := matrix.ParseRate(l); err != nil {
+			label = fmt.Sprintf("%s (%.0f Mbit/s)", l, rates[l]/1e6)
+		}
+		ticks = append(ticks, plot.Tick{Value: rates[l], Label: label})
+	}
+	f.p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	for _, client := range x.clients {
 		for _, proto := range x.protos[client] {
 			xs := make([]float64, len(ls))

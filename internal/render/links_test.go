@@ -1,0 +1,89 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/report"
+)
+
+// linkRun is a run with a link dimension: every cell of the plan once per link,
+// req/s falling with the rate.
+func linkRun(t *testing.T) *matrix.Run {
+	t.Helper()
+	spec, err := matrix.ParseSpec([]byte(`clients: {go: [http]}
+items: [200, 5000]
+hosts:
+  a: {engine: "unix:///a.sock", address: 198.18.0.1, roles: [go-server], shape: na/da}
+  b: {engine: "unix:///b.sock", address: 198.18.0.2, roles: [go], shape: nb/db}
+links: [unshaped, 100mbit, 20mbit]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &matrix.Run{ID: "links", Spec: spec, Runner: "docker",
+		Links: []matrix.LinkProbe{{Link: "unshaped", From: "b", To: "a", RTTUs: 90, ThroughputBps: 900e6},
+			{Link: "100mbit", Rate: "100mbit", From: "b", To: "a", RTTUs: 95, ThroughputBps: 94e6}}}
+	rps := map[string]float64{"unshaped": 300, "100mbit": 22, "20mbit": 4.5}
+	for _, c := range spec.Plan() {
+		m := matrix.Metrics{RPS: rps[c.Link], BytesPerResponse: 545372, Complete: 100}
+		run.Cells = append(run.Cells, matrix.CellResult{Name: c.Name(), Cell: c, Status: matrix.StatusOK,
+			Repeats: []matrix.Repeat{{Index: 1, Metrics: m, Report: &report.Report{RequestsPerSecond: m.RPS, Complete: 100, DocumentLength: 545372}}}})
+	}
+	return run
+}
+
+func TestLinkFigures(t *testing.T) {
+	run := linkRun(t)
+	figs, err := figures(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range figs {
+		names[f.name] = true
+	}
+	for _, want := range []string{
+		"rps-vs-concurrency-datalist-5000@100mbit", "rps-vs-concurrency-datalist-200@unshaped",
+		"rps-vs-link-datalist-5000-c1", "rps-vs-link-datalist-200-c1",
+	} {
+		if !names[want] {
+			t.Errorf("no plot %s; got %v", want, names)
+		}
+	}
+	if names["rps-vs-concurrency-datalist-5000"] {
+		t.Error("a plot without its link in a run with a link dimension")
+	}
+	rates := linkRates(run, runLinks(run))
+	if rates["unshaped"] != 900e6 || rates["20mbit"] != 20e6 {
+		t.Errorf("rates: got %v; want unshaped at its probed 900e6, 20mbit at 20e6", rates)
+	}
+}
+
+func TestLinksMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := Markdown(&b, linkRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"## Hosts and links",
+		"| a | unix:///a.sock | 198.18.0.1 | go-server | na/da |",
+		"| 100mbit | tc tbf 100mbit, both directions | b -> a | 95 | 94.0 |  |",
+		"go-http-datalist-5000-c1@20mbit",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("matrix.md lacks %q", want)
+		}
+	}
+	// Without hosts, no such section.
+	b.Reset()
+	if err := Markdown(&b, synthetic("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Hosts and links") {
+		t.Error("a one-engine run has a Hosts and links section")
+	}
+}
