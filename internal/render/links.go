@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -153,12 +154,7 @@ func linksMarkdown(run *matrix.Run) string {
 	b.WriteString("\n## Hosts and links\n\n")
 	if len(s.Hosts) > 0 {
 		b.WriteString("| host | engine | address | roles | shaped at |\n|---|---|---|---|---|\n")
-		names := make([]string, 0, len(s.Hosts))
-		for n := range s.Hosts {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(s.Hosts)) {
 			h := s.Hosts[n]
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", n, h.Engine, h.Address, strings.Join(h.Roles, ", "), orDash(h.Shape))
 		}
