@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,8 @@ func TestReproduceGoGRPCThrift(t *testing.T) {
 				"## go-grpc-thrift-aerospike", tc.store,
 				"| 50 |", "| 800 |", "| published |",
 				"gRPC throughput beats Thrift", "30 % more CPU", "barely changes between 50 and 800",
+				"| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |",
+				"How this was scaled to this machine",
 			} {
 				if !bytes.Contains(md, []byte(want)) {
 					t.Errorf("reproduction.md lacks %q:\n%s", want, md)
@@ -62,12 +65,13 @@ func TestReproduceGoGRPCThrift(t *testing.T) {
 			}
 			var secs []reproduce.Section
 			b, _ := os.ReadFile(filepath.Join(dir, "reproduction.json"))
-			if err := json.Unmarshal(b, &secs); err != nil || len(secs) != 1 || len(secs[0].Findings) != 3 {
-				t.Fatalf("reproduction.json: %v, %+v", err, secs)
+			if err := json.Unmarshal(b, &secs); err != nil || len(secs) != 1 || len(secs[0].Findings) != 5 {
+				t.Fatalf("reproduction.json: %v, %+v; want one section with 5 findings", err, secs)
 			}
 			for _, f := range secs[0].Findings {
-				if !strings.Contains("yes no partly", f.Holds) || f.Detail == "" {
-					t.Errorf("finding %q: holds %q, detail %q", f.Claim, f.Holds, f.Detail)
+				if !slices.Contains(reproduce.Verdicts, f.Holds) || f.Detail == "" || f.Tolerance == "" || f.Measured == "" {
+					t.Errorf("finding %q: holds %q, measured %q, tolerance %q, detail %q; want a verdict of %v and every field",
+						f.Claim, f.Holds, f.Measured, f.Tolerance, f.Detail, reproduce.Verdicts)
 				}
 			}
 		})

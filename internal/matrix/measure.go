@@ -557,3 +557,10 @@ func (s *Server) sample(ctx context.Context, proto, call string) (serverSample, 
 	}
 	return serverSample{T: t, CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests}, nil
 }
+
+// KeepWorkers makes b run worker jobs (Job.Worker) through long-lived client
+// workers, one per client and protocol, as `rpcbed matrix` does; stop ends them.
+func (b *Bench) KeepWorkers() (stop func()) {
+	b.Workers = newWorkerPool()
+	return b.Workers.close
+}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,8 +24,32 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
-// Experiments in the order reproduction.md lists them.
-var Experiments = []string{"go-grpc-thrift-aerospike", "php-go-growth", "java-rpc-2015"}
+// experiment is one published experiment in three steps: read its published
+// figures, run its shape here, judge every published claim from the run.
+type experiment interface {
+	read(published string) error
+	run(ctx context.Context, o Options) error
+	judge(o Options) Section
+}
+
+// experiments in the order reproduction.md lists them.
+var experiments = []struct {
+	name string
+	make func() experiment
+}{
+	{"go-grpc-thrift-aerospike", func() experiment { return &grpcThrift{} }},
+	{"php-go-growth", func() experiment { return &growth{} }},
+	{"java-rpc-2015", func() experiment { return &java2015{} }},
+}
+
+// Experiments are the experiments' names, in reproduction.md's order.
+var Experiments = func() []string {
+	var n []string
+	for _, e := range experiments {
+		n = append(n, e.name)
+	}
+	return n
+}()
 
 // Options is one reproduction run.
 type Options struct {
@@ -51,18 +76,29 @@ type Options struct {
 
 // Section is one experiment's part of reproduction.md.
 type Section struct {
-	Name     string     `json:"name"`
-	Setup    []string   `json:"setup"` // how it ran and how it was scaled
+	Name  string   `json:"name"`
+	Setup []string `json:"setup"` // how it ran
+	// Scaled is the "how this was scaled to this machine" paragraph.
+	Scaled   string     `json:"scaled"`
 	Table    [][]string `json:"table"` // header row first
 	Findings []Finding  `json:"findings"`
 	Err      string     `json:"error,omitempty"`
 }
 
-// Finding is a published claim and whether it holds here.
+// Finding is a published claim judged by its rule (rule.go): the published and
+// the measured figure, the tolerance, the verdict, and the reason this run's
+// figures give for it.
 type Finding struct {
-	Claim  string `json:"claim"`
-	Holds  string `json:"holds"` // yes|no|partly|n/a
-	Detail string `json:"detail"`
+	Rule      string `json:"rule"`
+	Claim     string `json:"claim"`
+	Published string `json:"published"`
+	Measured  string `json:"measured"`  // median [lo..hi] over the repeats
+	Tolerance string `json:"tolerance"` // the band for yes / partly / no
+	Holds     string `json:"holds"`     // one of Verdicts
+	Detail    string `json:"detail"`    // the figures the verdict rests on
+	// Reason quotes this run's figures and names the measurement behind each
+	// cause it gives; empty when the run measured none.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Run runs the named experiments (all when which is empty) and writes
@@ -100,16 +136,7 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 			continue
 		}
 		fmt.Fprintf(o.Log, "reproduce: %s\n", w)
-		var s Section
-		var err error
-		switch w {
-		case "go-grpc-thrift-aerospike":
-			s, err = goGRPCThrift(ctx, o)
-		case "php-go-growth":
-			s, err = phpGoGrowth(ctx, o)
-		case "java-rpc-2015":
-			s, err = javaRPC2015(ctx, o)
-		}
+		s, err := runOne(ctx, o, w)
 		s.Name = w
 		if err != nil {
 			if ctx.Err() != nil {
@@ -129,6 +156,24 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 	return secs, nil
 }
 
+// runOne is one experiment's three steps; a failed run is still judged, so every
+// claim gets a verdict (NotMeasured where its figures are missing).
+func runOne(ctx context.Context, o Options, name string) (Section, error) {
+	i := slices.IndexFunc(experiments, func(e struct {
+		name string
+		make func() experiment
+	}) bool {
+		return e.name == name
+	})
+	e := experiments[i].make()
+	if err := e.read(o.Published); err != nil {
+		return Section{}, err
+	}
+	runErr := e.run(ctx, o)
+	s := e.judge(o)
+	return s, runErr
+}
+
 func write(dir string, secs []Section) error {
 	var b bytes.Buffer
 	Markdown(&b, secs)
@@ -142,25 +187,34 @@ func write(dir string, secs []Section) error {
 	return matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
 }
 
-// Markdown writes reproduction.md.
+// Markdown writes reproduction.md: the summary table of every rule, then each
+// experiment's set-up, scaling, table and findings.
 func Markdown(w io.Writer, secs []Section) {
 	fmt.Fprintf(w, "# Reproduction of the published experiments\n\n")
 	fmt.Fprintf(w, "Published figures are in results/published/. Absolute numbers differ (other hardware, "+
-		"newer libraries); what is checked is the shape: which framework or path wins, by roughly how much, "+
-		"and how the gap moves with concurrency or payload.\n")
-	fmt.Fprintf(w, "\n## Summary\n\n| experiment | finding | holds here |\n|---|---|---|\n")
+		"newer libraries); each published claim is one rule (internal/reproduce) with a stated tolerance. "+
+		"Measured figures are the median over the repeats with the range they span in brackets; a difference "+
+		"inside that range is \"%s\", never \"yes\". A reason is given only where a figure of this run measured it.\n", NotDistinguished)
+	fmt.Fprintf(w, "\n## Summary\n\n| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range secs {
-		if s.Err != "" {
-			fmt.Fprintf(w, "| %s | (not run) | error: %s |\n", s.Name, esc(s.Err))
+		if s.Err != "" && len(s.Findings) == 0 {
+			fmt.Fprintf(w, "| %s | (not run) | - | - | - | %s | error: %s |\n", s.Name, NotMeasured, esc(s.Err))
 		}
 		for _, f := range s.Findings {
-			fmt.Fprintf(w, "| %s | %s | %s |\n", s.Name, esc(f.Claim), f.Holds)
+			reason := f.Reason
+			if reason == "" {
+				reason = "(none measured)"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** | %s |\n", s.Name, esc(f.Claim), esc(f.Published), esc(f.Measured), esc(f.Tolerance), f.Holds, esc(reason))
 		}
 	}
 	for _, s := range secs {
 		fmt.Fprintf(w, "\n## %s\n\n", s.Name)
 		for _, l := range s.Setup {
 			fmt.Fprintf(w, "- %s\n", l)
+		}
+		if s.Scaled != "" {
+			fmt.Fprintf(w, "\n**How this was scaled to this machine.** %s\n", s.Scaled)
 		}
 		if s.Err != "" {
 			fmt.Fprintf(w, "\n**Not completed:** %s\n", esc(s.Err))
@@ -177,7 +231,11 @@ func Markdown(w io.Writer, secs []Section) {
 		if len(s.Findings) > 0 {
 			fmt.Fprintf(w, "\nFindings:\n\n")
 			for _, f := range s.Findings {
-				fmt.Fprintf(w, "- **%s** — holds here: **%s**. %s\n", f.Claim, f.Holds, f.Detail)
+				fmt.Fprintf(w, "- **%s** (rule `%s`) — holds here: **%s**. Published: %s; measured: %s; tolerance: %s. %s", f.Claim, f.Rule, f.Holds, f.Published, f.Measured, f.Tolerance, f.Detail)
+				if f.Reason != "" {
+					fmt.Fprintf(w, " Reason (measured): %s", f.Reason)
+				}
+				fmt.Fprintln(w)
 			}
 		}
 	}
@@ -227,91 +285,91 @@ type measured struct {
 	ClientCPU float64 // seconds over the window: the client's own (ab: the runner's)
 	ServerCPU float64 // seconds over the window; 0 when the server has no /stats
 	ServerN   int64   // calls the server served over the window
-	Wall      float64 // the window's length
+	// ServerKnown: the server's /stats was sampled over the window.
+	ServerKnown bool
+	Wall        float64 // the window's length
+	Worker      bool    // the run went through a long-lived client worker
+	Flags       []string
 }
 
-// serverCPUPerCall in µs.
-func (m measured) serverCPUPerCall() float64 {
-	if m.ServerN <= 0 {
-		return 0
+// figs collects one figure per run (NaN, so unknown, where f cannot say).
+func figs(runs []measured, f func(measured) float64) Figure {
+	var v []float64
+	for _, m := range runs {
+		v = append(v, f(m))
 	}
-	return m.ServerCPU * 1e6 / float64(m.ServerN)
+	return Fig(v)
 }
 
-// serverUtil is the share of one core the server used while the client ran.
-func (m measured) serverUtil() float64 {
-	if m.Wall <= 0 {
-		return 0
+func rps(m measured) float64 { return m.Report.RequestsPerSecond }
+
+// srvBusy is the server's busy fraction of one core over the window.
+func srvBusy(m measured) float64 {
+	if !m.ServerKnown || m.Wall <= 0 {
+		return math.NaN()
 	}
 	return m.ServerCPU / m.Wall
 }
 
-// clientCPUPerCall is the client's CPU per call over the window, in µs.
-func (m measured) clientCPUPerCall() float64 {
-	calls := float64(m.Report.Complete)
-	if calls == 0 {
-		return 0
+// srvPerCall is the server's CPU per call over the window, µs.
+func srvPerCall(m measured) float64 {
+	if !m.ServerKnown || m.ServerN <= 0 {
+		return math.NaN()
 	}
-	return m.ClientCPU * 1e6 / calls
+	return m.ServerCPU * 1e6 / float64(m.ServerN)
 }
 
-// versus explains, from the figures, how the measured winner w beat the expected
-// winner e: which core was busier and what each costs per call on either side.
-func versus(w, e string, mw, me measured) string {
-	s := fmt.Sprintf("Measured: %s's client core was %.0f %% busy and its server core %.0f %%; %s's %.0f %% and %.0f %%. "+
-		"Per call %s costs %.1f µs of client CPU and %.1f µs of server CPU, %s %.1f µs and %.1f µs.",
-		e, me.clientUtil()*100, me.serverUtil()*100, w, mw.clientUtil()*100, mw.serverUtil()*100,
-		e, me.clientCPUPerCall(), me.serverCPUPerCall(), w, mw.clientCPUPerCall(), mw.serverCPUPerCall())
-	switch {
-	case me.clientUtil() >= 0.85 && me.clientCPUPerCall() > mw.clientCPUPerCall():
-		s += fmt.Sprintf(" The client core is the limit and %s's client is the costlier per call.", e)
-	case me.serverUtil() >= 0.85 && me.serverCPUPerCall() > mw.serverCPUPerCall():
-		s += fmt.Sprintf(" The server core is the limit and %s's server is the costlier per call.", e)
-	case me.clientUtil() < 0.85 && me.serverUtil() < 0.85:
-		s += fmt.Sprintf(" Neither core is saturated with %s: its calls wait (latency p50 %d µs against %d µs), not compute.",
-			e, p50(me), p50(mw))
-	}
-	return s
-}
-
-func p50(m measured) int64 {
-	if m.Report.Rpcbed == nil {
-		return 0
-	}
-	return m.Report.Rpcbed.P50Us
-}
-
-func (m measured) clientUtil() float64 {
-	if m.Wall <= 0 {
-		return 0
+// cliBusy is the client's busy fraction of one core over the window.
+func cliBusy(m measured) float64 {
+	if m.Wall <= 0 || m.Report.Rpcbed == nil {
+		return math.NaN()
 	}
 	return m.ClientCPU / m.Wall
 }
 
-// runClient runs one rpcbed client (or ab) to its report, keeping its raw output
-// as raw/NAME.txt, and measures both sides over the client's measured window:
-// the matrix's one run path (matrix.Bench), so a reproduction's figures mean
-// what the matrix's do.
-func runClient(ctx context.Context, o Options, r runner.Runner, srv *matrix.Server, proto, call, name string, prog matrix.Program, cpuset string, timeout time.Duration) (measured, error) {
+// cliPerCall is the client's CPU per call over the window, µs.
+func cliPerCall(m measured) float64 {
+	if m.Report.Complete <= 0 || m.Report.Rpcbed == nil {
+		return math.NaN()
+	}
+	return m.ClientCPU * 1e6 / float64(m.Report.Complete)
+}
+
+// newBench is an experiment's run path: the matrix's (matrix.Bench), so a
+// reproduction's figures mean what the matrix's do, with long-lived client
+// workers (warm-up paid once per client and protocol); stop ends the workers.
+func newBench(o Options) (*matrix.Bench, func()) {
 	b := &matrix.Bench{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
-		Client: matrix.Resources{CPUSet: cpuset}, Server: matrix.Resources{CPUSet: o.ServerCPUSet}}
-	ab := len(prog.Args) > 0 && filepath.Base(prog.Args[0]) == "ab"
-	rep, err := b.Once(ctx, srv, matrix.Job{
-		Name: name, Raw: filepath.Join("raw", name+".txt"), Prog: &prog, Runner: r,
-		Proto: proto, Call: call, Timeout: timeout, AB: ab,
-	})
+		Client: matrix.Resources{CPUSet: o.ClientCPUSet}, Server: matrix.Resources{CPUSet: o.ServerCPUSet},
+		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
+	return b, b.KeepWorkers()
+}
+
+// once runs one job on b against srv (nil: not sampled), keeping its raw output
+// as raw/NAME.txt, and measures both sides over the client's measured window.
+func once(ctx context.Context, b *matrix.Bench, srv *matrix.Server, j matrix.Job) (measured, error) {
+	j.Raw = filepath.Join("raw", j.Name+".txt")
+	rep, err := b.Once(ctx, srv, j)
 	if err != nil {
 		return measured{}, err
 	}
 	if rep.Report == nil {
-		return measured{}, fmt.Errorf("%s: %s", name, rep.Error)
+		return measured{}, fmt.Errorf("%s: %s (raw/%s.txt)", j.Name, rep.Error, j.Name)
 	}
-	w := rep.Window
-	m := measured{Report: *rep.Report, ClientCPU: w.ClientCPUS, Wall: w.Seconds}
-	if w.ServerKnown {
-		m.ServerCPU, m.ServerN = w.ServerCPUS, w.ServerCalls
+	m := measured{Report: *rep.Report, Worker: rep.Worker, Flags: rep.Flags}
+	if w := rep.Window; w != nil {
+		m.ClientCPU, m.Wall = w.ClientCPUS, w.Seconds
+		if w.ServerKnown {
+			m.ServerCPU, m.ServerN, m.ServerKnown = w.ServerCPUS, w.ServerCalls, true
+		}
 	}
 	return m, nil
+}
+
+// abJob is one ab run (local: no image carries ab).
+func abJob(o Options, name string, args ...string) matrix.Job {
+	prog := matrix.Program{Args: append([]string{"ab"}, args...)}
+	return matrix.Job{Name: name, Prog: &prog, Runner: o.Local, AB: true, Timeout: 5 * time.Minute}
 }
 
 func lastLine(b []byte) string {

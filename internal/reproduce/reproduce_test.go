@@ -2,76 +2,302 @@ package reproduce
 
 import (
 	"bytes"
+	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/report"
 )
 
-func TestRank(t *testing.T) {
+func exact(v float64) Figure { return Figure{Median: v, Lo: v, Hi: v, Known: true} }
+
+// Every rule's band, at its edges, outside them, inside the noise and unmeasured.
+func TestRuleBands(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		v    map[string]float64
-		asc  string
-		desc string
+		band Band
+		f    Figure
+		want string
 	}{
-		{"distinct", map[string]float64{"a": 3, "b": 1, "c": 2}, "b < c < a", "a > c > b"},
-		{"ties by name", map[string]float64{"y": 1, "x": 1}, "x < y", "x > y"},
+		// gRPC beats Thrift by 3-17 %: yes +0..+22 %, partly to +40 %.
+		{"throughput inside", ruleThroughput, exact(10), Yes},
+		{"throughput at yes edge", ruleThroughput, exact(22), Yes},
+		{"throughput just past yes edge", ruleThroughput, exact(22.01), Partly},
+		{"throughput at partly edge", ruleThroughput, exact(40), Partly},
+		{"throughput far above", ruleThroughput, exact(80), No},
+		{"throughput negative", ruleThroughput, exact(-5), No},
+		{"throughput inside the noise", ruleThroughput, Figure{Median: 8, Lo: -3, Hi: 19, Known: true}, NotDistinguished},
+		{"throughput range touches 0", ruleThroughput, Figure{Median: 5, Lo: 0, Hi: 9, Known: true}, NotDistinguished},
+		{"throughput negative beyond noise", ruleThroughput, Figure{Median: -10, Lo: -15, Hi: -4, Known: true}, No},
+		{"throughput missing", ruleThroughput, Figure{}, NotMeasured},
+		// about 30 % more server CPU: yes 15..45, partly 0..90.
+		{"extra CPU +16 %", ruleExtraCPU, exact(16), Yes},
+		{"extra CPU at low edge", ruleExtraCPU, exact(15), Yes},
+		{"extra CPU +10 % (was yes)", ruleExtraCPU, exact(10), Partly},
+		{"extra CPU at high edge", ruleExtraCPU, exact(45), Yes},
+		{"extra CPU negative", ruleExtraCPU, exact(-2.3), No},
+		{"extra CPU inside noise", ruleExtraCPU, Figure{Median: 16, Lo: -1, Hi: 30, Known: true}, NotDistinguished},
+		{"extra CPU missing", ruleExtraCPU, Figure{}, NotMeasured},
+		// barely changes: ±10 % yes, ±25 % partly, a range wider than 20 points unclear.
+		{"flat", ruleBarely, exact(-3), Yes},
+		{"flat at edge", ruleBarely, exact(10), Yes},
+		{"flat partly", ruleBarely, exact(-20), Partly},
+		{"flat no", ruleBarely, exact(30), No},
+		{"flat inside wide noise", ruleBarely, Figure{Median: 0, Lo: -15, Hi: 15, Known: true}, NotDistinguished},
+		{"flat missing", ruleBarely, Figure{}, NotMeasured},
+		// the C extension closes most of the gap: yes ≥ 50 %, partly ≥ 20 %.
+		{"message objects most", ruleMessageObjects, exact(70), Yes},
+		{"message objects at edge", ruleMessageObjects, exact(50), Yes},
+		{"message objects some", ruleMessageObjects, exact(30), Partly},
+		{"message objects little", ruleMessageObjects, exact(5), No},
+		{"message objects inside noise", ruleMessageObjects, Figure{Median: 40, Lo: -10, Hi: 60, Known: true}, NotDistinguished},
+		{"message objects missing", ruleMessageObjects, Figure{}, NotMeasured},
+		// Ice over Thrift 1.3-1.6x: yes 1.05..1.9.
+		{"ice/thrift published", javaLead["thrift"].band, exact(1.45), Yes},
+		{"ice/thrift at edge", javaLead["thrift"].band, exact(1.9), Yes},
+		{"ice/thrift Thrift leads", javaLead["thrift"].band, exact(0.21), No},
+		{"ice/thrift inside noise", javaLead["thrift"].band, Figure{Median: 1.02, Lo: 0.95, Hi: 1.1, Known: true}, NotDistinguished},
+		{"ice/thrift missing", javaLead["thrift"].band, Figure{}, NotMeasured},
+		{"ice/dubbo far", javaLead["dubbo"].band, exact(9), No},
+		{"ice/grpc partly", javaLead["grpc"].band, exact(2), Partly},
+		// lead grows: share of steps rising.
+		{"grows all steps", ruleLeadGrows, exact(100), Yes},
+		{"grows at edge", ruleLeadGrows, Figure{Median: 75, Lo: 75, Hi: 100, Known: true}, Yes},
+		{"grows half", ruleLeadGrows, Figure{Median: 50, Lo: 50, Hi: 58, Known: true}, Partly},
+		{"grows never (all fell)", ruleLeadGrows, exact(0), No},
+		{"grows inside noise", ruleLeadGrows, Figure{Median: 0, Lo: 0, Hi: 100, Known: true}, NotDistinguished},
+		{"grows missing", ruleLeadGrows, Figure{}, NotMeasured},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := rank(tc.v); got != tc.asc {
-				t.Errorf("rank: got %q; want %q", got, tc.asc)
-			}
-			if got := rankDesc(tc.v); got != tc.desc {
-				t.Errorf("rankDesc: got %q; want %q", got, tc.desc)
+			if got := tc.band.Judge(tc.f); got != tc.want {
+				t.Errorf("Judge(%+v) with %s: got %q; want %q", tc.f, tc.band, got, tc.want)
 			}
 		})
 	}
 }
 
-func TestHolds(t *testing.T) {
+func TestLevels(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		ok, bad []string
-		want    string
+		name                           string
+		held, failed, unclear, missing int
+		want                           string
 	}{
-		{"all", []string{"1", "5"}, nil, "yes"},
-		{"some", []string{"1"}, []string{"5"}, "partly"},
-		{"none", nil, []string{"1"}, "no"},
+		{"all held", 5, 0, 0, 0, Yes},
+		{"some held", 3, 2, 0, 0, Partly},
+		{"held and unclear", 4, 0, 1, 0, Partly},
+		{"none held", 0, 5, 0, 0, No},
+		{"reversed and unclear", 0, 2, 3, 0, No},
+		{"all inside noise", 0, 0, 5, 0, NotDistinguished},
+		{"held but one missing", 4, 0, 0, 1, Partly},
+		{"nothing measured", 0, 0, 0, 5, NotMeasured},
+		{"no levels", 0, 0, 0, 0, NotMeasured},
 	} {
-		if got, _ := holds(tc.ok, tc.bad, ""); got != tc.want {
-			t.Errorf("%s: got %q; want %q", tc.name, got, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Levels(tc.held, tc.failed, tc.unclear, tc.missing); got != tc.want {
+				t.Errorf("got %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMarginRatioOrder(t *testing.T) {
+	a, b := Fig([]float64{110, 120, 115}), Fig([]float64{100, 100, 105})
+	m := Margin(a, b)
+	if math.Abs(m.Median-15) > 1e-9 || math.Abs(m.Lo-(110.0/105-1)*100) > 1e-9 || math.Abs(m.Hi-20) > 1e-9 {
+		t.Errorf("Margin: got %+v; want 15 [4.76..20]", m)
+	}
+	if r := Ratio(a, b); math.Abs(r.Median-1.15) > 1e-9 || !r.Known {
+		t.Errorf("Ratio: got %+v; want 1.15", r)
+	}
+	for _, tc := range []struct {
+		name string
+		a, b Figure
+		want int
+	}{
+		{"below", exact(1), exact(2), 1},
+		{"above", exact(2), exact(1), -1},
+		{"overlap", Figure{Median: 1, Lo: 0.5, Hi: 1.5, Known: true}, exact(1.2), 0},
+		{"unknown", Figure{}, exact(1), 0},
+	} {
+		if got := Order(tc.a, tc.b); got != tc.want {
+			t.Errorf("Order %s: got %d; want %d", tc.name, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		f    Figure
+	}{
+		{"none", Fig(nil)}, {"NaN", Fig([]float64{1, math.NaN()})}, {"margin of unknown", Margin(Figure{}, exact(1))},
+		{"ratio over zero", Ratio(exact(1), exact(0))},
+	} {
+		if tc.f.Known {
+			t.Errorf("%s: got known %+v; want unknown", tc.name, tc.f)
+		}
+	}
+}
+
+// With nothing measured, every experiment still judges every claim, and no
+// verdict is empty or "yes".
+func TestJudgeWithoutMeasurements(t *testing.T) {
+	for _, e := range experiments {
+		t.Run(e.name, func(t *testing.T) {
+			x := e.make()
+			if err := x.read("../../results/published"); err != nil {
+				t.Fatal(err)
+			}
+			s := x.judge(Options{})
+			if len(s.Findings) == 0 {
+				t.Fatal("got no findings; want one per published claim")
+			}
+			for _, f := range s.Findings {
+				if f.Rule == "" || f.Claim == "" || f.Tolerance == "" || f.Published == "" {
+					t.Errorf("finding %+v: want rule, claim, published and tolerance", f)
+				}
+				if f.Holds == "" || f.Holds == Yes || !slices.Contains(Verdicts, f.Holds) {
+					t.Errorf("%s: got verdict %q; want one of %v, never empty or yes", f.Rule, f.Holds, Verdicts[1:])
+				}
+			}
+		})
+	}
+}
+
+// Synthetic runs through each experiment's judge: the verdicts follow the figures.
+func TestJudgeGRPCThrift(t *testing.T) {
+	e := &grpcThrift{}
+	if err := e.read("../../results/published"); err != nil {
+		t.Fatal(err)
+	}
+	run := func(r, srvCPU, cliCPU float64, calls int64) measured {
+		return measured{Report: report.Report{RequestsPerSecond: r, Complete: calls, Rpcbed: &report.Extra{}},
+			ClientCPU: cliCPU, ServerCPU: srvCPU, ServerN: calls, ServerKnown: true, Wall: 1}
+	}
+	e.runs = map[gtKey][]measured{
+		{"grpc", 50}:    {run(1100, 0.99, 0.6, 1100), run(1110, 0.99, 0.6, 1110), run(1105, 0.99, 0.6, 1105)},
+		{"thrift", 50}:  {run(1000, 0.75, 0.5, 1000), run(1001, 0.76, 0.5, 1001), run(1002, 0.75, 0.5, 1002)},
+		{"grpc", 800}:   {run(900, 0.99, 0.9, 900), run(1200, 0.99, 0.9, 1200), run(1000, 0.99, 0.9, 1000)},
+		{"thrift", 800}: {run(1000, 0.97, 0.9, 1000), run(1000, 0.97, 0.9, 1000), run(1000, 0.97, 0.9, 1000)},
+	}
+	got := map[string]string{}
+	for _, f := range e.judge(Options{}).Findings {
+		got[f.Rule] = f.Holds
+	}
+	want := map[string]string{
+		"grpc-thrift-throughput-c50":      Yes,
+		"grpc-thrift-throughput-c800":     NotDistinguished,
+		"grpc-thrift-server-cpu-busy":     Yes, // 0.99 / 0.75: +32 %
+		"grpc-thrift-server-cpu-per-call": Yes,
+		"grpc-thrift-resources-flat":      No, // thrift's server 75 % -> 97 % busy: +29 %, beyond ±25 %
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q; want %q", k, got[k], v)
+		}
+	}
+}
+
+func TestJudgeJava(t *testing.T) {
+	e := &java2015{}
+	if err := e.read("../../results/published"); err != nil {
+		t.Fatal(err)
+	}
+	e.runs, e.first = map[jKey][]measured{}, map[string]measured{}
+	tps := func(v float64) []measured {
+		return []measured{{Report: report.Report{RequestsPerSecond: v}}, {Report: report.Report{RequestsPerSecond: v * 1.02}}}
+	}
+	// Thrift beats Ice everywhere, its lead over Ice shrinking: Ice never leads.
+	for i, c := range e.levels {
+		e.runs[jKey{"ice", c}] = tps(1000 + 500*float64(i))
+		e.runs[jKey{"thrift", c}] = tps(5000)
+		e.runs[jKey{"dubbo", c}] = tps(400)
+		e.runs[jKey{"grpc", c}] = tps(300)
+	}
+	got := map[string]string{}
+	for _, f := range e.judge(Options{}).Findings {
+		got[f.Rule] = f.Holds
+	}
+	for k, v := range map[string]string{
+		"java-ice-leads": No, "java-ice-over-thrift": No, "java-thrift-second-grpc-last": No,
+		"java-ice-vs-avro": NotMeasured,
+	} {
+		if got[k] != v {
+			t.Errorf("%s: got %q; want %q", k, got[k], v)
+		}
+	}
+	// Ice leads none of them: the lead cannot grow, whatever the ratios do.
+	for _, c := range e.levels {
+		e.runs[jKey{"dubbo", c}] = tps(9000)
+		e.runs[jKey{"grpc", c}] = tps(9000)
+	}
+	for _, f := range e.judge(Options{}).Findings {
+		if f.Rule == "java-ice-lead-grows" && f.Holds != No {
+			t.Errorf("lead grows with Ice never leading: got %q; want no", f.Holds)
+		}
+	}
+}
+
+func TestJudgeGrowth(t *testing.T) {
+	e := &growth{}
+	if err := e.read("../../results/published"); err != nil {
+		t.Fatal(err)
+	}
+	e.ms = map[gKey][]float64{}
+	for _, n := range e.items {
+		e.ms[gKey{"go-grpc", n}] = []float64{100, 101, 102}
+		e.ms[gKey{"php-http", n}] = []float64{150, 151, 152}
+		e.ms[gKey{"php-grpc", n}] = []float64{200, 201, 202}
+		e.ms[gKey{"php-pure-grpc", n}] = []float64{600, 601, 602}
+	}
+	got := map[string]Finding{}
+	for _, f := range e.judge(Options{}).Findings {
+		got[f.Rule] = f
+	}
+	if f := got["php-go-order"]; f.Holds != Yes {
+		t.Errorf("order: got %q (%s); want yes", f.Holds, f.Detail)
+	}
+	// (600 - 200) / (600 - 100) = 80 % of the gap closed by the C extension.
+	if f := got["php-message-objects"]; f.Holds != Yes || !strings.HasPrefix(f.Measured, "80%") {
+		t.Errorf("message objects: got %q measured %q; want yes at 80%%", f.Holds, f.Measured)
+	}
+	if f := got["php-message-objects"]; !strings.Contains(f.Reason, "pure-PHP protobuf runtime") {
+		t.Errorf("reason %q: want the runtimes side by side", f.Reason)
+	}
+	// One size's order inside the noise: no longer yes.
+	e.ms[gKey{"php-http", 2}] = []float64{90, 150, 210}
+	for _, f := range e.judge(Options{}).Findings {
+		if f.Rule == "php-go-order" && f.Holds != Partly {
+			t.Errorf("order with one size inside the noise: got %q; want partly", f.Holds)
 		}
 	}
 }
 
 // The published files shipped in results/published read as the experiments expect.
 func TestPublishedFiles(t *testing.T) {
-	for _, tc := range []struct {
-		file string
-		rows int
-		key  string
-	}{
-		{"go-grpc-thrift-aerospike_claims.csv", 4, "claim"},
-		{"php-go-growth_latency.csv", 15, "mean_ms"},
-		{"java-rpc-2015_tps.csv", 20, "tps"},
-	} {
-		rows, err := readCSV("../../results/published/" + tc.file)
-		if err != nil {
-			t.Fatal(err)
+	for _, e := range experiments {
+		if err := e.make().read("../../results/published"); err != nil {
+			t.Errorf("%s: %v", e.name, err)
 		}
-		if len(rows) != tc.rows || rows[0][tc.key] == "" {
-			t.Errorf("%s: got %d rows, first %v; want %d rows with %s", tc.file, len(rows), rows[0], tc.rows, tc.key)
-		}
+	}
+	if err := (&growth{}).read(t.TempDir()); err == nil {
+		t.Error("read of an empty directory: got no error; want one")
 	}
 }
 
 func TestMarkdown(t *testing.T) {
 	var b bytes.Buffer
+	r := Rule{Name: "x-wins", Claim: "it wins", Published: "+5 %", Band: ruleThroughput, Prec: 1}
 	Markdown(&b, []Section{
-		{Name: "x", Setup: []string{"one"}, Table: [][]string{{"a", "b|c"}, {"1", "2"}},
-			Findings: []Finding{{Claim: "it wins", Holds: "no", Detail: "it lost"}}},
+		{Name: "x", Setup: []string{"one"}, Scaled: "one core each", Table: [][]string{{"a", "b|c"}, {"1", "2"}},
+			Findings: []Finding{r.Verdict(Figure{Median: -3, Lo: -4, Hi: -2, Known: true}, "it lost", "the server core saturated")}},
 		{Name: "y", Err: "server did not start"},
 	})
-	for _, want := range []string{"| x | it wins | no |", "| y | (not run) | error: server did not start |", "| a | b\\|c |", "|---|---|", "**it wins** — holds here: **no**. it lost"} {
+	for _, want := range []string{
+		"| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |",
+		"| x | it wins | +5 % | -3.0% [-4.0..-2.0] | yes 0..22%",
+		"| **no** | the server core saturated |",
+		"| y | (not run) |", "**How this was scaled to this machine.** one core each",
+		"| a | b\\|c |", "|---|---|", "(rule `x-wins`) — holds here: **no**",
+	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, b.String())
 		}
