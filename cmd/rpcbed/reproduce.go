@@ -34,8 +34,8 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: rpcbed reproduce [flags] [%s|all]...\n\n"+
 			"Re-runs the shape of each published experiment (results/published/) and writes\n"+
-			"DIR/reproduction.md (and reproduction.html): published vs measured per row, the ratios on both sides, and\n"+
-			"whether each published finding holds here.\n", strings.Join(reproduce.Experiments, "|"))
+			"DIR/reproduction.md (and reproduction.html): a summary of every published claim as a rule\n"+
+			"(published, measured median [spread], tolerance, verdict, measured reason), then each experiment.\n", strings.Join(reproduce.Experiments, "|"))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

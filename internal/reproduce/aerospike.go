@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
@@ -111,7 +112,7 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 				fmt.Fprintf(o.Log, "  %s\n", name)
 				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", secs(e.dur), "-addr", srv.Addrs[proto]}
 				if !o.Quick {
-					args = append(args, "-warmup", "auto")
+					args = append(args, "-warmup", "auto", "-warmup-max", "3s")
 				}
 				m, err := once(ctx, b, srv, matrix.Job{Name: name, Client: "go", Args: args, Proto: proto, Call: "datatype",
 					Worker: true, Timeout: e.dur + 2*time.Minute})
@@ -212,7 +213,7 @@ func (e *grpcThrift) bottleneck(c int) string {
 		if !sb.Known || !cb.Known {
 			return ""
 		}
-		side := "neither core saturated (both under 90 % busy)"
+		side := "neither core saturated"
 		switch {
 		case sb.Median >= matrix.BoundBusy && sb.Median >= cb.Median:
 			side = "the server core saturated"
@@ -222,7 +223,7 @@ func (e *grpcThrift) bottleneck(c int) string {
 		s += fmt.Sprintf("%s: server %s busy, client %s (busy fractions over the window): %s; CPU per call server %s µs, client %s µs. ",
 			proto, pctOf(sb), pctOf(cb), side, figs(rs, srvPerCall).Show("", 1), figs(rs, cliPerCall).Show("", 1))
 	}
-	return s
+	return strings.TrimSpace(s)
 }
 
 // storeWords is the Setup line that says which store ran.

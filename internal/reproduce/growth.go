@@ -285,7 +285,7 @@ func (e *growth) judgeOrder() Finding {
 	f.Holds = Levels(held, failed, unclear, missing)
 	f.Measured = fmt.Sprintf("held at %d of %d sizes", held, len(e.items))
 	f.Detail = strings.Join(per, "; ") + "."
-	f.Reason = e.phpCosts()
+	f.Reason = e.phpCosts(e.items[0], e.items[len(e.items)-1])
 	return f
 }
 
@@ -308,32 +308,35 @@ func (e *growth) judgeMessageObjects() Finding {
 	}
 	fg := Fig(share)
 	return r.Verdict(fg, fmt.Sprintf("At %d items: php-pure-grpc %s ms, php-grpc (C extension) %s ms, go-grpc %s ms.", n,
-		e.fig("php-pure-grpc", n).Show("", 1), e.fig("php-grpc", n).Show("", 1), e.fig("go-grpc", n).Show("", 1)), e.phpCosts())
+		e.fig("php-pure-grpc", n).Show("", 1), e.fig("php-grpc", n).Show("", 1), e.fig("go-grpc", n).Show("", 1)), e.phpCosts(e.items[0], n))
 }
 
-// phpCosts is the measured reason for PHP's times: the message-object cost
-// (pure-PHP against C runtime, side by side), channel creations (the front's
-// headers), and the production variant.
-func (e *growth) phpCosts() string {
-	lo, hi := e.items[0], e.items[len(e.items)-1]
+// phpCosts is the measured reason for PHP's times at the given sizes: the
+// message-object cost (pure-PHP against C runtime, side by side), the
+// production variant (OPcache), and channel creations (the front's headers).
+func (e *growth) phpCosts(sizes ...int) string {
 	var s []string
-	for _, n := range []int{lo, hi} {
+	for _, n := range sizes {
 		p, c := e.fig("php-pure-grpc", n), e.fig("php-grpc", n)
 		if p.Known && c.Known {
-			s = append(s, fmt.Sprintf("at %d items the pure-PHP protobuf runtime takes %s ms against the C extension's %s ms (runtimes side by side: the message-object cost)", n, p.Show("", 1), c.Show("", 1)))
+			s = append(s, fmt.Sprintf("%d items: pure-PHP protobuf %s ms, C extension %s ms (runtimes side by side: the message-object cost)", n, p.Show("", 1), c.Show("", 1)))
 		}
-	}
-	if oc, c := e.fig("php-grpc-opcache", hi), e.fig("php-grpc", hi); oc.Known && c.Known {
-		s = append(s, fmt.Sprintf("OPcache on: %s ms against php -S default ini's %s ms at %d items", oc.Show("", 1), c.Show("", 1), hi))
+		if oc, c := e.fig("php-grpc-opcache", n), e.fig("php-grpc", n); oc.Known && c.Known {
+			s = append(s, fmt.Sprintf("OPcache on %s ms against php -S default ini %s ms", oc.Show("", 1), c.Show("", 1)))
+		}
 	}
 	names := make([]string, 0, len(e.conns))
 	for k := range e.conns {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	var ch []string
 	for _, k := range names {
 		t := e.conns[k]
-		s = append(s, fmt.Sprintf("%s front: %d channels created for %d requests over %d php -S workers, %d reused (X-Rpcbed-Conn/-Pid headers)", k, t.created, t.requests, t.workers, t.reused))
+		ch = append(ch, fmt.Sprintf("%s %d of %d", k, t.created, t.requests))
+	}
+	if len(ch) > 0 {
+		s = append(s, "channels created per request (X-Rpcbed-Conn headers over "+strconv.Itoa(e.conns[names[0]].workers)+" php -S workers): "+strings.Join(ch, ", "))
 	}
 	if len(s) == 0 {
 		return ""

@@ -249,7 +249,7 @@ func (e *java2015) judgeOrder(rule, claim, published string, at func(c int) (hel
 	}
 	return Finding{Rule: rule, Claim: claim, Published: published, Tolerance: LevelsBand,
 		Measured: fmt.Sprintf("held at %d of %d concurrencies", h, len(e.levels)), Holds: Levels(h, fl, un, miss),
-		Detail: strings.Join(per, "; ") + ".", Reason: e.reason()}
+		Detail: strings.Join(per, "; ") + ".", Reason: e.reason(javaFrameworks...)}
 }
 
 // judgeLead: Ice's lead over fw, the median over concurrencies of the per-level
@@ -278,7 +278,7 @@ func (e *java2015) judgeLead(fw string) Finding {
 		rng.Median = Fig(med).Median
 	}
 	rule := Rule{Name: "java-ice-over-" + fw, Claim: "Ice leads " + fw + " by " + l.published + " (median over the concurrencies)", Published: l.published, Band: l.band, Prec: 2}
-	return rule.Verdict(rng, "Measured ice / "+fw+": "+strings.Join(per, ", ")+".", e.reason())
+	return rule.Verdict(rng, "Measured ice / "+fw+": "+strings.Join(per, ", ")+".", e.reason("ice", fw))
 }
 
 // judgeGrows: Ice's lead grows with concurrency, judged on every step between
@@ -318,7 +318,7 @@ func (e *java2015) judgeGrows() Finding {
 	if steps > 0 && !missing {
 		f = Figure{Median: float64(rose) / float64(steps) * 100, Lo: float64(rose) / float64(steps) * 100, Hi: float64(rose+flat) / float64(steps) * 100, Known: true}
 	}
-	out := r.Verdict(f, fmt.Sprintf("Over %d steps: %d rose, %d fell, %d inside the spread. %s.", steps, rose, fell, flat, strings.Join(per, "; ")), e.reason())
+	out := r.Verdict(f, fmt.Sprintf("Over %d steps: %d rose, %d fell, %d inside the spread. %s.", steps, rose, fell, flat, strings.Join(per, "; ")), e.reason(javaFrameworks...))
 	if leads == 0 && out.Holds != NotMeasured {
 		out.Holds = No
 		out.Detail = "Ice leads at no concurrency beyond the spread, so there is no lead to grow. " + out.Detail
@@ -329,16 +329,16 @@ func (e *java2015) judgeGrows() Finding {
 // reason is the measured account of the Java rows: JIT warm-up (the first
 // second against steady state) and the saturated core at the highest
 // concurrency (busy fractions), per framework.
-func (e *java2015) reason() string {
+func (e *java2015) reason(fws ...string) string {
 	var s []string
 	lo, hi := e.levels[0], e.levels[len(e.levels)-1]
-	for _, fw := range javaFrameworks {
+	for _, fw := range fws {
 		first, ok := e.first[fw]
 		steady := e.tps(fw, lo)
 		if !ok || !steady.Known {
 			continue
 		}
-		part := fmt.Sprintf("%s: first second %.0f tps against %s steady at c=%d (JIT warm-up: first second vs steady state)", fw, rps(first), steady.Show("", 0), lo)
+		part := fmt.Sprintf("%s: first second from cold %.0f tps, steady %s at c=%d (JIT warm-up)", fw, rps(first), steady.Show("", 0), lo)
 		rs := e.runs[jKey{fw, hi}]
 		if sb, cb := figs(rs, srvBusy), figs(rs, cliBusy); sb.Known && cb.Known {
 			side := "neither core saturated"
@@ -349,6 +349,9 @@ func (e *java2015) reason() string {
 				side = "the client core saturated"
 			}
 			part += fmt.Sprintf("; at c=%d server %s busy, client %s (busy fractions): %s", hi, pctOf(sb), pctOf(cb), side)
+			if pc := figs(rs, srvPerCall); pc.Known {
+				part += fmt.Sprintf(", server %s µs per call", pc.Show("", 1))
+			}
 		}
 		s = append(s, part)
 	}

@@ -1,8 +1,14 @@
 // Package reproduce re-runs the shape of the three published experiments
-// (results/published/) on this machine and writes reproduction.md: for every
-// published row the published and the measured figure, the ratios between
-// frameworks or paths on both sides, and for every published finding whether it
-// holds here — with the measured reason when it does not.
+// (results/published/) on this machine and writes reproduction.md. Every
+// published claim is one named rule (rule.go; the bands sit beside each
+// experiment's code): the claim's words, the published figure, the measured
+// figure over the repeats (median [range]), the tolerance for yes / partly / no,
+// and a verdict that says "not distinguishable here" when the repeats' spread
+// holds the difference. A reason is printed only from this run's figures, naming
+// the measurement behind it.
+//
+// Each experiment is three steps (read the published data, run, judge) and
+// runs on the matrix's run path (matrix.Bench, with client workers).
 package reproduce
 
 import (
