@@ -22,6 +22,7 @@ type grpcThrift struct {
 	dur     time.Duration
 	repeats int
 	runs    map[gtKey][]measured
+	failed  failures
 }
 
 type gtKey struct {
@@ -117,7 +118,10 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 				m, err := once(ctx, b, srv, matrix.Job{Name: name, Client: "go", Args: args, Proto: proto, Call: "datatype",
 					Worker: true, Timeout: e.dur + 2*time.Minute})
 				if err != nil {
-					return err
+					if err := e.failed.keep(ctx, err); err != nil {
+						return err
+					}
+					continue
 				}
 				e.runs[gtKey{proto, c}] = append(e.runs[gtKey{proto, c}], m)
 			}
@@ -136,6 +140,7 @@ func (e *grpcThrift) judge(o Options) Section {
 		},
 		Scaled: "The published run had two 12-core machines; here client and server get one core each on one machine, so the busy fractions below are of one core. Concurrency is as published (50 and 800 goroutines); the store is Aerospike only when AEROSPIKE_HOSTS names one.",
 	}
+	sec.Setup = append(sec.Setup, e.failed.setup()...)
 	lo, hi := e.levels[0], e.levels[len(e.levels)-1]
 	f := func(proto string, c int, m func(measured) float64) Figure { return figs(e.runs[gtKey{proto, c}], m) }
 	sec.Table = [][]string{{"c", "grpc req/s", "thrift req/s", "grpc vs thrift throughput", "server busy grpc / thrift", "server CPU µs/call grpc / thrift", "client busy grpc / thrift", "client CPU µs/call grpc / thrift"}}

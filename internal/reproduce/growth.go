@@ -47,6 +47,7 @@ type growth struct {
 	size    map[string]map[int]int64
 	front   map[gKey]int64
 	conns   map[string]connTally // per PHP path: the front's channel tally
+	failed  failures
 }
 
 type gKey struct {
@@ -152,11 +153,14 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *m
 			name := fmt.Sprintf("growth-%s-%d-r%d", p.name, n, r)
 			fmt.Fprintf(o.Log, "  %s\n", name)
 			m, err := once(ctx, b, nil, abJob(o, name, "-c", strconv.Itoa(e.abN), "-n", strconv.Itoa(e.abN), "-k", u))
-			if err != nil {
-				return err
+			if err == nil && (m.Report.Failed > 0 || m.Report.Non2xx > 0) {
+				err = fmt.Errorf("%s: %d failed, %d non-2xx of %d (raw/%s.txt)", name, m.Report.Failed, m.Report.Non2xx, m.Report.Complete, name)
 			}
-			if m.Report.Failed > 0 || m.Report.Non2xx > 0 {
-				return fmt.Errorf("%s: %d failed, %d non-2xx of %d (raw/%s.txt)", name, m.Report.Failed, m.Report.Non2xx, m.Report.Complete, name)
+			if err != nil {
+				if err := e.failed.keep(ctx, err); err != nil {
+					return err
+				}
+				continue
 			}
 			k := gKey{p.name, n}
 			e.ms[k] = append(e.ms[k], m.Report.TimePerRequestMs)
@@ -166,7 +170,7 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *m
 	if p.front == "php" {
 		t, err := probeConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", url, e.items[0], p.proto), 40, 8)
 		if err != nil {
-			return fmt.Errorf("%s: channel probe: %w", p.name, err)
+			return e.failed.keep(ctx, fmt.Errorf("%s: channel probe: %w", p.name, err))
 		}
 		e.conns[p.name] = t
 	}
@@ -238,6 +242,7 @@ func (e *growth) judge(o Options) Section {
 		},
 		Scaled: fmt.Sprintf("The published laptop had 6 cores for ab, the fronts and the server; here the server has one core and ab with the front the other, so every time per request is longer and the fronts compete with ab. Sizes, the %d-request bursts at -c %d and the three paths are as published.", e.abN, e.abN),
 	}
+	sec.Setup = append(sec.Setup, e.failed.setup()...)
 	sec.Table = [][]string{{"items", "path", "published ms", "measured ms", "published / go-grpc", "measured / go-grpc", "published bytes", "measured backend bytes", "front JSON bytes"}}
 	for _, n := range e.items {
 		for _, p := range growthPaths {

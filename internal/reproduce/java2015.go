@@ -28,6 +28,7 @@ type java2015 struct {
 	runs     map[jKey][]measured
 	first    map[string]measured // each framework's first second on a fresh worker and server
 	versions map[string]string
+	failed   failures
 }
 
 type jKey struct {
@@ -114,10 +115,11 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 	name := fmt.Sprintf("java2015-%s-c1-first-second", fw)
 	fmt.Fprintf(o.Log, "  %s\n", name)
 	m, err := once(ctx, b, srv, job(name, "-c", "1", "-t", "1s"))
-	if err != nil {
+	if err == nil {
+		e.first[fw] = m
+	} else if err := e.failed.keep(ctx, err); err != nil {
 		return err
 	}
-	e.first[fw] = m
 	for r := 1; r <= e.repeats; r++ {
 		for _, c := range e.levels {
 			name := fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r)
@@ -128,7 +130,10 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 			}
 			m, err := once(ctx, b, srv, job(name, args...))
 			if err != nil {
-				return err
+				if err := e.failed.keep(ctx, err); err != nil {
+					return err
+				}
+				continue
 			}
 			e.runs[jKey{fw, c}] = append(e.runs[jKey{fw, c}], m)
 			if m.Report.Rpcbed != nil {
@@ -153,6 +158,7 @@ func (e *java2015) judge(o Options) Section {
 		},
 		Scaled: fmt.Sprintf("The published runs made 300 000 calls per client (up to 30 M calls, 36 min per row at c=100); at this machine's rates that would take hours, so each row is time-bounded instead: a settled warm-up, then %v measured, %d times. Client and server get one core each; the published machines are not described beyond Java 8.", e.dur, e.repeats),
 	}
+	sec.Setup = append(sec.Setup, e.failed.setup()...)
 	var vs []string
 	for _, k := range []string{"java", "ice", "dubbo", "thrift", "grpc"} {
 		if v, ok := e.versions[k]; ok {

@@ -403,3 +403,32 @@ func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 func medianOf(v []float64) float64 {
 	return matrix.StatOf(v).Median
 }
+
+// failures are the runs that failed (not cancelled): each is left out of every
+// figure and named in the section's set-up; the other runs still count.
+type failures []string
+
+// keep records err; it returns an error only when ctx was cancelled.
+func (f *failures) keep(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	*f = append(*f, oneLine(err.Error()))
+	return nil
+}
+
+// setup is the set-up line naming the failed runs ("" when none failed).
+func (f failures) setup() []string {
+	if len(f) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("Failed runs, left out of every figure (%d): %s.", len(f), strings.Join(f, "; "))}
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}

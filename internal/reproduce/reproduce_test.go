@@ -2,6 +2,8 @@ package reproduce
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -301,5 +303,24 @@ func TestMarkdown(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, b.String())
 		}
+	}
+}
+
+// A failed run is kept and named; only a cancelled one stops the experiment.
+func TestFailuresKeep(t *testing.T) {
+	var f failures
+	if err := f.keep(context.Background(), errors.New("x-c800-r2: 587 of 4656 calls failed")); err != nil {
+		t.Fatalf("keep: got %v; want nil", err)
+	}
+	if got := f.setup(); len(got) != 1 || !strings.Contains(got[0], "587 of 4656") {
+		t.Errorf("setup: got %q; want the failed run named", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := f.keep(ctx, errors.New("y")); err == nil {
+		t.Error("keep after cancel: got nil; want the context's error")
+	}
+	if got := (failures{}).setup(); got != nil {
+		t.Errorf("no failures: got %q; want nil", got)
 	}
 }
