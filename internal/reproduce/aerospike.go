@@ -113,7 +113,7 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 				fmt.Fprintf(o.Log, "  %s\n", name)
 				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", secs(e.dur), "-addr", srv.Addrs[proto]}
 				if !o.Quick {
-					args = append(args, "-warmup", "auto", "-warmup-max", "3s")
+					args = append(args, "-warmup", "auto", "-warmup-max", "2s")
 				}
 				m, err := once(ctx, b, srv, matrix.Job{Name: name, Client: "go", Args: args, Proto: proto, Call: "datatype",
 					Worker: true, Timeout: e.dur + 2*time.Minute})

@@ -24,6 +24,16 @@ type growthPath struct {
 	published          bool // a path of the published write-up
 }
 
+// variantSizes are the sizes the variants run at (the smallest, middle and
+// largest published): enough for the message-object cost at both ends, and
+// it keeps make reproduce within its 10 minutes.
+func variantSizes(items []int) []int {
+	if len(items) <= 3 {
+		return items
+	}
+	return []int{items[0], items[len(items)/2], items[len(items)-1]}
+}
+
 // growthPaths: the three published paths (php -S, default ini, as published),
 // then the variants measured beside them: the pure-PHP protobuf runtime (the
 // message-object cost) and OPcache on (production).
@@ -141,7 +151,11 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *m
 		return err
 	}
 	defer front.Stop(context.Background())
-	for _, n := range e.items {
+	sizes := e.items
+	if !p.published {
+		sizes = variantSizes(e.items)
+	}
+	for _, n := range sizes {
 		u := fmt.Sprintf("%s?n=%d", url, n)
 		if p.front == "php" {
 			u += "&proto=" + p.proto
@@ -237,7 +251,7 @@ func (e *growth) judge(o Options) Section {
 			"Published: one 6-core laptop, macOS; ab, the fronts and the Go server on it.",
 			fmt.Sprintf("Here: go-server pinned to CPU %s; the fronts and ab share CPU %s. Real Apache Bench: `ab -c %d -n %d -k` against `go-client front` (Go front, gRPC to go-server) and php-client/bin/php-front (`php -S`, default ini, as published; PHP_CLI_SERVER_WORKERS=8; gRPC with the official extension and the protobuf C extension, or HTTP/JSON to go-server's net/http endpoint).",
 				orAny(o.ServerCPUSet), orAny(o.ClientCPUSet), e.abN, e.abN),
-			"Beside the published paths, two variants: php-pure-grpc (the pure-PHP protobuf runtime, RPCBED_FRONT_RUNTIME=pure: what building message objects costs in PHP) and php-grpc-opcache (OPcache on, as PHP runs in production). The verdicts use the published paths; the variants only measure the reasons.",
+			"Beside the published paths, two variants: php-pure-grpc (the pure-PHP protobuf runtime, RPCBED_FRONT_RUNTIME=pure: what building message objects costs in PHP) and php-grpc-opcache (OPcache on, as PHP runs in production). The verdicts use the published paths; the variants only measure the reasons, at "+strings.Trim(fmt.Sprint(variantSizes(e.items)), "[]")+" items.",
 			fmt.Sprintf("Each figure: ab's mean Time per request (ms), median of %d bursts [their range] after one untimed burst of 20 requests. Sizes: the backend message (gRPC protobuf or HTTP JSON, from one go-client call) and the front's JSON (ab's Document Length). Channel creations: %d requests after the bursts, tallied from the PHP front's X-Rpcbed-Conn and X-Rpcbed-Pid headers.", e.repeats, 40),
 		},
 		Scaled: fmt.Sprintf("The published laptop had 6 cores for ab, the fronts and the server; here the server has one core and ab with the front the other, so every time per request is longer and the fronts compete with ab. Sizes, the %d-request bursts at -c %d and the three paths are as published.", e.abN, e.abN),
@@ -247,6 +261,9 @@ func (e *growth) judge(o Options) Section {
 	for _, n := range e.items {
 		for _, p := range growthPaths {
 			k := gKey{p.name, n}
+			if !p.published && !containsInt(variantSizes(e.items), n) {
+				continue
+			}
 			pubMs, pubRatio, pubBytes := "-", "-", "-"
 			if p.published {
 				pubMs, pubRatio, pubBytes = strconv.FormatFloat(e.pub[k], 'f', -1, 64), ratio(e.pub[k], e.pub[gKey{"go-grpc", n}]), e.bytes[k]
