@@ -47,6 +47,7 @@ func TestRuleBands(t *testing.T) {
 		{"flat partly", ruleBarely, exact(-20), Partly},
 		{"flat no", ruleBarely, exact(30), No},
 		{"flat inside wide noise", ruleBarely, Figure{Median: 0, Lo: -15, Hi: 15, Known: true}, NotDistinguished},
+		{"flat wide range all beyond partly", ruleBarely, Figure{Median: -54, Lo: -66, Hi: -43, Known: true}, No},
 		{"flat missing", ruleBarely, Figure{}, NotMeasured},
 		// the C extension closes most of the gap: yes ≥ 50 %, partly ≥ 20 %.
 		{"message objects most", ruleMessageObjects, exact(70), Yes},
@@ -250,6 +251,10 @@ func TestJudgeGrowth(t *testing.T) {
 		e.ms[gKey{"php-grpc", n}] = []float64{200, 201, 202}
 		e.ms[gKey{"php-pure-grpc", n}] = []float64{600, 601, 602}
 	}
+	e.ms[gKey{"go-grpc", 200}] = []float64{110, 111, 112}
+	e.ms[gKey{"php-grpc", 200}] = []float64{300, 301, 302}
+	e.ms[gKey{"php-pure-grpc", 200}] = []float64{1100, 1101, 1102}
+	e.ms[gKey{"php-http", 200}] = []float64{250, 251, 252}
 	got := map[string]Finding{}
 	for _, f := range e.judge(Options{}).Findings {
 		got[f.Rule] = f
@@ -257,8 +262,8 @@ func TestJudgeGrowth(t *testing.T) {
 	if f := got["php-go-order"]; f.Holds != Yes {
 		t.Errorf("order: got %q (%s); want yes", f.Holds, f.Detail)
 	}
-	// (600 - 200) / (600 - 100) = 80 % of the gap closed by the C extension.
-	if f := got["php-message-objects"]; f.Holds != Yes || !strings.HasPrefix(f.Measured, "80%") {
+	// Growth from 2 to 200 items: pure +500, C +100, Go +10: (500-100)/(500-10) = 82 %.
+	if f := got["php-message-objects"]; f.Holds != Yes || !strings.HasPrefix(f.Measured, "82%") {
 		t.Errorf("message objects: got %q measured %q; want yes at 80%%", f.Holds, f.Measured)
 	}
 	if f := got["php-message-objects"]; !strings.Contains(f.Reason, "pure-PHP protobuf 601.0") {

@@ -79,8 +79,9 @@ func at(v float64) *float64 { return &v }
 //   - nothing measured: NotMeasured;
 //   - the repeats' range holds the value the claim says it differs from (a
 //     difference smaller than the spread): NotDistinguished;
-//   - a claim of no difference (Differs nil) whose range is wider than its "yes"
-//     band: NotDistinguished (the noise could hide any change);
+//   - a claim of no difference (Differs nil): No when the whole range lies
+//     outside the "partly" band, else NotDistinguished when the range is wider
+//     than the "yes" band (the noise could hide any change);
 //   - else the median's place: Yes, Partly or No (edges count as inside).
 func (b Band) Judge(f Figure) string {
 	switch {
@@ -88,6 +89,8 @@ func (b Band) Judge(f Figure) string {
 		return NotMeasured
 	case b.Differs != nil && f.Lo <= *b.Differs && *b.Differs <= f.Hi:
 		return NotDistinguished
+	case b.Differs == nil && (f.Hi < b.Partly[0] || f.Lo > b.Partly[1]):
+		return No
 	case b.Differs == nil && f.Hi-f.Lo > b.Yes[1]-b.Yes[0]:
 		return NotDistinguished
 	case in(f.Median, b.Yes):
