@@ -23,7 +23,8 @@ var Roles = []string{"go-server", "java-server", "go", "php", "php-pure", "java"
 // Host is one machine (or one network namespace standing in for one, as
 // docker/netbed.sh makes) of a multi-host run.
 type Host struct {
-	// Engine is the host's Docker endpoint: unix:///path or tcp://host:port.
+	// Engine is the host's Docker endpoint: unix:///path, tcp://host:port or
+	// ssh://[user@]host[:port] (ssh runs `docker system dial-stdio` there).
 	Engine string `yaml:"engine" json:"engine"`
 	// Address is where peers reach the services this host runs (an IP or a name,
 	// no port). The driver samples a server's /stats there too.
@@ -192,7 +193,7 @@ func (s *Spec) validateHosts() error {
 		f := "hosts." + name
 		u, err := url.Parse(h.Engine)
 		if err != nil || h.Engine == "" {
-			return fieldErr(f+".engine", "%q: want unix:///path/docker.sock or tcp://host:port", h.Engine)
+			return fieldErr(f+".engine", "%q: want unix:///path/docker.sock, tcp://host:port or ssh://user@host", h.Engine)
 		}
 		switch u.Scheme {
 		case "unix":
@@ -204,9 +205,11 @@ func (s *Spec) validateHosts() error {
 				return fieldErr(f+".engine", "%q: no host", h.Engine)
 			}
 		case "ssh":
-			return fieldErr(f+".engine", "%q: ssh:// is not spoken by rpcbed's engine client; forward the socket (ssh -nNT -L /tmp/%s.sock:/var/run/docker.sock HOST) and name unix:///tmp/%s.sock (docs/scale.md)", h.Engine, name, name)
+			if u.Hostname() == "" {
+				return fieldErr(f+".engine", "%q: want ssh://[user@]host[:port]", h.Engine)
+			}
 		default:
-			return fieldErr(f+".engine", "%q: want unix:// or tcp://", h.Engine)
+			return fieldErr(f+".engine", "%q: want unix://, tcp:// or ssh://", h.Engine)
 		}
 		if h.Address == "" || strings.ContainsAny(h.Address, "/ ") {
 			return fieldErr(f+".address", "%q: want the IP or name peers reach this host at (no port)", h.Address)

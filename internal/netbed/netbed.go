@@ -26,6 +26,9 @@ type Bed struct {
 	Env map[string]string
 	// Extra is added to the script's environment (e.g. RPCBED_NETBED_WAIT).
 	Extra []string
+	// Purge: Down removes the data-roots too (a test's bed; make matrix-net keeps
+	// its own, with the images it loaded).
+	Purge bool
 }
 
 // Available says why a netbed cannot be made here ("" when it can): root, ip,
@@ -81,7 +84,11 @@ func (b *Bed) Up(ctx context.Context) error {
 func (b *Bed) Down() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := b.cmd(ctx, "down").CombinedOutput()
+	args := []string{"down"}
+	if b.Purge {
+		args = append(args, "-purge")
+	}
+	out, err := b.cmd(ctx, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("netbed down: %w: %s", err, strings.TrimSpace(string(out)))
 	}

@@ -35,7 +35,7 @@ func need(t *testing.T) {
 
 // bed is a netbed of this test's own (name and subnet apart from make matrix-net's).
 func bed(t *testing.T, name string, net int) *Bed {
-	b := &Bed{Root: root(t), Name: name, Net: net}
+	b := &Bed{Root: root(t), Name: name, Net: net, Purge: true}
 	t.Cleanup(func() {
 		if err := b.Down(); err != nil {
 			t.Error(err)
@@ -56,6 +56,9 @@ func assertNothingLeft(t *testing.T, b *Bed) {
 	}
 	if _, err := os.Stat("/var/run/netns/" + b.Name + "-server"); err == nil {
 		t.Errorf("namespace %s-server is still there", b.Name)
+	}
+	if _, err := os.Stat("/run/rpcbed-netbed/" + b.Name); err == nil {
+		t.Errorf("/run/rpcbed-netbed/%s is still there", b.Name)
 	}
 }
 

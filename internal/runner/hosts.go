@@ -13,19 +13,20 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 )
 
-// NewDockerAt connects to the engine at endpoint (unix:///path, tcp://host:port, as
-// the Docker client takes them) and fails when it does not answer. A multi-host
-// run holds one per host. ssh:// is not spoken here: forward the remote socket
-// (ssh -nNT -L /tmp/h.sock:/var/run/docker.sock host) and name unix:///tmp/h.sock
-// (docs/scale.md).
+// NewDockerAt connects to the engine at endpoint — unix:///path, tcp://host:port
+// or ssh://[user@]host[:port], as the Docker client takes them — and fails when it
+// does not answer. A multi-host run holds one per host.
 func NewDockerAt(endpoint string) (*Docker, error) {
-	if strings.HasPrefix(endpoint, "ssh://") {
-		return nil, fmt.Errorf("docker %s: ssh:// is not supported by this client; forward the socket (ssh -nNT -L /tmp/h.sock:/var/run/docker.sock HOST) and use unix:///tmp/h.sock", endpoint)
-	}
 	if endpoint == "" {
 		return NewDocker()
 	}
-	pool, err := dockertest.NewPool(endpoint)
+	var pool *dockertest.Pool
+	var err error
+	if strings.HasPrefix(endpoint, "ssh://") {
+		pool, err = newSSHPool(endpoint)
+	} else {
+		pool, err = dockertest.NewPool(endpoint)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("docker %s: %w", endpoint, err)
 	}
