@@ -298,10 +298,17 @@ type placement struct {
 }
 
 // imagesFor is the runtime images a host needs for its roles (go for the link
-// probe too).
+// probe too; on a loopback link a server's host runs the clients as well).
 func (s *Spec) imagesFor(host string, p Programs) []string {
 	want := map[string]bool{}
-	for _, r := range s.Hosts[host].Roles {
+	roles := slices.Clone(s.Hosts[host].Roles)
+	if slices.ContainsFunc(s.linkList(), func(l Link) bool { return l.Loopback }) &&
+		slices.ContainsFunc(roles, func(r string) bool { return strings.HasSuffix(r, "-server") }) {
+		for c := range s.Clients {
+			roles = append(roles, c)
+		}
+	}
+	for _, r := range roles {
 		switch r {
 		case "go-server", "go":
 			want["go"] = true

@@ -36,6 +36,8 @@ func TestHostsSpec(t *testing.T) {
 		{"unshaped is not shaped", s.Links[1].Shaped(), false},
 		{"loopback address", addrFor("198.18.0.1:7000", s.Links[0]), "127.0.0.1:7000"},
 		{"link address", addrFor("198.18.0.1:7000", s.Links[2]), "198.18.0.1:7000"},
+		{"a server host on a loopback link has the clients' images", strings.Join(s.imagesFor("a", Programs{}), " "), "rpcbed/go:latest rpcbed/php:latest"},
+		{"a client host has its own", strings.Join(s.imagesFor("b", Programs{}), " "), "rpcbed/go:latest rpcbed/php:latest"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %v; want %v", tc.name, tc.got, tc.want)
