@@ -2,12 +2,14 @@ package render
 
 import (
 	"fmt"
+	"image/color"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
 )
@@ -64,7 +66,7 @@ func linkFigures(run *matrix.Run, links []string) ([]namedFigure, error) {
 	rates := linkRates(run, links)
 	for _, ck := range idx.callItems() {
 		for _, c := range idx.conc {
-			f, err := rpsVsLink(idx, ck, c, links, rates)
+			f, err := rpsVsLink(idx, ck, c, links, rates, run.Links)
 			if err != nil {
 				return nil, fmt.Errorf("plot rps-vs-link: %w", err)
 			}
@@ -94,32 +96,55 @@ func linkRates(run *matrix.Run, links []string) map[string]float64 {
 			rates[l] = float64(sl.Rate)
 		}
 	}
+	// An unshaped link goes right of the fastest shaped one (at twice its rate, or
+	// its probed throughput when that is higher): a probe on a busy machine measures
+	// a CPU, and the reader wants the order shaped < unshaped.
+	top := 0.0
+	for _, r := range rates {
+		top = max(top, r)
+	}
 	for _, p := range run.Links {
 		if _, ok := rates[p.Link]; !ok && !p.Loopback && p.ThroughputBps > 0 {
-			rates[p.Link] = p.ThroughputBps
+			rates[p.Link] = max(p.ThroughputBps, 2*top)
 		}
 	}
 	return rates
 }
 
-func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[string]float64) (*figure, error) {
+func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[string]float64, probes []matrix.LinkProbe) (*figure, error) {
+	probed := func(l string) string {
+		for _, p := range probes {
+			if p.Link == l && p.ThroughputBps > 0 {
+				return fmt.Sprintf("%.0f Mbit/s", p.ThroughputBps/1e6)
+			}
+		}
+		return "-"
+	}
+	// The links with a rate and a cell at these items and concurrency.
 	var ls []string
 	for _, l := range links {
-		if rates[l] > 0 {
-			ls = append(ls, l)
+		if rates[l] <= 0 {
+			continue
+		}
+		for _, client := range x.clients {
+			for _, proto := range x.protos[client] {
+				if _, ok := x.cells[matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}.Name()]; ok && !slices.Contains(ls, l) {
+					ls = append(ls, l)
+				}
+			}
 		}
 	}
 	if len(ls) < 2 {
 		return nil, nil
 	}
 	slices.SortFunc(ls, func(a, b string) int { return int(math.Copysign(1, rates[a]-rates[b])) })
-	f := newFigure(fmt.Sprintf("Requests/s vs link rate, %s, c=%d", k, conc),
-		"link (rate, log scale; unshaped: its probed throughput)", "requests/s (median, log scale)", true, true)
+	f := newFigure(fmt.Sprintf("Requests/s vs link rate, %s, c=%d (grey: rate / answer size)", k, conc),
+		"link (rate, log scale; unshaped right of the fastest)", "requests/s (median, log scale)", true, true)
 	var ticks []plot.Tick
 	for _, l := range ls {
 		label := l
 		if _, err := matrix.ParseRate(l); err != nil {
-			label = fmt.Sprintf("%s (%.0f Mbit/s)", l, rates[l]/1e6)
+			label = l + " (probed " + probed(l) + ")"
 		}
 		ticks = append(ticks, plot.Tick{Value: rates[l], Label: label})
 	}
@@ -139,6 +164,30 @@ func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[st
 	}
 	if f.lines == 0 {
 		return nil, nil
+	}
+	// Each protocol's cap on a shaped link: rate / answer size (its first cell's).
+	grey := color.Gray{Y: 0x99}
+	for _, proto := range matrix.Protocols {
+		size := 0.0
+		for _, client := range x.clients {
+			for _, l := range ls {
+				if r, ok := x.cells[matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}.Name()]; ok && size == 0 {
+					size = r.Stat(func(m matrix.Metrics) float64 { return float64(m.BytesPerResponse) }).Median
+				}
+			}
+		}
+		if size <= 0 {
+			continue
+		}
+		var xs, ys []float64
+		for _, l := range ls {
+			if _, err := matrix.ParseRate(l); err == nil {
+				xs, ys = append(xs, rates[l]), append(ys, rates[l]/8/size)
+			}
+		}
+		if err := f.line("cap "+proto, xs, ys, grey, protoDash[proto], draw.RingGlyph{}); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }

@@ -60,6 +60,11 @@ func TestLinkFigures(t *testing.T) {
 	if rates["unshaped"] != 900e6 || rates["20mbit"] != 20e6 {
 		t.Errorf("rates: got %v; want unshaped at its probed 900e6, 20mbit at 20e6", rates)
 	}
+	// A probe that measured a busy CPU still puts unshaped right of the fastest rate.
+	run.Links[0].ThroughputBps = 40e6
+	if got := linkRates(run, runLinks(run))["unshaped"]; got != 200e6 {
+		t.Errorf("unshaped probed below 100mbit: got x=%v; want 200e6 (twice the fastest)", got)
+	}
 }
 
 func TestLinksMarkdown(t *testing.T) {
