@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 const (
@@ -52,9 +54,10 @@ type worker struct {
 	n      int
 }
 
-func startWorker(t *testing.T, java, jar string) *worker {
+func startWorker(t *testing.T, java testbed.Java) *worker {
 	t.Helper()
-	w := &worker{t: t, cmd: exec.Command(java, "-jar", jar, "worker")}
+	argv := java.Command("worker")
+	w := &worker{t: t, cmd: exec.Command(argv[0], argv[1:]...)}
 	var err error
 	if w.in, err = w.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -151,7 +154,7 @@ func (w *worker) normalCall(t *testing.T, proto, addr string) {
 	if code != 0 {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		t.Fatalf("normal %s call: exit %d; want 0; worker stderr tail:\n%s", proto, code, tail(w.stderr.String(), 3000))
+		t.Fatalf("normal %s call: exit %d; want 0; worker stderr tail:\n%s", proto, code, testbed.Tail(w.stderr.String(), 3000))
 	}
 	r, err := report.Parse(bytes.NewReader(out))
 	if err != nil {
@@ -160,13 +163,6 @@ func (w *worker) normalCall(t *testing.T, proto, addr string) {
 	if r.Complete != 5 || r.Failed != 0 {
 		t.Fatalf("normal %s call: complete %d, failed %d; want 5, 0", proto, r.Complete, r.Failed)
 	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // rss reads a process's VmRSS in bytes.
@@ -296,8 +292,8 @@ type hostileCase struct {
 type floodFunc func(addr string) []byte
 
 func TestJavaBaselinesHostile(t *testing.T) {
-	java, jar := need(t)
-	w := startWorker(t, java, jar)
+	java := testbed.NeedJava(t)
+	w := startWorker(t, java)
 	// Only the idle cases need a short -idle-timeout; on a busy machine a client may sit
 	// silent for seconds while it sets up (Dubbo), so the others keep a roomy one.
 	const roomy = 60 * time.Second
@@ -329,8 +325,7 @@ func TestJavaBaselinesHostile(t *testing.T) {
 	}
 	for _, s := range suites {
 		t.Run(s.proto, func(t *testing.T) {
-			cmd, addrs := startProc(t, []string{s.proto}, java, "-jar", jar, "serve", "-proto", s.proto,
-				"-port", "0", "-idle-timeout", s.idle.String())
+			cmd, addrs := testbed.JavaBaseline(t, java, s.proto, "-idle-timeout", s.idle.String())
 			addr := addrs[s.proto]
 			w.normalCall(t, s.proto, addr)
 			for _, c := range s.cases {
@@ -554,12 +549,11 @@ func dubboCases() []hostileCase {
 // TestJavaBaselineStats: -stats-port serves docs/method.md section 10's JSON, counting
 // every answered call (errors too) as go-server does, and survives garbage.
 func TestJavaBaselineStats(t *testing.T) {
-	java, jar := need(t)
-	w := startWorker(t, java, jar)
+	java := testbed.NeedJava(t)
+	w := startWorker(t, java)
 	for _, proto := range []string{"thrift", "http"} {
 		t.Run(proto, func(t *testing.T) {
-			_, addrs := startProc(t, []string{proto, "stats"}, java, "-jar", jar, "serve", "-proto", proto,
-				"-port", "0", "-stats-port", "0")
+			_, addrs := testbed.JavaBaseline(t, java, proto, "-stats-port", "0")
 			before := time.Now()
 			w.normalCall(t, proto, addrs[proto]) // verify (2 calls) + 5
 			if code, _ := w.run("-proto", proto, "-call", "datalist", "-items", "3", "-n", "4", "-addr", addrs[proto]); code != 0 {

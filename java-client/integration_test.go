@@ -1,160 +1,30 @@
 // Package javaclient_test runs the Java client (java-client/target/java-client.jar)
 // the way the matrix does: gRPC, Thrift and HTTP against go-server, Ice and Dubbo
-// against the jar's own baseline servers, every report read by the Go parser.
+// against the jar's own baseline servers, every report read by the Go parser. It
+// skips without java or the jar (make setup-java), unless RPCBED_REQUIRE names java
+// (internal/testbed).
 package javaclient_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
-const jarPath = "target/java-client.jar"
-
-// need returns the java binary and the jar, or skips (fails when RPCBED_REQUIRE
-// names java: CI must not pass by skipping).
-func need(t *testing.T) (java, jar string) {
-	t.Helper()
-	required := strings.Contains(os.Getenv("RPCBED_REQUIRE"), "java")
-	miss := func(why string) {
-		if required {
-			t.Fatalf("%s (RPCBED_REQUIRE=%q)", why, os.Getenv("RPCBED_REQUIRE"))
-		}
-		t.Skipf("%s: run `make setup-java` (set RPCBED_REQUIRE=java to fail instead)", why)
-	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		miss("no java on PATH")
-	}
-	jar, err = filepath.Abs(jarPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(jar); err != nil {
-		miss("no " + jarPath)
-	}
-	return java, jar
-}
-
-var listening = regexp.MustCompile(`listening proto=(\w+) addr=(\S+)`)
-
-// start runs a server process and returns its listen address per protocol once all of
-// want are listening. The process gets SIGTERM at cleanup.
-func start(t *testing.T, want []string, name string, args ...string) map[string]string {
-	t.Helper()
-	_, addrs := startProc(t, want, name, args...)
-	return addrs
-}
-
-// startProc is start that also returns the process.
-func startProc(t *testing.T, want []string, name string, args ...string) (*exec.Cmd, map[string]string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var waitErr error
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-			// Both go-server and the Java servers stop cleanly on SIGTERM: exit 0.
-			if waitErr != nil {
-				t.Errorf("%s after SIGTERM: %v", filepath.Base(name), waitErr)
-			}
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("%s did not stop within 15 s of SIGTERM", filepath.Base(name))
-		}
-	})
-	addrs := make(map[string]string)
-	var mu sync.Mutex
-	var log bytes.Buffer
-	ready := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { waitErr = cmd.Wait() }()
-		sc := bufio.NewScanner(stderr)
-		closed := false
-		for sc.Scan() {
-			line := sc.Text()
-			mu.Lock()
-			log.WriteString(line + "\n")
-			if m := listening.FindStringSubmatch(line); m != nil {
-				addrs[m[1]] = m[2]
-			}
-			all := true
-			for _, p := range want {
-				if addrs[p] == "" {
-					all = false
-				}
-			}
-			mu.Unlock()
-			if all && !closed {
-				close(ready)
-				closed = true
-			}
-		}
-		io.Copy(io.Discard, stderr)
-	}()
-	select {
-	case <-ready:
-	case <-done:
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("%s exited before listening on %v; stderr:\n%s", filepath.Base(name), want, log.String())
-	case <-time.After(90 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("%s not listening on %v after 90 s; stderr:\n%s", filepath.Base(name), want, log.String())
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	out := make(map[string]string, len(addrs))
-	for k, v := range addrs {
-		out[k] = v
-	}
-	return cmd, out
-}
-
-// goServer builds go-server into a temporary folder and starts it on free ports.
-func goServer(t *testing.T) map[string]string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "go-server")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rpcbed/rpcbed/go-server")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build go-server: %v\n%s", err, out)
-	}
-	return start(t, []string{"grpc", "thrift", "http"}, bin,
-		"-grpc", "127.0.0.1:0", "-thrift", "127.0.0.1:0", "-http", "127.0.0.1:0")
-}
-
 // javaClient runs the jar's bench mode and returns its exit code, stdout and stderr.
-func javaClient(t *testing.T, java, jar string, args ...string) (int, []byte, string) {
+func javaClient(t *testing.T, j testbed.Java, args ...string) (int, []byte, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, java, append([]string{"-jar", jar}, args...)...)
+	line := j.Command(args...)
+	cmd := exec.CommandContext(ctx, line[0], line[1:]...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -169,12 +39,11 @@ func javaClient(t *testing.T, java, jar string, args ...string) (int, []byte, st
 }
 
 func TestJavaClient(t *testing.T) {
-	java, jar := need(t)
-	addrs := goServer(t)
+	java := testbed.NeedJava(t)
+	addrs := testbed.GoServer(t)
 	for _, p := range []string{"ice", "dubbo"} {
-		for k, v := range start(t, []string{p}, java, "-jar", jar, "serve", "-proto", p, "-port", "0") {
-			addrs[k] = v
-		}
+		_, a := testbed.JavaBaseline(t, java, p)
+		addrs[p] = a[p]
 	}
 	tests := []struct {
 		name   string
@@ -209,7 +78,7 @@ func TestJavaClient(t *testing.T) {
 			if tc.rate > 0 {
 				args = append(args, "-rate", strconv.Itoa(tc.rate))
 			}
-			code, out, stderr := javaClient(t, java, jar, args...)
+			code, out, stderr := javaClient(t, java, args...)
 			if code != 0 {
 				t.Fatalf("exit code %d; want 0; stderr:\n%s", code, stderr)
 			}
@@ -267,7 +136,7 @@ func TestJavaClient(t *testing.T) {
 }
 
 func TestJavaClientExitCodes(t *testing.T) {
-	java, jar := need(t)
+	java := testbed.NeedJava(t)
 	tests := []struct {
 		name string
 		args []string
@@ -279,7 +148,7 @@ func TestJavaClientExitCodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, stderr := javaClient(t, java, jar, tc.args...)
+			code, out, stderr := javaClient(t, java, tc.args...)
 			if code != tc.want {
 				t.Errorf("exit code %d; want %d; stderr:\n%s", code, tc.want, stderr)
 			}

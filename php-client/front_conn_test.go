@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // frontGet is one front request: status, the X-Rpcbed-Conn and X-Rpcbed-Pid
@@ -44,7 +46,7 @@ func frontGet(c *http.Client, addr, query string) (frontAnswer, error) {
 		N       int    `json:"n"`
 	}
 	if err := json.Unmarshal(body, &b); err != nil {
-		return frontAnswer{}, fmt.Errorf("status %d, body not JSON (%v): %q", resp.StatusCode, err, tail(string(body), 300))
+		return frontAnswer{}, fmt.Errorf("status %d, body not JSON (%v): %q", resp.StatusCode, err, testbed.Tail(string(body), 300))
 	}
 	pid, _ := strconv.Atoi(resp.Header.Get("X-Rpcbed-Pid"))
 	return frontAnswer{status: resp.StatusCode, conn: resp.Header.Get("X-Rpcbed-Conn"), pid: pid,
@@ -56,10 +58,10 @@ func frontGet(c *http.Client, addr, query string) (frontAnswer, error) {
 // one per process that answered. The same holds for the production variant of the
 // front (OPcache on).
 func TestPHPFrontKeepsConnections(t *testing.T) {
-	here, grpcExt, backends := frontSetup(t)
+	php, backends := frontSetup(t)
 	fronts := map[string]*phpFront{
-		"published": startPHPFront(t, here, grpcExt, backends),
-		"opcache":   startPHPFront(t, here, grpcExt, backends, "RPCBED_FRONT_OPCACHE=1"),
+		"published": startPHPFront(t, php, backends),
+		"opcache":   startPHPFront(t, php, backends, "RPCBED_FRONT_OPCACHE=1"),
 	}
 	for _, tc := range []struct {
 		front    string
@@ -127,12 +129,12 @@ func TestPHPFrontKeepsConnections(t *testing.T) {
 // limit) is answered JSON 504, not an empty 500: n=100000 over pure-PHP Thrift takes
 // far longer than 1 s. The worker then serves a normal call on a fresh connection.
 func TestPHPFrontTimeLimitIsJSON(t *testing.T) {
-	here, grpcExt, backends := frontSetup(t)
-	f := startPHPFront(t, here, grpcExt, backends, "RPCBED_FRONT_TIMEOUT=1", "RPCBED_FRONT_RUNTIME=pure", "PHP_CLI_SERVER_WORKERS=1")
+	php, backends := frontSetup(t)
+	f := startPHPFront(t, php, backends, "RPCBED_FRONT_TIMEOUT=1", "RPCBED_FRONT_RUNTIME=pure", "PHP_CLI_SERVER_WORKERS=1")
 	c := &http.Client{Timeout: 60 * time.Second}
 	a, err := frontGet(c, f.addr, "n=100000&proto=thrift")
 	if err != nil {
-		t.Fatalf("n=100000 thrift: %v\nfront log:\n%s", err, tail(f.logText(), 2000))
+		t.Fatalf("n=100000 thrift: %v\nfront log:\n%s", err, testbed.Tail(f.logText(), 2000))
 	}
 	if a.status != http.StatusGatewayTimeout || a.code != 4 || a.ctype != "application/json" {
 		t.Errorf("n=100000 thrift = %d %s code %d %q; want 504 application/json code 4", a.status, a.ctype, a.code, a.message)
@@ -149,8 +151,8 @@ func TestPHPFrontTimeLimitIsJSON(t *testing.T) {
 // SIGTERM to php-front's own pid stops php -S, every worker and the guard: the
 // port is closed afterwards and none of the processes that answered is left.
 func TestPHPFrontSIGTERMStopsWorkers(t *testing.T) {
-	here, grpcExt, backends := frontSetup(t)
-	f := startPHPFront(t, here, grpcExt, backends, "PHP_CLI_SERVER_WORKERS=4")
+	php, backends := frontSetup(t)
+	f := startPHPFront(t, php, backends, "PHP_CLI_SERVER_WORKERS=4")
 	c := &http.Client{Timeout: 30 * time.Second}
 	pids := map[int]bool{}
 	for i := 0; i < 40; i++ {
@@ -195,8 +197,8 @@ func TestPHPFrontSIGTERMStopsWorkers(t *testing.T) {
 // connection evicts the oldest one still sending its head, and a normal call made
 // while 500 connections sit idle is answered.
 func TestPHPFrontManyIdleConnections(t *testing.T) {
-	here, grpcExt, backends := frontSetup(t)
-	f := startPHPFront(t, here, grpcExt, backends)
+	php, backends := frontSetup(t)
+	f := startPHPFront(t, php, backends)
 	var idle []net.Conn
 	defer func() {
 		for _, c := range idle {

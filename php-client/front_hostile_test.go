@@ -1,9 +1,7 @@
 package phpclient_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // phpFront is front.php served by bin/php-front on a free port, its stderr (php -S's
@@ -27,45 +27,15 @@ type phpFront struct {
 	exited <-chan struct{}
 }
 
-// frontSetup finds php and grpc.so and starts go-server, or skips (fails when
-// RPCBED_REQUIRE contains "php"). It returns the backend addresses by protocol.
-func frontSetup(t *testing.T) (here, grpcExt string, backends map[string]string) {
+// frontSetup finds php and its extensions and starts go-server, or skips (fails
+// when RPCBED_REQUIRE contains "php"). It returns the backend addresses by protocol.
+func frontSetup(t *testing.T) (php testbed.PHP, backends map[string]string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: the PHP front runs real processes")
 	}
-	req := requires("php")
-	if _, err := exec.LookPath("php"); err != nil {
-		missing(t, req, "php is not installed: apt-get install php-cli php-curl php-google-protobuf php-thrift php-zeroc-ice (make setup-php)")
-	}
-	here, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcExt = os.Getenv("RPCBED_GRPC_EXT")
-	if grpcExt == "" {
-		grpcExt = filepath.Join(here, "ext", "build", "grpc.so")
-	}
-	if _, err := os.Stat(grpcExt); err != nil {
-		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", grpcExt)
-	}
-	if pb := filepath.Join(here, "ext", "build", "protobuf.so"); os.Getenv("RPCBED_PROTOBUF_EXT") == "" {
-		if _, err := os.Stat(pb); err != nil {
-			missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", pb)
-		}
-	}
-	bin := os.Getenv("RPCBED_GO_SERVER")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "go-server")
-		build := exec.Command("go", "build", "-o", bin, "./go-server")
-		build.Dir = filepath.Dir(here)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./go-server: %v\n%s", err, out)
-		}
-	}
-	backends = startServer(t, []string{"grpc", "thrift", "http"}, bin,
-		"-grpc", "127.0.0.1:0", "-thrift", "127.0.0.1:0", "-http", "127.0.0.1:0")
-	return here, grpcExt, backends
+	php = testbed.NeedPHP(t)
+	return php, testbed.GoServer(t)
 }
 
 func freeAddr(t *testing.T) string {
@@ -81,7 +51,7 @@ func freeAddr(t *testing.T) string {
 // startPHPFront runs bin/php-front with two workers (env adds or overrides
 // variables). It gets its own process group, and the whole group is stopped at the
 // end, whatever a test did to its first process.
-func startPHPFront(t *testing.T, here, grpcExt string, backends map[string]string, env ...string) *phpFront {
+func startPHPFront(t *testing.T, php testbed.PHP, backends map[string]string, env ...string) *phpFront {
 	t.Helper()
 	f := &phpFront{addr: freeAddr(t), log: filepath.Join(t.TempDir(), "front.log")}
 	logf, err := os.Create(f.log)
@@ -89,8 +59,8 @@ func startPHPFront(t *testing.T, here, grpcExt string, backends map[string]strin
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	f.cmd = exec.Command(filepath.Join(here, "bin", "php-front"))
-	f.cmd.Env = append(os.Environ(), "LISTEN="+f.addr, "PHP_CLI_SERVER_WORKERS=2", "RPCBED_GRPC_EXT="+grpcExt,
+	f.cmd = exec.Command(filepath.Join(filepath.Dir(php.Script), "php-front"))
+	f.cmd.Env = append(append(os.Environ(), php.Env()...), "LISTEN="+f.addr, "PHP_CLI_SERVER_WORKERS=2",
 		"RPCBED_GRPC_ADDR="+backends["grpc"], "RPCBED_THRIFT_ADDR="+backends["thrift"], "RPCBED_HTTP_ADDR="+backends["http"])
 	f.cmd.Env = append(f.cmd.Env, env...)
 	// A file, not a pipe: PHP has written a request's warnings before it answers.
@@ -147,7 +117,7 @@ func (f *phpFront) stillServes(t *testing.T, proto string, logFrom int) {
 	c := &http.Client{Timeout: 30 * time.Second} // a hang guard, not a timing assertion
 	resp, err := c.Get("http://" + f.addr + "/v1/datalist?n=2&proto=" + proto)
 	if err != nil {
-		t.Fatalf("normal call after hostile input: %v\nfront log:\n%s", err, tail(f.logText(), 2000))
+		t.Fatalf("normal call after hostile input: %v\nfront log:\n%s", err, testbed.Tail(f.logText(), 2000))
 	}
 	defer resp.Body.Close()
 	var l struct {
@@ -165,53 +135,9 @@ func (f *phpFront) stillServes(t *testing.T, proto string, logFrom int) {
 	}
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-// rawStatuses writes b (in the background: php -S may stop reading first),
-// half-closes when closeWrite, and returns the status of every response that came
-// back before the front closed the connection.
-func rawStatuses(t *testing.T, addr string, b []byte, closeWrite bool) []int {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(30 * time.Second)) // a hang guard
-	go func() {
-		if _, err := conn.Write(b); err == nil && closeWrite {
-			conn.(*net.TCPConn).CloseWrite()
-		}
-	}()
-	br := bufio.NewReader(conn)
-	var codes []int
-	for {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				t.Fatalf("the front neither answered nor closed the connection (responses so far %v)", codes)
-			}
-			return codes // EOF or reset: the front closed
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		codes = append(codes, resp.StatusCode)
-	}
-}
-
-func get(target, extra string) string {
-	return "GET " + target + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n"
-}
-
 func TestPHPFrontHostile(t *testing.T) {
-	here, grpcExt, backends := frontSetup(t)
-	f := startPHPFront(t, here, grpcExt, backends)
+	php, backends := frontSetup(t)
+	f := startPHPFront(t, php, backends)
 	badArgs := "want n=0..100000 and proto="
 	manyVars := strings.Repeat("a=1&", 1500) // past PHP's max_input_vars (1000)
 
@@ -271,13 +197,13 @@ func TestPHPFrontHostile(t *testing.T) {
 			if resp.StatusCode != tc.want || jerr != nil || !strings.Contains(e.Message, tc.wantMsg) ||
 				resp.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("%s %s = %d %s %q; want %d, application/json with message %q", tc.method,
-					tail(tc.target, 80), resp.StatusCode, resp.Header.Get("Content-Type"), tail(string(body), 600), tc.want, tc.wantMsg)
+					testbed.Tail(tc.target, 80), resp.StatusCode, resp.Header.Get("Content-Type"), testbed.Tail(string(body), 600), tc.want, tc.wantMsg)
 			}
 			f.stillServes(t, "grpc", from)
 		})
 	}
 
-	ok := get("/v1/datalist?n=2", "")
+	ok := testbed.Request("/v1/datalist?n=2", "")
 	// bin/front-guard.php passes on heads of up to 96 KiB (php -S itself reads about
 	// 80 KiB) and answers a longer one 431, unless it has to reset the connection
 	// first because the client is still sending.
@@ -297,23 +223,23 @@ func TestPHPFrontHostile(t *testing.T) {
 		// php -S answers one request per connection and calls a pipelined one malformed.
 		{"request then garbage", ok + "\x00\x01\x02\x03\r\n\r\n", false, []string{"[]", "[200]"}},
 		{"three pipelined requests", ok + ok + ok, false, []string{"[]", "[200]"}},
-		{"long legal query", get("/v1/datalist?n=2&pad="+strings.Repeat("q", legal), ""), false, []string{"[200]"}},
-		{"oversized query", get("/v1/datalist?n=2&pad="+strings.Repeat("q", tooLong), ""), false, []string{"[]", "[431]"}},
-		{"oversized headers", get("/v1/datalist?n=2", "X-Big: "+strings.Repeat("b", tooLong)+"\r\n"), false, []string{"[]", "[431]"}},
+		{"long legal query", testbed.Request("/v1/datalist?n=2&pad="+strings.Repeat("q", legal), ""), false, []string{"[200]"}},
+		{"oversized query", testbed.Request("/v1/datalist?n=2&pad="+strings.Repeat("q", tooLong), ""), false, []string{"[]", "[431]"}},
+		{"oversized headers", testbed.Request("/v1/datalist?n=2", "X-Big: "+strings.Repeat("b", tooLong)+"\r\n"), false, []string{"[]", "[431]"}},
 		// php -S allocates the claimed length before front.php runs: the guard refuses it.
-		{"huge Content-Length", get("/v1/datalist?n=2", "Content-Length: 1099511627776\r\n") + "abc", true, []string{"[413]"}},
+		{"huge Content-Length", testbed.Request("/v1/datalist?n=2", "Content-Length: 1099511627776\r\n") + "abc", true, []string{"[413]"}},
 		{"3 GiB POST", "POST /v1/datalist?n=2 HTTP/1.1\r\nHost: x\r\nContent-Length: 3221225472\r\n\r\n" + strings.Repeat("z", 4096), true, []string{"[413]"}},
 		{"chunked body", "POST /v1/datalist?n=2 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", true, []string{"[413]"}},
-		{"two Content-Lengths", get("/v1/datalist?n=2", "Content-Length: 1\r\nContent-Length: 2\r\n") + "ab", true, []string{"[400]"}},
-		{"Content-Length not a number", get("/v1/datalist?n=2", "Content-Length: -1\r\n"), true, []string{"[400]"}},
-		{"body on GET", get("/v1/datalist?n=2", "Content-Length: 11\r\n") + "hello world", false, []string{"[200]"}},
-		{"short body on GET", get("/v1/datalist?n=2", "Content-Length: 100\r\n") + "short", true, []string{"[]"}},
+		{"two Content-Lengths", testbed.Request("/v1/datalist?n=2", "Content-Length: 1\r\nContent-Length: 2\r\n") + "ab", true, []string{"[400]"}},
+		{"Content-Length not a number", testbed.Request("/v1/datalist?n=2", "Content-Length: -1\r\n"), true, []string{"[400]"}},
+		{"body on GET", testbed.Request("/v1/datalist?n=2", "Content-Length: 11\r\n") + "hello world", false, []string{"[200]"}},
+		{"short body on GET", testbed.Request("/v1/datalist?n=2", "Content-Length: 100\r\n") + "short", true, []string{"[]"}},
 		{"HTTP/1.0 request", "GET /v1/datalist?n=2 HTTP/1.0\r\n\r\n", false, []string{"[200]"}},
 	}
 	for _, tc := range raw {
 		t.Run(tc.name, func(t *testing.T) {
 			from := len(f.logText())
-			got := fmt.Sprint(rawStatuses(t, f.addr, []byte(tc.send), tc.closeWrite))
+			got := fmt.Sprint(testbed.RawExchange(t, f.addr, []byte(tc.send), tc.closeWrite, 30*time.Second))
 			found := false
 			for _, w := range tc.want {
 				found = found || got == w
@@ -352,7 +278,7 @@ func TestPHPFrontHostile(t *testing.T) {
 						t.Fatal(err)
 					}
 					conn.SetDeadline(time.Now().Add(60 * time.Second))
-					io.WriteString(conn, get("/v1/datalist?n=5000&proto="+proto, ""))
+					io.WriteString(conn, testbed.Request("/v1/datalist?n=5000&proto="+proto, ""))
 					if readBack > 0 {
 						if _, err := io.ReadFull(conn, make([]byte, readBack)); err != nil {
 							t.Fatalf("reading the first %d bytes of n=5000: %v", readBack, err)
@@ -373,16 +299,16 @@ func TestPHPFrontHostile(t *testing.T) {
 // claimed length, php/php-src#22003), so bin/front-guard.php refuses such a request
 // before php -S sees it: many of them, then a normal call on the same port.
 func TestPHPFrontHugeContentLength(t *testing.T) {
-	here, grpcExt, backends := frontSetup(t)
-	f := startPHPFront(t, here, grpcExt, backends)
+	php, backends := frontSetup(t)
+	f := startPHPFront(t, php, backends)
 	for i := 0; i < 16; i++ { // twice the published 8 workers, far more than the test's 2
-		got := fmt.Sprint(rawStatuses(t, f.addr, []byte(get("/v1/datalist?n=2", "Content-Length: 1000000000000\r\n")+"abc"), true))
+		got := fmt.Sprint(testbed.RawExchange(t, f.addr, []byte(testbed.Request("/v1/datalist?n=2", "Content-Length: 1000000000000\r\n")+"abc"), true, 30*time.Second))
 		if got != "[413]" {
-			t.Fatalf("request %d claiming 1 TB: responses %s; want [413]\nfront log:\n%s", i, got, tail(f.logText(), 2000))
+			t.Fatalf("request %d claiming 1 TB: responses %s; want [413]\nfront log:\n%s", i, got, testbed.Tail(f.logText(), 2000))
 		}
 	}
 	if strings.Contains(f.logText(), "Out of memory") {
-		t.Errorf("a php -S worker ran out of memory:\n%s", tail(f.logText(), 2000))
+		t.Errorf("a php -S worker ran out of memory:\n%s", testbed.Tail(f.logText(), 2000))
 	}
 	f.stillServes(t, "grpc", 0)
 }

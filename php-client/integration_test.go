@@ -2,8 +2,9 @@
 // every protocol x call against real servers and reads its report with the Go
 // parser: the PHP client's side of the report contract.
 //
-// It skips when php or grpc.so (php-client/build-ext.sh) is missing, unless
-// RPCBED_REQUIRE contains "php" (CI sets it); then it fails. The Ice cells need the
+// It skips when php or its extensions (grpc.so, protobuf.so: php-client/build-ext.sh)
+// are missing, unless RPCBED_REQUIRE contains "php" (CI sets it); then it fails
+// (internal/testbed). The Ice cells need the
 // Java Ice baseline (java-client/target/java-client.jar) and skip without it,
 // unless RPCBED_REQUIRE contains "ice", or both "php" and "java".
 package phpclient_test
@@ -18,150 +19,28 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/fakeserver"
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
-
-func requires(words ...string) bool {
-	req := os.Getenv("RPCBED_REQUIRE")
-	for _, w := range words {
-		if !strings.Contains(req, w) {
-			return false
-		}
-	}
-	return true
-}
-
-// missing skips the test, or fails it when the environment promises the piece.
-func missing(t *testing.T, required bool, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if required {
-		t.Fatalf("%s (RPCBED_REQUIRE=%q)", msg, os.Getenv("RPCBED_REQUIRE"))
-	}
-	t.Skip(msg)
-}
-
-var listening = regexp.MustCompile(`listening proto=(\w+) addr=(\S+)`)
-
-// startServer runs a server that prints "listening proto=P addr=A" on stderr once
-// per listener, and returns proto -> addr when all want protocols are up.
-func startServer(t *testing.T, want []string, name string, args ...string) map[string]string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, name, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start %s: %v", name, err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		wg.Wait()
-	})
-
-	addrs := make(chan [2]string)
-	var logMu sync.Mutex
-	var log bytes.Buffer
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(addrs)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logMu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			logMu.Unlock()
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addrs <- [2]string{m[1], m[2]}
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
-
-	got := map[string]string{}
-	timeout := time.After(90 * time.Second)
-	for len(got) < len(want) {
-		select {
-		case a, ok := <-addrs:
-			if !ok {
-				logMu.Lock()
-				defer logMu.Unlock()
-				t.Fatalf("%s exited before listening on %v:\n%s", name, want, log.String())
-			}
-			got[a[0]] = a[1]
-		case <-timeout:
-			logMu.Lock()
-			defer logMu.Unlock()
-			t.Fatalf("%s did not listen on %v within 90s:\n%s", name, want, log.String())
-		}
-	}
-	// Keep draining stderr so the server never blocks on a full pipe.
-	go func() {
-		for range addrs {
-		}
-	}()
-	return got
-}
 
 func TestPHPClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the PHP client runs real processes")
 	}
-	req := requires("php")
-	php, err := exec.LookPath("php")
-	if err != nil {
-		missing(t, req, "php is not installed: apt-get install php-cli php-curl php-google-protobuf php-thrift php-zeroc-ice (make setup-php)")
-	}
-	here, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Dir(here)
-	grpcExt := os.Getenv("RPCBED_GRPC_EXT")
-	if grpcExt == "" {
-		grpcExt = filepath.Join(here, "ext", "build", "grpc.so")
-	}
-	if _, err := os.Stat(grpcExt); err != nil {
-		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", grpcExt)
-	}
-	pbExt := os.Getenv("RPCBED_PROTOBUF_EXT")
-	if pbExt == "" {
-		pbExt = filepath.Join(here, "ext", "build", "protobuf.so")
-	}
-	if _, err := os.Stat(pbExt); err != nil {
-		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", pbExt)
-	}
+	php := testbed.NeedPHP(t)
+	addrs := testbed.GoServer(t)
 
-	bin := filepath.Join(t.TempDir(), "go-server")
-	build := exec.Command("go", "build", "-o", bin, "./go-server")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./go-server: %v\n%s", err, out)
-	}
-	addrs := startServer(t, []string{"grpc", "thrift", "http"}, bin,
-		"-grpc", "127.0.0.1:0", "-thrift", "127.0.0.1:0", "-http", "127.0.0.1:0")
-
-	jar := filepath.Join(root, "java-client", "target", "java-client.jar")
 	iceReason := ""
-	if _, err := os.Stat(jar); err != nil {
-		iceReason = fmt.Sprintf("the Ice cells need the Java Ice baseline server: %s is missing (build java-client first)", jar)
-	} else if java, err := exec.LookPath("java"); err != nil {
-		iceReason = "the Ice cells need java to run " + jar
+	if java, why := testbed.FindJava(t); why != "" {
+		iceReason = "the Ice cells need the Java Ice baseline server: " + why
 	} else {
-		ice := startServer(t, []string{"ice"}, java, "-jar", jar, "serve", "-proto", "ice", "-port", "0")
+		_, ice := testbed.JavaBaseline(t, java, "ice")
 		addrs["ice"] = ice["ice"]
 	}
 
@@ -179,7 +58,7 @@ func TestPHPClient(t *testing.T) {
 	for _, rt := range []string{"c", "pure"} {
 		for _, proto := range []string{"grpc", "thrift", "http", "ice"} {
 			for _, call := range []string{"datatype", "datalist"} {
-				args := []string{"-n", filepath.Join(here, "bin", "client.php"), "-runtime", rt,
+				args := []string{"-runtime", rt,
 					"-proto", proto, "-call", call, "-c", "2", "-n", fmt.Sprint(n), "-warmup", "0.1", "-k",
 					"-timeout", "10s"}
 				client := "php"
@@ -193,13 +72,14 @@ func TestPHPClient(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					if proto == "ice" && iceReason != "" {
-						missing(t, requires("ice") || requires("php", "java"), "%s", iceReason)
+						testbed.Missing(t, testbed.Required("ice") || testbed.Required("php", "java"), "%s", iceReason)
 					}
 					args = append(args, "-addr", addrs[proto])
 					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 					defer cancel()
-					cmd := exec.CommandContext(ctx, php, args...)
-					cmd.Env = append(os.Environ(), "RPCBED_GRPC_EXT="+grpcExt)
+					line := php.Command(args...)
+					cmd := exec.CommandContext(ctx, line[0], line[1:]...)
+					cmd.Env = append(os.Environ(), php.Env()...)
 					var stdout, stderr bytes.Buffer
 					cmd.Stdout, cmd.Stderr = &stdout, &stderr
 					if err := cmd.Run(); err != nil {
@@ -251,30 +131,8 @@ func TestPHPWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the PHP client runs real processes")
 	}
-	req := requires("php")
-	php, err := exec.LookPath("php")
-	if err != nil {
-		missing(t, req, "php is not installed (make setup-php)")
-	}
-	here, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcExt := os.Getenv("RPCBED_GRPC_EXT")
-	if grpcExt == "" {
-		grpcExt = filepath.Join(here, "ext", "build", "grpc.so")
-	}
-	if _, err := os.Stat(grpcExt); err != nil {
-		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", grpcExt)
-	}
-	bin := filepath.Join(t.TempDir(), "go-server")
-	build := exec.Command("go", "build", "-o", bin, "./go-server")
-	build.Dir = filepath.Dir(here)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./go-server: %v\n%s", err, out)
-	}
-	addrs := startServer(t, []string{"grpc", "thrift", "http"}, bin,
-		"-grpc", "127.0.0.1:0", "-thrift", "127.0.0.1:0", "-http", "127.0.0.1:0")
+	php := testbed.NeedPHP(t)
+	addrs := testbed.GoServer(t)
 	// A server that answers, but wrongly: DataType's codeId is not 101.
 	wrong := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -284,8 +142,9 @@ func TestPHPWorker(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, php, "-n", filepath.Join(here, "bin", "client.php"), "worker")
-	cmd.Env = append(os.Environ(), "RPCBED_GRPC_EXT="+grpcExt)
+	line := php.Command("worker")
+	cmd := exec.CommandContext(ctx, line[0], line[1:]...)
+	cmd.Env = append(os.Environ(), php.Env()...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +153,7 @@ func TestPHPWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testbed.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -390,24 +249,6 @@ func TestPHPWorker(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the writer goroutine exec starts and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestPHPVerifyKinds runs php-client against a server that answers what each row
 // says (internal/fakeserver) and checks the exit code and the verify line's kind
 // (docs/report-format.md): a declared error is never connect or timeout, whatever
@@ -416,22 +257,7 @@ func TestPHPVerifyKinds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the PHP client runs real processes")
 	}
-	req := requires("php")
-	php, err := exec.LookPath("php")
-	if err != nil {
-		missing(t, req, "php is not installed (make setup-php)")
-	}
-	here, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcExt := os.Getenv("RPCBED_GRPC_EXT")
-	if grpcExt == "" {
-		grpcExt = filepath.Join(here, "ext", "build", "grpc.so")
-	}
-	if _, err := os.Stat(grpcExt); err != nil {
-		missing(t, req, "%s is missing: run php-client/build-ext.sh (make setup-php)", grpcExt)
-	}
+	php := testbed.NeedPHP(t)
 	rows := []struct {
 		name string
 		b    fakeserver.Behaviour
@@ -451,9 +277,9 @@ func TestPHPVerifyKinds(t *testing.T) {
 			t.Run(proto+"/"+row.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				cmd := exec.CommandContext(ctx, php, "-n", filepath.Join(here, "bin", "client.php"),
-					"-proto", proto, "-call", "datalist", "-items", "3", "-n", "3", "-timeout", "5s", "-addr", addrs[proto])
-				cmd.Env = append(os.Environ(), "RPCBED_GRPC_EXT="+grpcExt)
+				line := php.Command("-proto", proto, "-call", "datalist", "-items", "3", "-n", "3", "-timeout", "5s", "-addr", addrs[proto])
+				cmd := exec.CommandContext(ctx, line[0], line[1:]...)
+				cmd.Env = append(os.Environ(), php.Env()...)
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				err := cmd.Run()

@@ -23,7 +23,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -32,6 +31,7 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/fakeserver"
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // row is one command line every client runs, and what every client must answer.
@@ -178,59 +178,13 @@ type client struct {
 	skip string // why this client cannot run here; "" when it can
 }
 
-func requires(word string) bool { return strings.Contains(os.Getenv("RPCBED_REQUIRE"), word) }
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	here, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(filepath.Dir(here)) // internal/conformance
-}
-
 func clients(t *testing.T) []client {
 	t.Helper()
-	root := repoRoot(t)
-	bin := filepath.Join(t.TempDir(), "go-client")
-	build := exec.Command("go", "build", "-o", bin, "./go-client")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./go-client: %v\n%s", err, out)
-	}
-	cs := []client{{name: "go", cmd: []string{bin}}}
-
-	php := client{name: "php"}
-	grpcExt := os.Getenv("RPCBED_GRPC_EXT")
-	if grpcExt == "" {
-		grpcExt = filepath.Join(root, "php-client", "ext", "build", "grpc.so")
-	}
-	pbExt := os.Getenv("RPCBED_PROTOBUF_EXT")
-	if pbExt == "" {
-		pbExt = filepath.Join(root, "php-client", "ext", "build", "protobuf.so")
-	}
-	if path, err := exec.LookPath("php"); err != nil {
-		php.skip = "php is not installed (make setup-php)"
-	} else if _, err := os.Stat(grpcExt); err != nil {
-		php.skip = grpcExt + " is missing (make setup-php)"
-	} else if _, err := os.Stat(pbExt); err != nil {
-		php.skip = pbExt + " is missing (make setup-php)"
-	} else {
-		php.cmd = []string{path, "-n", filepath.Join(root, "php-client", "bin", "client.php")}
-		php.env = []string{"RPCBED_GRPC_EXT=" + grpcExt, "RPCBED_PROTOBUF_EXT=" + pbExt}
-	}
-	cs = append(cs, php)
-
-	java := client{name: "java"}
-	jar := filepath.Join(root, "java-client", "target", "java-client.jar")
-	if path, err := exec.LookPath("java"); err != nil {
-		java.skip = "java is not installed (make setup-java)"
-	} else if _, err := os.Stat(jar); err != nil {
-		java.skip = jar + " is missing (make setup-java)"
-	} else {
-		java.cmd = []string{path, "-jar", jar}
-	}
-	return append(cs, java)
+	cs := []client{{name: "go", cmd: []string{testbed.Build(t, "./go-client")}}}
+	php, why := testbed.FindPHP(t)
+	cs = append(cs, client{name: "php", cmd: php.Command(), env: php.Env(), skip: why})
+	java, why := testbed.FindJava(t)
+	return append(cs, client{name: "java", cmd: java.Command(), skip: why})
 }
 
 // verifyLine is the error line docs/report-format.md prescribes for a failed verify.
@@ -300,10 +254,7 @@ func TestConformance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // the clients side by side; each client's rows one after another
 			if c.skip != "" {
-				if requires(c.name) {
-					t.Fatalf("%s (RPCBED_REQUIRE=%q)", c.skip, os.Getenv("RPCBED_REQUIRE"))
-				}
-				t.Skipf("%s: the %s rows are not run (RPCBED_REQUIRE=%s makes this a failure)", c.skip, c.name, c.name)
+				testbed.Missing(t, testbed.Required(c.name), "%s: the %s rows are not run (RPCBED_REQUIRE=%s makes this a failure)", c.skip, c.name, c.name)
 			}
 			for _, r := range rs {
 				t.Run(r.name, func(t *testing.T) {
@@ -373,10 +324,7 @@ func TestWorkerConformance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			if c.skip != "" {
-				if requires(c.name) {
-					t.Fatalf("%s (RPCBED_REQUIRE=%q)", c.skip, os.Getenv("RPCBED_REQUIRE"))
-				}
-				t.Skipf("%s: the %s worker is not run", c.skip, c.name)
+				testbed.Missing(t, testbed.Required(c.name), "%s: the %s worker is not run", c.skip, c.name)
 			}
 			stdin := strings.Join([]string{
 				"run\tok.1\t-proto\thttp\t-call\tdatalist\t-items\t3\t-c\t1\t-n\t5\t-timeout\t5s\t-addr\t" + right["http"],

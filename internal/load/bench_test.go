@@ -18,7 +18,7 @@ func BenchmarkCall(b *testing.B) {
 				cfg.Items = 200
 			}
 			b.Run(p+"-"+call, func(b *testing.B) {
-				cfg.defaults()
+				cfg.Defaults()
 				t, err := dial(context.Background(), &cfg)
 				if err != nil {
 					b.Fatal(err)

@@ -49,8 +49,6 @@ flags:
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "front":
-			return frontMain(args[1:], stderr)
 		case "worker":
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -121,22 +119,21 @@ func newFlagSet(cfg *Config) *flag.FlagSet {
 	fs.StringVar(&cfg.Proto, "proto", "", "protocol: grpc, thrift or http")
 	fs.StringVar(&cfg.Call, "call", "", "call: datatype or datalist")
 	fs.IntVar(&cfg.Items, "items", 0, "items asked for by datalist")
-	fs.IntVar(&cfg.Concurrency, "c", 1, "concurrent workers (as ab -c)")
+	fs.IntVar(&cfg.Concurrency, "c", defaultConcurrency, "concurrent workers (as ab -c)")
 	fs.Int64Var(&cfg.Requests, "n", 0, "measured calls in total (as ab -n); with -t, whichever ends first")
 	fs.Var((*seconds)(&cfg.Duration), "t", "measured duration (as ab -t); with -n, whichever ends first")
 	fs.Var(warmupFlag{cfg}, "warmup", "warm-up, excluded from every figure: a duration, or auto (until 3 consecutive 250 ms windows' throughput are within ±5 % of their mean)")
-	fs.Var((*seconds)(&cfg.WarmupMax), "warmup-max", "-warmup auto: the longest warm-up (default 10s)")
+	fs.Var((*seconds)(&cfg.WarmupMax), "warmup-max", "-warmup auto: the longest warm-up (default "+defaultWarmupMax.String()+")")
 	fs.BoolVar(&cfg.KeepAlive, "k", false, "HTTP keep-alive (as ab -k); gRPC and Thrift always keep the connection")
 	fs.IntVar(&cfg.Conns, "conns", 0, "TCP connections (default -c, one per worker); gRPC shares K < c round-robin, thrift and http take only K = c")
 	fs.IntVar(&cfg.Rate, "rate", 0, "open loop: calls per second in total, latency from each call's intended start (0 = closed loop)")
 	fs.StringVar(&cfg.Check, "check", CheckFull, "full: decode every response and check its items or codeId and token; length: status, token and size only (as ab, wrk, ghz)")
-	cfg.Timeout = 10 * time.Second
+	cfg.Timeout = DefaultTimeout
 	fs.Var((*seconds)(&cfg.Timeout), "timeout", "per-call deadline")
 	fs.StringVar(&cfg.Addr, "addr", "", "server HOST:PORT")
 	fs.StringVar(&cfg.JSONFile, "json", "", "also write the report as JSON to this file")
-	fs.StringVar(&cfg.ClientID, "client-id", "go-client", "client id sent in every request's auth")
-	fs.StringVar(&cfg.ThriftTransport, "thrift-transport", "framed", "thrift transport: framed or buffered")
-	fs.StringVar(&cfg.ThriftProtocol, "thrift-protocol", "binary", "thrift protocol: binary or compact")
+	fs.StringVar(&cfg.ClientID, "client-id", defaultClientID, "client id sent in every request's auth")
+	ThriftFlags(fs, cfg)
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the measured part to this file")
 	return fs
 }
@@ -157,9 +154,18 @@ func ParseArgs(args []string) (Config, error) {
 	if cfg.Timeout == 0 {
 		return cfg, errors.New("-timeout must be above 0")
 	}
-	cfg.defaults()
+	cfg.Defaults()
 	return cfg, cfg.Validate()
 }
+
+// ThriftFlags adds -thrift-transport and -thrift-protocol, set into cfg, to fs.
+func ThriftFlags(fs *flag.FlagSet, cfg *Config) {
+	fs.StringVar(&cfg.ThriftTransport, "thrift-transport", defaultThriftTransport, "thrift transport: framed or buffered")
+	fs.StringVar(&cfg.ThriftProtocol, "thrift-protocol", defaultThriftProtocol, "thrift protocol: binary or compact")
+}
+
+// SecondsFlag is a duration flag into d that also takes ab's whole seconds ("30").
+func SecondsFlag(d *time.Duration) flag.Value { return (*seconds)(d) }
 
 // seconds is a duration flag that also takes ab's whole seconds ("30").
 type seconds time.Duration

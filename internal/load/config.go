@@ -1,6 +1,7 @@
 // Package load is the engine of go-client: a closed-loop (ab-like) or open-loop
-// (wrk2-like) load generator over gRPC, Thrift or HTTP that fills an rpcbed report,
-// and the Go HTTP front that turns each HTTP request into one RPC.
+// (wrk2-like) load generator over gRPC, Thrift or HTTP that fills an rpcbed report.
+// Its connections also serve other programs through DataListClient (the Go HTTP
+// front, internal/front).
 package load
 
 import (
@@ -8,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -59,22 +59,35 @@ const (
 	maxItems = 100000   // docs/contract.md: n outside 0..100000 is invalid
 	maxRate  = 10000000 // calls/s; keeps the open-loop interval above 0
 
-	defaultWarmupMax = 10 * time.Second
 )
 
-// defaults fills what the flags left at zero.
-func (c *Config) defaults() {
+// go-client's defaults, the one place they are set: the flags show them and
+// Defaults fills a Config's zero fields from them.
+const (
+	DefaultTimeout         = 10 * time.Second
+	defaultConcurrency     = 1
+	defaultClientID        = "go-client"
+	defaultThriftTransport = "framed"
+	defaultThriftProtocol  = "binary"
+	defaultWarmupMax       = 10 * time.Second // -warmup auto only
+)
+
+// Defaults fills the zero fields the flags may leave, or a caller that builds a
+// Config by hand: timeout, client id, Thrift settings, connections (one per
+// worker), check, and the auto warm-up's bound. Concurrency is not filled: -c 0
+// is an error, not a default.
+func (c *Config) Defaults() {
 	if c.Timeout == 0 {
-		c.Timeout = 10 * time.Second
+		c.Timeout = DefaultTimeout
 	}
 	if c.ClientID == "" {
-		c.ClientID = "go-client"
+		c.ClientID = defaultClientID
 	}
 	if c.ThriftTransport == "" {
-		c.ThriftTransport = "framed"
+		c.ThriftTransport = defaultThriftTransport
 	}
 	if c.ThriftProtocol == "" {
-		c.ThriftProtocol = "binary"
+		c.ThriftProtocol = defaultThriftProtocol
 	}
 	if c.Conns == 0 {
 		c.Conns = c.Concurrency // docs/method.md: one per worker, every protocol
@@ -197,17 +210,6 @@ func (c *Config) httpPath() string {
 		return "/v1/datalist?n=" + strconv.Itoa(c.Items)
 	}
 	return "/v1/datatype?groupName=" + GroupName + "&enName=" + EnName
-}
-
-// Name is the run's stable name, e.g. go-grpc-datalist-200-c50.
-func (c *Config) Name() string {
-	var b strings.Builder
-	b.WriteString("go-" + c.Proto + "-" + c.Call)
-	if c.Call == CallDataList {
-		b.WriteString("-" + strconv.Itoa(c.Items))
-	}
-	b.WriteString("-c" + strconv.Itoa(c.Concurrency))
-	return b.String()
 }
 
 // sharedConns tells whether the workers share the connections (gRPC with -conns

@@ -53,9 +53,9 @@ func newGRPCConn(addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error)
 	return grpc.NewClient("passthrough:///"+addr, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize)),
+		grpc.WithDisableRetry(),
 		// Loopback runs move up to a few MB per call: larger windows than the
 		// 64 KiB default keep a 5000-item DataList from stalling on flow control.
-		grpc.WithDisableRetry(),
 		grpc.WithInitialWindowSize(1 << 20),
 		grpc.WithInitialConnWindowSize(8 << 20),
 	}, opts...)...)

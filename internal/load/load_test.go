@@ -22,6 +22,8 @@ import (
 	"github.com/rpcbed/rpcbed/internal/gen/pb"
 	"github.com/rpcbed/rpcbed/internal/gen/thriftgen"
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 var protos = []string{ProtoGRPC, ProtoThrift, ProtoHTTP}
@@ -39,7 +41,7 @@ func TestRunEveryProtoCall(t *testing.T) {
 			if call == CallDataList {
 				c.Items = 20
 			}
-			cases = append(cases, tc{c.Name(), c})
+			cases = append(cases, tc{p + "-" + call, c})
 		}
 	}
 	cases = append(cases,
@@ -199,7 +201,7 @@ func TestExitCodes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			got := runWithin(t, 30*time.Second, func() int { return Main(c.args, &stdout, &stderr) })
+			got := testbed.Within(t, 30*time.Second, func() int { return Main(c.args, &stdout, &stderr) })
 			if got != c.want {
 				t.Errorf("exit = %d; want %d (stderr: %s)", got, c.want, stderr.String())
 			}
@@ -226,7 +228,7 @@ func TestServerDies(t *testing.T) {
 			args := []string{"-proto", p, "-call", "datatype", "-c", "4", "-t", "60s", "-timeout", "2s", "-k", "-addr", px.addr()}
 			var stdout, stderr bytes.Buffer
 			px.killAfter(64 << 10)
-			code := runWithin(t, 45*time.Second, func() int { return Main(args, &stdout, &stderr) })
+			code := testbed.Within(t, 45*time.Second, func() int { return Main(args, &stdout, &stderr) })
 			if code != ExitOK {
 				t.Fatalf("exit = %d; want 0 (stderr: %s)", code, stderr.String())
 			}
@@ -442,7 +444,7 @@ func TestTimeouts(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			h.n.Store(answered)
 			cfg := Config{Proto: p, Call: CallDataType, Concurrency: 2, Duration: 30 * time.Second, Timeout: 300 * time.Millisecond, KeepAlive: true, Addr: addrs[p]}
-			res := runWithin(t, 25*time.Second, func() *Result {
+			res := testbed.Within(t, 25*time.Second, func() *Result {
 				res, err := Run(context.Background(), cfg, io.Discard)
 				if err != nil {
 					t.Errorf("Run: %v", err)
@@ -503,7 +505,7 @@ func TestThriftVariants(t *testing.T) {
 				other := map[string]string{"framed": "buffered", "buffered": "framed"}[tr]
 				args = []string{"-proto", "thrift", "-call", "datatype", "-n", "1", "-timeout", "2s", "-thrift-transport", other, "-thrift-protocol", pr, "-addr", addr}
 				stderr.Reset()
-				code := runWithin(t, 20*time.Second, func() int { return Main(args, io.Discard, &stderr) })
+				code := testbed.Within(t, 20*time.Second, func() int { return Main(args, io.Discard, &stderr) })
 				if code != ExitVerify && code != ExitUnreachable {
 					t.Errorf("-thrift-transport %s against a %s server: exit = %d; want 3 (stderr: %s)", other, tr, code, stderr.String())
 				}

@@ -115,7 +115,7 @@ type worker struct {
 // Run verifies the server, then runs the load and returns what it measured. Its
 // errors are *ExitError. Logs go to logw.
 func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
-	cfg.defaults()
+	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: err}
 	}

@@ -2,17 +2,13 @@ package load
 
 import (
 	"io"
-	"log"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/auth"
-	"github.com/rpcbed/rpcbed/internal/server"
-	"github.com/rpcbed/rpcbed/internal/service"
-	"github.com/rpcbed/rpcbed/internal/store"
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // goServer starts the real go-server in-process on :0 ports, auth checked (so
@@ -26,25 +22,8 @@ func goServer(t testing.TB) map[string]string {
 // goServerThrift is goServer with its Thrift listener's transport and protocol.
 func goServerThrift(t testing.TB, transport, protocol string) map[string]string {
 	t.Helper()
-	a, err := auth.New(nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: store.NewMemory(), Auth: a, CheckAuth: true})
-	srv, err := server.Start(server.Config{
-		GRPCAddr: "127.0.0.1:0", ThriftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
-		ThriftTransport: transport, ThriftProtocol: protocol, StoreKind: "memory", CheckAuth: true,
-		Log: log.New(io.Discard, "", 0),
-	}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return map[string]string{
-		ProtoGRPC:   srv.GRPCAddr.String(),
-		ProtoThrift: srv.ThriftAddr.String(),
-		ProtoHTTP:   srv.HTTPAddr.String(),
-	}
+	addrs, _ := testbed.InProcess(t, transport, protocol)
+	return addrs
 }
 
 // closedAddr is an address nothing listens on.
@@ -132,20 +111,4 @@ func (p *proxy) kill() {
 	for _, c := range p.conns {
 		c.Close()
 	}
-}
-
-// runWithin runs f and fails the test if it has not returned within d: the
-// guard against a hang, not a performance assertion.
-func runWithin[T any](t *testing.T, d time.Duration, f func() T) T {
-	t.Helper()
-	ch := make(chan T, 1)
-	go func() { ch <- f() }()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(d):
-		t.Fatalf("still running after %v: hang", d)
-	}
-	var zero T
-	return zero
 }

@@ -13,13 +13,15 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/fakeserver"
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // workerRun feeds stdin to a worker and returns its exit code, stdout, stderr.
 func workerRun(t *testing.T, stdin string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runWithin(t, 60*time.Second, func() int {
+	code := testbed.Within(t, 60*time.Second, func() int {
 		return WorkerMain(context.Background(), nil, strings.NewReader(stdin), &stdout, &stderr)
 	})
 	return code, stdout.String(), stderr.String()

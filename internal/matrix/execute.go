@@ -33,7 +33,7 @@ type Options struct {
 	Meta Run
 }
 
-// clientCode are the exit codes every rpcbed client shares.
+// The exit codes every rpcbed client shares (docs/report-format.md).
 const (
 	exitUsage       = 2
 	exitVerify      = 3

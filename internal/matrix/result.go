@@ -313,7 +313,7 @@ func writeJSON(name string, v any) error {
 	return WriteFileAtomic(name, append(b, '\n'))
 }
 
-// Load reads a run directory back: run.json, verify.json and every cell file, in
+// LoadRun reads a run directory back: run.json, verify.json and every cell file, in
 // the spec's plan order (cells the plan no longer has come last, by name).
 func LoadRun(dir string) (*Run, error) {
 	var run Run

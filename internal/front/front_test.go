@@ -1,26 +1,29 @@
-package load
+package front
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/load"
+	"github.com/rpcbed/rpcbed/internal/server"
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
-func getList(t *testing.T, url string) (int, *FrontList, http.Header) {
+func getList(t *testing.T, url string) (int, *server.DataListBody, http.Header) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var l FrontList
+	var l server.DataListBody
 	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
 		t.Fatalf("GET %s: body is not JSON: %v", url, err)
 	}
@@ -28,12 +31,12 @@ func getList(t *testing.T, url string) (int, *FrontList, http.Header) {
 }
 
 func TestFront(t *testing.T) {
-	addrs := goServer(t)
+	addrs, _ := testbed.InProcess(t, "framed", "binary")
 	// What go-server itself answers is the shape the front must give back.
-	_, want, _ := getList(t, "http://"+addrs[ProtoHTTP]+"/v1/datalist?n=7")
-	for _, p := range protos {
+	_, want, _ := getList(t, "http://"+addrs[load.ProtoHTTP]+"/v1/datalist?n=7")
+	for _, p := range []string{load.ProtoGRPC, load.ProtoThrift, load.ProtoHTTP} {
 		t.Run(p, func(t *testing.T) {
-			f, err := NewFront(context.Background(), Config{Proto: p, Addr: addrs[p]})
+			f, err := New(context.Background(), load.Config{Proto: p, Addr: addrs[p]})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,16 +67,15 @@ func TestFront(t *testing.T) {
 }
 
 func TestFrontUpstreamDown(t *testing.T) {
-	addrs := goServer(t)
-	px := startProxy(t, addrs[ProtoThrift])
-	f, err := NewFront(context.Background(), Config{Proto: ProtoThrift, Addr: px.addr(), Timeout: 2 * time.Second})
+	addrs, stop := testbed.InProcess(t, "framed", "binary")
+	f, err := New(context.Background(), load.Config{Proto: load.ProtoThrift, Addr: addrs[load.ProtoThrift], Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	ts := httptest.NewServer(f.Handler())
 	defer ts.Close()
-	px.kill()
+	stop()
 	code, _, _ := getList(t, ts.URL+"/v1/datalist?n=2")
 	if code != http.StatusBadGateway {
 		t.Errorf("status = %d; want 502", code)
@@ -81,16 +83,16 @@ func TestFrontUpstreamDown(t *testing.T) {
 }
 
 func TestFrontUnreachable(t *testing.T) {
-	for _, p := range []string{ProtoGRPC, ProtoThrift} {
-		if _, err := NewFront(context.Background(), Config{Proto: p, Addr: closedAddr(t), Timeout: 2 * time.Second}); err == nil {
+	for _, p := range []string{load.ProtoGRPC, load.ProtoThrift} {
+		if _, err := New(context.Background(), load.Config{Proto: p, Addr: deadAddr(t), Timeout: 2 * time.Second}); err == nil {
 			t.Errorf("%s: NewFront to a closed port: got no error; want one", p)
 		}
 	}
 }
 
 func TestServeFrontShutdown(t *testing.T) {
-	addrs := goServer(t)
-	f, err := NewFront(context.Background(), Config{Proto: ProtoGRPC, Addr: addrs[ProtoGRPC]})
+	addrs, _ := testbed.InProcess(t, "framed", "binary")
+	f, err := New(context.Background(), load.Config{Proto: load.ProtoGRPC, Addr: addrs[load.ProtoGRPC]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,39 +103,50 @@ func TestServeFrontShutdown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- ServeFront(ctx, ln, f) }()
+	go func() { errc <- Serve(ctx, ln, f) }()
 	if code, _, _ := getList(t, "http://"+ln.Addr().String()+"/v1/datalist?n=1"); code != http.StatusOK {
 		t.Fatalf("status = %d; want 200", code)
 	}
 	cancel()
-	if err := runWithin(t, 15*time.Second, func() error { return <-errc }); err != nil {
+	if err := testbed.Within(t, 15*time.Second, func() error { return <-errc }); err != nil {
 		t.Errorf("ServeFront after shutdown = %v; want nil", err)
 	}
 }
 
 func TestFrontExitCodes(t *testing.T) {
-	dead := closedAddr(t)
+	dead := deadAddr(t)
 	cases := []struct {
 		name string
 		args []string
 		want int
 	}{
-		{"help", []string{"front", "-h"}, ExitOK},
-		{"bad-proto", []string{"front", "-proto", "ice", "-addr", dead}, ExitUsage},
-		{"no-addr", []string{"front", "-proto", "grpc"}, ExitUsage},
-		{"zero-conns", []string{"front", "-conns", "0", "-addr", dead}, ExitUsage},
-		{"unknown-flag", []string{"front", "-bogus"}, ExitUsage},
-		{"grpc-unreachable", []string{"front", "-proto", "grpc", "-timeout", "2s", "-addr", dead}, ExitUnreachable},
-		{"http-unreachable", []string{"front", "-proto", "http", "-timeout", "2s", "-addr", dead}, ExitUnreachable},
-		{"thrift-unreachable", []string{"front", "-proto", "thrift", "-timeout", "2s", "-addr", dead}, ExitUnreachable},
+		{"help", []string{"-h"}, load.ExitOK},
+		{"bad-proto", []string{"-proto", "ice", "-addr", dead}, load.ExitUsage},
+		{"no-addr", []string{"-proto", "grpc"}, load.ExitUsage},
+		{"zero-conns", []string{"-conns", "0", "-addr", dead}, load.ExitUsage},
+		{"unknown-flag", []string{"-bogus"}, load.ExitUsage},
+		{"grpc-unreachable", []string{"-proto", "grpc", "-timeout", "2s", "-addr", dead}, load.ExitUnreachable},
+		{"http-unreachable", []string{"-proto", "http", "-timeout", "2s", "-addr", dead}, load.ExitUnreachable},
+		{"thrift-unreachable", []string{"-proto", "thrift", "-timeout", "2s", "-addr", dead}, load.ExitUnreachable},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			got := runWithin(t, 20*time.Second, func() int { return Main(c.args, io.Discard, &stderr) })
+			got := testbed.Within(t, 20*time.Second, func() int { return Main(c.args, &stderr) })
 			if got != c.want {
 				t.Errorf("exit = %d; want %d (stderr: %s)", got, c.want, stderr.String())
 			}
 		})
 	}
+}
+
+// deadAddr is an address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

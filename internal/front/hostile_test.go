@@ -1,7 +1,6 @@
-package load
+package front
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,15 +11,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
+	"github.com/rpcbed/rpcbed/internal/load"
+	"github.com/rpcbed/rpcbed/internal/server"
+	"github.com/rpcbed/rpcbed/internal/service"
 )
 
-// hostileFront runs the front as ServeFront configures it, on a :0 port, in front
+// hostileFront runs the front as Serve configures it, on a :0 port, in front
 // of an in-process go-server over proto; only ReadHeaderTimeout is shortened so
 // the slow-headers case does not wait 10 s.
 func hostileFront(t *testing.T, proto string) string {
 	t.Helper()
-	addrs := goServer(t)
-	f, err := NewFront(context.Background(), Config{Proto: proto, Addr: addrs[proto], Timeout: 10 * time.Second})
+	addrs, _ := testbed.InProcess(t, "framed", "binary")
+	f, err := New(context.Background(), load.Config{Proto: proto, Addr: addrs[proto], Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +33,7 @@ func hostileFront(t *testing.T, proto string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := frontServer(f.Handler())
+	srv := httpServer(f.Handler())
 	srv.ReadHeaderTimeout = 2 * time.Second
 	srv.ErrorLog = nil
 	go srv.Serve(ln)
@@ -47,52 +51,15 @@ func frontStillServes(t *testing.T, addr string) {
 		t.Fatalf("normal call after hostile input: %v", err)
 	}
 	defer resp.Body.Close()
-	var l FrontList
+	var l server.DataListBody
 	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil || resp.StatusCode != http.StatusOK || len(l.Items) != 2 {
 		t.Fatalf("normal call after hostile input = %d, %d items, %v; want 200 with 2 items", resp.StatusCode, len(l.Items), err)
 	}
 }
 
-// rawExchange writes b to addr (in the background: the server may stop reading
-// before the end), half-closes when closeWrite, and returns the status codes of
-// every response that came back before the server closed the connection.
-func rawExchange(t *testing.T, addr string, b []byte, closeWrite bool) []int {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(15 * time.Second)) // a hang guard
-	go func() {
-		if _, err := conn.Write(b); err == nil && closeWrite {
-			conn.(*net.TCPConn).CloseWrite()
-		}
-	}()
-	br := bufio.NewReader(conn)
-	var codes []int
-	for {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				t.Fatalf("server neither answered nor closed the connection (responses so far %v)", codes)
-			}
-			return codes // EOF or reset: the server closed
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		codes = append(codes, resp.StatusCode)
-	}
-}
-
-func request(target string, extra string) string {
-	return "GET " + target + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n"
-}
-
 func TestFrontHostileRequests(t *testing.T) {
-	addr := hostileFront(t, ProtoGRPC)
-	badN := fmt.Sprintf("want an integer in 0..%d", maxItems)
+	addr := hostileFront(t, load.ProtoGRPC)
+	badN := fmt.Sprintf("want an integer in 0..%d", service.MaxItems)
 	tests := []struct {
 		name    string
 		method  string
@@ -113,7 +80,7 @@ func TestFrontHostileRequests(t *testing.T) {
 		{"n with space", "GET", "/v1/datalist?n=+2", 400, badN},
 		{"n NUL", "GET", "/v1/datalist?n=%00", 400, badN},
 		{"n negative", "GET", "/v1/datalist?n=-1", 400, badN},
-		{"n one too many", "GET", fmt.Sprintf("/v1/datalist?n=%d", maxItems+1), 400, badN},
+		{"n one too many", "GET", fmt.Sprintf("/v1/datalist?n=%d", service.MaxItems+1), 400, badN},
 		{"n past int32", "GET", "/v1/datalist?n=2147483648", 400, badN},
 		{"n overflows int64", "GET", "/v1/datalist?n=99999999999999999999999", 400, badN},
 		{"n of 10000 digits", "GET", "/v1/datalist?n=" + strings.Repeat("9", 10000), 400, badN},
@@ -149,17 +116,17 @@ func TestFrontHostileRequests(t *testing.T) {
 }
 
 func TestFrontHostileBytes(t *testing.T) {
-	addr := hostileFront(t, ProtoGRPC)
-	ok := request("/v1/datalist?n=2", "")
+	addr := hostileFront(t, load.ProtoGRPC)
+	ok := testbed.Request("/v1/datalist?n=2", "")
 	// More header bytes than the front accepts (net/http's default when unset).
-	limit := frontServer(nil).MaxHeaderBytes
+	limit := httpServer(nil).MaxHeaderBytes
 	if limit == 0 {
 		limit = http.DefaultMaxHeaderBytes
 	}
 	// A client that half-closes after its request makes net/http cancel the
 	// request's context (and so the front's upstream call): cases that want an
 	// answer end with "Connection: close" instead.
-	last := request("/v1/datalist?n=2", "Connection: close\r\n")
+	last := testbed.Request("/v1/datalist?n=2", "Connection: close\r\n")
 	tests := []struct {
 		name       string
 		send       string
@@ -173,21 +140,21 @@ func TestFrontHostileBytes(t *testing.T) {
 		{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", false, []int{400}},
 		{"noise without a newline", strings.Repeat("A", 64<<10), true, nil},
 		{"truncated request", "GET /v1/datalist?n=2 HTTP/1.1\r\nHo", true, []int{400}},
-		{"oversized headers", request("/v1/datalist?n=2", "X-Big: "+strings.Repeat("b", limit+64<<10)+"\r\n"), false, []int{431}},
-		{"oversized query", request("/v1/datalist?n=2&pad="+strings.Repeat("q", limit+64<<10), ""), false, []int{431}},
-		{"body on GET", request("/v1/datalist?n=2", "Content-Length: 11\r\n") + "hello world" + last, false, []int{200, 200}},
-		{"large body on GET", request("/v1/datalist?n=2", "Content-Length: 4194304\r\n") + strings.Repeat("z", 4<<20), false, []int{200}},
-		{"malformed chunked body on GET", request("/v1/datalist?n=2", "Transfer-Encoding: chunked\r\n") + "zz\r\nhello\r\n" + ok, false, []int{200}},
-		{"short body on GET", request("/v1/datalist?n=2", "Content-Length: 100\r\n") + "short", true, []int{200}},
-		{"negative Content-Length", request("/v1/datalist?n=2", "Content-Length: -5\r\n"), false, []int{400}},
-		{"two Content-Lengths", request("/v1/datalist?n=2", "Content-Length: 1\r\nContent-Length: 2\r\n") + "ab", false, []int{400}},
+		{"oversized headers", testbed.Request("/v1/datalist?n=2", "X-Big: "+strings.Repeat("b", limit+64<<10)+"\r\n"), false, []int{431}},
+		{"oversized query", testbed.Request("/v1/datalist?n=2&pad="+strings.Repeat("q", limit+64<<10), ""), false, []int{431}},
+		{"body on GET", testbed.Request("/v1/datalist?n=2", "Content-Length: 11\r\n") + "hello world" + last, false, []int{200, 200}},
+		{"large body on GET", testbed.Request("/v1/datalist?n=2", "Content-Length: 4194304\r\n") + strings.Repeat("z", 4<<20), false, []int{200}},
+		{"malformed chunked body on GET", testbed.Request("/v1/datalist?n=2", "Transfer-Encoding: chunked\r\n") + "zz\r\nhello\r\n" + ok, false, []int{200}},
+		{"short body on GET", testbed.Request("/v1/datalist?n=2", "Content-Length: 100\r\n") + "short", true, []int{200}},
+		{"negative Content-Length", testbed.Request("/v1/datalist?n=2", "Content-Length: -5\r\n"), false, []int{400}},
+		{"two Content-Lengths", testbed.Request("/v1/datalist?n=2", "Content-Length: 1\r\nContent-Length: 2\r\n") + "ab", false, []int{400}},
 		{"no Host", "GET /v1/datalist?n=2 HTTP/1.1\r\n\r\n", false, []int{400}},
 		{"HTTP/1.0 request", "GET /v1/datalist?n=2 HTTP/1.0\r\n\r\n", false, []int{200}},
 		{"unknown version", "GET /v1/datalist?n=2 HTTP/9.9\r\nHost: x\r\n\r\n", false, []int{505}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := rawExchange(t, addr, []byte(tc.send), tc.closeWrite)
+			got := testbed.RawExchange(t, addr, []byte(tc.send), tc.closeWrite, 15*time.Second)
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("responses = %v; want %v", got, tc.want)
 			}
@@ -196,7 +163,7 @@ func TestFrontHostileBytes(t *testing.T) {
 	}
 
 	t.Run("slow headers", func(t *testing.T) {
-		if frontServer(nil).ReadHeaderTimeout <= 0 {
+		if httpServer(nil).ReadHeaderTimeout <= 0 {
 			t.Fatal("the front has no ReadHeaderTimeout: a client can hold a connection open forever")
 		}
 		conn, err := net.Dial("tcp", addr)
@@ -218,7 +185,7 @@ func TestFrontHostileBytes(t *testing.T) {
 // A client that goes away mid-response or before the answer must not break the
 // front's connection to the server, whatever the protocol.
 func TestFrontHostileDisconnect(t *testing.T) {
-	for _, p := range protos {
+	for _, p := range []string{load.ProtoGRPC, load.ProtoThrift, load.ProtoHTTP} {
 		t.Run(p, func(t *testing.T) {
 			addr := hostileFront(t, p)
 			tests := []struct {
@@ -237,7 +204,7 @@ func TestFrontHostileDisconnect(t *testing.T) {
 							t.Fatal(err)
 						}
 						conn.SetDeadline(time.Now().Add(15 * time.Second))
-						io.WriteString(conn, request("/v1/datalist?n=5000", ""))
+						io.WriteString(conn, testbed.Request("/v1/datalist?n=5000", ""))
 						if tc.readBack > 0 {
 							if _, err := io.ReadFull(conn, make([]byte, tc.readBack)); err != nil {
 								t.Fatalf("reading the first %d bytes of n=5000: %v", tc.readBack, err)
@@ -255,7 +222,7 @@ func TestFrontHostileDisconnect(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			var l FrontList
+			var l server.DataListBody
 			if err := json.NewDecoder(resp.Body).Decode(&l); err != nil || len(l.Items) != 5000 {
 				t.Errorf("n=5000 after the disconnects: %d items, %v; want 5000", len(l.Items), err)
 			}
