@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/testbed"
 	"github.com/rpcbed/rpcbed/internal/load"
 	"github.com/rpcbed/rpcbed/internal/server"
 	"github.com/rpcbed/rpcbed/internal/service"
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // hostileFront runs the front as Serve configures it, on a :0 port, in front
