@@ -38,22 +38,12 @@ func frontSetup(t *testing.T) (php testbed.PHP, backends map[string]string) {
 	return php, testbed.GoServer(t)
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startPHPFront runs bin/php-front with two workers (env adds or overrides
 // variables). It gets its own process group, and the whole group is stopped at the
 // end, whatever a test did to its first process.
 func startPHPFront(t *testing.T, php testbed.PHP, backends map[string]string, env ...string) *phpFront {
 	t.Helper()
-	f := &phpFront{addr: freeAddr(t), log: filepath.Join(t.TempDir(), "front.log")}
+	f := &phpFront{addr: testbed.FreeAddr(t), log: filepath.Join(t.TempDir(), "front.log")}
 	logf, err := os.Create(f.log)
 	if err != nil {
 		t.Fatal(err)
@@ -141,13 +131,7 @@ func TestPHPFrontHostile(t *testing.T) {
 	badArgs := "want n=0..100000 and proto="
 	manyVars := strings.Repeat("a=1&", 1500) // past PHP's max_input_vars (1000)
 
-	requests := []struct {
-		name    string
-		method  string
-		target  string
-		want    int
-		wantMsg string // in the JSON error's message
-	}{
+	requests := []testbed.Refusal{
 		{"unknown route", "GET", "/v2/nothing", 404, "no route /v2/nothing"},
 		{"route with trailing slash", "GET", "/v1/datalist/?n=2", 404, "no route"},
 		{"the router script itself", "GET", "/front.php?n=2", 404, "no route"},
@@ -177,28 +161,9 @@ func TestPHPFrontHostile(t *testing.T) {
 		{"too many query variables", "GET", "/v1/datalist?" + manyVars + "n=2", 400, badArgs}, // n is past the limit: dropped
 	}
 	for _, tc := range requests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			from := len(f.logText())
-			req, err := http.NewRequest(tc.method, "http://"+f.addr+tc.target, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			var e struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			}
-			jerr := json.Unmarshal(body, &e)
-			if resp.StatusCode != tc.want || jerr != nil || !strings.Contains(e.Message, tc.wantMsg) ||
-				resp.Header.Get("Content-Type") != "application/json" {
-				t.Errorf("%s %s = %d %s %q; want %d, application/json with message %q", tc.method,
-					testbed.Tail(tc.target, 80), resp.StatusCode, resp.Header.Get("Content-Type"), testbed.Tail(string(body), 600), tc.want, tc.wantMsg)
-			}
+			testbed.CheckRefusal(t, f.addr, tc, 30*time.Second)
 			f.stillServes(t, "grpc", from)
 		})
 	}

@@ -84,7 +84,7 @@ func TestFrontUpstreamDown(t *testing.T) {
 
 func TestFrontUnreachable(t *testing.T) {
 	for _, p := range []string{load.ProtoGRPC, load.ProtoThrift} {
-		if _, err := New(context.Background(), load.Config{Proto: p, Addr: deadAddr(t), Timeout: 2 * time.Second}); err == nil {
+		if _, err := New(context.Background(), load.Config{Proto: p, Addr: testbed.FreeAddr(t), Timeout: 2 * time.Second}); err == nil {
 			t.Errorf("%s: NewFront to a closed port: got no error; want one", p)
 		}
 	}
@@ -114,7 +114,7 @@ func TestServeFrontShutdown(t *testing.T) {
 }
 
 func TestFrontExitCodes(t *testing.T) {
-	dead := deadAddr(t)
+	dead := testbed.FreeAddr(t)
 	cases := []struct {
 		name string
 		args []string
@@ -138,15 +138,4 @@ func TestFrontExitCodes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// deadAddr is an address nothing listens on.
-func deadAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

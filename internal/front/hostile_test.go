@@ -60,13 +60,7 @@ func frontStillServes(t *testing.T, addr string) {
 func TestFrontHostileRequests(t *testing.T) {
 	addr := hostileFront(t, load.ProtoGRPC)
 	badN := fmt.Sprintf("want an integer in 0..%d", service.MaxItems)
-	tests := []struct {
-		name    string
-		method  string
-		target  string
-		want    int
-		wantMsg string // in the JSON error's message
-	}{
+	tests := []testbed.Refusal{
 		{"unknown route", "GET", "/v2/nothing", 404, "no route GET /v2/nothing"},
 		{"route with extra segment", "GET", "/v1/datalist/extra?n=1", 404, "no route"},
 		{"root", "GET", "/", 404, "no route"},
@@ -89,27 +83,8 @@ func TestFrontHostileRequests(t *testing.T) {
 		{"n truncated escape", "GET", "/v1/datalist?n=2%", 400, "bad query"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequest(tc.method, "http://"+addr+tc.target, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			var e struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			}
-			jerr := json.Unmarshal(body, &e)
-			if resp.StatusCode != tc.want || jerr != nil || !strings.Contains(e.Message, tc.wantMsg) ||
-				resp.Header.Get("Content-Type") != "application/json" {
-				t.Errorf("%s %s = %d %s %q; want %d, application/json with message %q",
-					tc.method, tc.target, resp.StatusCode, resp.Header.Get("Content-Type"), body, tc.want, tc.wantMsg)
-			}
+		t.Run(tc.Name, func(t *testing.T) {
+			testbed.CheckRefusal(t, addr, tc, 15*time.Second)
 			frontStillServes(t, addr)
 		})
 	}

@@ -155,7 +155,7 @@ func badServers(t *testing.T) map[string]string {
 
 func TestExitCodes(t *testing.T) {
 	bad := badServers(t)
-	dead := closedAddr(t)
+	dead := testbed.FreeAddr(t)
 	type tc struct {
 		name     string
 		args     []string

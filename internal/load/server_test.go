@@ -26,18 +26,6 @@ func goServerThrift(t testing.TB, transport, protocol string) map[string]string 
 	return addrs
 }
 
-// closedAddr is an address nothing listens on.
-func closedAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // proxy forwards TCP to a server until kill, which closes the listener and every
 // connection at once: the server "dies" for the client.
 type proxy struct {

@@ -104,7 +104,7 @@ func TestWorker(t *testing.T) {
 // report; EOF without quit ends the worker with 0.
 func TestWorkerBadCommands(t *testing.T) {
 	wrong := fakeserver.Start(t, fakeserver.WrongCount)
-	dead := closedAddr(t)
+	dead := testbed.FreeAddr(t)
 	stdin := strings.Join([]string{
 		"bogus\tb1",
 		"run\tbad id!\t-h",

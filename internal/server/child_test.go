@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"log"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,8 @@ import (
 	"github.com/rpcbed/rpcbed/internal/server"
 	"github.com/rpcbed/rpcbed/internal/service"
 	"github.com/rpcbed/rpcbed/internal/store"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // TestMain doubles as a go-server child process: tests that need the server's own
@@ -69,24 +69,7 @@ func serveChild() int {
 type child struct {
 	pid                int
 	grpc, thrift, http net.Addr
-	stderr             *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	stderr             *testbed.SyncBuffer
 }
 
 // startChild starts a child go-server with env added; it is stopped (and killed if
@@ -103,7 +86,7 @@ func startChild(t *testing.T, env ...string) *child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{stderr: &lockedBuffer{}}
+	c := &child{stderr: &testbed.SyncBuffer{}}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

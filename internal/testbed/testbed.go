@@ -11,6 +11,7 @@ package testbed
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -401,4 +402,52 @@ func Within[T any](t testing.TB, d time.Duration, f func() T) T {
 	}
 	var zero T
 	return zero
+}
+
+// FreeAddr is a 127.0.0.1 address nothing listens on (right now).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Refusal is a request an HTTP front must refuse with a JSON error: a row of a
+// test table (an alias, so rows need no field names).
+type Refusal = struct {
+	Name, Method, Target string
+	Want                 int    // status
+	WantMsg              string // in the JSON error's message
+}
+
+// CheckRefusal sends r to addr and fails t unless the answer has r's status and an
+// application/json body {"code":..,"message":..} whose message contains r.WantMsg.
+// guard bounds the request.
+func CheckRefusal(t testing.TB, addr string, r Refusal, guard time.Duration) {
+	t.Helper()
+	req, err := http.NewRequest(r.Method, "http://"+addr+r.Target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: guard}
+	defer c.CloseIdleConnections()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var e struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	jerr := json.Unmarshal(body, &e)
+	if resp.StatusCode != r.Want || jerr != nil || !strings.Contains(e.Message, r.WantMsg) ||
+		resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("%s %s = %d %s %q; want %d, application/json with message %q", r.Method,
+			Tail(r.Target, 80), resp.StatusCode, resp.Header.Get("Content-Type"), Tail(string(body), 600), r.Want, r.WantMsg)
+	}
 }
