@@ -23,7 +23,6 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/gen/pb"
 	"github.com/rpcbed/rpcbed/internal/gen/thriftgen"
-	"github.com/rpcbed/rpcbed/internal/server"
 	"github.com/rpcbed/rpcbed/internal/service"
 )
 
@@ -211,10 +210,10 @@ func (s *httpData) ServeHTTP(w http.ResponseWriter, q *http.Request) {
 		for i := range items {
 			items[i] = service.NewItem(i)
 		}
-		body = server.DataListBody{Message: "ok", Auth: server.TokenBody{Token: token(r)}, N: n, Items: items}
+		body = service.DataListBody{Message: "ok", Auth: service.TokenBody{Token: token(r)}, N: n, Items: items}
 	case "/v1/datatype":
 		r = s.b(s.n.next(false), 0)
-		body = server.DataTypeBody{Message: "ok", Auth: server.TokenBody{Token: token(r)}, CodeID: r.CodeID, CnName: cnName(q.URL.Query().Get("enName"))}
+		body = service.DataTypeBody{Message: "ok", Auth: service.TokenBody{Token: token(r)}, CodeID: r.CodeID, CnName: cnName(q.URL.Query().Get("enName"))}
 	default:
 		http.NotFound(w, q)
 		return

@@ -2,7 +2,7 @@
 // front`): every GET /v1/datalist?n=N it receives becomes one DataList call to the
 // server over gRPC, Thrift or HTTP, made with the load engine's client
 // (load.DataListClient), and the answer goes back as go-server's JSON
-// (server.DataListBody). php-client/front.php is its PHP counterpart.
+// (service.DataListBody). php-client/front.php is its PHP counterpart.
 package front
 
 import (
@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/load"
-	"github.com/rpcbed/rpcbed/internal/server"
 	"github.com/rpcbed/rpcbed/internal/service"
 )
 
@@ -103,7 +102,7 @@ func writeError(w http.ResponseWriter, status, code int, msg string) {
 
 // DataList makes one call to the server, carrying the last token it gave, and
 // returns its answer as go-server's JSON document.
-func (f *Front) DataList(ctx context.Context, n int) (*server.DataListBody, error) {
+func (f *Front) DataList(ctx context.Context, n int) (*service.DataListBody, error) {
 	token, items, err := f.client.DataList(ctx, *f.token.Load(), n)
 	if err != nil {
 		return nil, err
@@ -114,7 +113,7 @@ func (f *Front) DataList(ctx context.Context, n int) (*server.DataListBody, erro
 	if token != "" {
 		f.token.Store(&token)
 	}
-	return &server.DataListBody{Message: "ok", Auth: server.TokenBody{Token: token}, N: n, Items: items}, nil
+	return &service.DataListBody{Message: "ok", Auth: service.TokenBody{Token: token}, N: n, Items: items}, nil
 }
 
 // Serve runs the front on ln until ctx ends, then shuts down gracefully

@@ -12,18 +12,18 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/load"
-	"github.com/rpcbed/rpcbed/internal/server"
+	"github.com/rpcbed/rpcbed/internal/service"
 	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
-func getList(t *testing.T, url string) (int, *server.DataListBody, http.Header) {
+func getList(t *testing.T, url string) (int, *service.DataListBody, http.Header) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var l server.DataListBody
+	var l service.DataListBody
 	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
 		t.Fatalf("GET %s: body is not JSON: %v", url, err)
 	}

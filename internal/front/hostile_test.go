@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/load"
-	"github.com/rpcbed/rpcbed/internal/server"
 	"github.com/rpcbed/rpcbed/internal/service"
 	"github.com/rpcbed/rpcbed/internal/testbed"
 )
@@ -51,7 +50,7 @@ func frontStillServes(t *testing.T, addr string) {
 		t.Fatalf("normal call after hostile input: %v", err)
 	}
 	defer resp.Body.Close()
-	var l server.DataListBody
+	var l service.DataListBody
 	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil || resp.StatusCode != http.StatusOK || len(l.Items) != 2 {
 		t.Fatalf("normal call after hostile input = %d, %d items, %v; want 200 with 2 items", resp.StatusCode, len(l.Items), err)
 	}
@@ -197,7 +196,7 @@ func TestFrontHostileDisconnect(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			var l server.DataListBody
+			var l service.DataListBody
 			if err := json.NewDecoder(resp.Body).Decode(&l); err != nil || len(l.Items) != 5000 {
 				t.Errorf("n=5000 after the disconnects: %d items, %v; want 5000", len(l.Items), err)
 			}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/gen/pb"
 	"github.com/rpcbed/rpcbed/internal/gen/thriftgen"
-	"github.com/rpcbed/rpcbed/internal/server"
 	"github.com/rpcbed/rpcbed/internal/service"
 )
 
@@ -183,7 +182,7 @@ func (c *httpDataList) DataList(ctx context.Context, token string, n int) (strin
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return "", nil, fmt.Errorf("HTTP %s: %s", resp.Status, b)
 	}
-	var body server.DataListBody
+	var body service.DataListBody
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		return "", nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/server"
+	"github.com/rpcbed/rpcbed/internal/service"
 )
 
 // httpTransport: every worker owns its connection (-conns = -c: HTTP/1.1 carries
@@ -252,21 +252,21 @@ func (o *ownConn) drop() {
 }
 
 // httpCheck decodes a response body into go-server's JSON documents
-// (server.DataListBody, whose items are service.Item, and server.DataTypeBody)
+// (service.DataListBody, whose items are service.Item, and service.DataTypeBody)
 // and checks it: exactly items items, or codeId 101, and a token. The decoded
 // values are reused from call to call, as the gRPC and Thrift callers reuse
 // their response messages.
 type httpCheck struct {
 	dataList bool
 	items    int
-	dl       server.DataListBody
-	dt       server.DataTypeBody
+	dl       service.DataListBody
+	dt       service.DataTypeBody
 }
 
 func (h *httpCheck) check(body []byte) error {
 	var token string
 	if h.dataList {
-		h.dl = server.DataListBody{Items: h.dl.Items[:0]}
+		h.dl = service.DataListBody{Items: h.dl.Items[:0]}
 		if err := json.Unmarshal(body, &h.dl); err != nil {
 			return fmt.Errorf("response is not the contract's JSON: %v", err)
 		}
@@ -275,7 +275,7 @@ func (h *httpCheck) check(body []byte) error {
 		}
 		token = h.dl.Auth.Token
 	} else {
-		h.dt = server.DataTypeBody{}
+		h.dt = service.DataTypeBody{}
 		if err := json.Unmarshal(body, &h.dt); err != nil {
 			return fmt.Errorf("response is not the contract's JSON: %v", err)
 		}

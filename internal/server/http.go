@@ -14,35 +14,6 @@ import (
 	"github.com/rpcbed/rpcbed/internal/service"
 )
 
-// DataListBody is the JSON document of GET /v1/datalist (docs/contract.md).
-type DataListBody struct {
-	Code    int            `json:"code"`
-	Message string         `json:"message"`
-	Auth    TokenBody      `json:"auth"`
-	N       int            `json:"n"`
-	Items   []service.Item `json:"items"`
-}
-
-// DataTypeBody is the JSON document of GET /v1/datatype.
-type DataTypeBody struct {
-	Code    int       `json:"code"`
-	Message string    `json:"message"`
-	Auth    TokenBody `json:"auth"`
-	CodeID  int64     `json:"codeId"`
-	CnName  string    `json:"cnName"`
-}
-
-// TokenBody carries the refreshed token in a JSON body.
-type TokenBody struct {
-	Token string `json:"token"`
-}
-
-// ErrorBody is every HTTP error's JSON document.
-type ErrorBody struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
 // DataListQuery parses the query of GET /v1/datalist.
 func DataListQuery(rawQuery string) (int, error) {
 	q, err := url.ParseQuery(rawQuery)
@@ -97,7 +68,7 @@ var httpStatus = map[service.Code]int{
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	b, _ := json.Marshal(ErrorBody{Code: status, Message: msg})
+	b, _ := json.Marshal(service.ErrorBody{Code: status, Message: msg})
 	w.Header()["Server"] = serverName
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
@@ -154,7 +125,7 @@ func (h *httpData) dataType(w http.ResponseWriter, r *http.Request) {
 		writeServiceError(w, err)
 		return
 	}
-	h.writeJSON(w, res.Token, &DataTypeBody{Message: "ok", Auth: TokenBody{res.Token}, CodeID: res.CodeID, CnName: res.CnName})
+	h.writeJSON(w, res.Token, &service.DataTypeBody{Message: "ok", Auth: service.TokenBody{Token: res.Token}, CodeID: res.CodeID, CnName: res.CnName})
 }
 
 func (h *httpData) dataList(w http.ResponseWriter, r *http.Request) {
@@ -169,5 +140,5 @@ func (h *httpData) dataList(w http.ResponseWriter, r *http.Request) {
 		writeServiceError(w, err)
 		return
 	}
-	h.writeJSON(w, tok, &DataListBody{Message: "ok", Auth: TokenBody{tok}, N: n, Items: items})
+	h.writeJSON(w, tok, &service.DataListBody{Message: "ok", Auth: service.TokenBody{Token: tok}, N: n, Items: items})
 }

@@ -185,7 +185,7 @@ func (h *httpCaller) get(path, id, tok string, body any) result {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
-		var e server.ErrorBody
+		var e service.ErrorBody
 		if err := json.Unmarshal(b, &e); err != nil || e.Code != resp.StatusCode {
 			h.t.Fatalf("GET %s: status %d with body %q; want a JSON error naming the status", path, resp.StatusCode, b)
 		}
@@ -198,7 +198,7 @@ func (h *httpCaller) get(path, id, tok string, body any) result {
 }
 
 func (h *httpCaller) dataType(id, tok, group, en string) result {
-	var b server.DataTypeBody
+	var b service.DataTypeBody
 	r := h.get("/v1/datatype?"+url.Values{"groupName": {group}, "enName": {en}}.Encode(), id, tok, &b)
 	if r.code == 0 && b.Auth.Token != r.token {
 		h.t.Fatalf("token in body %q, in header %q", b.Auth.Token, r.token)
@@ -208,7 +208,7 @@ func (h *httpCaller) dataType(id, tok, group, en string) result {
 }
 
 func (h *httpCaller) dataList(id, tok string, n int) result {
-	var b server.DataListBody
+	var b service.DataListBody
 	r := h.get(fmt.Sprintf("/v1/datalist?n=%d", n), id, tok, &b)
 	r.items = len(b.Items)
 	return r

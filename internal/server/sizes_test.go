@@ -35,7 +35,7 @@ func TestDataListSizes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := json.Marshal(server.DataListBody{Message: "ok", Auth: server.TokenBody{Token: tok}, N: p.n, Items: items})
+		j, err := json.Marshal(service.DataListBody{Message: "ok", Auth: service.TokenBody{Token: tok}, N: p.n, Items: items})
 		if err != nil {
 			t.Fatal(err)
 		}
