@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -37,52 +36,6 @@ func (c Cell) Name() string {
 		b.WriteString("@" + c.Link)
 	}
 	return b.String()
-}
-
-// ParseName reads a cell name back into its fields (Server and Load stay empty).
-func ParseName(name string) (Cell, error) {
-	bad := func(why string) (Cell, error) {
-		return Cell{}, fmt.Errorf("cell name %q: %s (want CLIENT-PROTO-CALL[-ITEMS]-cC)", name, why)
-	}
-	name, link, hasLink := strings.Cut(name, "@")
-	if hasLink && link == "" {
-		return bad("empty link after @")
-	}
-	// A client name may hold a dash (php-pure): take the longest client that prefixes it.
-	client := ""
-	for _, cl := range Clients {
-		if strings.HasPrefix(name, cl+"-") && len(cl) > len(client) {
-			client = cl
-		}
-	}
-	if client == "" {
-		return bad("unknown client")
-	}
-	f := append([]string{client}, strings.Split(strings.TrimPrefix(name, client+"-"), "-")...)
-	if len(f) != 4 && len(f) != 5 {
-		return bad("wrong number of parts")
-	}
-	c := Cell{Client: f[0], Protocol: f[1], Call: f[2], Link: link}
-	if !slices.Contains(Protocols, c.Protocol) || !slices.Contains(Calls, c.Call) {
-		return bad("unknown client, protocol or call")
-	}
-	if (c.Call == "datalist") != (len(f) == 5) {
-		return bad("items go with datalist only")
-	}
-	if len(f) == 5 {
-		n, err := strconv.Atoi(f[3])
-		if err != nil || n < 0 {
-			return bad("bad items")
-		}
-		c.Items = n
-	}
-	last := f[len(f)-1]
-	cc, err := strconv.Atoi(strings.TrimPrefix(last, "c"))
-	if !strings.HasPrefix(last, "c") || err != nil || cc < 1 {
-		return bad("bad concurrency")
-	}
-	c.Concurrency = cc
-	return c, nil
 }
 
 // Pair is the client x protocol x call a verify run checks.

@@ -246,7 +246,6 @@ func (s *fakeService) Usage(context.Context) (time.Duration, time.Duration, erro
 	s.cpu += 100 * time.Millisecond
 	return s.cpu, 0, nil
 }
-func (s *fakeService) Logs(context.Context) ([]byte, []byte, error) { return nil, []byte("log\n"), nil }
 func (s *fakeService) Stop(context.Context) (runner.Result, error) {
 	for _, l := range s.listeners {
 		l.Close()
@@ -346,7 +345,7 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 			t.Errorf("raw file: %v", err)
 		}
 	}
-	stdout, stderr, err := ReadRaw(filepath.Join(dir, RawDir, "go-thrift-datalist-2-c1-r1.txt"))
+	stdout, stderr, err := readRaw(filepath.Join(dir, RawDir, "go-thrift-datalist-2-c1-r1.txt"))
 	if err != nil || len(stdout) != 0 || string(stderr) != "boom\n" {
 		t.Errorf("raw file: got stdout %q stderr %q err %v; want empty, %q", stdout, stderr, err, "boom\n")
 	}
@@ -450,4 +449,14 @@ func TestWriteFileAtomicLeavesNoTemporaries(t *testing.T) {
 	if string(b) != "2" || len(entries) != 1 {
 		t.Errorf("got %q and %d files; want \"2\" and 1 file", b, len(entries))
 	}
+}
+
+// readRaw reads a raw file back and splits it into the client's stdout and stderr.
+func readRaw(name string) (stdout, stderr []byte, err error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, errb, _ := strings.Cut(string(b), rawStderrMarker)
+	return []byte(out), []byte(errb), nil
 }

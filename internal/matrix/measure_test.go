@@ -169,7 +169,7 @@ func TestExecuteWorkers(t *testing.T) {
 		t.Errorf("got %d workers started; want 4", fw.started)
 	}
 	// The raw file of a worker run holds the report and the run's own stderr only.
-	out, errb, err := ReadRaw(filepath.Join(dir, RawDir, "go-grpc-datalist-2-c1-r2.txt"))
+	out, errb, err := readRaw(filepath.Join(dir, RawDir, "go-grpc-datalist-2-c1-r2.txt"))
 	if err != nil || !bytes.Contains(out, []byte("Requests per second:")) || bytes.Contains(out, []byte("#rpcbed-worker")) || bytes.Contains(errb, []byte("#rpcbed-worker")) {
 		t.Errorf("raw file: got stdout %q stderr %q (%v); want the report without protocol lines", out, errb, err)
 	}

@@ -384,16 +384,6 @@ func loadCells(dir string) ([]CellResult, error) {
 	return cells, nil
 }
 
-// ReadRaw reads a raw file back and splits it into the client's stdout and stderr.
-func ReadRaw(name string) (stdout, stderr []byte, err error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, errb, _ := strings.Cut(string(b), rawStderrMarker)
-	return []byte(out), []byte(errb), nil
-}
-
 // rawStderrMarker separates stdout from stderr in a raw file; the report parser
 // never reads past it.
 const rawStderrMarker = "\n==> rpcbed: stderr <==\n"

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestClientsDocker(t *testing.T) {
 	d := newDocker(t)
 	buildImages(t)
 	clientsAgainstServers(t, setup{r: d, dep: func(string) string { return "docker" }, program: func(prog string) (string, []string, string) {
-		image, args, err := Command(d, repoRoot(t), prog)
+		image, args, err := command(d, repoRoot(t), prog)
 		if err != nil {
 			return "", nil, err.Error()
 		}
@@ -82,7 +83,7 @@ func TestClientsLocal(t *testing.T) {
 				return "", nil, "java-client/target/java-client.jar is not built (make setup)"
 			}
 		}
-		image, args, err := Command(l, root, prog)
+		image, args, err := command(l, root, prog)
 		if err != nil {
 			return "", nil, err.Error()
 		}
@@ -211,4 +212,33 @@ func splitHostPort(addr string) (host, port string, err error) {
 		return "", "", fmt.Errorf("no port in %q", addr)
 	}
 	return addr[:i], addr[i+1:], nil
+}
+
+// ImageGo is the Go runtime image docker/images.sh builds (go-server, go-client).
+const ImageGo = "rpcbed/go"
+
+// command is the image and the start of the command line of one of rpcbed's
+// programs under r, as docker/images.sh lays the images out and a checkout at root
+// holds them (production programs come from matrix.Programs, which imports this
+// package): the clients "go", "php", "java" (flags follow) and the servers
+// "go-server" and "java-server" (= java-client serve).
+func command(r Runner, root, prog string) (image string, args []string, err error) {
+	jar := []string{"java", "-jar", filepath.Join(root, "java-client", "target", "java-client.jar")}
+	docker := map[string][2]string{"go": {ImageGo, "go-client"}, "php": {"rpcbed/php", "php-client"},
+		"java": {"rpcbed/java", "java-client"}, "go-server": {ImageGo, "go-server"}, "java-server": {"rpcbed/java", "java-client serve"}}
+	local := map[string][]string{"go": {"go-client"}, "php": {filepath.Join(root, "php-client", "bin", "php-client")},
+		"java": jar, "go-server": {"go-server"}, "java-server": append(slices.Clone(jar), "serve")}
+	switch r.(type) {
+	case *Docker:
+		if d, ok := docker[prog]; ok {
+			return d[0], strings.Fields(d[1]), nil
+		}
+	case *Local:
+		if a, ok := local[prog]; ok {
+			return "", a, nil
+		}
+	default:
+		return "", nil, fmt.Errorf("runner %T: no programs known", r)
+	}
+	return "", nil, fmt.Errorf("unknown program %q (want go|php|java|go-server|java-server)", prog)
 }

@@ -355,14 +355,6 @@ func (s *dockerService) Usage(ctx context.Context) (user, system time.Duration, 
 	return time.Duration(cu.UsageInUsermode), time.Duration(cu.UsageInKernelmode), nil
 }
 
-func (s *dockerService) Logs(ctx context.Context) (stdout, stderr []byte, err error) {
-	var out, errb bytes.Buffer
-	err = s.d.pool.Client.Logs(dc.LogsOptions{
-		Context: ctx, Container: s.id, OutputStream: &out, ErrorStream: &errb, Stdout: true, Stderr: true,
-	})
-	return out.Bytes(), errb.Bytes(), err
-}
-
 // Stop: SIGTERM (the wrapper forwards it), up to 10 s to exit, then SIGKILL;
 // collect output and lifetime CPU; remove the container.
 func (s *dockerService) Stop(ctx context.Context) (Result, error) {

@@ -246,10 +246,6 @@ func procStatCPU(stat string) (user, system time.Duration, err error) {
 	return time.Duration(t[0]+t[2]) * tick, time.Duration(t[1]+t[3]) * tick, nil
 }
 
-func (s *localService) Logs(ctx context.Context) (stdout, stderr []byte, err error) {
-	return s.out.Bytes(), s.err.Bytes(), nil
-}
-
 // Stop: SIGTERM to the process group, up to 10 s to exit, then SIGKILL.
 func (s *localService) Stop(ctx context.Context) (Result, error) {
 	s.mu.Lock()

@@ -85,8 +85,6 @@ type Service interface {
 	Name() string
 	// Usage is the CPU the server has used so far; diff two calls around a cell.
 	Usage(ctx context.Context) (user, system time.Duration, err error)
-	// Logs is the server's output so far.
-	Logs(ctx context.Context) (stdout, stderr []byte, err error)
 	// Stop sends SIGTERM, waits a little, kills, and returns the whole output and the
 	// CPU used over the server's lifetime. Stop is safe to call twice.
 	Stop(ctx context.Context) (Result, error)

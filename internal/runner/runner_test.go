@@ -85,43 +85,6 @@ func TestProcStatCPU(t *testing.T) {
 	}
 }
 
-func TestClientCommands(t *testing.T) {
-	for _, c := range []string{"go", "php", "php-pure", "java"} {
-		if Image(c) == "" || len(ClientCommand(c)) == 0 || len(LocalClientCommand("/r", c)) == 0 {
-			t.Errorf("client %s: got image %q command %q local %q; want all set", c, Image(c), ClientCommand(c), LocalClientCommand("/r", c))
-		}
-	}
-	if Image("cobol") != "" || ClientCommand("cobol") != nil {
-		t.Errorf("got an image or command for an unknown client; want none")
-	}
-	tests := []struct {
-		r     Runner
-		prog  string
-		image string
-		args  string
-	}{
-		{&Docker{}, "go", "rpcbed/go", "go-client"},
-		{&Docker{}, "php", "rpcbed/php", "php-client"},
-		{&Docker{}, "java", "rpcbed/java", "java-client"},
-		{&Docker{}, "go-server", "rpcbed/go", "go-server"},
-		{&Docker{}, "java-server", "rpcbed/java", "java-client serve"},
-		{&Local{}, "go", "", "go-client"},
-		{&Local{}, "php", "", "/r/php-client/bin/php-client"},
-		{&Local{}, "java", "", "java -jar /r/java-client/target/java-client.jar"},
-		{&Local{}, "go-server", "", "go-server"},
-		{&Local{}, "java-server", "", "java -jar /r/java-client/target/java-client.jar serve"},
-	}
-	for _, tc := range tests {
-		image, args, err := Command(tc.r, "/r", tc.prog)
-		if err != nil || image != tc.image || strings.Join(args, " ") != tc.args {
-			t.Errorf("Command(%T, %s): got %q %q %v; want %q %q", tc.r, tc.prog, image, args, err, tc.image, tc.args)
-		}
-	}
-	if _, _, err := Command(&Local{}, "/r", "cobol"); err == nil {
-		t.Errorf("Command(cobol): got no error; want one")
-	}
-}
-
 // runnerContract runs the same cases against any Runner; image is an image with
 // sh, for Docker (Local ignores it).
 func runnerContract(t *testing.T, r Runner, image string) {
