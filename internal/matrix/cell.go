@@ -15,8 +15,9 @@ type Cell struct {
 	Call        string `json:"call"`
 	Items       int    `json:"items"`
 	Concurrency int    `json:"concurrency"`
-	// Server is the server configuration serving it: "go" (go-server) or "java".
-	Server string `json:"server"`
+	// ServerLang is the server implementation serving it: "go" (go-server) or
+	// "java" (a Java baseline).
+	ServerLang string `json:"server"`
 	// Link is the link the cell runs over (a spec's links); "" without a link
 	// dimension.
 	Link string `json:"link,omitempty"`
@@ -76,7 +77,7 @@ func (s Spec) planLink(link string) []Cell {
 					}
 					for _, n := range items {
 						for _, c := range sortedInts(s.Concurrency) {
-							cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, Server: srv, Link: link}
+							cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, ServerLang: srv, Link: link}
 							if s.excluded(cell.Name()) {
 								continue
 							}
@@ -90,7 +91,7 @@ func (s Spec) planLink(link string) []Cell {
 	}
 	// One server process at a time: go-server, then each Java baseline.
 	rank := func(c Cell) int {
-		if c.Server == "go" {
+		if c.ServerLang == "go" {
 			return 0
 		}
 		return 1 + slices.Index(Protocols, c.Protocol)
@@ -99,10 +100,10 @@ func (s Spec) planLink(link string) []Cell {
 	return cells
 }
 
-// ServerKey names the server process a cell needs: go-server serves all its
+// ServerProcKey names the server process a cell needs: go-server serves all its
 // protocols from one process; a Java baseline serves one protocol per process.
-func (c Cell) ServerKey() string {
-	if c.Server == "go" {
+func (c Cell) ServerProcKey() string {
+	if c.ServerLang == "go" {
 		return "go-server"
 	}
 	return "java-" + c.Protocol
@@ -110,7 +111,7 @@ func (c Cell) ServerKey() string {
 
 // groupKey is the server process and link a cell runs with: cells of one group
 // share a server start.
-func (c Cell) groupKey() string { return c.ServerKey() + "@" + c.Link }
+func (c Cell) groupKey() string { return c.ServerProcKey() + "@" + c.Link }
 
 func (s Spec) excluded(name string) bool {
 	for _, g := range s.Exclude {

@@ -72,9 +72,9 @@ overrides:
 				c = x
 			}
 		}
-		if c.Load.Duration.D() != tc.duration || c.Load.Warmup.D() != tc.warmup || c.ServerKey() != tc.server {
+		if c.Load.Duration.D() != tc.duration || c.Load.Warmup.D() != tc.warmup || c.ServerProcKey() != tc.server {
 			t.Errorf("%s: got duration %v warm-up %v server %s; want %v %v %s", tc.cell,
-				c.Load.Duration.D(), c.Load.Warmup.D(), c.ServerKey(), tc.duration, tc.warmup, tc.server)
+				c.Load.Duration.D(), c.Load.Warmup.D(), c.ServerProcKey(), tc.duration, tc.warmup, tc.server)
 		}
 	}
 }

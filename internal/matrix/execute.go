@@ -87,7 +87,7 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 		defer stop()
 	}
 	for len(todo) > 0 {
-		key, gk := todo[0].ServerKey(), todo[0].groupKey()
+		key, gk := todo[0].ServerProcKey(), todo[0].groupKey()
 		var group []Cell
 		for len(todo) > 0 && todo[0].groupKey() == gk {
 			group = append(group, todo[0])
@@ -160,9 +160,9 @@ type executor struct {
 	linkSet bool
 }
 
-func (e *executor) serverConfig(key string) ServerConfig {
+func (e *executor) serverConfig(key string) ServerProcConfig {
 	s := e.run.Spec
-	cfg := ServerConfig{Programs: e.o.Programs, Resources: s.Server, Store: s.Store, RedisAddr: s.RedisAddr, AerospikeHosts: s.AerospikeHosts, Auth: *s.Auth}
+	cfg := ServerProcConfig{Programs: e.o.Programs, Resources: s.ServerResources, Store: s.Store, RedisAddr: s.RedisAddr, AerospikeHosts: s.AerospikeHosts, Auth: *s.Auth}
 	if e.hosts != nil {
 		e.hostServerConfig(&cfg, key)
 	}
@@ -180,13 +180,13 @@ func (e *executor) serverRunner(key string) runner.Runner {
 // clientRunner is the engine a cell's client runs on (nil: Bench's).
 func (e *executor) clientRunner(c Cell) runner.Runner {
 	if e.hosts != nil {
-		return e.hosts.runnerFor(c.Client, c.Server, e.link)
+		return e.hosts.runnerFor(c.Client, c.ServerLang, e.link)
 	}
 	return nil
 }
 
 // clientAddr is the address c's client dials for protocol proto of srv.
-func (e *executor) clientAddr(srv *Server, c Cell) string {
+func (e *executor) clientAddr(srv *ServerProc, c Cell) string {
 	return addrFor(srv.Addrs[c.Protocol], e.link)
 }
 
@@ -201,7 +201,7 @@ type cellState struct {
 // and stops it.
 func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) error {
 	e.prog.note("starting " + key)
-	srv, err := StartServer(ctx, e.serverRunner(key), key, e.serverConfig(key))
+	srv, err := StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -216,7 +216,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 	}
 	defer func() { e.stopServer(srv) }()
 	bench := &Bench{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
-		Client: e.run.Spec.Client, Server: e.run.Spec.Server, Note: e.prog.note}
+		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
 	if *e.run.Spec.Worker {
 		bench.Workers = newWorkerPool()
 		defer bench.Workers.close()
@@ -252,7 +252,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 					restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, oneLine(err.Error()))
 					e.prog.note(key + " stopped answering (" + oneLine(err.Error()) + "): restarting it")
 					e.stopServer(srv)
-					if srv, err = StartServer(ctx, e.serverRunner(key), key, e.serverConfig(key)); err != nil {
+					if srv, err = StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key)); err != nil {
 						if ctx.Err() != nil {
 							return ctx.Err()
 						}
@@ -303,7 +303,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 }
 
 // job is repeat r of c against srv.
-func (e *executor) job(srv *Server, c Cell, r int) Job {
+func (e *executor) job(srv *ServerProc, c Cell, r int) Job {
 	return Job{
 		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
 		Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), c.Load),
@@ -313,7 +313,7 @@ func (e *executor) job(srv *Server, c Cell, r int) Job {
 }
 
 // versions records the client's and server's library versions a repeat names.
-func (e *executor) versions(srv *Server, c Cell, rep Repeat) {
+func (e *executor) versions(srv *ServerProc, c Cell, rep Repeat) {
 	if rep.Report != nil && rep.Report.Rpcbed != nil {
 		for k, v := range rep.Report.Rpcbed.Versions {
 			e.run.Versions[c.Client+"-client "+k] = v
@@ -352,7 +352,7 @@ func (e *executor) failed(c Cell, why string) CellResult {
 	return CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: StatusFailed, Error: why, Started: now, Finished: now}
 }
 
-func (e *executor) stopServer(srv *Server) {
+func (e *executor) stopServer(srv *ServerProc) {
 	if srv == nil || srv.Svc == nil {
 		return
 	}
@@ -364,7 +364,7 @@ func (e *executor) stopServer(srv *Server) {
 // verify runs one call per client x protocol x call these cells need (through the
 // client's worker, which then stays warm for the timed runs), unless a previous
 // (resumed) pass already checked it.
-func (e *executor) verify(ctx context.Context, bench *Bench, srv *Server, cells []Cell) error {
+func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, cells []Cell) error {
 	seen := map[string]bool{}
 	for _, c := range cells {
 		pair := c.Pair()

@@ -67,7 +67,7 @@ func flagValue(args []string, name string) string {
 	return ""
 }
 
-func (f *fakeRunner) Run(ctx context.Context, s runner.Spec) (runner.Result, error) {
+func (f *fakeRunner) Run(ctx context.Context, s runner.Task) (runner.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return runner.Result{}, err
 	}
@@ -136,7 +136,7 @@ func (f *fakeRunner) Run(ctx context.Context, s runner.Spec) (runner.Result, err
 	return res, nil
 }
 
-func (f *fakeRunner) Start(ctx context.Context, s runner.Spec) (runner.Service, error) {
+func (f *fakeRunner) Start(ctx context.Context, s runner.Task) (runner.Service, error) {
 	svc := &fakeService{name: s.Name}
 	f.mu.Lock()
 	f.services = append(f.services, svc)

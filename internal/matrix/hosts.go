@@ -234,7 +234,7 @@ func (s *Spec) validateHosts() error {
 		}
 	}
 	for _, c := range s.Plan() {
-		for _, role := range []string{c.Server + "-server", c.Client} {
+		for _, role := range []string{c.ServerLang + "-server", c.Client} {
 			if s.hostOf(role) == "" {
 				return fieldErr("hosts", "role %s (cell %s) is on no host: list it under some host's roles", role, c.Name())
 			}

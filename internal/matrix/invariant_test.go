@@ -122,7 +122,7 @@ func TestInvariantRealMatrix(t *testing.T) {
 				if w.Source != "report" || w.Seconds <= 0 || w.ClientCPUS <= 0 {
 					t.Errorf("%s r%d: window %+v; want the report's, with the client's CPU", c.Name, r.Index, w)
 				}
-				if c.Server == "go" && (!w.ServerKnown || w.ServerCalls <= 0 || w.ServerCPUS <= 0) {
+				if c.ServerLang == "go" && (!w.ServerKnown || w.ServerCalls <= 0 || w.ServerCPUS <= 0) {
 					t.Errorf("%s r%d: server over the window: %+v; want calls and CPU", c.Name, r.Index, w)
 				}
 			}

@@ -31,8 +31,9 @@ type Bench struct {
 	Programs Programs
 	// Dir is the run directory; Job.Raw is relative to it.
 	Dir string
-	// Client and Server are the resources each side runs with (the invariant's cores).
-	Client, Server Resources
+	// ClientResources and ServerResources are what each side runs with (the
+	// invariant's cores).
+	ClientResources, ServerResources Resources
 	// Workers keeps the client workers; nil runs every job as one process.
 	Workers *workerPool
 	// noWorker lists the clients whose build has no worker mode (learnt at the
@@ -68,7 +69,7 @@ type Job struct {
 // Once runs j against srv (nil: no server is sampled) and returns its repeat,
 // Index and Flags left to the caller. Only ctx's cancellation is an error;
 // everything else is recorded in the Repeat.
-func (b *Bench) Once(ctx context.Context, srv *Server, j Job) (Repeat, error) {
+func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error) {
 	rep := Repeat{Raw: j.Raw}
 	var smp *sampler
 	if srv != nil && j.Proto != "" {
@@ -131,9 +132,9 @@ func (b *Bench) Once(ctx context.Context, srv *Server, j Job) (Repeat, error) {
 	if j.Runner != nil {
 		runr = j.Runner
 	}
-	w.ClientCores = runner.CoresAllowed(runr, runner.Spec{CPUSet: b.Client.CPUSet, CPUs: b.Client.CPUs})
+	w.ClientCores = runner.CoresAllowed(runr, runner.Task{CPUSet: b.ClientResources.CPUSet, CPUs: b.ClientResources.CPUs})
 	if srv != nil && b.Runner != nil {
-		w.ServerCores = runner.CoresAllowed(b.Runner, runner.Spec{CPUSet: b.Server.CPUSet, CPUs: b.Server.CPUs})
+		w.ServerCores = runner.CoresAllowed(b.Runner, runner.Task{CPUSet: b.ServerResources.CPUSet, CPUs: b.ServerResources.CPUs})
 	}
 	if w.Seconds > 0 {
 		w.ClientBusy = w.ClientCPUS / w.Seconds
@@ -181,15 +182,15 @@ func (b *Bench) run(ctx context.Context, rep *Repeat, j Job) (runner.Result, err
 	if j.Prog != nil {
 		prog = *j.Prog
 	}
-	spec := runner.Spec{
+	spec := runner.Task{
 		Name: j.Name, Image: prog.Image, Args: prog.Args, Env: prog.Env,
-		CPUs: b.Client.CPUs, CPUSet: b.Client.CPUSet, MemoryMB: b.Client.MemoryMB, Timeout: j.Timeout,
+		CPUs: b.ClientResources.CPUs, CPUSet: b.ClientResources.CPUSet, MemoryMB: b.ClientResources.MemoryMB, Timeout: j.Timeout,
 	}
 	if ws, ok := rr.(runner.WorkerStarter); ok && j.Worker && j.Prog == nil && b.Workers != nil && !b.lacksWorker(j.Client) {
 		wp := b.Programs.Worker(j.Client)
-		wspec := runner.Spec{
+		wspec := runner.Task{
 			Name: "worker-" + j.Client + "-" + j.Proto, Image: wp.Image, Args: wp.Args, Env: wp.Env,
-			CPUs: b.Client.CPUs, CPUSet: b.Client.CPUSet, MemoryMB: b.Client.MemoryMB,
+			CPUs: b.ClientResources.CPUs, CPUSet: b.ClientResources.CPUSet, MemoryMB: b.ClientResources.MemoryMB,
 		}
 		p, err := b.Workers.get(ctx, ws, j.Client, j.Client+"-"+j.Proto, wspec)
 		switch {
@@ -421,7 +422,7 @@ func interpolate(s []serverSample, t0, t1 float64) (cpu float64, calls int64, er
 
 // sampler reads the server's /stats and /proc/stat every sampleEvery until stop.
 type sampler struct {
-	srv         *Server
+	srv         *ServerProc
 	proto, call string
 	stopc       chan struct{}
 	done        chan struct{}
@@ -432,7 +433,7 @@ type sampler struct {
 
 // startSampler takes the first samples before it returns, so the series starts
 // before the client does.
-func startSampler(ctx context.Context, srv *Server, proto, call string) *sampler {
+func startSampler(ctx context.Context, srv *ServerProc, proto, call string) *sampler {
 	s := &sampler{srv: srv, proto: proto, call: call, stopc: make(chan struct{}), done: make(chan struct{})}
 	s.take(ctx)
 	go func() {
@@ -524,7 +525,7 @@ type statsDoc struct {
 var statsClient = &http.Client{Timeout: 2 * time.Second}
 
 // readStats GETs the server's /stats.
-func (s *Server) readStats(ctx context.Context) (statsDoc, float64, error) {
+func (s *ServerProc) readStats(ctx context.Context) (statsDoc, float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.StatsURL, nil)
 	if err != nil {
 		return statsDoc{}, 0, err
@@ -546,7 +547,7 @@ func (s *Server) readStats(ctx context.Context) (statsDoc, float64, error) {
 	return st, mid, nil
 }
 
-func (s *Server) sample(ctx context.Context, proto, call string) (serverSample, error) {
+func (s *ServerProc) sample(ctx context.Context, proto, call string) (serverSample, error) {
 	st, mid, err := s.readStats(ctx)
 	if err != nil {
 		return serverSample{}, err

@@ -29,7 +29,7 @@ type fakeWorkers struct {
 	started   int
 }
 
-func (f *fakeWorkers) StartWorker(ctx context.Context, s runner.Spec) (runner.Worker, error) {
+func (f *fakeWorkers) StartWorker(ctx context.Context, s runner.Task) (runner.Worker, error) {
 	f.mu.Lock()
 	f.started++
 	f.mu.Unlock()
@@ -57,7 +57,7 @@ func (f *fakeWorkers) StartWorker(ctx context.Context, s runner.Spec) (runner.Wo
 				<-w.kill
 				return
 			}
-			res, _ := w.f().fakeRunner.Run(ctx, runner.Spec{Name: id, Args: append([]string{"go-client"}, f[2:]...)})
+			res, _ := w.f().fakeRunner.Run(ctx, runner.Task{Name: id, Args: append([]string{"go-client"}, f[2:]...)})
 			w.errb.Write([]byte("#rpcbed-worker begin " + id + "\n"))
 			w.errb.Write(res.Stderr)
 			outW.Write(res.Stdout)

@@ -74,7 +74,7 @@ func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
 
 // hostServerConfig points a server at its host: listen on every interface, hand
 // out the host's address, and be ready only once every client host reaches it.
-func (e *executor) hostServerConfig(cfg *ServerConfig, key string) {
+func (e *executor) hostServerConfig(cfg *ServerProcConfig, key string) {
 	s := &e.run.Spec
 	srvHost := s.hostOf(serverRole(key))
 	cfg.Address = s.Hosts[srvHost].Address
@@ -163,12 +163,12 @@ func (e *executor) probeLink(ctx context.Context, l Link) LinkProbe {
 		return p
 	}
 	first := plan[0]
-	p.To = s.hostOf(first.Server + "-server")
+	p.To = s.hostOf(first.ServerLang + "-server")
 	p.From = s.hostOf(first.Client)
 	if l.Loopback {
 		p.From = p.To
 	}
-	cfg := ServerConfig{Programs: e.o.Programs, Resources: s.Server, Store: "memory", Auth: *s.Auth,
+	cfg := ServerProcConfig{Programs: e.o.Programs, Resources: s.ServerResources, Store: "memory", Auth: *s.Auth,
 		Address: s.Hosts[p.To].Address}
 	from := e.hosts.runners[p.From]
 	cfg.ReadyFrom = func(ctx context.Context, addrs []string) error {
@@ -179,7 +179,7 @@ func (e *executor) probeLink(ctx context.Context, l Link) LinkProbe {
 		}
 		return from.WaitFrom(ctx, e.hosts.probeImage(p.From, e.o.Programs), 60*time.Second, addrs...)
 	}
-	srv, err := StartServer(ctx, e.hosts.runners[p.To], "go-server", cfg)
+	srv, err := StartServerProc(ctx, e.hosts.runners[p.To], "go-server", cfg)
 	if err != nil {
 		p.Error = "probe server: " + oneLine(err.Error())
 		return p
@@ -188,7 +188,7 @@ func (e *executor) probeLink(ctx context.Context, l Link) LinkProbe {
 	addr := addrFor(srv.Addrs["http"], l)
 	goImage := e.o.Programs.image("go")
 	run := func(name string, args ...string) (report.Report, error) {
-		res, err := from.Run(ctx, runner.Spec{Name: name, Image: goImage, Args: append([]string{"go-client"}, args...), Timeout: 90 * time.Second})
+		res, err := from.Run(ctx, runner.Task{Name: name, Image: goImage, Args: append([]string{"go-client"}, args...), Timeout: 90 * time.Second})
 		if err != nil {
 			return report.Report{}, err
 		}

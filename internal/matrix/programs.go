@@ -19,7 +19,7 @@ type Programs struct {
 	JavaOpts []string
 }
 
-// Program is what a runner.Spec needs to start one program.
+// Program is what a runner.Task needs to start one program.
 type Program struct {
 	Image string
 	Args  []string

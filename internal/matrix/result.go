@@ -273,7 +273,7 @@ var (
 const (
 	SpecFile   = "spec.yaml"
 	RunFile    = "run.json" // the Run without cells, rewritten as the run goes
-	MatrixJSON = "matrix.json"
+	JSONFile   = "matrix.json"
 	CellsDir   = "cells"
 	RawDir     = "raw"
 	VerifyFile = "verify.json"
@@ -320,12 +320,12 @@ func LoadRun(dir string) (*Run, error) {
 	b, err := os.ReadFile(filepath.Join(dir, RunFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		// A run rendered into matrix.json only (e.g. a committed reference).
-		b, err = os.ReadFile(filepath.Join(dir, MatrixJSON))
+		b, err = os.ReadFile(filepath.Join(dir, JSONFile))
 		if err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal(b, &run); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, MatrixJSON), err)
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, JSONFile), err)
 		}
 		return &run, nil
 	}

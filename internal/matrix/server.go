@@ -11,9 +11,9 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
-// Server is a running server configuration: go-server (grpc, thrift and http from
+// ServerProc is a running server process: go-server (grpc, thrift and http from
 // one process) or one Java baseline.
-type Server struct {
+type ServerProc struct {
 	Key   string
 	Svc   runner.Service
 	Addrs map[string]string // protocol -> 127.0.0.1:port
@@ -26,8 +26,8 @@ type Server struct {
 	alive runner.Probe
 }
 
-// ServerConfig is what StartServer needs besides the key.
-type ServerConfig struct {
+// ServerProcConfig is what StartServerProc needs besides the key.
+type ServerProcConfig struct {
 	Programs       Programs
 	Resources      Resources
 	Store          string
@@ -46,14 +46,14 @@ type ServerConfig struct {
 }
 
 // listenAddr and dialAddr are where a server binds port and where clients reach it.
-func (cfg ServerConfig) listenAddr(port int) string {
+func (cfg ServerProcConfig) listenAddr(port int) string {
 	if cfg.Address != "" {
 		return net.JoinHostPort("0.0.0.0", strconv.Itoa(port))
 	}
 	return loopback(port)
 }
 
-func (cfg ServerConfig) dialAddr(port int) string {
+func (cfg ServerProcConfig) dialAddr(port int) string {
 	if cfg.Address != "" {
 		return net.JoinHostPort(cfg.Address, strconv.Itoa(port))
 	}
@@ -73,10 +73,10 @@ func FreePort() (int, error) {
 
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
-// StartServer starts the server a cell's ServerKey names, on free ports, and waits
+// StartServerProc starts the server a cell's ServerProcKey names, on free ports, and waits
 // until it answers.
-func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerConfig) (*Server, error) {
-	s := &Server{Key: key, Addrs: map[string]string{}}
+func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg ServerProcConfig) (*ServerProc, error) {
+	s := &ServerProc{Key: key, Addrs: map[string]string{}}
 	var prog Program
 	if key == "go-server" {
 		ports := make([]int, 3)
@@ -145,7 +145,7 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 			s.alive = func(context.Context) error { return nil }
 		}
 	}
-	svc, err := r.Start(ctx, runner.Spec{
+	svc, err := r.Start(ctx, runner.Task{
 		Name: key, Image: prog.Image, Args: prog.Args, Env: prog.Env,
 		CPUs: cfg.Resources.CPUs, CPUSet: cfg.Resources.CPUSet, MemoryMB: cfg.Resources.MemoryMB,
 		Timeout: 60 * time.Second, Ready: ready,
@@ -165,7 +165,7 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 			// A java-client built before its stats listener: the server's CPU and
 			// calls over the window are then unknown.
 			cfg.NoJavaStats = true
-			return StartServer(ctx, r, key, cfg)
+			return StartServerProc(ctx, r, key, cfg)
 		}
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func StartServer(ctx context.Context, r runner.Runner, key string, cfg ServerCon
 }
 
 // Alive reports whether the server still answers.
-func (s *Server) Alive(ctx context.Context) error {
+func (s *ServerProc) Alive(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if s.alive != nil {
@@ -194,7 +194,7 @@ type Snapshot struct {
 
 // Snapshot reads the server's counters for proto x call: /stats, or the runner's
 // usage of a server without one.
-func (s *Server) Snapshot(ctx context.Context, proto, call string) (Snapshot, error) {
+func (s *ServerProc) Snapshot(ctx context.Context, proto, call string) (Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if s.StatsURL == "" {

@@ -10,12 +10,12 @@ import (
 )
 
 // argsRunner records the Spec of the program it is asked to start and refuses it.
-type argsRunner struct{ got runner.Spec }
+type argsRunner struct{ got runner.Task }
 
-func (a *argsRunner) Run(context.Context, runner.Spec) (runner.Result, error) {
+func (a *argsRunner) Run(context.Context, runner.Task) (runner.Result, error) {
 	return runner.Result{}, errors.New("not used")
 }
-func (a *argsRunner) Start(_ context.Context, s runner.Spec) (runner.Service, error) {
+func (a *argsRunner) Start(_ context.Context, s runner.Task) (runner.Service, error) {
 	a.got = s
 	return nil, errors.New("recorded")
 }
@@ -33,10 +33,10 @@ func TestStartServerStoreFlags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &argsRunner{}
-			_, err := StartServer(context.Background(), r, "go-server", ServerConfig{
+			_, err := StartServerProc(context.Background(), r, "go-server", ServerProcConfig{
 				Programs: Programs{Root: "/repo"}, Store: tc.store, RedisAddr: tc.redis, AerospikeHosts: tc.aerospike})
 			if err == nil || !strings.Contains(err.Error(), "recorded") {
-				t.Fatalf("StartServer error = %v; want the runner's", err)
+				t.Fatalf("StartServerProc error = %v; want the runner's", err)
 			}
 			args := r.got.Args
 			if got := flagValue(args, "-store"); got != tc.store {

@@ -86,9 +86,10 @@ type Spec struct {
 	// Servers maps a protocol to the server that serves it: go (go-server) or java
 	// (the Java baseline). Default: go for grpc/thrift/http, java for ice/dubbo.
 	Servers map[string]string `yaml:"servers" json:"servers"`
-	// Client and Server are the resources each side gets.
-	Client Resources `yaml:"client" json:"client"`
-	Server Resources `yaml:"server" json:"server"`
+	// ClientResources and ServerResources are what each side gets (yaml: client,
+	// server).
+	ClientResources Resources `yaml:"client" json:"client"`
+	ServerResources Resources `yaml:"server" json:"server"`
 	// Store is go-server's record store: memory, redis (redis_addr) or aerospike
 	// (aerospike_hosts, seeds host:port[,host:port]; namespace "test").
 	Store          string `yaml:"store" json:"store"`
@@ -379,11 +380,11 @@ func (s *Spec) defaults() {
 		srv[p] = v
 	}
 	s.Servers = srv
-	if s.Client == (Resources{}) {
-		s.Client = Resources{CPUSet: "1"}
+	if s.ClientResources == (Resources{}) {
+		s.ClientResources = Resources{CPUSet: "1"}
 	}
-	if s.Server == (Resources{}) {
-		s.Server = Resources{CPUSet: "0"}
+	if s.ServerResources == (Resources{}) {
+		s.ServerResources = Resources{CPUSet: "0"}
 	}
 	if s.Store == "" {
 		s.Store = "memory"
@@ -494,7 +495,7 @@ func (s *Spec) Validate() error {
 			return fieldErr("servers."+p, "%q cannot serve %s (go serves grpc, thrift, http; java serves all five)", v, p)
 		}
 	}
-	for side, r := range map[string]Resources{"client": s.Client, "server": s.Server} {
+	for side, r := range map[string]Resources{"client": s.ClientResources, "server": s.ServerResources} {
 		if r.CPUs < 0 || r.MemoryMB < 0 {
 			return fieldErr(side, "cpus and memory_mb must not be negative")
 		}

@@ -37,7 +37,7 @@ type workerProc struct {
 }
 
 // startWorker starts spec as a worker and waits for its ready line.
-func startWorker(ctx context.Context, ws runner.WorkerStarter, key string, spec runner.Spec) (*workerProc, error) {
+func startWorker(ctx context.Context, ws runner.WorkerStarter, key string, spec runner.Task) (*workerProc, error) {
 	w, err := ws.StartWorker(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ func (wp *workerPool) startedOnce(client string) bool {
 
 // get returns the live worker for key, starting one when there is none (or the
 // last one died).
-func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, client, key string, spec runner.Spec) (*workerProc, error) {
+func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, client, key string, spec runner.Task) (*workerProc, error) {
 	wp.mu.Lock()
 	p := wp.workers[key]
 	wp.mu.Unlock()

@@ -28,7 +28,7 @@ var Files = []struct {
 	Render Renderer
 }{
 	{"matrix.csv", CSV},
-	{matrix.MatrixJSON, JSON},
+	{matrix.JSONFile, JSON},
 	{"matrix.md", Markdown},
 	{"bench.txt", Bench},
 }
@@ -89,7 +89,7 @@ func CSV(w io.Writer, run *matrix.Run) error {
 			spread = sum.Spread
 		}
 		cw.Write([]string{
-			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), strconv.Itoa(sum.Conns), c.Server, c.Status,
+			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), strconv.Itoa(sum.Conns), c.ServerLang, c.Status,
 			strconv.Itoa(rps.N),
 			num(rps.Median, 2), num(rps.Min, 2), num(rps.Max, 2), num(spread, 3),
 			num(c.Stat(matrix.P50).Median, 0), num(p99.Median, 0), num(p99.Min, 0), num(p99.Max, 0),
@@ -102,7 +102,7 @@ func CSV(w io.Writer, run *matrix.Run) error {
 	}
 	for _, c := range missing(run) {
 		cw.Write([]string{c.Name(), c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency),
-			strconv.Itoa(c.Load.ConnsFor(c.Concurrency)), c.Server, "missing", "0",
+			strconv.Itoa(c.Load.ConnsFor(c.Concurrency)), c.ServerLang, "missing", "0",
 			"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "no result: the run did not reach it"})
 	}
 	cw.Flush()
@@ -149,7 +149,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	m := run.Machine
 	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
 	fmt.Fprintf(&b, "- load per run: %s; %d repeats, interleaved; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
-		loadString(s.Load), s.Repeats, orDash(s.Client.CPUSet), orDash(s.Server.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
+		loadString(s.Load), s.Repeats, orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
 	for _, o := range s.Overrides {
 		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
 	}

@@ -94,7 +94,7 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 	if o.Quick {
 		e.dur, e.repeats = 300*time.Millisecond, 2
 	}
-	srv, err := matrix.StartServer(ctx, o.Runner, "go-server", matrix.ServerConfig{
+	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
 		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: e.store,
 		RedisAddr: o.RedisAddr, AerospikeHosts: o.AerospikeHosts, Auth: true,
 	})

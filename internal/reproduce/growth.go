@@ -116,7 +116,7 @@ func (e *growth) run(ctx context.Context, o Options) error {
 	if o.Quick {
 		e.abN, e.repeats, e.items = 20, 2, e.items[:2]
 	}
-	srv, err := matrix.StartServer(ctx, o.Runner, "go-server", matrix.ServerConfig{
+	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
 		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
 	if err != nil {
@@ -149,7 +149,7 @@ func (e *growth) run(ctx context.Context, o Options) error {
 
 // runPath runs every size on one front: an untimed burst of 20, then the bursts;
 // on a PHP front, a probe of its channel headers last.
-func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *matrix.Server, p growthPath) error {
+func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *matrix.ServerProc, p growthPath) error {
 	front, url, err := startFront(ctx, o, srv, p)
 	if err != nil {
 		return err
@@ -251,7 +251,7 @@ func (e *growth) judge(o Options) Section {
 			"Published: one 6-core laptop, macOS; ab, the fronts and the Go server on it.",
 			fmt.Sprintf("Here: go-server pinned to CPU %s; the fronts and ab share CPU %s. Real Apache Bench: `ab -c %d -n %d -k` against `go-client front` (Go front, gRPC to go-server) and php-client/bin/php-front (`php -S`, default ini, as published; PHP_CLI_SERVER_WORKERS=8; gRPC with the official extension and the protobuf C extension, or HTTP/JSON to go-server's net/http endpoint).",
 				orAny(o.ServerCPUSet), orAny(o.ClientCPUSet), e.abN, e.abN),
-			"Beside the published paths, two variants: php-pure-grpc (the pure-PHP protobuf runtime, RPCBED_FRONT_RUNTIME=pure: what building message objects costs in PHP) and php-grpc-opcache (OPcache on, as PHP runs in production). The verdicts use the published paths; the variants only measure the reasons (php-pure-grpc at "+strings.Trim(fmt.Sprint(variantSizes(growthPaths[3], e.items)), "[]")+" items, php-grpc-opcache at "+strings.Trim(fmt.Sprint(variantSizes(growthPaths[4], e.items)), "[]")+").",
+			"Beside the published paths, two variants: php-pure-grpc (the pure-PHP protobuf runtime, RPCBED_FRONT_RUNTIME=pure: what building message objects costs in PHP) and php-grpc-opcache (OPcache on, as PHP runs in production). The verdicts use the published paths; the variants only measure the reasons (php-pure-grpc at " + strings.Trim(fmt.Sprint(variantSizes(growthPaths[3], e.items)), "[]") + " items, php-grpc-opcache at " + strings.Trim(fmt.Sprint(variantSizes(growthPaths[4], e.items)), "[]") + ").",
 			fmt.Sprintf("Each figure: ab's mean Time per request (ms), median of %d bursts [their range] after one untimed burst of 20 requests. Sizes: the backend message (gRPC protobuf or HTTP JSON, from one go-client call) and the front's JSON (ab's Document Length). Channel creations: %d requests after the bursts, tallied from the PHP front's X-Rpcbed-Conn and X-Rpcbed-Pid headers.", e.repeats, 40),
 		},
 		Scaled: fmt.Sprintf("The published laptop had 6 cores for ab, the fronts and the server; here the server has one core and ab with the front the other, so every time per request is longer and the fronts compete with ab. Sizes, the %d-request bursts at -c %d and the three paths are as published.", e.abN, e.abN),
@@ -320,7 +320,7 @@ func (e *growth) judgeMessageObjects() Finding {
 	sz := variantSizes(growthPaths[3], e.items)
 	lo, hi := sz[0], sz[len(sz)-1]
 	r := Rule{Name: "php-message-objects", Prec: 0, Band: ruleMessageObjects,
-		Claim: fmt.Sprintf("the PHP-over-gRPC gap is the cost of building PHP message objects (share of the pure-PHP runtime's extra time growth from %d to %d items that the protobuf C extension removes)", lo, hi),
+		Claim:     fmt.Sprintf("the PHP-over-gRPC gap is the cost of building PHP message objects (share of the pure-PHP runtime's extra time growth from %d to %d items that the protobuf C extension removes)", lo, hi),
 		Published: "the write-up's explanation (no figure)"}
 	grow := func(path string) []float64 {
 		a, b := e.ms[gKey{path, lo}], e.ms[gKey{path, hi}]
@@ -379,7 +379,7 @@ func (e *growth) phpCosts(sizes ...int) string {
 
 // startFront starts the Go or PHP front in front of go-server and returns the
 // service and its /v1/datalist URL.
-func startFront(ctx context.Context, o Options, srv *matrix.Server, p growthPath) (runner.Service, string, error) {
+func startFront(ctx context.Context, o Options, srv *matrix.ServerProc, p growthPath) (runner.Service, string, error) {
 	port, err := matrix.FreePort()
 	if err != nil {
 		return nil, "", err
@@ -392,7 +392,7 @@ func startFront(ctx context.Context, o Options, srv *matrix.Server, p growthPath
 		prog = o.Programs.PHPFront(append([]string{"LISTEN=" + listen, "PHP_CLI_SERVER_WORKERS=8",
 			"RPCBED_GRPC_ADDR=" + srv.Addrs["grpc"], "RPCBED_HTTP_ADDR=" + srv.Addrs["http"], "RPCBED_THRIFT_ADDR=" + srv.Addrs["thrift"]}, p.env...)...)
 	}
-	svc, err := o.Runner.Start(ctx, runner.Spec{
+	svc, err := o.Runner.Start(ctx, runner.Task{
 		Name: "front-" + p.name, Image: prog.Image, Args: prog.Args, Env: prog.Env,
 		CPUSet: o.ClientCPUSet, Timeout: time.Minute, Ready: runner.HTTPProbe("http://" + listen + "/healthz"),
 	})

@@ -103,7 +103,7 @@ func (e *java2015) run(ctx context.Context, o Options) error {
 // (JIT warm-up: the first second against steady state), then every level's
 // repeats after a settled warm-up.
 func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error {
-	srv, err := matrix.StartServer(ctx, o.Runner, "java-"+fw, matrix.ServerConfig{
+	srv, err := matrix.StartServerProc(ctx, o.Runner, "java-"+fw, matrix.ServerProcConfig{
 		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
 	if err != nil {

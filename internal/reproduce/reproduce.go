@@ -346,14 +346,14 @@ func cliPerCall(m measured) float64 {
 // workers (warm-up paid once per client and protocol); stop ends the workers.
 func newBench(o Options) (*matrix.Bench, func()) {
 	b := &matrix.Bench{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
-		Client: matrix.Resources{CPUSet: o.ClientCPUSet}, Server: matrix.Resources{CPUSet: o.ServerCPUSet},
+		ClientResources: matrix.Resources{CPUSet: o.ClientCPUSet}, ServerResources: matrix.Resources{CPUSet: o.ServerCPUSet},
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
 	return b, b.KeepWorkers()
 }
 
 // once runs one job on b against srv (nil: not sampled), keeping its raw output
 // as raw/NAME.txt, and measures both sides over the client's measured window.
-func once(ctx context.Context, b *matrix.Bench, srv *matrix.Server, j matrix.Job) (measured, error) {
+func once(ctx context.Context, b *matrix.Bench, srv *matrix.ServerProc, j matrix.Job) (measured, error) {
 	j.Raw = filepath.Join("raw", j.Name+".txt")
 	rep, err := b.Once(ctx, srv, j)
 	if err != nil {

@@ -99,7 +99,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 	}
 	grpcAddr, thriftAddr, httpAddr := freePort(t), freePort(t), freePort(t)
 	// The server on CPU 0, every client on CPU 1: the layout a cell uses on 2 cores.
-	srv, err := s.r.Start(ctx, Spec{
+	srv, err := s.r.Start(ctx, Task{
 		Name:   "go-server",
 		Image:  image,
 		Args:   append(args, "-grpc", grpcAddr, "-thrift", thriftAddr, "-http", httpAddr),
@@ -130,7 +130,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 		for _, proto := range []string{"ice", "dubbo"} {
 			addr := freePort(t)
 			_, port, _ := splitHostPort(addr)
-			svc, err := s.r.Start(ctx, Spec{
+			svc, err := s.r.Start(ctx, Task{
 				Name: "java-" + proto + "-server", Image: image,
 				Args:   append(append([]string{}, args...), "-proto", proto, "-port", port),
 				CPUSet: "0", MemoryMB: 512, Timeout: 2 * time.Minute,
@@ -172,7 +172,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 					if call == "datalist" {
 						items = 20
 					}
-					res, err := s.r.Run(ctx, Spec{
+					res, err := s.r.Run(ctx, Task{
 						Name: name, Image: image,
 						Args: append(append([]string{}, args...), "-proto", proto, "-call", call, "-items", strconv.Itoa(items),
 							"-c", strconv.Itoa(clientC), "-n", strconv.Itoa(clientN), "-warmup", "0", "-addr", addr),

@@ -21,7 +21,7 @@ import (
 // Labels put on every container, so leftovers can be found and swept.
 const (
 	LabelRunner = "org.rpcbed.runner" // "docker"
-	LabelName   = "org.rpcbed.name"   // Spec.Name
+	LabelName   = "org.rpcbed.name"   // Task.Name
 	LabelPID    = "org.rpcbed.pid"    // the pid of the process that started it
 )
 
@@ -30,7 +30,7 @@ const (
 const cleanupTimeout = 30 * time.Second
 
 // Docker runs every program in its own container of the given image, with host
-// networking (all traffic on 127.0.0.1), the Spec's CPU and memory limits, and
+// networking (all traffic on 127.0.0.1), the Task's CPU and memory limits, and
 // removes the container once its output and CPU usage are collected.
 type Docker struct {
 	pool *dockertest.Pool
@@ -55,7 +55,7 @@ func NewDocker() (*Docker, error) {
 }
 
 // Run runs s to completion in a new container.
-func (d *Docker) Run(ctx context.Context, s Spec) (Result, error) {
+func (d *Docker) Run(ctx context.Context, s Task) (Result, error) {
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
@@ -90,7 +90,7 @@ func (d *Docker) Run(ctx context.Context, s Spec) (Result, error) {
 }
 
 // Start starts s in a new container and waits for s.Ready.
-func (d *Docker) Start(ctx context.Context, s Spec) (Service, error) {
+func (d *Docker) Start(ctx context.Context, s Task) (Service, error) {
 	start := time.Now()
 	c, err := d.create(ctx, s)
 	if err != nil {
@@ -182,7 +182,7 @@ func (d *Docker) HasImage(image string) bool {
 
 // checkSpec refuses a spec without a command or a built image: the engine would
 // try to pull a missing image, and there is no registry here, so say what to do.
-func (d *Docker) checkSpec(s Spec) (repo, tag string, err error) {
+func (d *Docker) checkSpec(s Task) (repo, tag string, err error) {
 	if len(s.Args) == 0 {
 		return "", "", fmt.Errorf("%s: no command", s.Name)
 	}
@@ -196,8 +196,8 @@ func (d *Docker) checkSpec(s Spec) (repo, tag string, err error) {
 	return repo, tag, nil
 }
 
-// limit puts the Spec's host networking, CPU and memory limits on hc.
-func limit(hc *dc.HostConfig, s Spec) {
+// limit puts the Task's host networking, CPU and memory limits on hc.
+func limit(hc *dc.HostConfig, s Task) {
 	hc.NetworkMode = "host"
 	if s.CPUs > 0 {
 		hc.CPUPeriod = 100000
@@ -210,7 +210,7 @@ func limit(hc *dc.HostConfig, s Spec) {
 	}
 }
 
-func (d *Docker) create(ctx context.Context, s Spec) (*dc.Container, error) {
+func (d *Docker) create(ctx context.Context, s Task) (*dc.Container, error) {
 	repo, tag, err := d.checkSpec(s)
 	if err != nil {
 		return nil, err

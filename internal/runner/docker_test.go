@@ -116,12 +116,12 @@ func TestDockerContract(t *testing.T) {
 func TestDockerLimits(t *testing.T) {
 	d := newDocker(t)
 	buildImages(t)
-	// The engine applies the Spec's limits: read them back from inside, where the
+	// The engine applies the Task's limits: read them back from inside, where the
 	// container's own cgroup is mounted (cgroup v1 and v2 layouts).
 	script := `cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us 2>/dev/null || cat /sys/fs/cgroup/cpu.max
 cat /sys/fs/cgroup/cpuset/cpuset.cpus 2>/dev/null || cat /sys/fs/cgroup/cpuset.cpus
 cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max`
-	res, err := d.Run(context.Background(), Spec{Name: "limits", Image: "rpcbed/base", Args: []string{"sh", "-c", script},
+	res, err := d.Run(context.Background(), Task{Name: "limits", Image: "rpcbed/base", Args: []string{"sh", "-c", script},
 		CPUs: 0.5, CPUSet: "0", MemoryMB: 96, Timeout: time.Minute})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("got %v, code %d, stderr %s", err, res.ExitCode, res.Stderr)
@@ -135,7 +135,7 @@ cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgrou
 
 func TestDockerMissingImage(t *testing.T) {
 	d := newDocker(t)
-	_, err := d.Run(context.Background(), Spec{Name: "missing", Image: "rpcbed/no-such-image:0", Args: []string{"true"}})
+	_, err := d.Run(context.Background(), Task{Name: "missing", Image: "rpcbed/no-such-image:0", Args: []string{"true"}})
 	if err == nil || !strings.Contains(err.Error(), "make images") {
 		t.Errorf("got %v; want an error that says to run make images", err)
 	}
@@ -144,7 +144,7 @@ func TestDockerMissingImage(t *testing.T) {
 func TestDockerCloseRemovesServices(t *testing.T) {
 	d := newDocker(t)
 	buildImages(t)
-	if _, err := d.Start(context.Background(), Spec{Name: "left-running", Image: "rpcbed/base", Args: []string{"sleep", "60"}}); err != nil {
+	if _, err := d.Start(context.Background(), Task{Name: "left-running", Image: "rpcbed/base", Args: []string{"sleep", "60"}}); err != nil {
 		t.Fatal(err)
 	}
 	// Not stopped on purpose: Close (in newDocker's cleanup) must remove it, and
@@ -208,12 +208,12 @@ func interruptedChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if _, err := d.Start(ctx, Spec{Name: "interrupt-server", Image: "rpcbed/base", Args: []string{"sleep", "300"}}); err != nil {
+	if _, err := d.Start(ctx, Task{Name: "interrupt-server", Image: "rpcbed/base", Args: []string{"sleep", "300"}}); err != nil {
 		t.Fatal(err)
 	}
 	ran := make(chan error, 1)
 	go func() {
-		_, err := d.Run(ctx, Spec{Name: "interrupt-client", Image: "rpcbed/base", Args: []string{"sleep", "300"}})
+		_, err := d.Run(ctx, Task{Name: "interrupt-client", Image: "rpcbed/base", Args: []string{"sleep", "300"}})
 		ran <- err
 	}()
 	for {
@@ -255,7 +255,7 @@ func TestDockerSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.pool.Purge(orphan) // in case Sweep misses it
-	live, err := d.Start(context.Background(), Spec{Name: "sweep-live", Image: "rpcbed/base", Args: []string{"sleep", "60"}})
+	live, err := d.Start(context.Background(), Task{Name: "sweep-live", Image: "rpcbed/base", Args: []string{"sleep", "60"}})
 	if err != nil {
 		t.Fatal(err)
 	}

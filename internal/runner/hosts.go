@@ -108,7 +108,7 @@ func (d *Docker) WaitFrom(ctx context.Context, image string, within time.Duratio
 		secs = 1
 	}
 	args := append([]string{"/bin/bash", "-c", probeScript, "probe", strconv.Itoa(secs)}, addrs...)
-	r, err := d.Run(ctx, Spec{Name: "probe", Image: image, Args: args, Timeout: within + 30*time.Second})
+	r, err := d.Run(ctx, Task{Name: "probe", Image: image, Args: args, Timeout: within + 30*time.Second})
 	if err != nil {
 		return fmt.Errorf("probe from %s: %w", d.endpoint, err)
 	}

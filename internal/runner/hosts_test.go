@@ -100,11 +100,11 @@ func TestDockerOverSSH(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := d.Run(ctx, Spec{Name: "over-ssh", Image: ImageGo, Args: []string{"/bin/bash", "-c", "echo hello over ssh"}})
+	r, err := d.Run(ctx, Task{Name: "over-ssh", Image: ImageGo, Args: []string{"/bin/bash", "-c", "echo hello over ssh"}})
 	if err != nil || r.ExitCode != 0 || strings.TrimSpace(string(r.Stdout)) != "hello over ssh" {
 		t.Errorf("run over ssh: got %q, exit %d, %v", r.Stdout, r.ExitCode, err)
 	}
-	w, err := d.StartWorker(ctx, Spec{Name: "over-ssh-worker", Image: ImageGo, Args: []string{"/bin/bash", "-c", "read l; echo got $l"}})
+	w, err := d.StartWorker(ctx, Task{Name: "over-ssh-worker", Image: ImageGo, Args: []string{"/bin/bash", "-c", "read l; echo got $l"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type Local struct {
 }
 
 // Run runs s to completion.
-func (l *Local) Run(ctx context.Context, s Spec) (Result, error) {
+func (l *Local) Run(ctx context.Context, s Task) (Result, error) {
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
@@ -72,7 +72,7 @@ func (l *Local) Run(ctx context.Context, s Spec) (Result, error) {
 }
 
 // Start starts s and waits for s.Ready.
-func (l *Local) Start(ctx context.Context, s Spec) (Service, error) {
+func (l *Local) Start(ctx context.Context, s Task) (Service, error) {
 	cmd, err := l.command(s)
 	if err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func (l *Local) Close() error {
 	return nil
 }
 
-func (l *Local) command(s Spec) (*exec.Cmd, error) {
+func (l *Local) command(s Task) (*exec.Cmd, error) {
 	if len(s.Args) == 0 {
 		return nil, fmt.Errorf("%s: no command", s.Name)
 	}

@@ -23,8 +23,8 @@ import (
 	"time"
 )
 
-// Spec is one program to run.
-type Spec struct {
+// Task is one program to run.
+type Task struct {
 	// Name names the run in logs and container names; a cell name such as
 	// php-grpc-datalist-200-c50 is the intended value.
 	Name string
@@ -53,7 +53,7 @@ type Spec struct {
 	Ready Probe
 }
 
-// DefaultStartTimeout is how long Start waits for Ready when Spec.Timeout is 0.
+// DefaultStartTimeout is how long Start waits for Ready when Task.Timeout is 0.
 const DefaultStartTimeout = 30 * time.Second
 
 // Result is what one finished program left behind.
@@ -71,11 +71,11 @@ type Result struct {
 // whatever its exit code: check Result.ExitCode. On a timeout Run returns what it
 // collected and an error wrapping ErrTimeout; on a cancelled ctx, ctx's error.
 type Runner interface {
-	Run(ctx context.Context, s Spec) (Result, error)
+	Run(ctx context.Context, s Task) (Result, error)
 	// Start starts a long-running program and returns once Ready passes; if the
 	// program exits or Ready does not pass in time, everything is cleaned up and the
 	// error carries the program's output.
-	Start(ctx context.Context, s Spec) (Service, error)
+	Start(ctx context.Context, s Task) (Service, error)
 	// Close stops and removes everything this runner started that is still alive.
 	Close() error
 }
@@ -90,7 +90,7 @@ type Service interface {
 	Stop(ctx context.Context) (Result, error)
 }
 
-// ErrTimeout is wrapped by the error Run returns when Spec.Timeout expired.
+// ErrTimeout is wrapped by the error Run returns when Task.Timeout expired.
 var ErrTimeout = errors.New("runner: timeout")
 
 // Probe reports whether a server is ready: nil when it is.
@@ -251,7 +251,7 @@ func exitError(name string, r Result) error {
 // the size of s.CPUSet or s.CPUs, whichever is smaller, where r enforces them
 // (Docker: both; Local: the CPU set, when taskset is installed); all online cores
 // otherwise. The CPU invariant (docs/method.md, section 3) divides by it.
-func CoresAllowed(r Runner, s Spec) float64 {
+func CoresAllowed(r Runner, s Task) float64 {
 	n := float64(OnlineCores())
 	enforceSet, enforceQuota := false, false
 	switch r.(type) {

@@ -106,7 +106,7 @@ func runnerContract(t *testing.T, r Runner, image string) {
 	}
 	for _, tc := range runs {
 		t.Run("Run/"+tc.name, func(t *testing.T) {
-			res, err := r.Run(ctx, Spec{Name: "contract", Image: image, Args: []string{"sh", "-c", tc.script}, Timeout: tc.timeout, CPUs: 1, MemoryMB: 128})
+			res, err := r.Run(ctx, Task{Name: "contract", Image: image, Args: []string{"sh", "-c", tc.script}, Timeout: tc.timeout, CPUs: 1, MemoryMB: 128})
 			if !errors.Is(err, tc.err) {
 				t.Fatalf("got error %v; want %v", err, tc.err)
 			}
@@ -125,7 +125,7 @@ func runnerContract(t *testing.T, r Runner, image string) {
 	t.Run("Run/cancelled", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		time.AfterFunc(500*time.Millisecond, cancel)
-		_, err := r.Run(cctx, Spec{Name: "contract", Image: image, Args: []string{"sleep", "30"}})
+		_, err := r.Run(cctx, Task{Name: "contract", Image: image, Args: []string{"sleep", "30"}})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("got %v; want context.Canceled", err)
 		}
@@ -134,7 +134,7 @@ func runnerContract(t *testing.T, r Runner, image string) {
 	t.Run("Start/ready then stop", func(t *testing.T) {
 		// Not ready on the first poll: Start must keep polling.
 		polls := 0
-		svc, err := r.Start(ctx, Spec{Name: "contract-srv", Image: image, Args: []string{"sh", "-c", "echo up; " + burn + "; exec sleep 60"},
+		svc, err := r.Start(ctx, Task{Name: "contract-srv", Image: image, Args: []string{"sh", "-c", "echo up; " + burn + "; exec sleep 60"},
 			Ready: func(context.Context) error {
 				if polls++; polls < 2 {
 					return errors.New("not yet")
@@ -164,7 +164,7 @@ func runnerContract(t *testing.T, r Runner, image string) {
 	})
 
 	t.Run("Start/exits before ready", func(t *testing.T) {
-		_, err := r.Start(ctx, Spec{Name: "contract-srv", Image: image, Args: []string{"sh", "-c", "echo cannot listen >&2; exit 1"},
+		_, err := r.Start(ctx, Task{Name: "contract-srv", Image: image, Args: []string{"sh", "-c", "echo cannot listen >&2; exit 1"},
 			Ready: func(context.Context) error { return errors.New("never") }, Timeout: 20 * time.Second})
 		if err == nil || !strings.Contains(err.Error(), "cannot listen") {
 			t.Errorf("got %v; want an error carrying the program's stderr", err)
@@ -172,7 +172,7 @@ func runnerContract(t *testing.T, r Runner, image string) {
 	})
 
 	t.Run("Start/never ready", func(t *testing.T) {
-		_, err := r.Start(ctx, Spec{Name: "contract-srv", Image: image, Args: []string{"sleep", "60"},
+		_, err := r.Start(ctx, Task{Name: "contract-srv", Image: image, Args: []string{"sleep", "60"},
 			Ready: func(context.Context) error { return errors.New("nope") }, Timeout: time.Second})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("got %v; want context.DeadlineExceeded", err)
@@ -247,14 +247,14 @@ func TestCoresAllowed(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		r    Runner
-		s    Spec
+		s    Task
 		want float64
 	}{
-		{"docker cpuset", &Docker{}, Spec{CPUSet: "0"}, 1},
-		{"docker quota below set", &Docker{}, Spec{CPUSet: "0", CPUs: 0.5}, 0.5},
-		{"docker nothing set", &Docker{}, Spec{}, online},
-		{"local cpuset (taskset)", &Local{}, Spec{CPUSet: "0"}, localSet},
-		{"local ignores the quota", &Local{}, Spec{CPUs: 0.5}, online},
+		{"docker cpuset", &Docker{}, Task{CPUSet: "0"}, 1},
+		{"docker quota below set", &Docker{}, Task{CPUSet: "0", CPUs: 0.5}, 0.5},
+		{"docker nothing set", &Docker{}, Task{}, online},
+		{"local cpuset (taskset)", &Local{}, Task{CPUSet: "0"}, localSet},
+		{"local ignores the quota", &Local{}, Task{CPUs: 0.5}, online},
 	} {
 		if got := CoresAllowed(tc.r, tc.s); got != tc.want {
 			t.Errorf("%s: got %v; want %v", tc.name, got, tc.want)

@@ -40,7 +40,7 @@ type Worker interface {
 
 // WorkerStarter is a runner that can start workers: Local and Docker both can.
 type WorkerStarter interface {
-	StartWorker(ctx context.Context, s Spec) (Worker, error)
+	StartWorker(ctx context.Context, s Task) (Worker, error)
 }
 
 // workerGrace is how long a worker gets to exit after EOF on stdin.
@@ -48,7 +48,7 @@ const workerGrace = 5 * time.Second
 
 // StartWorker starts s as a child process with its stdin and stdout on pipes.
 // Nothing is waited for: the caller reads the worker's greeting.
-func (l *Local) StartWorker(ctx context.Context, s Spec) (Worker, error) {
+func (l *Local) StartWorker(ctx context.Context, s Task) (Worker, error) {
 	cmd, err := l.command(s)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ var workerWrapper = strings.Replace(wrapper, `"$@" &`, `"$@" <&0 &`, 1)
 
 // StartWorker starts s in a new container with an open stdin and attaches to its
 // stdin, stdout and stderr before it starts, so no byte is missed.
-func (d *Docker) StartWorker(ctx context.Context, s Spec) (Worker, error) {
+func (d *Docker) StartWorker(ctx context.Context, s Task) (Worker, error) {
 	repo, tag, err := d.checkSpec(s)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ func workerContract(t *testing.T, r WorkerStarter, image string) {
 	ctx := context.Background()
 	start := func(t *testing.T) (Worker, *bufio.Reader) {
 		t.Helper()
-		w, err := r.StartWorker(ctx, Spec{Name: "contract-worker", Image: image, Args: []string{"bash", "-c", echoWorker}, CPUs: 1, MemoryMB: 128})
+		w, err := r.StartWorker(ctx, Task{Name: "contract-worker", Image: image, Args: []string{"bash", "-c", echoWorker}, CPUs: 1, MemoryMB: 128})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func workerContract(t *testing.T, r WorkerStarter, image string) {
 	})
 
 	t.Run("hangs", func(t *testing.T) {
-		w, err := r.StartWorker(ctx, Spec{Name: "contract-worker", Image: image, Args: []string{"bash", "-c", "trap '' TERM; exec sleep 60"}})
+		w, err := r.StartWorker(ctx, Task{Name: "contract-worker", Image: image, Args: []string{"bash", "-c", "trap '' TERM; exec sleep 60"}})
 		if err != nil {
 			t.Fatal(err)
 		}
