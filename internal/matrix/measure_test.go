@@ -16,6 +16,8 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // fakeWorkers is the fake runner with a worker mode: each worker is a goroutine
@@ -83,7 +85,7 @@ type fakeWorker struct {
 	owner  *fakeWorkers
 	stdin  *io.PipeWriter
 	stdout *io.PipeReader
-	errb   syncBuf
+	errb   testbed.SyncBuffer
 	done   chan struct{}
 	kill   chan struct{}
 	once   sync.Once
@@ -103,23 +105,6 @@ func (w *fakeWorker) Stop(context.Context) (runner.Result, error) {
 	w.once.Do(func() { w.stdin.Close(); close(w.kill) })
 	<-w.done
 	return runner.Result{ExitCode: w.code, Stderr: w.errb.Bytes()}, nil
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuf) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.b.Bytes())
 }
 
 // A worker serves every run of its client x protocol; one that dies or hangs

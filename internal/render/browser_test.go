@@ -30,6 +30,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 var (
@@ -261,26 +263,7 @@ type cdp struct {
 	next   int
 	wait   map[int]chan cdpMsg
 	events chan cdpMsg
-	stderr *lockedBuffer
-}
-
-// lockedBuffer is the browser's stderr, written by exec's copier while a failing
-// test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	stderr *testbed.SyncBuffer
 }
 
 type cdpMsg struct {
@@ -304,7 +287,7 @@ func newCDP(t *testing.T, bin string) *cdp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cdp{w: ourW, wait: map[int]chan cdpMsg{}, events: make(chan cdpMsg, 256), stderr: &lockedBuffer{}}
+	c := &cdp{w: ourW, wait: map[int]chan cdpMsg{}, events: make(chan cdpMsg, 256), stderr: &testbed.SyncBuffer{}}
 	cmd := exec.Command(bin, append(browserFlags(t.TempDir()), "--remote-debugging-pipe", "about:blank")...)
 	cmd.ExtraFiles = []*os.File{toBrowser, fromBrowser} // fd 3, fd 4
 	cmd.Stderr = c.stderr

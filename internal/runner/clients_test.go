@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // The end-to-end check of the issue: go-server runs under the runner, every client
@@ -97,7 +99,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 	if why != "" {
 		skipOrFail(t, s.dep("go-server"), why)
 	}
-	grpcAddr, thriftAddr, httpAddr := freePort(t), freePort(t), freePort(t)
+	grpcAddr, thriftAddr, httpAddr := testbed.FreeAddr(t), testbed.FreeAddr(t), testbed.FreeAddr(t)
 	// The server on CPU 0, every client on CPU 1: the layout a cell uses on 2 cores.
 	srv, err := s.r.Start(ctx, Task{
 		Name:   "go-server",
@@ -128,7 +130,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 	// Java baselines for the protocols go-server does not speak.
 	if image, args, why := s.program("java-server"); why == "" {
 		for _, proto := range []string{"ice", "dubbo"} {
-			addr := freePort(t)
+			addr := testbed.FreeAddr(t)
 			_, port, _ := splitHostPort(addr)
 			svc, err := s.r.Start(ctx, Task{
 				Name: "java-" + proto + "-server", Image: image,

@@ -3,13 +3,14 @@ package runner
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 func TestSplitUsage(t *testing.T) {
@@ -191,7 +192,7 @@ func TestProbes(t *testing.T) {
 	defer ok.Close()
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	defer bad.Close()
-	closed := freePort(t)
+	closed := testbed.FreeAddr(t)
 	tests := []struct {
 		name string
 		p    Probe
@@ -211,17 +212,6 @@ func TestProbes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// freePort returns a 127.0.0.1 address nothing listens on (right now).
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func TestCPUSetSize(t *testing.T) {

@@ -352,6 +352,12 @@ func (s *SyncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+func (s *SyncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
+}
+
 func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
