@@ -127,9 +127,9 @@ type breaker struct {
 type outcome int
 
 const (
-	answered    outcome = iota // the server answered: close
-	unreached                  // no node, connection or reply: open
-	inconclusive               // another error (or the caller's deadline): no change
+	answered     outcome = iota // the server answered: close
+	unreached                   // no node, connection or reply: open
+	inconclusive                // another error (or the caller's deadline): no change
 )
 
 // allow says whether a call may go to the client; probe is true when it is the one
