@@ -31,7 +31,7 @@ func getList(t *testing.T, url string) (int, *service.DataListBody, http.Header)
 }
 
 func TestFront(t *testing.T) {
-	addrs, _ := testbed.InProcess(t, "framed", "binary")
+	addrs := testbed.InProcess(t, "framed", "binary")
 	// What go-server itself answers is the shape the front must give back.
 	_, want, _ := getList(t, "http://"+addrs[load.ProtoHTTP]+"/v1/datalist?n=7")
 	for _, p := range []string{load.ProtoGRPC, load.ProtoThrift, load.ProtoHTTP} {
@@ -67,15 +67,16 @@ func TestFront(t *testing.T) {
 }
 
 func TestFrontUpstreamDown(t *testing.T) {
-	addrs, stop := testbed.InProcess(t, "framed", "binary")
-	f, err := New(context.Background(), load.Config{Proto: load.ProtoThrift, Addr: addrs[load.ProtoThrift], Timeout: 2 * time.Second})
+	addrs := testbed.InProcess(t, "framed", "binary")
+	px := testbed.StartProxy(t, addrs[load.ProtoThrift])
+	f, err := New(context.Background(), load.Config{Proto: load.ProtoThrift, Addr: px.Addr(), Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	ts := httptest.NewServer(f.Handler())
 	defer ts.Close()
-	stop()
+	px.Kill()
 	code, _, _ := getList(t, ts.URL+"/v1/datalist?n=2")
 	if code != http.StatusBadGateway {
 		t.Errorf("status = %d; want 502", code)
@@ -91,7 +92,7 @@ func TestFrontUnreachable(t *testing.T) {
 }
 
 func TestServeFrontShutdown(t *testing.T) {
-	addrs, _ := testbed.InProcess(t, "framed", "binary")
+	addrs := testbed.InProcess(t, "framed", "binary")
 	f, err := New(context.Background(), load.Config{Proto: load.ProtoGRPC, Addr: addrs[load.ProtoGRPC]})
 	if err != nil {
 		t.Fatal(err)

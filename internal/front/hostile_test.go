@@ -22,7 +22,7 @@ import (
 // the slow-headers case does not wait 10 s.
 func hostileFront(t *testing.T, proto string) string {
 	t.Helper()
-	addrs, _ := testbed.InProcess(t, "framed", "binary")
+	addrs := testbed.InProcess(t, "framed", "binary")
 	f, err := New(context.Background(), load.Config{Proto: proto, Addr: addrs[proto], Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -224,10 +224,10 @@ func TestServerDies(t *testing.T) {
 	addrs := goServer(t)
 	for _, p := range protos {
 		t.Run(p, func(t *testing.T) {
-			px := startProxy(t, addrs[p])
-			args := []string{"-proto", p, "-call", "datatype", "-c", "4", "-t", "60s", "-timeout", "2s", "-k", "-addr", px.addr()}
+			px := testbed.StartProxy(t, addrs[p])
+			args := []string{"-proto", p, "-call", "datatype", "-c", "4", "-t", "60s", "-timeout", "2s", "-k", "-addr", px.Addr()}
 			var stdout, stderr bytes.Buffer
-			px.killAfter(64 << 10)
+			px.KillAfter(64 << 10)
 			code := testbed.Within(t, 45*time.Second, func() int { return Main(args, &stdout, &stderr) })
 			if code != ExitOK {
 				t.Fatalf("exit = %d; want 0 (stderr: %s)", code, stderr.String())

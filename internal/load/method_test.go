@@ -12,6 +12,8 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/fakeserver"
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
 // TestSettled is the -warmup auto detector on synthetic series (calls/s per
@@ -198,15 +200,13 @@ func TestConns(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			px := startProxy(t, addrs[tc.proto])
-			cfg := Config{Proto: tc.proto, Call: CallDataType, Concurrency: tc.c, Conns: tc.conns, Requests: 60, KeepAlive: true, Addr: px.addr()}
+			px := testbed.StartProxy(t, addrs[tc.proto])
+			cfg := Config{Proto: tc.proto, Call: CallDataType, Concurrency: tc.c, Conns: tc.conns, Requests: 60, KeepAlive: true, Addr: px.Addr()}
 			res, err := Run(context.Background(), cfg, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			px.mu.Lock()
-			got := len(px.conns) / 2
-			px.mu.Unlock()
+			got := px.Conns()
 			if got != tc.want {
 				t.Errorf("connections opened = %d; want %d", got, tc.want)
 			}

@@ -6,23 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/testbed"
 )
-
-// requiredDep reports whether RPCBED_REQUIRE names dep (CI sets it: a missing
-// client then fails the test instead of skipping its rows).
-func requiredDep(dep string) bool {
-	for _, f := range strings.FieldsFunc(os.Getenv("RPCBED_REQUIRE"), func(r rune) bool { return r == ',' || r == ' ' }) {
-		if f == dep {
-			return true
-		}
-	}
-	return false
-}
 
 // TestInvariantRealMatrix runs a short real matrix with all three clients under
 // the local runner (client and server pinned to a core each when taskset is
@@ -50,7 +39,7 @@ func TestInvariantRealMatrix(t *testing.T) {
 	}
 	clients := "go: [grpc, http]"
 	missing := func(dep, why string) {
-		if requiredDep(dep) {
+		if testbed.Required(dep) {
 			t.Fatalf("%s (RPCBED_REQUIRE=%s)", why, os.Getenv("RPCBED_REQUIRE"))
 		}
 		t.Logf("%s rows skipped: %s", dep, why)

@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -366,10 +367,10 @@ func (s *SyncBuffer) String() string {
 
 // InProcess starts go-server's three listeners in this process on free ports, auth
 // checked (so every test also proves the token round trip), with the Thrift
-// listener's transport and protocol ("framed", "binary" as go-server's defaults).
-// It returns the addresses by protocol and a stop that closes every listener and
-// connection (also run at cleanup): the server "dies" for its clients.
-func InProcess(t testing.TB, thriftTransport, thriftProtocol string) (map[string]string, func()) {
+// listener's transport and protocol ("framed", "binary" as go-server's defaults),
+// and returns their addresses by protocol. The server stops at cleanup; a test
+// whose server must die under its clients puts a Proxy in front.
+func InProcess(t testing.TB, thriftTransport, thriftProtocol string) map[string]string {
 	t.Helper()
 	a, err := auth.New(nil, 0)
 	if err != nil {
@@ -384,14 +385,12 @@ func InProcess(t testing.TB, thriftTransport, thriftProtocol string) (map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	var once sync.Once
-	stop := func() { once.Do(srv.Close) }
-	t.Cleanup(stop)
+	t.Cleanup(srv.Close)
 	return map[string]string{
 		"grpc":   srv.GRPCAddr.String(),
 		"thrift": srv.ThriftAddr.String(),
 		"http":   srv.HTTPAddr.String(),
-	}, stop
+	}
 }
 
 // Within runs f and returns its result, failing t when f has not returned after d:
@@ -455,5 +454,91 @@ func CheckRefusal(t testing.TB, addr string, r Refusal, guard time.Duration) {
 		resp.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("%s %s = %d %s %q; want %d, application/json with message %q", r.Method,
 			Tail(r.Target, 80), resp.StatusCode, resp.Header.Get("Content-Type"), Tail(string(body), 600), r.Want, r.WantMsg)
+	}
+}
+
+// Proxy forwards TCP to a server until Kill, which closes the listener and every
+// connection at once: the server "dies" for its clients.
+type Proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn // client and upstream side of each forwarded connection
+	dead  bool
+
+	limit, passed atomic.Int64
+}
+
+// StartProxy listens on a free port and forwards every connection to upstream; it
+// is killed at cleanup.
+func StartProxy(t testing.TB, upstream string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.DialTimeout("tcp", upstream, time.Second)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			if p.dead {
+				c.Close()
+				u.Close()
+			}
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() { io.Copy(&killWriter{c, p}, u); c.Close() }()
+		}
+	}()
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// Addr is where clients connect.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Conns is how many connections the proxy has forwarded.
+func (p *Proxy) Conns() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns) / 2
+}
+
+// KillAfter makes the proxy kill every connection once it has passed n bytes from
+// the server: "mid-run" measured in answered calls, not in time, so a slow
+// machine cannot kill it before the verify call.
+func (p *Proxy) KillAfter(n int64) { p.limit.Store(n) }
+
+// killWriter counts bytes going to the client and kills the proxy past the limit.
+type killWriter struct {
+	w io.Writer
+	p *Proxy
+}
+
+func (k *killWriter) Write(b []byte) (int, error) {
+	n, err := k.w.Write(b)
+	if lim := k.p.limit.Load(); lim > 0 && k.p.passed.Add(int64(n)) > lim {
+		go k.p.Kill()
+	}
+	return n, err
+}
+
+// Kill closes the listener and every connection.
+func (p *Proxy) Kill() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dead = true
+	for _, c := range p.conns {
+		c.Close()
 	}
 }
