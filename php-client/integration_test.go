@@ -231,14 +231,6 @@ func TestPHPWorker(t *testing.T) {
 	if done, rep := next(); done != "#rpcbed-worker done v1 exit=3" || rep != "" {
 		t.Errorf("verify failure: got %q (report %q); want #rpcbed-worker done v1 exit=3 and no report", done, rep)
 	}
-	if !strings.Contains(stderr.String(), "verify: length: DataType: got codeId 100; want 101") {
-		t.Errorf("stderr has no verify line:\n%s", stderr.String())
-	}
-	for _, id := range []string{"r-grpc", "r-thrift", "r-http", "v1"} {
-		if !strings.Contains(stderr.String(), "#rpcbed-worker begin "+id+"\n") || !strings.Contains(stderr.String(), "#rpcbed-worker end "+id+"\n") {
-			t.Errorf("stderr lacks the begin/end markers of %s", id)
-		}
-	}
 
 	// EOF is quit.
 	stdin.Close()
@@ -246,6 +238,16 @@ func TestPHPWorker(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("worker after EOF: %v; want exit 0\nstderr:\n%s", err, stderr.String())
+	}
+	// stderr is copied by exec's goroutine: it is whole only once Wait returned
+	// (a marker written just after a done line may not have arrived before).
+	if !strings.Contains(stderr.String(), "verify: length: DataType: got codeId 100; want 101") {
+		t.Errorf("stderr has no verify line:\n%s", stderr.String())
+	}
+	for _, id := range []string{"r-grpc", "r-thrift", "r-http", "v1"} {
+		if !strings.Contains(stderr.String(), "#rpcbed-worker begin "+id+"\n") || !strings.Contains(stderr.String(), "#rpcbed-worker end "+id+"\n") {
+			t.Errorf("stderr lacks the begin/end markers of %s", id)
+		}
 	}
 }
 
