@@ -268,11 +268,12 @@ final class Bench
         if ($wait > 0) {
             time_nanosleep(0, $wait);
         }
+        $pids = array_column($workers, 'pid');
         $cpu0 = Worker::cpu();
+        $on0 = self::onCpu($pids);
         // Results are kept raw until the last one is in: decoding them is after the window.
         $raw = [];
-        $bound = $t1 > 0 ? $t1 + (int) (($cfg->timeout * 2 + 30) * 1e9) : null;
-        $this->lines($socks, $bound, function (int $i, ?array $m, ?string $line = null) use (&$raw, $c): bool {
+        $collect = function (int $i, ?array $m, ?string $line = null) use (&$raw, $c): bool {
             if ($line !== null && str_starts_with($line, '{"t":"tick"')) {
                 return false; // sent before the worker had the start command
             }
@@ -280,15 +281,41 @@ final class Bench
                 $raw[$i] = $line; // null: EOF without a result
             }
             return count($raw) === $c;
-        }, raw: true);
-        $cpu1 = Worker::cpu();
+        };
+        // A -t window ends at T1 for every worker: the parent wakes there and reads
+        // each worker's time on CPU, so the CPU is over exactly [T0, T1] (a worker's
+        // own getrusage can only be read between its calls).
+        $on1 = null;
+        $cpu1 = null;
+        $closedAtT1 = false;
+        if ($t1 > 0) {
+            $this->lines($socks, $t1, $collect, raw: true);
+            $cpu1 = Worker::cpu();
+            $on1 = self::onCpu($pids);
+            $closedAtT1 = count($raw) < $c;
+        }
+        if (count($raw) < $c) {
+            $bound = $t1 > 0 ? $t1 + (int) (($cfg->timeout * 2 + 30) * 1e9) : null;
+            $this->lines($socks, $bound, $collect, raw: true);
+        }
+        $cpu1 ??= Worker::cpu();
         $results = [];
         for ($i = 0; $i < $c; $i++) {
             $m = isset($raw[$i]) ? json_decode($raw[$i], true) : null;
             $results[$i] = is_array($m) && ($m['t'] ?? '') === 'result' ? $m : null;
         }
 
-        $report = $this->report($first, $results, $origin, $t0, [$cpu1[0] - $cpu0[0], $cpu1[1] - $cpu0[1]], $settled);
+        $onWindow = null;
+        if ($on1 !== null && $closedAtT1) {
+            $onWindow = ['at' => [$on0['at'], $on1['at']], 'ns' => []];
+            foreach ($pids as $i => $pid) {
+                $a = $on0['ns'][$i];
+                $b = $on1['ns'][$i];
+                $onWindow['ns'][$i] = $a !== null && $b !== null && $b >= $a ? $b - $a : null;
+            }
+        }
+        $report = $this->report($first, $results, $origin, $t0, [$cpu1[0] - $cpu0[0], $cpu1[1] - $cpu0[1]], $settled,
+            $closedAtT1 ? $t1 : null, $onWindow);
         if (@fwrite($out, $report->format()) === false) {
             $this->logf('cannot write the report');
             return self::EXIT_INTERNAL;
@@ -301,6 +328,26 @@ final class Bench
             }
         }
         return self::EXIT_OK;
+    }
+
+    /**
+     * Each process's time on CPU so far (user + system, nanoseconds) from
+     * /proc/PID/schedstat, which a forked worker's parent can read while the worker
+     * is inside a call (a zombie's too); null for a process whose file can't be read.
+     * 'at' is the hrtime (ns) halfway through the reads.
+     *
+     * @param list<int> $pids
+     * @return array{at: int, ns: list<?int>}
+     */
+    public static function onCpu(array $pids): array
+    {
+        $begin = hrtime(true);
+        $ns = [];
+        foreach ($pids as $pid) {
+            $s = @file_get_contents("/proc/$pid/schedstat");
+            $ns[] = is_string($s) && preg_match('/^(\d+) /', $s, $m) ? (int) $m[1] : null;
+        }
+        return ['at' => intdiv($begin + hrtime(true), 2), 'ns' => $ns];
     }
 
     /** The part of $total that worker $i of $c does. */
@@ -386,8 +433,12 @@ final class Bench
     /**
      * @param array<int, ?array<string, mixed>> $results
      * @param array{float, float} $parentCpu the parent's own CPU over the window
+     * @param ?int $t1 the window's end when it closed at T1 with workers still calling (null: at the last call)
+     * @param ?array{at: array{int, int}, ns: array<int, ?int>} $onCpu each worker's time on CPU
+     *   over [at[0], at[1]] (≈ [T0, T1]), null where unknown
      */
-    private function report(array $first, array $results, int $origin, int $t0, array $parentCpu, string $settled): Report
+    private function report(array $first, array $results, int $origin, int $t0, array $parentCpu, string $settled,
+        ?int $t1 = null, ?array $onCpu = null): Report
     {
         $cfg = $this->cfg;
         $rep = new Report();
@@ -415,12 +466,25 @@ final class Bench
             $rep->complete += $r['calls'];
             $rep->totalTransferred += $r['bytes'];
             $warmupCalls += $r['warmup'];
-            $user += $r['cpu_user'];
-            $system += $r['cpu_system'];
+            $wu = (float) $r['cpu_user'];
+            $ws = (float) $r['cpu_system'];
+            $ns = $onCpu['ns'][$i] ?? null;
+            if ($ns !== null && $onCpu['at'][1] > $onCpu['at'][0]) {
+                // Its time on CPU over the reads, scaled to [T0, T1], split as its own
+                // getrusage over its calls splits user and system.
+                $total = $ns / 1e9 * (($t1 ?? $onCpu['at'][1]) - $t0) / ($onCpu['at'][1] - $onCpu['at'][0]);
+                $userShare = $wu + $ws > 0 ? $wu / ($wu + $ws) : 1.0;
+                [$wu, $ws] = [$total * $userShare, $total * (1 - $userShare)];
+            }
+            $user += $wu;
+            $system += $ws;
             foreach ($r['errors'] as $kind => $count) {
                 $errors[$kind] = ($errors[$kind] ?? 0) + $count;
             }
             array_push($lat, ...$r['lat']);
+        }
+        if ($t1 !== null) {
+            $end = $t1; // calls were still running at T1: the window is [T0, T1]
         }
         // ab counts failed calls in "Complete requests" too; the failures are listed apart.
         $rep->timeTaken = ($end - $t0) / 1e9;

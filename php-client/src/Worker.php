@@ -84,6 +84,21 @@ final class Worker
         return self::command($sock);
     }
 
+    /**
+     * The CPU at instant $at inside a call that ran from $begin to $end (hrtime ns),
+     * with $cpuBegin and $cpuEnd read around it: pro-rated by time, so a call that
+     * straddles an edge of the window gives the window only its part inside.
+     *
+     * @param array{float, float} $cpuBegin
+     * @param array{float, float} $cpuEnd
+     * @return array{float, float}
+     */
+    public static function between(array $cpuBegin, array $cpuEnd, int $begin, int $end, int $at): array
+    {
+        $f = $end > $begin ? min(1.0, max(0.0, ($at - $begin) / ($end - $begin))) : 1.0;
+        return [$cpuBegin[0] + ($cpuEnd[0] - $cpuBegin[0]) * $f, $cpuBegin[1] + ($cpuEnd[1] - $cpuBegin[1]) * $f];
+    }
+
     /** @return array{float, float} this process's CPU user and system seconds so far */
     public static function cpu(): array
     {
@@ -248,7 +263,7 @@ final class Worker
                     break;
                 }
             }
-            $before = $this->started ? null : self::cpu();
+            $before = $this->started ? $this->cpuEnd : self::cpu();
             $begin = hrtime(true);
             $kind = $this->call($bytes);
             $end = hrtime(true);
@@ -273,7 +288,24 @@ final class Worker
                 continue;
             }
             if ($this->t1 > 0 && $end > $this->t1) {
-                break; // completed after the window: not counted
+                // Completed after the window: not counted, but its part before T1 is the
+                // window's CPU (when the CPU before it is known: read after the call
+                // that looked like the last).
+                $now = self::cpu();
+                $from = $before ?? ($this->done === 0 ? $this->cpuStart : null);
+                if ($from === null) {
+                    $this->cpuEnd = $now;
+                } else {
+                    $this->cpuEnd = self::between($from, $now, $begin, $end, $this->t1);
+                    if ($this->done === 0 && $begin < $this->t0) {
+                        $this->cpuStart = self::between($from, $now, $begin, $end, $this->t0); // it straddles both edges
+                    }
+                }
+                break;
+            }
+            if ($this->done === 0 && $begin < $this->t0) {
+                // The window's first call straddles T0: only its part after T0 is the window's.
+                $this->cpuStart = self::between($this->cpuStart, self::cpu(), $begin, $end, $this->t0);
             }
             $this->record($kind, $bytes, $end - $begin, $end);
             // The CPU at the last measured call: read after every call that may be the last.

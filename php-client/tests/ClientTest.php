@@ -4,6 +4,8 @@ declare(strict_types=1);
 namespace Rpcbed\Client\Tests;
 
 use PHPUnit\Framework\TestCase;
+use Rpcbed\Client\Bench;
+use Rpcbed\Client\Worker;
 
 /** bin/client.php as a process: reports, exit codes, -json. */
 final class ClientTest extends TestCase
@@ -92,6 +94,65 @@ final class ClientTest extends TestCase
         $this->assertGreaterThan(0, $cpu, 'some CPU');
         $this->assertLessThanOrEqual(1.05, $cpu / $window,
             sprintf("got %.3f s CPU over a %.3f s window = %.3f cores; want <= 1.05 on one core\n%s", $cpu, $window, $cpu / $window, $out));
+    }
+
+    /**
+     * The same invariant where calls are long against the window (5000 items at
+     * c=50 on one core: each call spans about a tenth of the window), the cells that
+     * once broke it (1.28 cores): a call straddling T0 or T1 gives the window only
+     * its part inside, and a -t window is exactly [T0, T1].
+     */
+    public function testCpuInvariantLongCalls(): void
+    {
+        $taskset = trim((string) shell_exec('command -v taskset'));
+        if ($taskset === '') {
+            Servers::missing($this, 'taskset (util-linux) is not installed');
+        }
+        $core = (string) (((int) trim((string) shell_exec('nproc'))) > 1 ? 1 : 0);
+        [$code, $out, $err] = Servers::client(['-proto', 'thrift', '-call', 'datalist', '-items', '5000', '-c', '50',
+            '-t', '0.5s', '-warmup', '0.5s', '-addr', Servers::go($this)['thrift']], 120, [$taskset, '-c', $core]);
+        $this->assertSame(0, $code, $err);
+        $window = (float) self::field($out, 'Window end') - (float) self::field($out, 'Window start');
+        $this->assertEqualsWithDelta(0.5, $window, 0.001, "a -t 0.5s window\n$out");
+        $this->assertEqualsWithDelta(0.5, (float) self::field($out, 'Time taken for tests'), 0.001, "time taken\n$out");
+        $cpu = (float) self::field($out, 'Client CPU user') + (float) self::field($out, 'Client CPU system');
+        $this->assertGreaterThan(0, $cpu, 'some CPU');
+        $this->assertLessThanOrEqual(1.05, $cpu / $window,
+            sprintf("got %.3f s CPU over a %.3f s window = %.3f cores; want <= 1.05 on one core\n%s", $cpu, $window, $cpu / $window, $out));
+    }
+
+    /** Pro-rating a call's CPU at an instant inside it (the window's edges). */
+    public function testCpuBetween(): void
+    {
+        $cases = [
+            'middle' => [[1.0, 0.2], [3.0, 0.6], 100, 200, 150, [2.0, 0.4]],
+            'at begin' => [[1.0, 0.2], [3.0, 0.6], 100, 200, 100, [1.0, 0.2]],
+            'at end' => [[1.0, 0.2], [3.0, 0.6], 100, 200, 200, [3.0, 0.6]],
+            'before begin' => [[1.0, 0.2], [3.0, 0.6], 100, 200, 50, [1.0, 0.2]],
+            'after end' => [[1.0, 0.2], [3.0, 0.6], 100, 200, 250, [3.0, 0.6]],
+            'zero length' => [[1.0, 0.2], [3.0, 0.6], 100, 100, 100, [3.0, 0.6]],
+        ];
+        foreach ($cases as $name => [$a, $b, $begin, $end, $at, $want]) {
+            $got = Worker::between($a, $b, $begin, $end, $at);
+            $this->assertEqualsWithDelta($want[0], $got[0], 1e-9, "$name: user");
+            $this->assertEqualsWithDelta($want[1], $got[1], 1e-9, "$name: system");
+        }
+    }
+
+    /** /proc/PID/schedstat: this process's time on CPU grows; a PID that is not there gives null. */
+    public function testOnCpu(): void
+    {
+        $a = Bench::onCpu([getmypid(), 0x7ffffff0]);
+        for ($x = 0, $i = 0; $i < 2_000_000; $i++) {
+            $x += $i;
+        }
+        $b = Bench::onCpu([getmypid()]);
+        $this->assertNull($a['ns'][1], 'a PID that does not exist');
+        if ($a['ns'][0] === null) {
+            $this->markTestSkipped('/proc/self/schedstat is not readable here (kernel without schedstats)');
+        }
+        $this->assertGreaterThan($a['ns'][0], $b['ns'][0], 'time on CPU grows');
+        $this->assertGreaterThan($a['at'], $b['at']);
     }
 
     public function testTimeLimitAlone(): void
