@@ -143,6 +143,9 @@ func (s Spec) loadFor(name string) Load {
 		if o.WarmupMax != nil {
 			l.WarmupMax = *o.WarmupMax
 		}
+		if o.RepeatWarmup != nil {
+			l.RepeatWarmup = *o.RepeatWarmup
+		}
 		if o.Conns != nil {
 			l.Conns = *o.Conns
 		}

@@ -268,7 +268,13 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 			} else {
 				e.prog.start(st.c, r)
 				t0 := time.Now()
-				rep, err = bench.Once(ctx, srv, e.job(srv, st.c, r))
+				// A later repeat in the worker that timed the previous one starts warm.
+				warm := false
+				if n := len(st.res.Repeats); n > 0 {
+					prev := st.res.Repeats[n-1]
+					warm = prev.Error == "" && prev.WorkerID != "" && bench.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
+				}
+				rep, err = bench.Once(ctx, srv, e.job(srv, st.c, r, warm))
 				if err != nil {
 					return err
 				}
@@ -302,12 +308,14 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 	return nil
 }
 
-// job is repeat r of c against srv.
-func (e *executor) job(srv *ServerProc, c Cell, r int) Job {
+// job is repeat r of c against srv; warm: the client worker that will run it
+// timed c's previous repeat (Load.ForRepeat).
+func (e *executor) job(srv *ServerProc, c Cell, r int, warm bool) Job {
+	l := c.Load.ForRepeat(r, warm)
 	return Job{
 		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
-		Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), c.Load),
-		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(c.Load), Worker: true,
+		Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
+		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true,
 		Runner: e.clientRunner(c),
 	}
 }

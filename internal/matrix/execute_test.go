@@ -460,3 +460,46 @@ func readRaw(name string) (stdout, stderr []byte, err error) {
 	out, errb, _ := strings.Cut(string(b), rawStderrMarker)
 	return []byte(out), []byte(errb), nil
 }
+
+// From the second repeat on, a worker that timed the cell's previous repeat runs
+// repeat_warmup instead of the first repeat's warm-up; a fresh (or no) worker
+// runs the full one.
+func TestRepeatWarmup(t *testing.T) {
+	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\n" +
+		"load: {duration: 1s, warmup: auto, warmup_max: 1.5s, repeat_warmup: 0.5s}\n" +
+		"overrides: [{match: '*-c1', repeat_warmup: auto}]\nrepeats: 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := spec.Plan()[0]
+	if got := c.Load.RepeatWarmup; got != Auto {
+		t.Fatalf("override: got repeat_warmup %v; want auto", got)
+	}
+	c.Load.RepeatWarmup = Duration(500 * time.Millisecond)
+	e := &executor{}
+	srv := &ServerProc{Key: "go", Addrs: map[string]string{"grpc": "127.0.0.1:1"}}
+	for _, tc := range []struct {
+		r    int
+		warm bool
+		want string
+	}{
+		{1, false, "-warmup auto -warmup-max 1.5s"},
+		{1, true, "-warmup auto -warmup-max 1.5s"},
+		{2, false, "-warmup auto -warmup-max 1.5s"},
+		{2, true, "-warmup 0.5s"},
+		{3, true, "-warmup 0.5s"},
+	} {
+		j := e.job(srv, c, tc.r, tc.warm)
+		if got := strings.Join(j.Args, " "); !strings.Contains(got, tc.want+" ") {
+			t.Errorf("r%d warm=%v: got args %q; want %q", tc.r, tc.warm, got, tc.want)
+		}
+	}
+	if got, want := c.Load.ForRepeat(2, true).Warmup, c.Load.RepeatWarmup; got != want {
+		t.Errorf("ForRepeat(2, warm): got warm-up %v; want %v", got, want)
+	}
+	var none Load
+	none.Warmup = Duration(time.Second)
+	if got := none.ForRepeat(2, true).Warmup; got != none.Warmup {
+		t.Errorf("no repeat_warmup: got %v; want the warm-up %v", got, none.Warmup)
+	}
+}

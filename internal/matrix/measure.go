@@ -203,6 +203,7 @@ func (b *Bench) run(ctx context.Context, rep *Repeat, j Job) (runner.Result, err
 			b.fallBack(j.Client, err)
 		default:
 			rep.Worker = true
+			rep.WorkerID = p.id
 			id := strings.Map(func(r rune) rune {
 				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
 					return r

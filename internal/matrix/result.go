@@ -112,6 +112,9 @@ type Repeat struct {
 	WallS    float64 `json:"wall_s"`
 	// Worker: the run went through a long-lived client worker.
 	Worker bool `json:"worker,omitempty"`
+	// WorkerID names the worker process that ran it (client-protocol#N, N counting
+	// the group's worker starts): repeats with one WorkerID ran in one warm process.
+	WorkerID string `json:"worker_id,omitempty"`
 	// ClientCPUS is the client process's CPU over the whole run as the runner
 	// measured it (start-up, verify and warm-up included): a cross-check, for
 	// one-shot runs only (0 for a worker's run).

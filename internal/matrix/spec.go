@@ -123,6 +123,10 @@ type Load struct {
 	// 250 ms within 5 %), at most WarmupMax (docs/method.md, section 5).
 	Warmup    Duration `yaml:"warmup" json:"warmup"`
 	WarmupMax Duration `yaml:"warmup_max" json:"warmup_max,omitzero"`
+	// RepeatWarmup is the warm-up of every repeat after a cell's first when the
+	// client runs as a long-lived worker that timed the cell's earlier repeat (its
+	// JIT, caches and pools are warm): a fixed duration or auto. 0: Warmup.
+	RepeatWarmup Duration `yaml:"repeat_warmup" json:"repeat_warmup,omitzero"`
 	// Conns is -conns: the TCP connections the client opens; 0 = one per worker (c).
 	Conns int `yaml:"conns" json:"conns,omitzero"`
 	// Timeout bounds one client run; 0 = warm-up + duration + 60 s (or 120 s for n only).
@@ -151,6 +155,16 @@ func (l Load) WarmupBound() time.Duration {
 	return l.Warmup.D()
 }
 
+// ForRepeat is the load of repeat r (1-based) when warm says the client that
+// runs it timed this cell's previous repeat and is still the same process: from
+// the second repeat on, RepeatWarmup (when set) replaces Warmup.
+func (l Load) ForRepeat(r int, warm bool) Load {
+	if r > 1 && warm && l.RepeatWarmup != 0 {
+		l.Warmup = l.RepeatWarmup
+	}
+	return l
+}
+
 // ConnsFor is the connection count a cell of concurrency c runs with.
 func (l Load) ConnsFor(c int) int {
 	if l.Conns > 0 {
@@ -166,8 +180,9 @@ type Override struct {
 	N        *int64    `yaml:"n" json:"n"`
 	Duration *Duration `yaml:"duration" json:"duration"`
 	Warmup   *Duration `yaml:"warmup" json:"warmup"`
-	// WarmupMax and Conns as in Load.
-	WarmupMax *Duration `yaml:"warmup_max" json:"warmup_max,omitempty"`
+	// WarmupMax, RepeatWarmup and Conns as in Load.
+	WarmupMax    *Duration `yaml:"warmup_max" json:"warmup_max,omitempty"`
+	RepeatWarmup *Duration `yaml:"repeat_warmup" json:"repeat_warmup,omitempty"`
 	Conns     *int      `yaml:"conns" json:"conns,omitempty"`
 	Timeout   *Duration `yaml:"timeout" json:"timeout"`
 }
@@ -528,7 +543,7 @@ func (l Load) validate(field string) error {
 	for _, d := range []struct {
 		name string
 		v    Duration
-	}{{"duration", l.Duration}, {"warmup", l.Warmup}, {"warmup_max", l.WarmupMax}, {"timeout", l.Timeout}} {
+	}{{"duration", l.Duration}, {"warmup", l.Warmup}, {"warmup_max", l.WarmupMax}, {"repeat_warmup", l.RepeatWarmup}, {"timeout", l.Timeout}} {
 		if d.v.D() > MaxDuration {
 			return fieldErr(field+"."+d.name, "%v: want at most %v", d.v.D(), MaxDuration)
 		}

@@ -72,6 +72,8 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"duration past the cap", "load: {duration: 1000000h}", "load.duration"},
 		{"warmup past the cap", "load: {duration: 1s, warmup: 2h}", "load.warmup"},
 		{"timeout past the cap", "load: {duration: 1s, timeout: 61m}", "load.timeout"},
+		{"repeat_warmup past the cap", "load: {duration: 1s, repeat_warmup: 2h}", "load.repeat_warmup"},
+		{"bad repeat_warmup", "load: {duration: 1s, repeat_warmup: later}", "repeat_warmup"},
 		{"seconds past int64", "load: {duration: 1e300}", "duration"},
 		{"NaN seconds", "load: {duration: NaN}", "duration"},
 		{"override duration past the cap", "overrides: [{match: '*', duration: 3h}]", "load (cell"},

@@ -30,6 +30,7 @@ const workerStartTimeout = 90 * time.Second
 // workerProc is one running client worker and the driver's side of its protocol.
 type workerProc struct {
 	key   string
+	id    string // key#N: the pool's Nth worker started, fresh ones after a death included
 	w     runner.Worker
 	lines chan string // stdout, line by line; closed at EOF
 	runs  int
@@ -204,6 +205,25 @@ func (wp *workerPool) startedOnce(client string) bool {
 	return wp.clients[client]
 }
 
+// current is the id of key's worker when it is alive, "" when there is none.
+func (wp *workerPool) current(key string) string {
+	if wp == nil {
+		return ""
+	}
+	wp.mu.Lock()
+	p := wp.workers[key]
+	wp.mu.Unlock()
+	if p == nil || p.dead != nil {
+		return ""
+	}
+	select {
+	case <-p.w.Done():
+		return ""
+	default:
+		return p.id
+	}
+}
+
 // get returns the live worker for key, starting one when there is none (or the
 // last one died).
 func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, client, key string, spec runner.Task) (*workerProc, error) {
@@ -228,6 +248,7 @@ func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, client, 
 	wp.mu.Lock()
 	wp.workers[key] = p
 	wp.started++
+	p.id = fmt.Sprintf("%s#%d", key, wp.started)
 	wp.clients[client] = true
 	wp.mu.Unlock()
 	return p, nil
