@@ -41,6 +41,8 @@ const (
 	AerospikeConnectTimeout = 3 * time.Second
 	// AerospikeCallTimeout bounds each call when the context allows more.
 	AerospikeCallTimeout = time.Second
+	// aerospikeConnections is the connection pool per node (ClientPolicy.ConnectionQueueSize).
+	aerospikeConnections = 1024
 	// aerospikeSocketTimeout bounds one attempt within a call (two retries).
 	aerospikeSocketTimeout = 400 * time.Millisecond
 )
@@ -68,6 +70,10 @@ func OpenAerospike(hosts, namespace, set string) (*Aerospike, error) {
 	cp := as.NewClientPolicy()
 	cp.Timeout = AerospikeConnectTimeout
 	cp.FailIfNotConnected = true
+	// One connection per in-flight call up to the published run's 800 clients (the
+	// client's default, 100, fails calls past it at once with "no available
+	// connections": the c=800 cells measured that limit, not the server).
+	cp.ConnectionQueueSize = aerospikeConnections
 	c, aerr := as.NewClientWithPolicyAndHost(cp, hs...)
 	if aerr != nil {
 		return nil, fmt.Errorf("store: aerospike at %s: no node answered within %v: %w", hosts, cp.Timeout, brief{aerr})
@@ -116,6 +122,7 @@ const aerospikeRetryAfter = 250 * time.Millisecond
 // a time, or probing (one call goes through).
 type breaker struct {
 	openUntil  atomic.Int64 // unix ns; 0 = closed
+	answeredAt atomic.Int64 // unix ns of the last call the server answered
 	probing    atomic.Bool
 	retryAfter time.Duration // 0: aerospikeRetryAfter
 	mu         sync.Mutex
@@ -128,9 +135,17 @@ type outcome int
 
 const (
 	answered     outcome = iota // the server answered: close
-	unreached                   // no node, connection or reply: open
-	inconclusive                // another error (or the caller's deadline): no change
+	unreached                   // no node, no connection: open
+	// slow: no reply in time, no free connection, retries used up. Open only when
+	// no call was answered for aerospikeQuiet: while others are answered, the
+	// server is up and loaded (c=800 on one core), and failing every call for
+	// aerospikeRetryAfter would turn a few slow calls into a stream of failures.
+	slow
+	inconclusive // another error (or the caller's deadline): no change
 )
+
+// aerospikeQuiet: how long without an answered call makes slow calls mean down.
+const aerospikeQuiet = AerospikeCallTimeout
 
 // allow says whether a call may go to the client; probe is true when it is the one
 // call testing a server found unreachable.
@@ -146,6 +161,16 @@ func (b *breaker) allow() (ok, probe bool) {
 }
 
 func (b *breaker) result(o outcome, err error, probe bool) {
+	now := time.Now()
+	if o == slow {
+		o = inconclusive
+		if now.UnixNano()-b.answeredAt.Load() >= int64(aerospikeQuiet) {
+			o = unreached
+		}
+	}
+	if o == answered {
+		b.answeredAt.Store(now.UnixNano())
+	}
 	switch {
 	case o == unreached:
 		b.mu.Lock()
@@ -170,16 +195,23 @@ func (b *breaker) why() error {
 	return fmt.Errorf("%w (last error %v ago: %s)", ErrAerospikeUnavailable, time.Since(b.lastAt).Round(time.Millisecond), short(b.last))
 }
 
-// unreachable reports whether a client error means the server could not be used:
-// no node, no connection, no reply in time.
-func unreachable(err error) bool {
+// reach says what a client error means for the breaker: unreached (no node, no
+// connection), slow (no reply in time, no free connection, retries used up) or
+// inconclusive (anything else).
+func reach(err error) outcome {
 	var aerr as.Error
 	if !errors.As(err, &aerr) {
-		return false
+		return inconclusive
 	}
-	return aerr.Matches(types.TIMEOUT, types.NETWORK_ERROR, types.NO_RESPONSE, types.NO_AVAILABLE_CONNECTIONS_TO_NODE,
-		types.INVALID_NODE_ERROR, types.MAX_RETRIES_EXCEEDED, types.SERVER_NOT_AVAILABLE,
-		types.INVALID_CLUSTER_PARTITION_MAP, types.PARTITION_UNAVAILABLE, types.MAX_ERROR_RATE)
+	switch {
+	case aerr.Matches(types.NETWORK_ERROR, types.INVALID_NODE_ERROR, types.SERVER_NOT_AVAILABLE,
+		types.INVALID_CLUSTER_PARTITION_MAP, types.PARTITION_UNAVAILABLE):
+		return unreached
+	case aerr.Matches(types.TIMEOUT, types.NO_RESPONSE, types.NO_AVAILABLE_CONNECTIONS_TO_NODE,
+		types.MAX_RETRIES_EXCEEDED, types.MAX_ERROR_RATE):
+		return slow
+	}
+	return inconclusive
 }
 
 // short is the client's error on one line: its distinct messages (the client
@@ -260,8 +292,8 @@ func (a *Aerospike) call(ctx context.Context, op, key string, base as.BasePolicy
 	}
 	// A call the caller's deadline cut short says nothing about the server.
 	o := inconclusive
-	if cerr == nil && unreachable(aerr) {
-		o = unreached
+	if cerr == nil {
+		o = reach(aerr)
 	}
 	a.brk.result(o, aerr, probe)
 	return false, &callError{op: op, ns: a.ns, key: key, ctx: cerr, err: aerr}

@@ -95,6 +95,44 @@ func TestAerospikeBreaker(t *testing.T) {
 	step("closed stays closed", true, false)
 }
 
+// A slow call (timeout, no free connection) opens the breaker only when no call
+// was answered for aerospikeQuiet: a loaded server that answers others stays in use.
+func TestAerospikeBreakerSlow(t *testing.T) {
+	var b breaker
+	b.result(answered, nil, false)
+	b.result(slow, errors.New("timeout"), false)
+	if ok, _ := b.allow(); !ok {
+		t.Error("slow call just after an answered one: breaker opened; want it closed")
+	}
+	b.answeredAt.Store(time.Now().Add(-aerospikeQuiet - time.Millisecond).UnixNano())
+	b.result(slow, errors.New("timeout"), false)
+	if ok, _ := b.allow(); ok {
+		t.Errorf("slow call with nothing answered for %v: breaker closed; want it open", aerospikeQuiet)
+	}
+	var fresh breaker // nothing ever answered: a slow call means down
+	fresh.result(slow, errors.New("timeout"), false)
+	if ok, _ := fresh.allow(); ok {
+		t.Error("slow first call: breaker closed; want it open")
+	}
+}
+
+func TestAerospikeReach(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want outcome
+	}{
+		{as.ErrNetwork, unreached},
+		{as.ErrTimeout, slow},
+		{as.ErrConnectionPoolEmpty, slow},
+		{errors.New("not a client error"), inconclusive},
+		{as.ErrKeyNotFound, inconclusive},
+	} {
+		if got := reach(tc.err); got != tc.want {
+			t.Errorf("reach(%v) = %d; want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
 func TestAerospikeShortError(t *testing.T) {
 	chain := strings.Repeat("ResultCode: NO_AVAILABLE_CONNECTIONS_TO_NODE: pool empty\n", 300)
 	for _, tc := range []struct {
