@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -201,10 +202,15 @@ func storeErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return errorf(DeadlineExceeded, "store: %v", err)
+	// The stores' errors already start with "store: " (one prefix, not two).
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "store: ") {
+		msg = "store: " + msg
 	}
-	return errorf(Unavailable, "store: %v", err)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return errorf(DeadlineExceeded, "%s", msg)
+	}
+	return errorf(Unavailable, "%s", msg)
 }
 
 // DataList returns the first n generated items. The slice is shared and must not
