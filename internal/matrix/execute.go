@@ -226,6 +226,11 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 			return err
 		}
 	}
+	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 {
+		if err := e.prime(ctx, bench, srv, cells); err != nil {
+			return err
+		}
+	}
 	var states []*cellState
 	for _, c := range cells {
 		if v, ok := e.verified[c.Pair()]; ok && v.Status != StatusOK {
@@ -407,6 +412,54 @@ func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, ce
 		e.run.Verify = e.verifyList()
 		if err := writeJSON(filepath.Join(e.o.Dir, VerifyFile), e.run.Verify); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// prime runs, for each client the spec primes, one un-recorded run through each
+// of its workers these cells use (Spec.Prime): the worker's first cell at the
+// largest concurrency of its cells, with no warm-up. A failed prime is noted and
+// changes nothing else: the timed repeats judge themselves.
+func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cells []Cell) error {
+	first := map[string]Cell{}
+	var keys []string
+	maxC := map[string]int{}
+	for _, c := range cells {
+		d := e.run.Spec.Prime[c.Client]
+		if d <= 0 {
+			continue
+		}
+		if v, ok := e.verified[c.Pair()]; ok && v.Status != StatusOK {
+			continue
+		}
+		key := c.Client + "-" + c.Protocol
+		if _, ok := first[key]; !ok {
+			first[key] = c
+			keys = append(keys, key)
+		}
+		maxC[key] = max(maxC[key], c.Concurrency)
+	}
+	for _, key := range keys {
+		c := first[key]
+		c.Concurrency = maxC[key]
+		d := e.run.Spec.Prime[c.Client]
+		e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
+		l := Load{Duration: d, Conns: c.Load.Conns}
+		var rep Repeat
+		res, err := bench.run(ctx, &rep, Job{Name: "prime-" + key, Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
+			Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true, Runner: e.clientRunner(c)})
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if werr := writeRaw(filepath.Join(e.o.Dir, RawDir, "prime-"+key+".txt"), res.Stdout, res.Stderr); werr != nil && err == nil {
+			err = werr
+		}
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit code %d%s", res.ExitCode, exitMeaning(res.ExitCode))
+		}
+		if err != nil {
+			e.prog.note("prime " + key + " failed (the timed repeats go on): " + oneLine(err.Error()))
 		}
 	}
 	return nil

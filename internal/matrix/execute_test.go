@@ -38,6 +38,7 @@ type fakeRunner struct {
 	// afterRun is called after each run; clientCPU overrides the CPU a run's
 	// report claims over its window, by run name.
 	afterRun  func(name string)
+	args      map[string][]string // each run's arguments, by task name
 	clientCPU map[string]float64
 	services  []*fakeService
 }
@@ -73,6 +74,10 @@ func (f *fakeRunner) Run(ctx context.Context, s runner.Task) (runner.Result, err
 	}
 	f.mu.Lock()
 	f.runs = append(f.runs, s.Name)
+	if f.args == nil {
+		f.args = map[string][]string{}
+	}
+	f.args[s.Name] = s.Args
 	outcome := ""
 	for prefix, o := range f.outcome {
 		if strings.HasPrefix(s.Name, prefix) {
@@ -501,5 +506,46 @@ func TestRepeatWarmup(t *testing.T) {
 	none.Warmup = Duration(time.Second)
 	if got := none.ForRepeat(2, true).Warmup; got != none.Warmup {
 		t.Errorf("no repeat_warmup: got %v; want the warm-up %v", got, none.Warmup)
+	}
+}
+
+// prime: one un-recorded run per primed client's worker, after verify and before
+// the first timed repeat, at the largest concurrency of its cells, no warm-up.
+func TestExecutePrimes(t *testing.T) {
+	spec, err := ParseSpec([]byte("clients: {go: [grpc, http]}\nitems: [2, 200]\nconcurrency: [1, 50]\n" +
+		"load: {duration: 0.2s}\nprime: {go: 0.3s}\nrepeats: 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := newFakeRunner()
+	dir := t.TempDir()
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := fr.timedRuns()
+	var primes []string
+	for i, r := range runs {
+		if strings.HasPrefix(r, "prime-") {
+			primes = append(primes, r)
+			if i >= 2 {
+				t.Errorf("%s ran at position %d; want before every timed repeat (%v)", r, i, runs)
+			}
+		}
+	}
+	if got, want := strings.Join(primes, " "), "prime-go-grpc prime-go-http"; got != want {
+		t.Fatalf("primes: got %q; want %q", got, want)
+	}
+	fr.mu.Lock()
+	args := fr.args["prime-go-grpc"]
+	fr.mu.Unlock()
+	if flagValue(args, "-c") != "50" || flagValue(args, "-t") != "0.3s" || flagValue(args, "-warmup") != "" {
+		t.Errorf("prime args %q: want -c 50 -t 0.3s and no warm-up", args)
+	}
+	if _, err := os.Stat(filepath.Join(dir, RawDir, "prime-go-grpc.txt")); err != nil {
+		t.Errorf("prime raw file: %v", err)
+	}
+	if len(run.Cells) != 8 {
+		t.Errorf("got %d cells; want 8 (primes are not cells)", len(run.Cells))
 	}
 }

@@ -104,6 +104,12 @@ type Spec struct {
 	// per run. Default true; a client whose build has no worker mode falls back to
 	// one process per run by itself.
 	Worker *bool `yaml:"worker" json:"worker"`
+	// Prime is, per client, an un-recorded run through each of its workers after
+	// verify and before the first timed repeat, at the largest concurrency of the
+	// worker's cells (java: 4s, so the first repeats do not measure the JIT at
+	// work on the one core it shares with the load). Its output is kept as
+	// raw/prime-<client>-<protocol>.txt. Worker mode only.
+	Prime map[string]Duration `yaml:"prime,omitempty" json:"prime,omitempty"`
 	// Hosts places each role (go-server, java-server and each client) on a host:
 	// its Docker engine and the address peers reach it at (docs/scale.md). None:
 	// everything runs on the one engine (or locally) over 127.0.0.1.
@@ -459,6 +465,14 @@ func (s *Spec) Validate() error {
 	}
 	if err := s.Load.validate("load"); err != nil {
 		return err
+	}
+	for _, c := range sortedKeys(s.Prime) {
+		if _, ok := s.Clients[c]; !ok {
+			return fieldErr("prime."+c, "not a client of this spec")
+		}
+		if d := s.Prime[c]; d <= 0 || d.D() > MaxDuration {
+			return fieldErr("prime."+c, "%v: want a duration above 0 and at most %v", d.D(), MaxDuration)
+		}
 	}
 	for i, o := range s.Overrides {
 		f := fmt.Sprintf("overrides[%d]", i)

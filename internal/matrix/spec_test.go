@@ -73,6 +73,8 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"warmup past the cap", "load: {duration: 1s, warmup: 2h}", "load.warmup"},
 		{"timeout past the cap", "load: {duration: 1s, timeout: 61m}", "load.timeout"},
 		{"repeat_warmup past the cap", "load: {duration: 1s, repeat_warmup: 2h}", "load.repeat_warmup"},
+		{"prime of a client not in the spec", "clients: {go: [grpc]}\nprime: {java: 4s}", "prime.java"},
+		{"prime of zero", "clients: {go: [grpc]}\nprime: {go: 0s}", "prime.go"},
 		{"bad repeat_warmup", "load: {duration: 1s, repeat_warmup: later}", "repeat_warmup"},
 		{"seconds past int64", "load: {duration: 1e300}", "duration"},
 		{"NaN seconds", "load: {duration: NaN}", "duration"},
