@@ -417,8 +417,9 @@ func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, ce
 	return nil
 }
 
-// prime runs, for each client the spec primes, one un-recorded run through each
-// of its workers these cells use (Spec.Prime): the worker's first cell at the
+// prime runs, for each client the spec primes, un-recorded runs through each of
+// its workers these cells use (Spec.Prime): one per call and item count of the
+// worker's cells (a 5000-item answer runs other code than a 2-item one), at the
 // largest concurrency of its cells, with no warm-up. A failed prime is noted and
 // changes nothing else: the timed repeats judge themselves.
 func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cells []Cell) error {
@@ -433,16 +434,20 @@ func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cel
 		if v, ok := e.verified[c.Pair()]; ok && v.Status != StatusOK {
 			continue
 		}
-		key := c.Client + "-" + c.Protocol
+		worker := c.Client + "-" + c.Protocol
+		key := c.Pair()
+		if c.Call == "datalist" {
+			key += "-" + strconv.Itoa(c.Items)
+		}
 		if _, ok := first[key]; !ok {
 			first[key] = c
 			keys = append(keys, key)
 		}
-		maxC[key] = max(maxC[key], c.Concurrency)
+		maxC[worker] = max(maxC[worker], c.Concurrency)
 	}
 	for _, key := range keys {
 		c := first[key]
-		c.Concurrency = maxC[key]
+		c.Concurrency = maxC[c.Client+"-"+c.Protocol]
 		d := e.run.Spec.Prime[c.Client]
 		e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
 		l := Load{Duration: d, Conns: c.Load.Conns}

@@ -528,21 +528,22 @@ func TestExecutePrimes(t *testing.T) {
 	for i, r := range runs {
 		if strings.HasPrefix(r, "prime-") {
 			primes = append(primes, r)
-			if i >= 2 {
+			if i >= 4 {
 				t.Errorf("%s ran at position %d; want before every timed repeat (%v)", r, i, runs)
 			}
 		}
 	}
-	if got, want := strings.Join(primes, " "), "prime-go-grpc prime-go-http"; got != want {
+	want := "prime-go-grpc-datalist-2 prime-go-grpc-datalist-200 prime-go-http-datalist-2 prime-go-http-datalist-200"
+	if got := strings.Join(primes, " "); got != want {
 		t.Fatalf("primes: got %q; want %q", got, want)
 	}
 	fr.mu.Lock()
-	args := fr.args["prime-go-grpc"]
+	args := fr.args["prime-go-grpc-datalist-200"]
 	fr.mu.Unlock()
-	if flagValue(args, "-c") != "50" || flagValue(args, "-t") != "0.3s" || flagValue(args, "-warmup") != "" {
-		t.Errorf("prime args %q: want -c 50 -t 0.3s and no warm-up", args)
+	if flagValue(args, "-c") != "50" || flagValue(args, "-t") != "0.3s" || flagValue(args, "-items") != "200" || flagValue(args, "-warmup") != "" {
+		t.Errorf("prime args %q: want -items 200 -c 50 -t 0.3s and no warm-up", args)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RawDir, "prime-go-grpc.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, RawDir, "prime-go-grpc-datalist-200.txt")); err != nil {
 		t.Errorf("prime raw file: %v", err)
 	}
 	if len(run.Cells) != 8 {

@@ -104,11 +104,12 @@ type Spec struct {
 	// per run. Default true; a client whose build has no worker mode falls back to
 	// one process per run by itself.
 	Worker *bool `yaml:"worker" json:"worker"`
-	// Prime is, per client, an un-recorded run through each of its workers after
-	// verify and before the first timed repeat, at the largest concurrency of the
-	// worker's cells (java: 4s, so the first repeats do not measure the JIT at
-	// work on the one core it shares with the load). Its output is kept as
-	// raw/prime-<client>-<protocol>.txt. Worker mode only.
+	// Prime is, per client, how long each un-recorded run lasts that goes through
+	// its workers after verify and before the first timed repeat: one per call and
+	// item count of the worker's cells, at the largest concurrency of its cells
+	// (java: 2s, so the first repeats do not measure the JIT at work on the one
+	// core it shares with the load). Output: raw/prime-<pair>[-<items>].txt.
+	// Worker mode only.
 	Prime map[string]Duration `yaml:"prime,omitempty" json:"prime,omitempty"`
 	// Hosts places each role (go-server, java-server and each client) on a host:
 	// its Docker engine and the address peers reach it at (docs/scale.md). None:
