@@ -42,6 +42,8 @@ type Bench struct {
 	noWorker map[string]string
 	// Note receives one-line notes (a worker fallback); nil drops them.
 	Note func(string)
+	// NoProbe leaves out the CPU probe around each run (probe.go).
+	NoProbe bool
 }
 
 // Job is one client run.
@@ -77,10 +79,18 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 	} else {
 		smp = startSampler(ctx, nil, "", "")
 	}
+	var pc, ps [2]float64
+	if !b.NoProbe {
+		pc[0], ps[0] = b.probeSides()
+	}
 	runStart := time.Now()
 	res, runErr := b.run(ctx, &rep, j)
 	runEnd := time.Now()
 	samples, machine := smp.stop(ctx)
+	if !b.NoProbe {
+		pc[1], ps[1] = b.probeSides()
+		rep.Probe = &Probe{ClientUs: pc, ServerUs: ps}
+	}
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
 	}

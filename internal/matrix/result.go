@@ -115,6 +115,8 @@ type Repeat struct {
 	// WorkerID names the worker process that ran it (client-protocol#N, N counting
 	// the group's worker starts): repeats with one WorkerID ran in one warm process.
 	WorkerID string `json:"worker_id,omitempty"`
+	// Probe: the CPU probe's times before and after the run (probe.go).
+	Probe *Probe `json:"probe,omitempty"`
 	// ClientCPUS is the client process's CPU over the whole run as the runner
 	// measured it (start-up, verify and warm-up included): a cross-check, for
 	// one-shot runs only (0 for a worker's run).
@@ -191,6 +193,9 @@ type Metrics struct {
 type Summary struct {
 	// Spread is (max - min) / median of req/s over the good repeats.
 	Spread float64 `json:"rps_spread"`
+	// ProbeSpread: the CPU probe's (max-min)/median over the repeats, the larger
+	// side; 0 when no repeat was probed.
+	ProbeSpread float64 `json:"probe_spread,omitzero"`
 	// MaxStealCores and MaxOutsideCores: the largest per repeat.
 	MaxStealCores   float64 `json:"max_steal_cores"`
 	MaxOutsideCores float64 `json:"max_outside_cores"`
@@ -434,6 +439,9 @@ func (c CellResult) Summarize() *Summary {
 	}
 	if s.MaxStealCores > NoisyStealCores {
 		add(FlagNoisy, fmt.Sprintf("noisy: steal %.1f %% of a core in a repeat (> %.0f %%)", s.MaxStealCores*100, NoisyStealCores*100))
+	}
+	if ps := c.ProbeSpread(); !math.IsNaN(ps) {
+		s.ProbeSpread = ps
 	}
 	s.Bottleneck = Bottleneck(c.Stat(ClientBusy).Median, c.Stat(ServerBusy).Median)
 	return s

@@ -20,6 +20,9 @@ type Agreement struct {
 	Figures []FigureAgreement
 	// Outside lists every cell outside Tol on any figure.
 	Outside []Disagreement
+	// ProbeA and ProbeB: each run's median CPU probe time (µs), client and server
+	// core; NaN for a run without probes.
+	ProbeA, ProbeB [2]float64
 }
 
 // FigureAgreement is one figure's share of agreeing cells.
@@ -48,6 +51,8 @@ var agreeFigures = []struct {
 // Agree compares run b against run a.
 func Agree(a, b *matrix.Run, tol float64) Agreement {
 	ag := Agreement{Tol: tol}
+	ag.ProbeA[0], ag.ProbeA[1] = a.ProbeMedian()
+	ag.ProbeB[0], ag.ProbeB[1] = b.ProbeMedian()
 	bcells := map[string]matrix.CellResult{}
 	for _, c := range b.Cells {
 		bcells[c.Name] = c
@@ -117,6 +122,14 @@ func (ag Agreement) Write(w io.Writer, share float64) error {
 			pct = float64(f.Agree) / float64(f.Cells)
 		}
 		fmt.Fprintf(&b, "%-16s %d of %d cells within ±%.0f %%: %s\n", f.Name, f.Agree, f.Cells, ag.Tol*100, pctOf(pct))
+	}
+	for i, side := range []string{"client", "server"} {
+		a, bb := ag.ProbeA[i], ag.ProbeB[i]
+		if math.IsNaN(a) || math.IsNaN(bb) || a <= 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "CPU probe, %s core: median %s µs in A, %s µs in B (%+.0f %%: the same work took that much longer in B)\n",
+			side, sig(a), sig(bb), (bb/a-1)*100)
 	}
 	unflagged := 0
 	if len(ag.Outside) > 0 {

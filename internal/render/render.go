@@ -222,6 +222,9 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			sum := summary(c)
 			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
 				pctOf(sum.Spread), pctOf(sum.MaxStealCores), sig(sum.MaxOutsideCores))
+			if sum.ProbeSpread > 0 {
+				fmt.Fprintf(&b, ", CPU probe spread %s", pctOf(sum.ProbeSpread))
+			}
 			if len(sum.Reasons) > 0 {
 				fmt.Fprintf(&b, ". %s", mdEscape(short(strings.Join(sum.Reasons, "; "), 600)))
 			}

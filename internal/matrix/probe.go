@@ -1,0 +1,146 @@
+package matrix
+
+import (
+	"crypto/sha256"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The CPU probe: a fixed piece of CPU work the driver times on the client's and
+// the server's core before and after every repeat, while both sides are idle.
+// Steal and outside CPU (from /proc/stat) miss a virtual machine whose cores
+// just run slower for a while; the probe's time shows it, in the same run as
+// the figures it may explain (docs/method.md, section 6).
+const (
+	// probeRounds SHA-256 sums of probeBlock bytes: about 6 ms on the build machine.
+	probeRounds = 2000
+	probeBlock  = 4096
+)
+
+// Probe is a repeat's CPU probe times in µs: [before, after] the run, on the
+// first CPU of the client's and of the server's cpuset.
+type Probe struct {
+	ClientUs [2]float64 `json:"client_us"`
+	ServerUs [2]float64 `json:"server_us"`
+}
+
+// probeCPU times the probe's work on cpu (pinned; -1: wherever the scheduler
+// runs it). It runs on a thread of its own that exits with it, so the pinning
+// never leaks to another goroutine.
+func probeCPU(cpu int) (time.Duration, error) {
+	type result struct {
+		d   time.Duration
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if cpu >= 0 {
+			var set unix.CPUSet
+			set.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				ch <- result{err: err}
+				return
+			}
+		}
+		buf := make([]byte, probeBlock)
+		t := time.Now()
+		for i := 0; i < probeRounds; i++ {
+			s := sha256.Sum256(buf)
+			buf[i%probeBlock] ^= s[0]
+		}
+		ch <- result{d: time.Since(t)}
+	}()
+	r := <-ch
+	return r.d, r.err
+}
+
+// firstCPU is the lowest CPU a cpuset names ("1", "0-1", "2,3"), -1 for none
+// or one it cannot read.
+func firstCPU(cpuset string) int {
+	lo := -1
+	for _, part := range strings.Split(cpuset, ",") {
+		a, _, _ := strings.Cut(strings.TrimSpace(part), "-")
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 0 {
+			continue
+		}
+		if lo < 0 || n < lo {
+			lo = n
+		}
+	}
+	return lo
+}
+
+// probeSides times the probe on the client's and the server's core; 0 where it
+// failed.
+func (b *Bench) probeSides() (client, server float64) {
+	if d, err := probeCPU(firstCPU(b.ClientResources.CPUSet)); err == nil {
+		client = float64(d.Microseconds())
+	}
+	if d, err := probeCPU(firstCPU(b.ServerResources.CPUSet)); err == nil {
+		server = float64(d.Microseconds())
+	}
+	return client, server
+}
+
+// ProbeSpread is (max-min)/median of the probe times over the repeats' probes,
+// the larger of the two sides; NaN when no repeat was probed.
+func (c CellResult) ProbeSpread() float64 {
+	out := math.NaN()
+	for _, side := range []func(*Probe) [2]float64{
+		func(p *Probe) [2]float64 { return p.ClientUs },
+		func(p *Probe) [2]float64 { return p.ServerUs },
+	} {
+		var v []float64
+		for _, r := range c.Repeats {
+			if r.Probe == nil {
+				continue
+			}
+			for _, x := range side(r.Probe) {
+				if x > 0 {
+					v = append(v, x)
+				}
+			}
+		}
+		if s := spreadOf(v); !math.IsNaN(s) && (math.IsNaN(out) || s > out) {
+			out = s
+		}
+	}
+	return out
+}
+
+// ProbeMedian is the median probe time (µs) over every repeat of the run, per
+// side; NaN when none was probed.
+func (r *Run) ProbeMedian() (client, server float64) {
+	var cv, sv []float64
+	for _, c := range r.Cells {
+		for _, rep := range c.Repeats {
+			if rep.Probe == nil {
+				continue
+			}
+			for i := range 2 {
+				if x := rep.Probe.ClientUs[i]; x > 0 {
+					cv = append(cv, x)
+				}
+				if x := rep.Probe.ServerUs[i]; x > 0 {
+					sv = append(sv, x)
+				}
+			}
+		}
+	}
+	return StatOf(cv).Median, StatOf(sv).Median
+}
+
+func spreadOf(v []float64) float64 {
+	st := StatOf(v)
+	if st.N < 2 || st.Median <= 0 {
+		return math.NaN()
+	}
+	return (st.Max - st.Min) / st.Median
+}
