@@ -190,8 +190,8 @@ type Override struct {
 	// WarmupMax, RepeatWarmup and Conns as in Load.
 	WarmupMax    *Duration `yaml:"warmup_max" json:"warmup_max,omitempty"`
 	RepeatWarmup *Duration `yaml:"repeat_warmup" json:"repeat_warmup,omitempty"`
-	Conns     *int      `yaml:"conns" json:"conns,omitempty"`
-	Timeout   *Duration `yaml:"timeout" json:"timeout"`
+	Conns        *int      `yaml:"conns" json:"conns,omitempty"`
+	Timeout      *Duration `yaml:"timeout" json:"timeout"`
 }
 
 // Resources are what a client or server process is given, as docker run's

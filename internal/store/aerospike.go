@@ -134,8 +134,8 @@ type breaker struct {
 type outcome int
 
 const (
-	answered     outcome = iota // the server answered: close
-	unreached                   // no node, no connection: open
+	answered  outcome = iota // the server answered: close
+	unreached                // no node, no connection: open
 	// slow: no reply in time, no free connection, retries used up. Open only when
 	// no call was answered for aerospikeQuiet: while others are answered, the
 	// server is up and loaded (c=800 on one core), and failing every call for
