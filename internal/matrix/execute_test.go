@@ -454,6 +454,9 @@ func TestWriteFileAtomicLeavesNoTemporaries(t *testing.T) {
 	if string(b) != "2" || len(entries) != 1 {
 		t.Errorf("got %q and %d files; want \"2\" and 1 file", b, len(entries))
 	}
+	if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode: got %v (%v); want 0644, readable by everyone as the results are", fi.Mode().Perm(), err)
+	}
 }
 
 // readRaw reads a raw file back and splits it into the client's stdout and stderr.

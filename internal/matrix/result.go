@@ -297,7 +297,11 @@ func WriteFileAtomic(name string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(b)
+	// CreateTemp makes the file 0600; results are for every reader (0644).
+	err = f.Chmod(0o644)
+	if err == nil {
+		_, err = f.Write(b)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

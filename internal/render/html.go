@@ -32,7 +32,13 @@ const NoisyPct = matrix.NoisySpread * 100
 //go:embed templates
 var templateFS embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{"md": inlineMarkdown}).ParseFS(templateFS, "templates/*.tmpl"))
+var pages = template.Must(template.New("").Funcs(template.FuncMap{"md": inlineMarkdown, "slug": slug}).ParseFS(templateFS, "templates/*.tmpl"))
+
+// slug makes a verdict a CSS class name: "not distinguishable here" ->
+// "not-distinguishable-here" (a class name holds no spaces).
+func slug(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(s)), "-")
+}
 
 var codeSpan = regexp.MustCompile("`([^`]+)`")
 

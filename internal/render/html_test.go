@@ -378,7 +378,10 @@ func TestAllWritesIndex(t *testing.T) {
 
 func TestReproductionHTML(t *testing.T) {
 	var b bytes.Buffer
-	secs := []reproduce.Section{{Name: "go-grpc-thrift-aerospike", Findings: []reproduce.Finding{{Claim: "gRPC beats Thrift", Holds: "partly"}}}}
+	secs := []reproduce.Section{{Name: "go-grpc-thrift-aerospike", Findings: []reproduce.Finding{
+		{Claim: "gRPC beats Thrift", Holds: "partly", Published: "+3..+17 %", Measured: "+9 % [4..12]", Tolerance: "yes 0..22%", Reason: "server 94 % busy"},
+		{Claim: "about 30 % more server CPU", Holds: "not distinguishable here"},
+	}}}
 	if err := ReproductionHTML(&b, secs); err != nil {
 		t.Fatal(err)
 	}
@@ -386,6 +389,18 @@ func TestReproductionHTML(t *testing.T) {
 	cells := findAll(doc, func(n *html.Node) bool { return n.Data == "td" && hasClass(n, "holds-partly") })
 	if len(cells) != 1 {
 		t.Errorf("got %d 'holds: partly' cells; want 1", len(cells))
+	}
+	// A verdict with spaces is one class, not three.
+	if n := len(findAll(doc, func(n *html.Node) bool { return n.Data == "td" && hasClass(n, "holds-not-distinguishable-here") })); n != 1 {
+		t.Errorf("got %d 'not distinguishable here' cells; want 1 with class holds-not-distinguishable-here", n)
+	}
+	// The summary has reproduction.md's columns.
+	page := b.String()
+	for _, want := range []string{"<th>published</th>", "<th>measured (median [spread])</th>", "<th>tolerance</th>", "<th>measured reason</th>",
+		"+9 % [4..12]", "server 94 % busy", "(none measured)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("reproduction.html lacks %q", want)
+		}
 	}
 }
 
