@@ -118,18 +118,18 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 		}
 		s.Addrs[proto] = cfg.dialAddr(p)
 		args := []string{"-proto", proto, "-port", strconv.Itoa(p), "-auth=" + strconv.FormatBool(cfg.Auth)}
+		statsAddr := loopback(sp)
 		if cfg.Address != "" {
-			// Every interface; its /stats listener stays on the server host's
-			// 127.0.0.1, out of the driver's reach: the server's CPU comes from
-			// the engine then, and its calls are unknown (docs/scale.md).
+			// Every interface, /stats too (as go-server's HTTP listener), reached
+			// at the server host's address.
 			args = append(args, "-host", "0.0.0.0")
-			cfg.NoJavaStats = true
+			statsAddr = cfg.dialAddr(sp)
 		}
 		if !cfg.NoJavaStats {
 			// The baseline's /stats listener (docs/method.md, section 10).
 			args = append(args, "-stats-port", strconv.Itoa(sp))
-			s.StatsURL = "http://" + loopback(sp) + "/stats"
-			s.ready = runner.TCPProbe(s.Addrs[proto], loopback(sp))
+			s.StatsURL = "http://" + statsAddr + "/stats"
+			s.ready = runner.TCPProbe(s.Addrs[proto], statsAddr)
 		} else {
 			s.ready = runner.TCPProbe(s.Addrs[proto])
 		}

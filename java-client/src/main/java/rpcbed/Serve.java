@@ -28,7 +28,7 @@ public final class Serve {
         -auth-secret (or env RPCBED_AUTH_SECRET) signs tokens; default: random per process.
         -threads sizes the server's worker pool (default: 4 x cores, at least 16).
         -stats-port N serves GET /stats (time, process CPU, calls answered) on
-        127.0.0.1:N (0 = any free port; printed as "listening proto=stats addr=...");
+        -host's address, port N (0 = any free port; printed as "listening proto=stats addr=...");
         off when not given. -idle-timeout closes connections that carry nothing that long.
         """;
 
@@ -52,7 +52,7 @@ public final class Serve {
         try {
             server = start(o);
             if (o.statsPort() >= 0) {
-                stats = new StatsListener("127.0.0.1", o.statsPort(), "rpcbed-java-" + o.proto(), o.proto(),
+                stats = new StatsListener(o.host(), o.statsPort(), "rpcbed-java-" + o.proto(), o.proto(),
                     server.calls());
             }
         } catch (Exception e) {
@@ -67,7 +67,7 @@ public final class Serve {
         }
         System.err.println("listening proto=" + o.proto() + " addr=" + o.host() + ":" + server.port());
         if (stats != null) {
-            System.err.println("listening proto=stats addr=127.0.0.1:" + stats.port());
+            System.err.println("listening proto=stats addr=" + o.host() + ":" + stats.port());
         }
         System.err.flush();
         try {
