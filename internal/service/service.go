@@ -135,6 +135,11 @@ func (s *Service) DataType(ctx context.Context, p Proto, a Auth, groupName, enNa
 	if err := checkString("groupName", groupName); err != nil {
 		return res, err
 	}
+	if strings.Contains(groupName, "|") {
+		// The store's key is groupName|enName: with a '|' in the group, "a|b"+"c"
+		// and "a"+"b|c" would be one record.
+		return res, errorf(InvalidArgument, "groupName must not contain '|' (the store key's separator)")
+	}
 	if err := checkString("enName", enName); err != nil {
 		return res, err
 	}

@@ -225,6 +225,8 @@ func TestStringLimits(t *testing.T) {
 		{"entry cut inside a rune", service.Auth{}, "g", "名"[:2], service.InvalidArgument},
 		{"client id not UTF-8", service.Auth{ClientID: "\xc0\x80"}, "g", "e", service.InvalidArgument},
 		{"token not UTF-8", service.Auth{Token: "\xff"}, "g", "e", service.InvalidArgument},
+		{"group with the key separator", service.Auth{}, "a|b", "c", service.InvalidArgument},
+		{"entry with the key separator", service.Auth{}, "a", "b|c", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
