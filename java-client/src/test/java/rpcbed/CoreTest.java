@@ -90,6 +90,27 @@ class CoreTest {
         assertEquals(1, svc.store().writes(), "writes after 100 concurrent first calls");
     }
 
+    /** As go-server's TestStringLimits: 256 bytes of UTF-8 at most, no '|' in a group. */
+    @Test
+    void stringLimits() throws Exception {
+        DataService svc = new DataService(SECRET, false);
+        String max = "x".repeat(DataService.MAX_STRING_BYTES);
+        String han = "名".repeat(DataService.MAX_STRING_BYTES / 3); // 255 bytes in 85 chars
+        assertEquals(DataService.CODE_ID, svc.dataType(max, max).codeId(), "at the limit");
+        assertEquals(DataService.CODE_ID, svc.dataType(han, "b|c").codeId(), "multi-byte within the limit, '|' in the name");
+        svc.refresh(max, "");
+        String[][] bad = {
+            {"group too long", max + "x", "e"}, {"name too long", "g", max + "x"},
+            {"multi-byte too long", han + "名", "e"}, {"group with the key separator", "a|b", "c"},
+        };
+        for (String[] b : bad) {
+            ServiceError e = org.junit.jupiter.api.Assertions.assertThrows(ServiceError.class, () -> svc.dataType(b[1], b[2]), b[0]);
+            assertEquals(ServiceError.INVALID_ARGUMENT, e.code(), b[0]);
+        }
+        ServiceError e = org.junit.jupiter.api.Assertions.assertThrows(ServiceError.class, () -> svc.refresh(max + "x", ""));
+        assertEquals(ServiceError.INVALID_ARGUMENT, e.code(), "client id too long");
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource({"empty group, '', x", "empty name, USER_EVENT, ''"})
     void dataTypeInvalid(String name, String group, String en) {

@@ -34,6 +34,8 @@ public final class DataService {
 
     /** Checks the caller's token and returns the next one (the token round trip). */
     public String refresh(String clientId, String token) throws ServiceError {
+        checkString("clientId", clientId);
+        checkString("token", token);
         long now = System.currentTimeMillis() / 1000;
         if (auth && token != null && !token.isEmpty() && !tokens.valid(nz(clientId), token, now)) {
             throw new ServiceError(ServiceError.UNAUTHENTICATED, "invalid or expired token");
@@ -45,6 +47,12 @@ public final class DataService {
     public Store.Rec dataType(String groupName, String enName) throws ServiceError {
         if (groupName == null || groupName.isEmpty() || enName == null || enName.isEmpty()) {
             throw new ServiceError(ServiceError.INVALID_ARGUMENT, "groupName and enName are required");
+        }
+        checkString("groupName", groupName);
+        checkString("enName", enName);
+        if (groupName.indexOf('|') >= 0) {
+            // The store's key is groupName|enName: "a|b"+"c" and "a"+"b|c" would be one record.
+            throw new ServiceError(ServiceError.INVALID_ARGUMENT, "groupName must not contain '|' (the store key's separator)");
         }
         String key = groupName + "|" + enName;
         Store.Rec rec = store.get(key);
@@ -84,6 +92,26 @@ public final class DataService {
                 throw new ServiceError(ServiceError.INTERNAL, "interrupted");
             }
             waitMs = Math.min(waitMs * 2, 20);
+        }
+    }
+
+    /** The most bytes (UTF-8) a caller's string may hold, as go-server's service.MaxStringBytes. */
+    public static final int MAX_STRING_BYTES = 256;
+
+    /**
+     * A caller's string over MAX_STRING_BYTES (encoded as UTF-8) is an invalid
+     * argument, as in go-server. (Invalid UTF-8 is replaced while the RPC library
+     * decodes it, before this sees the string, so that check stays go-server's.)
+     */
+    public static void checkString(String field, String v) throws ServiceError {
+        // A UTF-16 unit is at most 3 UTF-8 bytes: short strings need no encoding.
+        if (v == null || v.length() <= MAX_STRING_BYTES / 3) {
+            return;
+        }
+        int bytes = v.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (bytes > MAX_STRING_BYTES) {
+            throw new ServiceError(ServiceError.INVALID_ARGUMENT,
+                field + " is " + bytes + " bytes; want at most " + MAX_STRING_BYTES);
         }
     }
 
