@@ -188,12 +188,14 @@ image_php() {
 	[ -f "$src/bin/client.php" ] || { say "skip rpcbed/php: php-client/bin/client.php is not there yet"; MISSING+=" php"; return; }
 	[ -f "$so" ] || { say "skip rpcbed/php: $so is not built (php-client/build-ext.sh)"; MISSING+=" php"; return; }
 	[ -f "${so%/*}/protobuf.so" ] || { say "skip rpcbed/php: ${so%/*}/protobuf.so is not built (php-client/build-ext.sh)"; MISSING+=" php"; return; }
+	[ -f "${so%/*}/ice.so" ] || { say "skip rpcbed/php: ${so%/*}/ice.so is not built (php-client/build-ext.sh)"; MISSING+=" php"; return; }
 	fresh_stage php
 	mkdir -p "$ctx/php-client"
 	# The client, its generated code and build-ext.sh's output (grpc.so, the Grpc\
-	# library, roots.pem, protobuf.so) in the layout the client expects; not its tests
-	# or tooling. protobuf.so links libc only: no runtime package to add for it.
-	(cd "$src" && tar -c --exclude=./tests --exclude=./ext --exclude='./*.mk' --exclude=./build-ext.sh \
+	# library, roots.pem, protobuf.so, ice.so) in the layout the client expects; not
+	# its tests or tooling, nor php-conf.d (links into the host's /etc/php). protobuf.so
+	# links libc only; ice.so's libraries come with php-zeroc-ice (libzeroc-ice3.7).
+	(cd "$src" && tar -c --exclude=./tests --exclude=./ext --exclude=ext/build/php-conf.d --exclude='./*.mk' --exclude=./build-ext.sh \
 		--exclude='./phpunit.xml*' --exclude=./.phpunit.cache . ext/build) | tar -C "$ctx/php-client" -x
 	[ -x "$ctx/php-client/bin/php-client" ] || cp "$DOCKER_DIR/php/php-client.sh" "$ctx/php-client/bin/php-client"
 	build_image php "$ctx" --build-arg "GRPC_RUNTIME=$(runtime_packages "$so")"

@@ -51,7 +51,7 @@ final class Autoload
     public static function loadIce(): void
     {
         if (!extension_loaded('ice')) {
-            throw new \RuntimeException('the ice extension is not loaded (php -d extension=ice.so)');
+            throw new \RuntimeException('the ice extension is not loaded (php -d extension=php-client/ext/build/ice.so)');
         }
         require_once 'Ice.php';
         require_once __DIR__ . '/gen/ice/data.php';

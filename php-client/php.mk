@@ -4,10 +4,10 @@ TEST_TARGETS     += test-php
 GENERATE_TARGETS += generate-php
 
 PHP_APT := php-cli php-curl php-google-protobuf php-thrift php-zeroc-ice phpunit php-dev \
-	libgrpc-dev dpkg-dev protobuf-compiler protobuf-compiler-grpc thrift-compiler \
+	libgrpc-dev libzeroc-ice-dev g++ dpkg-dev protobuf-compiler protobuf-compiler-grpc thrift-compiler \
 	zeroc-ice-compilers apache2-utils
 
-setup-php: ## PHP: apt-get install what is missing, build grpc.so and protobuf.so (php-client/build-ext.sh), link bin/php-client and bin/php-front
+setup-php: ## PHP: apt-get install what is missing, build grpc.so, protobuf.so and the patched ice.so (php-client/build-ext.sh), link bin/php-client and bin/php-front
 	@missing=$$(for p in $(PHP_APT); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "apt-get install $$missing"; \
@@ -18,8 +18,10 @@ setup-php: ## PHP: apt-get install what is missing, build grpc.so and protobuf.s
 
 # grpc.so, protobuf.so and the Thrift accelerator are not in php.ini: load them for
 # the run (the production runtime, php-client's default; RuntimeTest runs both in
-# processes of their own).
-PHPUNIT_PHP := php -d extension=$(CURDIR)/php-client/ext/build/protobuf.so -d extension=$(CURDIR)/php-client/ext/build/grpc.so -d extension=thrift_protocol.so
+# processes of their own). ice.so is build-ext.sh's patched one: PHP reads
+# build-ext.sh's php-conf.d, the system's conf.d without php-zeroc-ice's ice.ini.
+PHPUNIT_PHP := PHP_INI_SCAN_DIR=$(CURDIR)/php-client/ext/build/php-conf.d php -d extension=$(CURDIR)/php-client/ext/build/ice.so \
+	-d extension=$(CURDIR)/php-client/ext/build/protobuf.so -d extension=$(CURDIR)/php-client/ext/build/grpc.so -d extension=thrift_protocol.so
 
 test-php: setup-php ## PHP: phpunit (starts go-server and, when built, the Java Ice baseline)
 	$(PHPUNIT_PHP) $$(command -v phpunit) -c php-client/phpunit.xml

@@ -5,8 +5,12 @@ namespace Rpcbed\Client;
 
 /**
  * Extensions loads exactly what a protocol and runtime need. php-client restarts
- * PHP with -n (no ini, so Debian's php-zeroc-ice start-up warnings stay out of
- * non-Ice runs) and names every extension with -d extension=... (hostArgs).
+ * PHP with -n (no ini: no extension a run does not name, and not php-zeroc-ice's
+ * ice.so, which its ice.ini enables for every PHP) and names every extension with
+ * -d extension=... (hostArgs). Ice runs load build-ext.sh's ice.so, php-zeroc-ice's
+ * extension with upstream's PHP 8.2 fixes (3.7.8's dies with a multi-GB
+ * allocation on an Ice local exception: README, Known library problems); its PHP
+ * runtime files (Ice.php) stay php-zeroc-ice's.
  *
  * Runtime c (the default, as PHP services run): gRPC with Google's protobuf C
  * extension (protobuf.so, built by build-ext.sh) beside grpc.so, Thrift's binary
@@ -30,9 +34,15 @@ final class Extensions
             'grpc' => $runtime === 'c' ? ['ctype', self::protobuf(), self::grpc()] : ['ctype', self::grpc()],
             'thrift' => $accel ? ['thrift_protocol'] : [],
             'http' => ['curl'],
-            'ice' => ['ice'],
+            'ice' => [self::ice()],
             default => [],
         };
+    }
+
+    /** ice.so (php-zeroc-ice's extension, patched for PHP 8.2): RPCBED_ICE_EXT, else build-ext.sh's. */
+    public static function ice(): string
+    {
+        return getenv('RPCBED_ICE_EXT') ?: dirname(__DIR__) . '/ext/build/ice.so';
     }
 
     /** grpc.so: RPCBED_GRPC_EXT, else the one build-ext.sh built. */
@@ -47,9 +57,45 @@ final class Extensions
         return getenv('RPCBED_PROTOBUF_EXT') ?: dirname(__DIR__) . '/ext/build/protobuf.so';
     }
 
+    /**
+     * The file of the ice extension this process loaded, read from /proc/self/maps
+     * (PHP names no extension's file): null when none is loaded or it is not known.
+     * Tells build-ext.sh's ice.so from php-zeroc-ice's.
+     */
+    public static function loadedIce(): ?string
+    {
+        if (!extension_loaded('ice')) {
+            return null;
+        }
+        $maps = @file_get_contents('/proc/self/maps');
+        if (!is_string($maps) || !preg_match('~\s(/\S*/ice\.so)$~m', $maps, $m)) {
+            return null;
+        }
+        return $m[1];
+    }
+
+    /** @return string|null why this process's ice extension is not build-ext.sh's patched one (null: it is) */
+    public static function iceNotPatched(): ?string
+    {
+        $loaded = self::loadedIce();
+        if ($loaded === null) {
+            return extension_loaded('ice') ? 'cannot tell which ice.so this PHP loaded (no /proc/self/maps)' : 'the ice extension is not loaded';
+        }
+        $want = realpath(self::ice());
+        if ($want === false || realpath($loaded) !== $want) {
+            return "this PHP loaded $loaded, not " . self::ice() . ' (php-zeroc-ice 3.7.8 crashes under PHP 8.2: run php with'
+                . ' -n or PHP_INI_SCAN_DIR=' . dirname(self::ice()) . '/php-conf.d and -d extension=' . self::ice() . ', as make test-php does)';
+        }
+        return null;
+    }
+
     /** @return string|null what a run of $cfg lacks on disk, as an error message */
     public static function missing(Config $cfg): ?string
     {
+        if ($cfg->proto === 'ice') {
+            return is_file(self::ice()) ? null
+                : self::ice() . ' is missing: run php-client/build-ext.sh (make setup-php); the system\'s php-zeroc-ice 3.7.8 crashes under PHP 8.2';
+        }
         if ($cfg->proto !== 'grpc') {
             return null;
         }
@@ -74,8 +120,8 @@ final class Extensions
      * (loadAfterFork), plus posix (a worker ends itself without PHP's shutdown).
      *
      * @param list<string> $protos
-     * @param bool $quietStartup a worker for every protocol: no start-up warnings
-     *        (php-zeroc-ice's), extensions that are not installed left out (hostable says so)
+     * @param bool $quietStartup a worker for every protocol: no start-up warnings,
+     *        extensions that are not installed left out (hostable says so)
      * @return list<string>
      */
     public static function hostArgs(array $protos, bool $accel, string $runtime, bool $quietStartup = false): array

@@ -10,9 +10,12 @@ use rpcbedice\DataPrxHelper;
 use rpcbedice\DataTypeRequest;
 
 /**
- * ZeroC Ice through Debian's php-zeroc-ice, calling the Java Ice baseline server
- * (go-server speaks no Ice). One communicator, hence one connection, per worker.
- * The object identity is RPCBED_ICE_IDENTITY (default "data").
+ * ZeroC Ice through php-zeroc-ice's runtime (Ice.php) and build-ext.sh's ice.so
+ * (its extension with upstream's PHP 8.2 fixes: Extensions::ice), calling the Java
+ * Ice baseline server (go-server speaks no Ice). One communicator, hence one
+ * connection, per worker. The object identity is RPCBED_ICE_IDENTITY (default "data").
+ * An Ice local exception (connection refused or lost, timeout) is a PHP exception
+ * like any other: error() gives it its kind.
  */
 final class IceTransport implements Transport
 {
@@ -20,7 +23,6 @@ final class IceTransport implements Transport
     /** @var \rpcbedice\DataPrx */
     private $data;
     private string $token = '';
-    private bool $probed = false;
 
     private string $connection = 'new';
     private string $key = '';
@@ -33,7 +35,7 @@ final class IceTransport implements Transport
         private bool $persistent = false,
     ) {
         if (!extension_loaded('ice')) {
-            throw new \RuntimeException('the ice extension is not loaded (php-zeroc-ice)');
+            throw new \RuntimeException('the ice extension is not loaded (php-client/ext/build/ice.so: run php-client/build-ext.sh)');
         }
         Autoload::loadIce();
         $ms = max(1, (int) ($timeoutSeconds * 1000));
@@ -50,7 +52,6 @@ final class IceTransport implements Transport
         if ($ic !== null) {
             $this->ic = $ic;
             $this->connection = 'reused';
-            $this->probed = true; // it connected before: no throwaway probe connection per request
         } else {
             $this->ic = \Ice\initialize($init);
             if ($persistent) {
@@ -62,29 +63,8 @@ final class IceTransport implements Transport
         $this->data = DataPrxHelper::uncheckedCast($prx)->ice_invocationTimeout($ms);
     }
 
-    /**
-     * php-zeroc-ice 3.7.8 under PHP 8.2 crashes (segfault or a multi-GB allocation)
-     * turning a local exception such as ConnectionRefusedException into PHP once the
-     * generated code is loaded. So an unreachable server is found with a plain TCP
-     * connect before Ice first connects; failures after that still kill the worker
-     * (the parent then reports it as errors: worker=1).
-     */
-    private function probe(): void
-    {
-        if ($this->probed) {
-            return;
-        }
-        $s = @stream_socket_client("tcp://$this->host:$this->port", $errno, $errstr, $this->timeoutSeconds);
-        if ($s === false) {
-            throw new CallError(CallError::CONNECT, "ice: cannot connect to $this->host:$this->port: $errstr");
-        }
-        fclose($s);
-        $this->probed = true;
-    }
-
     public function dataType(string $groupName, string $enName, bool $measure = false): Reply
     {
-        $this->probe();
         try {
             $resp = $this->data->DataType(new DataTypeRequest(new Auth($this->clientId, $this->token), $groupName, $enName));
         } catch (\Throwable $e) {
@@ -97,7 +77,6 @@ final class IceTransport implements Transport
 
     public function dataList(int $n, bool $measure = false): Reply
     {
-        $this->probe();
         try {
             $resp = $this->data->DataList(new DataListRequest(new Auth($this->clientId, $this->token), $n));
         } catch (\Throwable $e) {
@@ -124,7 +103,6 @@ final class IceTransport implements Transport
 
     public function dataListItems(int $n): array
     {
-        $this->probe();
         try {
             $resp = $this->data->DataList(new DataListRequest(new Auth($this->clientId, $this->token), $n));
         } catch (\Throwable $e) {

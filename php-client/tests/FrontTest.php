@@ -25,7 +25,7 @@ final class FrontTest extends TestCase
             'LISTEN' => '127.0.0.1:' . Servers::freePort(), 'PHP_CLI_SERVER_WORKERS' => '4',
         ];
         $jar = Servers::root() . '/java-client/target/java-client.jar';
-        if (is_file($jar) && extension_loaded('ice')) {
+        if (is_file($jar) && is_file(\Rpcbed\Client\Extensions::ice())) {
             $env['RPCBED_ICE_ADDR'] = Servers::ice($this);
         }
         $proc = Servers::start([dirname(__DIR__) . '/bin/php-front'], Servers::tmp() . '/front.log', $env);

@@ -179,8 +179,8 @@ final class Servers
         if (!is_file($jar)) {
             return "the Ice tests need the Java Ice baseline server: $jar is missing (build it: make -C java-client or the java-client targets)";
         }
-        if (!extension_loaded('ice')) {
-            return 'the ice extension (php-zeroc-ice) is not loaded';
+        if (!is_file(\Rpcbed\Client\Extensions::ice())) {
+            return \Rpcbed\Client\Extensions::ice() . ' (php-zeroc-ice patched for PHP 8.2) is missing: run php-client/build-ext.sh (make setup-php)';
         }
         $port = self::freePort();
         $log = self::tmp() . '/java-ice.log';

@@ -33,6 +33,9 @@ final class TransportTest extends TestCase
         if ($need !== null && !extension_loaded($need)) {
             Servers::missing($this, "the $need extension is not loaded (make test-php loads grpc.so; see php-client/README.md)");
         }
+        if ($proto === 'ice' && ($why = \Rpcbed\Client\Extensions::iceNotPatched()) !== null) {
+            Servers::missing($this, $why);
+        }
         if (($opts['accel'] ?? false) && !function_exists('thrift_protocol_write_binary')) {
             $this->markTestSkipped('thrift_protocol.so is not loaded (Debian enables it for PHP 8.1 only; php -d extension=thrift_protocol.so)');
         }
