@@ -83,7 +83,20 @@ $cfg->accel = $cfg->runtime === 'c' && $proto === 'thrift' && extension_loaded('
 try {
     $t = Transports::make($cfg, 0, true);
     $inFlight = $t;
-    $items = $t->dataListItems($n);
+    try {
+        $items = $t->dataListItems($n);
+    } catch (CallError $e) {
+        // A pooled connection the backend closed while this process was idle (its
+        // idle cut): one new connection and one more try, as a connection pool does.
+        // A fresh connection's failure is the answer. X-Rpcbed-Retried says so.
+        if ($t->connection() !== 'reused' || !in_array($e->kind, [CallError::RECEIVE, CallError::CONNECT], true)) {
+            throw $e;
+        }
+        $t = Transports::make($cfg, 0, true);
+        $inFlight = $t;
+        $items = $t->dataListItems($n);
+        header('X-Rpcbed-Retried: 1');
+    }
     $inFlight = null;
     header('X-Rpcbed-Conn: ' . $t->connection());
     header('X-Rpcbed-Pid: ' . getmypid());

@@ -218,3 +218,72 @@ func TestPHPFrontManyIdleConnections(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // let the guard accept them all
 	f.stillServes(t, "grpc", 0)
 }
+
+// A pooled Thrift connection the backend cut while the php -S process was idle
+// (go-server's idle timeout) costs no failed request: PHP's persistent socket
+// finds it closed and reconnects, and a call that still meets the cut gets one new
+// connection and one more try (X-Rpcbed-Retried: 1), as a connection pool does.
+func TestPHPFrontRetriesCutConnection(t *testing.T) {
+	php, backends := frontSetup(t)
+	proxy := testbed.StartProxy(t, backends["thrift"])
+	via := map[string]string{}
+	for k, v := range backends {
+		via[k] = v
+	}
+	via["thrift"] = proxy.Addr()
+	f := startPHPFront(t, php, via)
+	c := &http.Client{Timeout: 30 * time.Second}
+	get := func(i int) (int, string, string) {
+		resp, err := c.Get("http://" + f.addr + "/v1/datalist?n=2&proto=thrift")
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d: %s", i, resp.StatusCode, testbed.Tail(string(body), 300))
+		}
+		return resp.StatusCode, resp.Header.Get("X-Rpcbed-Conn"), resp.Header.Get("X-Rpcbed-Retried")
+	}
+	for i := range 8 { // both php -S workers hold a pooled connection
+		get(i)
+	}
+	before := proxy.Conns()
+	proxy.Cut()
+	retried, fresh := 0, 0
+	defer func() { t.Logf("after the cut: 8 answered, %d on a new connection, %d retried", fresh, retried) }()
+	for i := 8; i < 16; i++ { // get fails the test on any answer but 200
+		_, conn, r := get(i)
+		if r == "1" {
+			retried++
+			if conn != "new" {
+				t.Errorf("request %d: retried on X-Rpcbed-Conn %q; want new", i, conn)
+			}
+		}
+		if conn == "new" {
+			fresh++
+		}
+	}
+	if fresh == 0 || proxy.Conns() == before {
+		t.Errorf("after the cut: %d answers on a new connection, %d connections made; want a reconnect", fresh, proxy.Conns()-before)
+	}
+
+	// A connection whose close the php -S worker has not seen yet: its next call
+	// meets the cut; the front reconnects and tries once more.
+	for i := 16; i < 24; i++ {
+		get(i)
+	}
+	proxy.Stale()
+	stale := 0
+	for i := 24; i < 32; i++ {
+		if _, conn, r := get(i); r == "1" {
+			stale++
+			if conn != "new" {
+				t.Errorf("request %d: retried on X-Rpcbed-Conn %q; want new", i, conn)
+			}
+		}
+	}
+	if stale == 0 || stale > 4 {
+		t.Errorf("got %d retried requests on stale connections; want 1 to 4 (at most one per pooled connection)", stale)
+	}
+}

@@ -466,6 +466,8 @@ type Proxy struct {
 	dead  bool
 
 	limit, passed atomic.Int64
+	// accepted counts connections; those numbered below staleBelow are stale (Stale).
+	accepted, staleBelow atomic.Int64
 }
 
 // StartProxy listens on a free port and forwards every connection to upstream; it
@@ -495,7 +497,8 @@ func StartProxy(t testing.TB, upstream string) *Proxy {
 			}
 			p.conns = append(p.conns, c, u)
 			p.mu.Unlock()
-			go func() { io.Copy(u, c); u.Close() }()
+			gen := p.accepted.Add(1)
+			go func() { io.Copy(&staleWriter{u, p, gen, c}, c); u.Close() }()
 			go func() { io.Copy(&killWriter{c, p}, u); c.Close() }()
 		}
 	}()
@@ -511,6 +514,37 @@ func (p *Proxy) Conns() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.conns) / 2
+}
+
+// Cut closes every connection forwarded so far and keeps accepting new ones: the
+// server cut its idle connections (an idle timeout), and is still there.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+// Stale makes every connection forwarded so far look open to its client until
+// the client sends on it, and then close, unanswered: the server's close that
+// the client had not yet seen when it reused the connection. New ones are served.
+func (p *Proxy) Stale() { p.staleBelow.Store(p.accepted.Load() + 1) }
+
+// staleWriter forwards a client's bytes unless its connection went stale.
+type staleWriter struct {
+	w   io.Writer
+	p   *Proxy
+	gen int64
+	c   net.Conn
+}
+
+func (s *staleWriter) Write(b []byte) (int, error) {
+	if s.gen < s.p.staleBelow.Load() {
+		s.c.Close()
+		return 0, net.ErrClosed
+	}
+	return s.w.Write(b)
 }
 
 // KillAfter makes the proxy kill every connection once it has passed n bytes from
