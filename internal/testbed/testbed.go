@@ -152,16 +152,16 @@ func JavaBaseline(t testing.TB, j Java, proto string, extra ...string) (*exec.Cm
 	return StartProc(t, want, j.Bin, args...)
 }
 
-// PHP is the php binary, php-client's bin/client.php and the two extensions it
-// loads (grpc.so, protobuf.so: make setup-php).
+// PHP is the php binary, php-client's bin/client.php and the three extensions it
+// loads (grpc.so, protobuf.so, the patched ice.so: make setup-php).
 type PHP struct {
-	Bin, Script          string
-	GRPCExt, ProtobufExt string
+	Bin, Script                  string
+	GRPCExt, ProtobufExt, IceExt string // IceExt: php-zeroc-ice's extension patched for PHP 8.2
 }
 
 // Env is what the PHP client's environment adds: where the extensions are.
 func (p PHP) Env() []string {
-	return []string{"RPCBED_GRPC_EXT=" + p.GRPCExt, "RPCBED_PROTOBUF_EXT=" + p.ProtobufExt}
+	return []string{"RPCBED_GRPC_EXT=" + p.GRPCExt, "RPCBED_PROTOBUF_EXT=" + p.ProtobufExt, "RPCBED_ICE_EXT=" + p.IceExt}
 }
 
 // Command is the command line that runs bin/client.php with args.
@@ -175,19 +175,22 @@ func FindPHP(t testing.TB) (PHP, string) {
 	t.Helper()
 	dir := filepath.Join(Root(t), "php-client")
 	p := PHP{Script: filepath.Join(dir, "bin", "client.php"),
-		GRPCExt: os.Getenv("RPCBED_GRPC_EXT"), ProtobufExt: os.Getenv("RPCBED_PROTOBUF_EXT")}
+		GRPCExt: os.Getenv("RPCBED_GRPC_EXT"), ProtobufExt: os.Getenv("RPCBED_PROTOBUF_EXT"), IceExt: os.Getenv("RPCBED_ICE_EXT")}
 	if p.GRPCExt == "" {
 		p.GRPCExt = filepath.Join(dir, "ext", "build", "grpc.so")
 	}
 	if p.ProtobufExt == "" {
 		p.ProtobufExt = filepath.Join(dir, "ext", "build", "protobuf.so")
 	}
+	if p.IceExt == "" {
+		p.IceExt = filepath.Join(dir, "ext", "build", "ice.so")
+	}
 	bin, err := exec.LookPath("php")
 	if err != nil {
 		return PHP{}, "php is not installed: apt-get install php-cli php-curl php-google-protobuf php-thrift php-zeroc-ice (make setup-php)"
 	}
 	p.Bin = bin
-	for _, ext := range []string{p.GRPCExt, p.ProtobufExt} {
+	for _, ext := range []string{p.GRPCExt, p.ProtobufExt, p.IceExt} {
 		if _, err := os.Stat(ext); err != nil {
 			return PHP{}, ext + " is missing: run php-client/build-ext.sh (make setup-php)"
 		}
