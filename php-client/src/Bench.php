@@ -305,13 +305,17 @@ final class Bench
             $results[$i] = is_array($m) && ($m['t'] ?? '') === 'result' ? $m : null;
         }
 
+        // Each worker's time on CPU between its two reads, as a rate over [T0, T1]:
+        // the reads come late by however long the parent waited for the core.
         $onWindow = null;
         if ($on1 !== null && $closedAtT1) {
-            $onWindow = ['at' => [$on0['at'], $on1['at']], 'ns' => []];
+            $onWindow = [];
             foreach ($pids as $i => $pid) {
                 $a = $on0['ns'][$i];
                 $b = $on1['ns'][$i];
-                $onWindow['ns'][$i] = $a !== null && $b !== null && $b >= $a ? $b - $a : null;
+                $span = $on1['at'][$i] - $on0['at'][$i];
+                $onWindow[$i] = $a !== null && $b !== null && $b >= $a && $span > 0
+                    ? ($b - $a) / 1e9 * ($t1 - $t0) / $span : null;
             }
         }
         $report = $this->report($first, $results, $origin, $t0, [$cpu1[0] - $cpu0[0], $cpu1[1] - $cpu0[1]], $settled,
@@ -334,20 +338,34 @@ final class Bench
      * Each process's time on CPU so far (user + system, nanoseconds) from
      * /proc/PID/schedstat, which a forked worker's parent can read while the worker
      * is inside a call (a zombie's too); null for a process whose file can't be read.
-     * 'at' is the hrtime (ns) halfway through the reads.
+     * at[i] is the hrtime (ns) of process i's read: on a core shared with busy
+     * workers the parent can be held off for tens of milliseconds between two reads,
+     * so each worker's span is its own.
      *
      * @param list<int> $pids
-     * @return array{at: int, ns: list<?int>}
+     * @return array{at: list<int>, ns: list<?int>}
      */
     public static function onCpu(array $pids): array
     {
-        $begin = hrtime(true);
-        $ns = [];
+        $ns = $at = [];
         foreach ($pids as $pid) {
             $s = @file_get_contents("/proc/$pid/schedstat");
-            $ns[] = is_string($s) && preg_match('/^(\d+) /', $s, $m) ? (int) $m[1] : null;
+            $at[] = hrtime(true);
+            $ns[] = is_string($s) && preg_match('/^(\d+) /', $s, $m) && self::singleThreaded($pid) ? (int) $m[1] : null;
         }
-        return ['at' => intdiv($begin + hrtime(true), 2), 'ns' => $ns];
+        return ['at' => $at, 'ns' => $ns];
+    }
+
+    /**
+     * Whether pid runs one thread: /proc/PID/schedstat is its main thread's alone,
+     * so it is the process's time only then. grpc.so and Ice run threads of their
+     * own, which come and go (a vanished thread's time leaves any sum of threads);
+     * their workers' CPU comes from their own getrusage, pro-rated at the edges.
+     */
+    private static function singleThreaded(int $pid): bool
+    {
+        $st = @file_get_contents("/proc/$pid/status");
+        return is_string($st) && preg_match('/^Threads:\s+1$/m', $st) === 1;
     }
 
     /** The part of $total that worker $i of $c does. */
@@ -434,8 +452,8 @@ final class Bench
      * @param array<int, ?array<string, mixed>> $results
      * @param array{float, float} $parentCpu the parent's own CPU over the window
      * @param ?int $t1 the window's end when it closed at T1 with workers still calling (null: at the last call)
-     * @param ?array{at: array{int, int}, ns: array<int, ?int>} $onCpu each worker's time on CPU
-     *   over [at[0], at[1]] (≈ [T0, T1]), null where unknown
+     * @param ?array<int, ?float> $onCpu each worker's CPU seconds over [T0, T1] (from its
+     *   time on CPU between the parent's reads), null where unknown
      */
     private function report(array $first, array $results, int $origin, int $t0, array $parentCpu, string $settled,
         ?int $t1 = null, ?array $onCpu = null): Report
@@ -468,11 +486,9 @@ final class Bench
             $warmupCalls += $r['warmup'];
             $wu = (float) $r['cpu_user'];
             $ws = (float) $r['cpu_system'];
-            $ns = $onCpu['ns'][$i] ?? null;
-            if ($ns !== null && $onCpu['at'][1] > $onCpu['at'][0]) {
-                // Its time on CPU over the reads, scaled to [T0, T1], split as its own
-                // getrusage over its calls splits user and system.
-                $total = $ns / 1e9 * (($t1 ?? $onCpu['at'][1]) - $t0) / ($onCpu['at'][1] - $onCpu['at'][0]);
+            $total = $onCpu[$i] ?? null;
+            if ($total !== null) {
+                // Split as its own getrusage over its calls splits user and system.
                 $userShare = $wu + $ws > 0 ? $wu / ($wu + $ws) : 1.0;
                 [$wu, $ws] = [$total * $userShare, $total * (1 - $userShare)];
             }

@@ -139,20 +139,43 @@ final class ClientTest extends TestCase
         }
     }
 
-    /** /proc/PID/schedstat: this process's time on CPU grows; a PID that is not there gives null. */
+    /**
+     * /proc/PID/schedstat of a forked (so single-threaded) worker: its time on CPU
+     * grows while it computes; a PID that is not there gives null.
+     */
     public function testOnCpu(): void
     {
-        $a = Bench::onCpu([getmypid(), 0x7ffffff0]);
-        for ($x = 0, $i = 0; $i < 2_000_000; $i++) {
-            $x += $i;
+        [$r, $w] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+        $pid = pcntl_fork();
+        $this->assertNotSame(-1, $pid, 'fork');
+        if ($pid === 0) {
+            fclose($r);
+            fgets($w); // go
+            for ($x = 0, $i = 0; $i < 3_000_000; $i++) {
+                $x += $i;
+            }
+            fwrite($w, "done\n");
+            fgets($w); // quit
+            posix_kill(getmypid(), 9);
         }
-        $b = Bench::onCpu([getmypid()]);
-        $this->assertNull($a['ns'][1], 'a PID that does not exist');
-        if ($a['ns'][0] === null) {
-            $this->markTestSkipped('/proc/self/schedstat is not readable here (kernel without schedstats)');
+        fclose($w);
+        try {
+            $a = Bench::onCpu([$pid, 0x7ffffff0]);
+            fwrite($r, "go\n");
+            fgets($r);
+            $b = Bench::onCpu([$pid]);
+            $this->assertNull($a['ns'][1], 'a PID that does not exist');
+            if ($a['ns'][0] === null) {
+                $this->markTestSkipped('/proc/PID/schedstat is not readable here (kernel without schedstats)');
+            }
+            $this->assertGreaterThan($a['ns'][0] + 1_000_000, $b['ns'][0], 'time on CPU grows by the work (over 1 ms)');
+            $this->assertGreaterThan($a['at'][0], $b['at'][0]);
+            $this->assertGreaterThanOrEqual($a['at'][0], $a['at'][1], 'reads in order');
+        } finally {
+            fwrite($r, "quit\n");
+            fclose($r);
+            pcntl_waitpid($pid, $status);
         }
-        $this->assertGreaterThan($a['ns'][0], $b['ns'][0], 'time on CPU grows');
-        $this->assertGreaterThan($a['at'], $b['at']);
     }
 
     public function testTimeLimitAlone(): void
