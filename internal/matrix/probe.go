@@ -3,9 +3,11 @@ package matrix
 import (
 	"crypto/sha256"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -143,4 +145,62 @@ func spreadOf(v []float64) float64 {
 		return math.NaN()
 	}
 	return (st.Max - st.Min) / st.Median
+}
+
+// The memory probe: a dependent random walk over a buffer larger than the
+// caches, so its time follows the machine's memory speed (which the compute
+// probe, working in L1, does not see): `rpcbed probe` times both.
+const (
+	probeMemEntries = 8 << 20 // uint32s: 32 MiB
+	// ProbeMemSteps: steps of one memory probe, about 10-15 ms on the build machine.
+	ProbeMemSteps = 40000
+)
+
+var memWalk struct {
+	once sync.Once
+	next []uint32
+}
+
+// ProbeCPU times the compute probe on cpu (-1: unpinned).
+func ProbeCPU(cpu int) (time.Duration, error) { return probeCPU(cpu) }
+
+// ProbeMemory times steps of the memory walk on cpu (-1: unpinned). The buffer
+// (one random cycle through every entry) is built at the first call.
+func ProbeMemory(cpu, steps int) (time.Duration, error) {
+	memWalk.once.Do(func() {
+		r := rand.New(rand.NewPCG(1, 2))
+		perm := r.Perm(probeMemEntries)
+		memWalk.next = make([]uint32, probeMemEntries)
+		for i := range perm {
+			memWalk.next[perm[i]] = uint32(perm[(i+1)%len(perm)])
+		}
+	})
+	type result struct {
+		d   time.Duration
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if cpu >= 0 {
+			var set unix.CPUSet
+			set.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				ch <- result{err: err}
+				return
+			}
+		}
+		next, p := memWalk.next, uint32(0)
+		t := time.Now()
+		for range steps {
+			p = next[p]
+		}
+		d := time.Since(t)
+		if p == ^uint32(0) { // never: keeps the walk from being optimised away
+			d = 0
+		}
+		ch <- result{d: d}
+	}()
+	r := <-ch
+	return r.d, r.err
 }
