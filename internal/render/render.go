@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -148,8 +149,8 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	fmt.Fprintf(&b, "; runner %s; commit %s\n", run.Runner, orDash(run.Commit))
 	m := run.Machine
 	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
-	fmt.Fprintf(&b, "- load per run: %s; %d repeats, interleaved; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
-		loadString(s.Load), s.Repeats, orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
+	fmt.Fprintf(&b, "- load per run: %s; %d repeats, interleaved%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
+		loadString(s.Load), s.Repeats, primeString(s.Prime), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
 	for _, o := range s.Overrides {
 		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
 	}
@@ -279,6 +280,18 @@ func pctOf(f float64) string {
 	return strconv.FormatFloat(f*100, 'f', 0, 64) + " %"
 }
 
+// primeString is the spec's prime ("; primed: java 2s per item count"), "" for none.
+func primeString(p map[string]matrix.Duration) string {
+	if len(p) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(p)) {
+		parts = append(parts, c+" "+p[c].D().String())
+	}
+	return "; each worker primed before its first repeat, per item count: " + strings.Join(parts, ", ")
+}
+
 func loadString(l matrix.Load) string {
 	var parts []string
 	if l.N > 0 {
@@ -292,6 +305,12 @@ func loadString(l matrix.Load) string {
 		parts = append(parts, "warm-up auto (at most "+l.WarmupBound().String()+")")
 	case l.Warmup > 0:
 		parts = append(parts, "warm-up "+l.Warmup.D().String())
+	}
+	switch {
+	case l.RepeatWarmup.IsAuto():
+		parts = append(parts, "later repeats in a warm worker: warm-up auto")
+	case l.RepeatWarmup > 0:
+		parts = append(parts, "later repeats in a warm worker: warm-up "+l.RepeatWarmup.D().String())
 	}
 	if l.Conns > 0 {
 		parts = append(parts, fmt.Sprintf("conns %d", l.Conns))
