@@ -357,6 +357,12 @@ func TestBottleneck(t *testing.T) {
 	}
 }
 
+// cpu sets a repeat's client and server CPU per call.
+func cpu(r Repeat, client, server float64) Repeat {
+	r.Metrics.ClientCPUUs, r.Metrics.ServerCPUUs = client, server
+	return r
+}
+
 func TestSummarizeNoisy(t *testing.T) {
 	mk := func(rps, steal float64) Repeat {
 		return Repeat{Report: &report.Report{}, Metrics: Metrics{RPS: rps}, Window: &Window{MachineKnown: true, StealCores: steal}}
@@ -370,6 +376,9 @@ func TestSummarizeNoisy(t *testing.T) {
 		{"steady", []Repeat{mk(100, 0), mk(104, 0), mk(102, 0.01)}, false, ""},
 		{"spread", []Repeat{mk(100, 0), mk(120, 0), mk(102, 0)}, true, "req/s spread 20 %"},
 		{"steal", []Repeat{mk(100, 0), mk(101, 0.03), mk(102, 0)}, true, "steal 3.0 % of a core"},
+		{"server CPU/call spread", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 50, 230), cpu(mk(102, 0), 51, 205)}, true, "server CPU/call spread 15 %"},
+		{"client CPU/call spread", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 60, 200), cpu(mk(102, 0), 51, 201)}, true, "client CPU/call spread 20 %"},
+		{"CPU/call steady", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 52, 204), cpu(mk(102, 0), 51, 202)}, false, ""},
 	} {
 		c := CellResult{Cell: Cell{Concurrency: 4}, Repeats: tc.reps}
 		s := c.Summarize()

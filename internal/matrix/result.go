@@ -91,7 +91,8 @@ const (
 	// FlagServerRestarted: the server had stopped answering and was restarted
 	// before this repeat.
 	FlagServerRestarted = "server-restarted"
-	// FlagNoisy: the cell's req/s spread over 10 % or a repeat's steal over 2 % of a core.
+	// FlagNoisy: the cell's req/s or CPU per call (either side) spread over 10 %, or a
+	// repeat's steal over 2 % of a core.
 	FlagNoisy = "noisy"
 )
 
@@ -193,6 +194,10 @@ type Metrics struct {
 type Summary struct {
 	// Spread is (max - min) / median of req/s over the good repeats.
 	Spread float64 `json:"rps_spread"`
+	// ClientCPUSpread and ServerCPUSpread: the same for each side's CPU per call
+	// (0 when fewer than two repeats have the figure).
+	ClientCPUSpread float64 `json:"client_cpu_spread,omitzero"`
+	ServerCPUSpread float64 `json:"server_cpu_spread,omitzero"`
 	// ProbeSpread: the CPU probe's (max-min)/median over the repeats, the larger
 	// side; 0 when no repeat was probed.
 	ProbeSpread float64 `json:"probe_spread,omitzero"`
@@ -440,6 +445,22 @@ func (c CellResult) Summarize() *Summary {
 	}
 	if rps.N > 1 && s.Spread > NoisySpread {
 		add(FlagNoisy, fmt.Sprintf("noisy: req/s spread %.0f %% over %d repeats ((max-min)/median > %.0f %%)", s.Spread*100, rps.N, NoisySpread*100))
+	}
+	// CPU per call is a figure of its own (rpcbed agree compares it): its spread
+	// flags the cell too.
+	for _, side := range []struct {
+		name string
+		f    func(Metrics) float64
+		dst  *float64
+	}{{"client", ClientCPU, &s.ClientCPUSpread}, {"server", ServerCPU, &s.ServerCPUSpread}} {
+		st := c.Stat(side.f)
+		if st.N < 2 || !(st.Median > 0) {
+			continue
+		}
+		*side.dst = (st.Max - st.Min) / st.Median
+		if *side.dst > NoisySpread {
+			add(FlagNoisy, fmt.Sprintf("noisy: %s CPU/call spread %.0f %% over %d repeats", side.name, *side.dst*100, st.N))
+		}
 	}
 	if s.MaxStealCores > NoisyStealCores {
 		add(FlagNoisy, fmt.Sprintf("noisy: steal %.1f %% of a core in a repeat (> %.0f %%)", s.MaxStealCores*100, NoisyStealCores*100))

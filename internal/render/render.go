@@ -67,8 +67,10 @@ var CSVHeader = []string{
 
 // summary is the cell's saved summary, or one computed now (a run saved before
 // summaries existed).
+// summary is the cell's summary under today's rules: computed from its repeats
+// (a saved one may predate a rule), the saved one for a cell without repeats.
 func summary(c matrix.CellResult) *matrix.Summary {
-	if c.Summary != nil {
+	if len(c.Repeats) == 0 && c.Summary != nil {
 		return c.Summary
 	}
 	return c.Summarize()
@@ -216,7 +218,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		}
 	}
 	if len(flagged) > 0 {
-		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (req/s spread over %.0f %% or steal over %.0f %% of a core), "+
+		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (req/s or CPU per call spread over %.0f %% or steal over %.0f %% of a core), "+
 			"cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
 			"CPU over the window), warmup-unsettled, server-restarted.\n\n", len(flagged), matrix.NoisySpread*100, matrix.NoisyStealCores*100)
 		for _, c := range flagged {
