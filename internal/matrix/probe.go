@@ -31,10 +31,10 @@ type Probe struct {
 	ServerUs [2]float64 `json:"server_us"`
 }
 
-// probeCPU times the probe's work on cpu (pinned; -1: wherever the scheduler
-// runs it). It runs on a thread of its own that exits with it, so the pinning
-// never leaks to another goroutine.
-func probeCPU(cpu int) (time.Duration, error) {
+// timedOn runs work on a thread pinned to cpu (-1: wherever the scheduler runs
+// it) and returns how long work took. The thread is its own and exits with it,
+// so the pinning never leaks to another goroutine.
+func timedOn(cpu int, work func()) (time.Duration, error) {
 	type result struct {
 		d   time.Duration
 		err error
@@ -50,16 +50,23 @@ func probeCPU(cpu int) (time.Duration, error) {
 				return
 			}
 		}
-		buf := make([]byte, probeBlock)
 		t := time.Now()
-		for i := 0; i < probeRounds; i++ {
-			s := sha256.Sum256(buf)
-			buf[i%probeBlock] ^= s[0]
-		}
+		work()
 		ch <- result{d: time.Since(t)}
 	}()
 	r := <-ch
 	return r.d, r.err
+}
+
+// ProbeCPU times the compute probe (probeRounds SHA-256 sums) on cpu (-1: unpinned).
+func ProbeCPU(cpu int) (time.Duration, error) {
+	buf := make([]byte, probeBlock)
+	return timedOn(cpu, func() {
+		for i := 0; i < probeRounds; i++ {
+			s := sha256.Sum256(buf)
+			buf[i%probeBlock] ^= s[0]
+		}
+	})
 }
 
 // firstCPU is the lowest CPU a cpuset names ("1", "0-1", "2,3"), -1 for none
@@ -82,10 +89,10 @@ func firstCPU(cpuset string) int {
 // probeSides times the probe on the client's and the server's core; 0 where it
 // failed.
 func (b *Bench) probeSides() (client, server float64) {
-	if d, err := probeCPU(firstCPU(b.ClientResources.CPUSet)); err == nil {
+	if d, err := ProbeCPU(firstCPU(b.ClientResources.CPUSet)); err == nil {
 		client = float64(d.Microseconds())
 	}
-	if d, err := probeCPU(firstCPU(b.ServerResources.CPUSet)); err == nil {
+	if d, err := ProbeCPU(firstCPU(b.ServerResources.CPUSet)); err == nil {
 		server = float64(d.Microseconds())
 	}
 	return client, server
@@ -161,9 +168,6 @@ var memWalk struct {
 	next []uint32
 }
 
-// ProbeCPU times the compute probe on cpu (-1: unpinned).
-func ProbeCPU(cpu int) (time.Duration, error) { return probeCPU(cpu) }
-
 // ProbeMemory times steps of the memory walk on cpu (-1: unpinned). The buffer
 // (one random cycle through every entry) is built at the first call.
 func ProbeMemory(cpu, steps int) (time.Duration, error) {
@@ -175,32 +179,16 @@ func ProbeMemory(cpu, steps int) (time.Duration, error) {
 			memWalk.next[perm[i]] = uint32(perm[(i+1)%len(perm)])
 		}
 	})
-	type result struct {
-		d   time.Duration
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		if cpu >= 0 {
-			var set unix.CPUSet
-			set.Set(cpu)
-			if err := unix.SchedSetaffinity(0, &set); err != nil {
-				ch <- result{err: err}
-				return
-			}
-		}
-		next, p := memWalk.next, uint32(0)
-		t := time.Now()
+	next, p := memWalk.next, uint32(0)
+	d, err := timedOn(cpu, func() {
+		q := uint32(0) // a local: the walk's only store is its register
 		for range steps {
-			p = next[p]
+			q = next[q]
 		}
-		d := time.Since(t)
-		if p == ^uint32(0) { // never: keeps the walk from being optimised away
-			d = 0
-		}
-		ch <- result{d: d}
-	}()
-	r := <-ch
-	return r.d, r.err
+		p = q
+	})
+	if p == ^uint32(0) { // never: keeps the walk from being optimised away
+		d = 0
+	}
+	return d, err
 }

@@ -23,13 +23,13 @@ func TestFirstCPU(t *testing.T) {
 // does not have is an error, not a figure.
 func TestProbeCPU(t *testing.T) {
 	for _, cpu := range []int{-1, 0} {
-		d, err := probeCPU(cpu)
+		d, err := ProbeCPU(cpu)
 		if err != nil || d <= 0 {
-			t.Errorf("probeCPU(%d) = %v, %v; want a time", cpu, d, err)
+			t.Errorf("ProbeCPU(%d) = %v, %v; want a time", cpu, d, err)
 		}
 	}
-	if _, err := probeCPU(runtime.NumCPU() + 1000); err == nil {
-		t.Error("probeCPU on a CPU the machine lacks: got no error")
+	if _, err := ProbeCPU(runtime.NumCPU() + 1000); err == nil {
+		t.Error("ProbeCPU on a CPU the machine lacks: got no error")
 	}
 }
 
