@@ -453,13 +453,14 @@ func (c CellResult) Summarize() *Summary {
 		f    func(Metrics) float64
 		dst  *float64
 	}{{"client", ClientCPU, &s.ClientCPUSpread}, {"server", ServerCPU, &s.ServerCPUSpread}} {
-		st := c.Stat(side.f)
-		if st.N < 2 || !(st.Median > 0) {
+		v := c.Values(side.f)
+		sp := spreadOf(v)
+		if math.IsNaN(sp) {
 			continue
 		}
-		*side.dst = (st.Max - st.Min) / st.Median
-		if *side.dst > NoisySpread {
-			add(FlagNoisy, fmt.Sprintf("noisy: %s CPU/call spread %.0f %% over %d repeats", side.name, *side.dst*100, st.N))
+		*side.dst = sp
+		if sp > NoisySpread {
+			add(FlagNoisy, fmt.Sprintf("noisy: %s CPU/call spread %.0f %% over %d repeats", side.name, sp*100, len(v)))
 		}
 	}
 	if s.MaxStealCores > NoisyStealCores {
