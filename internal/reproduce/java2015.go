@@ -34,12 +34,12 @@ const javaSpreadGoal = 0.10
 // java2015 is java-rpc-2015: the Java client against the Java baselines,
 // ice/dubbo/thrift/grpc at 1..100 clients, tps at steady state.
 type java2015 struct {
-	pub      map[jKey]float64
-	levels   []int
-	dur      time.Duration
-	repeats  int
-	runs     map[jKey][]measured
-	first    map[string]measured // each framework's first second on a fresh worker and server
+	pub     map[jKey]float64
+	levels  []int
+	dur     time.Duration
+	repeats int
+	runs    map[jKey][]measured
+	first   map[string]measured // each framework's first second on a fresh worker and server
 	// quiet: per framework, how long its server went on using CPU with no calls
 	// after the prime (its JIT's queue, its collector) before the rows began.
 	quiet    map[string]quietAfter
