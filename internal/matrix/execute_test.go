@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,7 +41,10 @@ type fakeRunner struct {
 	afterRun  func(name string)
 	args      map[string][]string // each run's arguments, by task name
 	clientCPU map[string]float64
-	services  []*fakeService
+	// jit puts "JIT compile: N [ms]" in the report of runs whose name starts with
+	// a key (the longest matching key wins).
+	jit      map[string]int64
+	services []*fakeService
 }
 
 // stopServers closes every fake server's listeners: the server died.
@@ -120,6 +124,16 @@ func (f *fakeRunner) Run(ctx context.Context, s runner.Task) (runner.Result, err
 	}
 	if v, ok := f.clientCPU[s.Name]; ok {
 		r.Rpcbed.CPUUserSeconds, r.Rpcbed.CPUSystemSeconds = v, 0
+	}
+	best := ""
+	for prefix := range f.jit {
+		if strings.HasPrefix(s.Name, prefix) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	if best != "" {
+		ms := f.jit[best]
+		r.Rpcbed.JITCompileMs = &ms
 	}
 	if f.afterRun != nil {
 		defer f.afterRun(s.Name)
@@ -509,6 +523,100 @@ func TestRepeatWarmup(t *testing.T) {
 	none.Warmup = Duration(time.Second)
 	if got := none.ForRepeat(2, true).Warmup; got != none.Warmup {
 		t.Errorf("no repeat_warmup: got %v; want the warm-up %v", got, none.Warmup)
+	}
+}
+
+// prime_max: rounds of prime runs, each at the next concurrency, until a round
+// after every concurrency was primed shows the JIT at rest; a JIT that never
+// rests ends the priming at prime_max; a client without a JIT gets one round.
+func TestExecutePrimeUntilJITQuiet(t *testing.T) {
+	primes := func(t *testing.T, spec string, jit map[string]int64) ([]string, *fakeRunner, []string) {
+		t.Helper()
+		sp, err := ParseSpec([]byte(spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr := newFakeRunner()
+		fr.jit = jit
+		var out bytes.Buffer // the progress writer is used from one goroutine
+		_, err = Execute(context.Background(), Options{Spec: sp, Dir: t.TempDir(), Runner: fr, RunnerName: "fake", Progress: &out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Split(out.String(), "\n")
+		var v []string
+		for _, r := range fr.timedRuns() {
+			if strings.HasPrefix(r, "prime-") {
+				v = append(v, r)
+			}
+		}
+		return v, fr, notes
+	}
+	const base = "clients: {go: [grpc]}\nitems: [2, 200]\nconcurrency: [1, 50]\nload: {duration: 0.2s}\nrepeats: 1\n"
+	t.Run("at rest after every concurrency", func(t *testing.T) {
+		got, fr, notes := primes(t, base+"prime: {go: 0.1s}\nprime_max: {go: 30s}\n",
+			map[string]int64{"prime-": 500, "prime-go-grpc-datalist-2-r": 0, "prime-go-grpc-datalist-200-r": 0})
+		want := "prime-go-grpc-datalist-2 prime-go-grpc-datalist-200 prime-go-grpc-datalist-2-r2 prime-go-grpc-datalist-200-r2"
+		if strings.Join(got, " ") != want {
+			t.Fatalf("primes: got %q; want %q", got, want)
+		}
+		fr.mu.Lock()
+		c1, c2 := flagValue(fr.args["prime-go-grpc-datalist-2"], "-c"), flagValue(fr.args["prime-go-grpc-datalist-2-r2"], "-c")
+		fr.mu.Unlock()
+		if c1 != "50" || c2 != "1" {
+			t.Errorf("round concurrencies: got %s, %s; want 50 then 1", c1, c2)
+		}
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "JIT at rest after 2 rounds") }) {
+			t.Errorf("no at-rest note in %q", notes)
+		}
+	})
+	t.Run("quiet from the start still primes every concurrency", func(t *testing.T) {
+		got, _, _ := primes(t, base+"prime: {go: 0.1s}\nprime_max: {go: 30s}\n", map[string]int64{"prime-": 0})
+		if len(got) != 4 {
+			t.Fatalf("primes: got %q; want 2 rounds of 2", got)
+		}
+	})
+	t.Run("never at rest stops at prime_max", func(t *testing.T) {
+		got, _, notes := primes(t, base+"prime: {go: 0.1s}\nprime_max: {go: 0.4s}\n", map[string]int64{"prime-": 500})
+		if len(got) < 4 || len(got) > 40 {
+			t.Fatalf("primes: got %d runs (%q); want rounds until 0.4 s were spent", len(got), got)
+		}
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "JIT not at rest after") }) {
+			t.Errorf("no not-at-rest note in %q", notes)
+		}
+	})
+	t.Run("no JIT: one round", func(t *testing.T) {
+		got, _, _ := primes(t, base+"prime: {go: 0.1s}\nprime_max: {go: 30s}\n", nil)
+		if len(got) != 2 {
+			t.Fatalf("primes: got %q; want one round", got)
+		}
+	})
+}
+
+// A repeat whose window the JIT spent compiling is flagged jit-compiling.
+func TestExecuteFlagsJIT(t *testing.T) {
+	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1, 50]\nload: {duration: 0.2s}\nrepeats: 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := newFakeRunner()
+	fr.jit = map[string]int64{"go-grpc-datalist-2-c1": 0, "go-grpc-datalist-2-c50": 15}
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range run.Cells {
+		r := c.Repeats[0]
+		want := c.Name == "go-grpc-datalist-2-c50" // 15 ms of a 20 ms window; c1's 0 ms is at rest
+		if r.has(FlagJIT) != want || c.Flagged(FlagJIT) != want {
+			t.Errorf("%s: flagged %v (cell %v); want %v (notes %q)", c.Name, r.has(FlagJIT), c.Flagged(FlagJIT), want, r.Notes)
+		}
+		if r.Window.ClientJITMs == nil {
+			t.Errorf("%s: no client JIT figure in the window", c.Name)
+		}
+		if r.Window.ServerJITMs != nil {
+			t.Errorf("%s: a server JIT figure from a server without one", c.Name)
+		}
 	}
 }
 

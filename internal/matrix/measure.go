@@ -127,6 +127,13 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 	if x == nil {
 		w.ClientCPUS = rep.ClientCPUS // ab reports none: the runner's, over its whole run
 	}
+	if x != nil && x.JITCompileMs != nil {
+		ms := float64(*x.JITCompileMs)
+		w.ClientJITMs = &ms
+	}
+	if ms, ok := jitOver(samples, w.StartUnix, w.EndUnix); ok {
+		w.ServerJITMs = &ms
+	}
 	if cpu, calls, err := interpolate(samples, w.StartUnix, w.EndUnix); err == nil {
 		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
 	} else if srv != nil && j.Proto != "" {
@@ -171,6 +178,14 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 	}{{"client", w.ClientBusy, w.ClientCores, true}, {"server", w.ServerBusy, w.ServerCores, w.ServerKnown}} {
 		if side.known && side.cores > 0 && side.busy > side.cores*(1+CPUAllowance) {
 			rep.flag(FlagCPUInvariant, fmt.Sprintf("%s busy %.2f cores over the %.3f s window; it may use %.4g", side.name, side.busy, w.Seconds, side.cores))
+		}
+	}
+	for _, side := range []struct {
+		name string
+		ms   *float64
+	}{{"client", w.ClientJITMs}, {"server", w.ServerJITMs}} {
+		if side.ms != nil && w.Seconds > 0 && *side.ms > JITQuiet*w.Seconds*1000 {
+			rep.flag(FlagJIT, fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side.name, *side.ms, w.Seconds*1000, JITQuiet*100))
 		}
 	}
 	if rep.has(FlagCPUInvariant) || rep.has(FlagCPUScope) {
@@ -354,6 +369,7 @@ type serverSample struct {
 	T     float64 // Unix seconds: the server's time_unix_s, else the driver's clock
 	CPU   float64 // seconds, user + system
 	Calls int64   // proto x call requests
+	JITMs float64 // the server's accumulated JIT compile time (ms), -1 when it reports none
 }
 
 // machineSample is one read of /proc/stat's first line, in seconds summed over
@@ -429,6 +445,28 @@ func interpolate(s []serverSample, t0, t1 float64) (cpu float64, calls int64, er
 		return 0, 0, err
 	}
 	return c1 - c0, int64(math.Round(n1 - n0)), nil
+}
+
+// jitOver is a JVM server's JIT compile time (ms) between t0 and t1, interpolated
+// as interpolate does; ok is false when the server reports none.
+func jitOver(s []serverSample, t0, t1 float64) (ms float64, ok bool) {
+	at := func(t float64) (float64, bool) {
+		i, f, err := bracket(len(s), func(k int) float64 { return s[k].T }, t)
+		if err != nil {
+			return 0, false
+		}
+		a, b := s[i], s[min(i+1, len(s)-1)]
+		if a.JITMs < 0 || b.JITMs < 0 {
+			return 0, false
+		}
+		return a.JITMs + f*(b.JITMs-a.JITMs), true
+	}
+	j0, ok0 := at(t0)
+	j1, ok1 := at(t1)
+	if !ok0 || !ok1 {
+		return 0, false
+	}
+	return math.Max(0, j1-j0), true
 }
 
 // sampler reads the server's /stats and /proc/stat every sampleEvery until stop.
@@ -531,6 +569,9 @@ type statsDoc struct {
 	CPUSystemS float64                                        `json:"cpu_system_s"`
 	Calls      map[string]map[string]struct{ Requests int64 } `json:"calls"`
 	Versions   map[string]string                              `json:"versions"`
+	// JITCompileMs: a JVM server's accumulated JIT compile time (the Java
+	// baselines'); go-server has none.
+	JITCompileMs *int64 `json:"jit_compile_ms"`
 }
 
 var statsClient = &http.Client{Timeout: 2 * time.Second}
@@ -567,7 +608,11 @@ func (s *ServerProc) sample(ctx context.Context, proto, call string) (serverSamp
 	if t == 0 {
 		t = mid // a server without time_unix_s: the driver's clock halfway through the GET
 	}
-	return serverSample{T: t, CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests}, nil
+	jit := -1.0
+	if st.JITCompileMs != nil {
+		jit = float64(*st.JITCompileMs)
+	}
+	return serverSample{T: t, CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests, JITMs: jit}, nil
 }
 
 // KeepWorkers makes b run worker jobs (Job.Worker) through long-lived client

@@ -388,3 +388,27 @@ func TestSummarizeNoisy(t *testing.T) {
 		}
 	}
 }
+
+// jitOver interpolates a JVM server's compile time over the window; a series
+// without one (go-server) has none.
+func TestJITOver(t *testing.T) {
+	s := []serverSample{{T: 10, JITMs: 100}, {T: 11, JITMs: 300}, {T: 12, JITMs: 300}}
+	for _, tc := range []struct {
+		t0, t1 float64
+		want   float64
+		ok     bool
+	}{
+		{10, 12, 200, true},
+		{10.5, 11.5, 100, true},
+		{11, 12, 0, true},
+		{9, 12, 0, false}, // starts before the samples
+	} {
+		got, ok := jitOver(s, tc.t0, tc.t1)
+		if ok != tc.ok || math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("jitOver(%v, %v) = %v, %v; want %v, %v", tc.t0, tc.t1, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := jitOver([]serverSample{{T: 10, JITMs: -1}, {T: 11, JITMs: -1}}, 10, 11); ok {
+		t.Error("jitOver on a server without a JIT: ok")
+	}
+}

@@ -35,8 +35,27 @@ type Run struct {
 	Spec     Spec              `json:"spec"`
 	Verify   []Verify          `json:"verify"`
 	// Links are the links of a multi-host run as probed before their cells.
-	Links []LinkProbe  `json:"links,omitempty"`
-	Cells []CellResult `json:"cells"`
+	Links []LinkProbe `json:"links,omitempty"`
+	// Primes are the workers' un-recorded priming (Spec.Prime), in run order.
+	Primes []Prime      `json:"primes,omitempty"`
+	Cells  []CellResult `json:"cells"`
+}
+
+// Prime is how one worker's priming went: its rounds, their wall time, and each
+// side's JIT compile time in its last round (nil: that side has no JIT).
+type Prime struct {
+	Worker  string  `json:"worker"` // java-grpc
+	Rounds  int     `json:"rounds"`
+	Seconds float64 `json:"seconds"`
+	// AtRest: the last round's compile time was at most JITQuiet on both sides,
+	// after every concurrency was primed; false when prime_max ended it first.
+	AtRest bool `json:"at_rest"`
+	// LastClientJITMs is over the last round's measured windows (LastWindowS),
+	// LastServerJITMs over its wall time (LastRoundS).
+	LastClientJITMs *float64 `json:"last_client_jit_ms,omitempty"`
+	LastWindowS     float64  `json:"last_window_s,omitempty"`
+	LastServerJITMs *float64 `json:"last_server_jit_ms,omitempty"`
+	LastRoundS      float64  `json:"last_round_s,omitempty"`
 }
 
 // Machine is where a run ran.
@@ -91,6 +110,10 @@ const (
 	// FlagServerRestarted: the server had stopped answering and was restarted
 	// before this repeat.
 	FlagServerRestarted = "server-restarted"
+	// FlagJIT: a JVM side's JIT compilers were busy for more than JITQuiet of the
+	// window (the report's "JIT compile:", a Java server's /stats): the repeat
+	// measured code still being compiled, not the steady state.
+	FlagJIT = "jit-compiling"
 	// FlagNoisy: the cell's req/s or CPU per call (either side) spread over 10 %, or a
 	// repeat's steal over 2 % of a core.
 	FlagNoisy = "noisy"
@@ -102,6 +125,9 @@ const (
 	NoisySpread     = 0.10
 	NoisyStealCores = 0.02
 	BoundBusy       = 0.9
+	// JITQuiet: a JVM side whose JIT compiled for more than this share of a window
+	// (or of a prime round) was still compiling.
+	JITQuiet = 0.05
 )
 
 // Repeat is one timed run of a cell.
@@ -163,6 +189,11 @@ type Window struct {
 	MachineBusy  float64 `json:"machine_busy_cores"`
 	StealCores   float64 `json:"steal_cores"`
 	OutsideCores float64 `json:"outside_cores"`
+	// ClientJITMs and ServerJITMs are a JVM side's JIT compile time within the
+	// window in milliseconds (java-client's report, a Java server's /stats); nil
+	// for a side without a JIT.
+	ClientJITMs *float64 `json:"client_jit_ms,omitempty"`
+	ServerJITMs *float64 `json:"server_jit_ms,omitempty"`
 }
 
 // Metrics are a repeat's figures, derived from its report and window.

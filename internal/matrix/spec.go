@@ -111,6 +111,10 @@ type Spec struct {
 	// core it shares with the load). Output: raw/prime-<pair>[-<items>].txt.
 	// Worker mode only.
 	Prime map[string]Duration `yaml:"prime,omitempty" json:"prime,omitempty"`
+	// PrimeMax is, per primed client, how long its priming may go on per worker:
+	// rounds of prime runs repeat until the client's and a JVM server's JIT are at
+	// rest (compile time at most 5 % of a round) or this is spent. None: one round.
+	PrimeMax map[string]Duration `yaml:"prime_max,omitempty" json:"prime_max,omitempty"`
 	// Hosts places each role (go-server, java-server and each client) on a host:
 	// its Docker engine and the address peers reach it at (docs/scale.md). None:
 	// everything runs on the one engine (or locally) over 127.0.0.1.
@@ -473,6 +477,15 @@ func (s *Spec) Validate() error {
 		}
 		if d := s.Prime[c]; d <= 0 || d.D() > MaxDuration {
 			return fieldErr("prime."+c, "%v: want a duration above 0 and at most %v", d.D(), MaxDuration)
+		}
+	}
+	for _, c := range sortedKeys(s.PrimeMax) {
+		p, ok := s.Prime[c]
+		if !ok {
+			return fieldErr("prime_max."+c, "%s is not primed (prime.%s)", c, c)
+		}
+		if d := s.PrimeMax[c]; d < p || d.D() > MaxDuration {
+			return fieldErr("prime_max."+c, "%v: want at least prime.%s (%v) and at most %v", d.D(), c, p.D(), MaxDuration)
 		}
 	}
 	for i, o := range s.Overrides {

@@ -75,6 +75,8 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"repeat_warmup past the cap", "load: {duration: 1s, repeat_warmup: 2h}", "load.repeat_warmup"},
 		{"prime of a client not in the spec", "clients: {go: [grpc]}\nprime: {java: 4s}", "prime.java"},
 		{"prime of zero", "clients: {go: [grpc]}\nprime: {go: 0s}", "prime.go"},
+		{"prime_max of an unprimed client", "clients: {go: [grpc]}\nprime_max: {go: 4s}", "prime_max.go"},
+		{"prime_max below prime", "clients: {go: [grpc]}\nprime: {go: 2s}\nprime_max: {go: 1s}", "prime_max.go"},
 		{"bad repeat_warmup", "load: {duration: 1s, repeat_warmup: later}", "repeat_warmup"},
 		{"seconds past int64", "load: {duration: 1e300}", "duration"},
 		{"NaN seconds", "load: {duration: NaN}", "duration"},

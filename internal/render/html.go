@@ -340,7 +340,7 @@ func runFacts(run *matrix.Run) []fact {
 	f = append(f,
 		fact{"spec: clients", strings.Join(clients, "; ")},
 		fact{"spec: cells", fmt.Sprintf("%s; items %s; c %s", strings.Join(s.Calls, ", "), strings.Join(items, ", "), strings.Join(conc, ", "))},
-		fact{"spec: load", fmt.Sprintf("%s; %d repeats, interleaved%s; clients as %s", loadString(s.Load), s.Repeats, primeString(s.Prime), ranAs(run))},
+		fact{"spec: load", fmt.Sprintf("%s; %d repeats, interleaved%s; clients as %s", loadString(s.Load), s.Repeats, primeString(s.Prime, s.PrimeMax), ranAs(run))},
 		fact{"spec: resources", fmt.Sprintf("client cpuset %s, server cpuset %s; store %s; auth %s", orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), orDash(s.Store), onOff(s.Auth != nil && *s.Auth))},
 	)
 	var ov []string

@@ -152,7 +152,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	m := run.Machine
 	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
 	fmt.Fprintf(&b, "- load per run: %s; %d repeats, interleaved%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
-		loadString(s.Load), s.Repeats, primeString(s.Prime), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
+		loadString(s.Load), s.Repeats, primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
 	for _, o := range s.Overrides {
 		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
 	}
@@ -164,6 +164,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		b.WriteString("\n")
 	}
 	b.WriteString(linksMarkdown(run))
+	b.WriteString(primesMarkdown(run))
 	b.WriteString("\nEach figure is the median of the good repeats; [min-max] beside req/s and p99. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
@@ -220,7 +221,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	if len(flagged) > 0 {
 		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (req/s or CPU per call spread over %.0f %% or steal over %.0f %% of a core), "+
 			"cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
-			"CPU over the window), warmup-unsettled, server-restarted.\n\n", len(flagged), matrix.NoisySpread*100, matrix.NoisyStealCores*100)
+			"CPU over the window), warmup-unsettled, jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), server-restarted.\n\n", len(flagged), matrix.NoisySpread*100, matrix.NoisyStealCores*100, matrix.JITQuiet*100)
 		for _, c := range flagged {
 			sum := summary(c)
 			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
@@ -283,15 +284,47 @@ func pctOf(f float64) string {
 }
 
 // primeString is the spec's prime ("; primed: java 2s per item count"), "" for none.
-func primeString(p map[string]matrix.Duration) string {
+func primeString(p, max map[string]matrix.Duration) string {
 	if len(p) == 0 {
 		return ""
 	}
 	var parts []string
 	for _, c := range slices.Sorted(maps.Keys(p)) {
-		parts = append(parts, c+" "+p[c].D().String())
+		part := c + " " + p[c].D().String()
+		if m := max[c]; m > 0 {
+			part += fmt.Sprintf(" per run, rounds until the JIT rests, at most %v", m.D())
+		}
+		parts = append(parts, part)
 	}
 	return "; each worker primed before its first repeat, per item count: " + strings.Join(parts, ", ")
+}
+
+// primesMarkdown lists how each worker's priming went (Run.Primes).
+func primesMarkdown(run *matrix.Run) string {
+	if len(run.Primes) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, p := range run.Primes {
+		t := fmt.Sprintf("%s %d rounds in %.1f s", p.Worker, p.Rounds, p.Seconds)
+		var jit []string
+		if p.LastClientJITMs != nil {
+			jit = append(jit, fmt.Sprintf("client %.0f ms of %.1f s", *p.LastClientJITMs, p.LastWindowS))
+		}
+		if p.LastServerJITMs != nil {
+			jit = append(jit, fmt.Sprintf("server %.0f ms of %.1f s", *p.LastServerJITMs, p.LastRoundS))
+		}
+		if len(jit) > 0 {
+			t += ", last round's JIT " + strings.Join(jit, ", ")
+			if p.AtRest {
+				t += " (at rest)"
+			} else {
+				t += " (not at rest: prime_max)"
+			}
+		}
+		parts = append(parts, t)
+	}
+	return "- primes: " + strings.Join(parts, "; ") + "\n"
 }
 
 func loadString(l matrix.Load) string {

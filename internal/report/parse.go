@@ -145,10 +145,13 @@ type field struct {
 	set   setter
 }
 
-var fields = slices.Concat(v10Fields, v11Fields)
+var fields = slices.Concat(v10Fields, v11Fields, optionalFields)
 
 // isV11 tells whether fields[i] is a v1.1 key.
-func isV11(i int) bool { return i >= len(v10Fields) }
+func isV11(i int) bool { return i >= len(v10Fields) && i < len(v10Fields)+len(v11Fields) }
+
+// isOptional tells whether fields[i] is a key a report may leave out.
+func isOptional(i int) bool { return i >= len(v10Fields)+len(v11Fields) }
 
 var v10Fields = []field{
 	{secHead, "Server Software", "", str(func(p *parser) *string { return &p.r.ServerSoftware })},
@@ -204,6 +207,22 @@ var v11Fields = []field{
 	{secRpcbed, "Window start", "[s]", unixTime(func(p *parser) *float64 { return &p.r.Rpcbed.WindowStart })},
 	{secRpcbed, "Window end", "[s]", unixTime(func(p *parser) *float64 { return &p.r.Rpcbed.WindowEnd })},
 	{secRpcbed, "Warm-up settled", "", oneOf(func(p *parser) *string { return &p.r.Rpcbed.WarmupSettled }, SettledYes, SettledNo, SettledFixed)},
+}
+
+// optionalFields are keys only some clients print: "JIT compile:" (java-client, the
+// JVM's compile time within the window).
+var optionalFields = []field{
+	{secRpcbed, "JIT compile", "[ms]", func(p *parser, v string) string {
+		n, msg := parseCount(v)
+		if msg != "" {
+			return msg
+		}
+		if n < 0 {
+			return "want milliseconds, not negative"
+		}
+		p.r.Rpcbed.JITCompileMs = &n
+		return ""
+	}},
 }
 
 // byLabel maps a label to its indexes in fields (two for "Time per request").
@@ -346,7 +365,7 @@ func (p *parser) missing() string {
 		}
 	}
 	for i, f := range fields {
-		if f.sec == secRpcbed && (!isV11(i) || v11) && p.seen&(1<<i) == 0 {
+		if f.sec == secRpcbed && !isOptional(i) && (!isV11(i) || v11) && p.seen&(1<<i) == 0 {
 			if isV11(i) {
 				return fmt.Sprintf("rpcbed block: missing %q line (a v1.1 report has all six v1.1 keys)", f.label+":")
 			}

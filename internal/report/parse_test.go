@@ -133,6 +133,10 @@ func TestParseErrors(t *testing.T) {
 			`line 69: "Window start:           1764577000.123456": want "[s]" after the value`},
 		{"v1.1 window negative", replaceLine(t, full, "Window start:", "Window start:           -1.000000 [s]"),
 			`line 69: "Window start:           -1.000000 [s]": want Unix seconds, not negative`},
+		{"jit bad number", full + "JIT compile:            x [ms]\n", `line 72: "JIT compile:            x [ms]": bad number`},
+		{"jit negative", full + "JIT compile:            -3 [ms]\n", `line 72: "JIT compile:            -3 [ms]": want milliseconds, not negative`},
+		{"jit unit", full + "JIT compile:            12\n", `line 72: "JIT compile:            12": want "[ms]" after the value`},
+		{"jit repeated", full + "JIT compile:            1 [ms]\nJIT compile:            2 [ms]\n", `line 73: "JIT compile:            2 [ms]": repeated line`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -100,6 +100,10 @@ type Extra struct {
 	WindowStart   float64 `json:"window_start_s,omitempty"` // Unix seconds, microsecond resolution
 	WindowEnd     float64 `json:"window_end_s,omitempty"`
 	WarmupSettled string  `json:"warmup_settled,omitempty"` // yes|no|fixed
+
+	// JITCompileMs is the JIT compilers' compile time within the window, in
+	// milliseconds ("JIT compile:", java-client only; nil when the report has none).
+	JITCompileMs *int64 `json:"jit_compile_ms,omitempty"`
 }
 
 // V11 tells whether x carries the report v1.1 keys.

@@ -154,6 +154,9 @@ func appendExtra(b []byte, x *Extra) []byte {
 		b = labelFloat(b, "Window end:", x.WindowEnd, 6, " [s]")
 		b = label(b, "Warm-up settled:", x.WarmupSettled)
 	}
+	if x.JITCompileMs != nil {
+		b = label(b, "JIT compile:", strconv.FormatInt(*x.JITCompileMs, 10)+" [ms]")
+	}
 	return b
 }
 

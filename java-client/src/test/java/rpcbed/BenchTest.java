@@ -118,6 +118,12 @@ class BenchTest {
         double now = System.currentTimeMillis() / 1000.0;
         assertTrue(start > now - 120 && start <= end && end <= now + 1, "window " + start + " .. " + end + "; now " + now);
         assertEquals(taken, end - start, 0.0015, "window length = time taken");
+        // The JIT's compile time within the window: HotSpot monitors it, a count of
+        // milliseconds no longer than the window times the compiler threads.
+        String jit = value(r.out, "JIT compile:");
+        assertTrue(jit.matches("\\d+ \\[ms\\]"), "JIT compile: " + jit);
+        long jitMs = Long.parseLong(jit.replace(" [ms]", ""));
+        assertTrue(jitMs <= (taken * 1000 + 1) * 8, "JIT compile " + jitMs + " ms over a " + taken + " s window");
     }
 
     @ParameterizedTest(name = "{0}")

@@ -571,6 +571,7 @@ public final class Bench {
         r.targetRate = cfg.rate;
         r.cpuUser = cpu.user;
         r.cpuSystem = cpu.system;
+        r.jitMillis = cpu.jitMillis;
         r.versions = new TreeMap<>(t.versions());
         r.versions.put("java", System.getProperty("java.version"));
         return r;

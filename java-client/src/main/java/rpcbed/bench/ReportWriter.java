@@ -67,6 +67,8 @@ public final class ReportWriter {
         public long windowEndMicros;
         /** fixed (-warmup DURATION or none), yes / no (-warmup auto settled or not). */
         public String warmupSettled = "fixed";
+        /** JIT compile time within the window (ms), -1 when the JVM does not monitor it. */
+        public long jitMillis = -1;
     }
 
     private ReportWriter() {}
@@ -158,6 +160,9 @@ public final class ReportWriter {
         label(b, "Window start:", unixSeconds(r.windowStartMicros) + " [s]");
         label(b, "Window end:", unixSeconds(r.windowEndMicros) + " [s]");
         label(b, "Warm-up settled:", r.warmupSettled);
+        if (r.jitMillis >= 0) {
+            label(b, "JIT compile:", r.jitMillis + " [ms]");
+        }
         return b.toString();
     }
 

@@ -7,7 +7,9 @@ import java.nio.file.Path;
 
 /**
  * The JVM's process CPU time (every thread: workers, event loops, JIT, GC), user and
- * system from /proc/self/stat. Resolution is one clock tick (10 ms).
+ * system from /proc/self/stat. Resolution is one clock tick (10 ms). Beside it, the
+ * JIT compilers' accumulated compile time (CompilationMXBean, milliseconds; -1 when
+ * the JVM does not keep it): over a window, whether the JIT was still compiling.
  */
 public final class ProcessCpu {
     // USER_HZ is 100 on every Linux architecture the JDK runs on.
@@ -15,10 +17,26 @@ public final class ProcessCpu {
 
     public final double user;
     public final double system;
+    /** Accumulated JIT compile time in milliseconds, -1 when not monitored. */
+    public final long jitMillis;
 
-    private ProcessCpu(double user, double system) {
+    private ProcessCpu(double user, double system, long jitMillis) {
         this.user = user;
         this.system = system;
+        this.jitMillis = jitMillis;
+    }
+
+    private ProcessCpu(double user, double system) {
+        this(user, system, jitMillis());
+    }
+
+    /** The JIT compilers' compile time so far (ms), -1 when the JVM does not monitor it. */
+    static long jitMillis() {
+        var c = ManagementFactory.getCompilationMXBean();
+        if (c == null || !c.isCompilationTimeMonitoringSupported()) {
+            return -1;
+        }
+        return c.getTotalCompilationTime();
     }
 
     /** Whether user and system are read separately (/proc), not the MXBean's total as user. */
@@ -46,6 +64,7 @@ public final class ProcessCpu {
     }
 
     public ProcessCpu minus(ProcessCpu start) {
-        return new ProcessCpu(Math.max(0, user - start.user), Math.max(0, system - start.system));
+        long jit = jitMillis < 0 || start.jitMillis < 0 ? -1 : Math.max(0, jitMillis - start.jitMillis);
+        return new ProcessCpu(Math.max(0, user - start.user), Math.max(0, system - start.system), jit);
     }
 }

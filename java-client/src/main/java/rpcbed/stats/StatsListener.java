@@ -88,7 +88,11 @@ public final class StatsListener implements AutoCloseable {
             .append(String.format(Locale.ROOT, "%06d", now.getNano() / 1000))
             .append(",\"cpu_user_s\":").append(String.format(Locale.ROOT, "%.2f", cpu.user))
             .append(",\"cpu_system_s\":").append(String.format(Locale.ROOT, "%.2f", cpu.system))
-            .append(",\"rss_bytes\":").append(rssBytes())
+            .append(",\"rss_bytes\":").append(rssBytes());
+        if (cpu.jitMillis >= 0) {
+            b.append(",\"jit_compile_ms\":").append(cpu.jitMillis);
+        }
+        b
             .append(",\"calls\":{\"").append(proto).append("\":{");
         for (CallStats.Call c : CallStats.Call.values()) {
             if (c.ordinal() > 0) {

@@ -61,7 +61,8 @@ class WorkerTest {
                 "#rpcbed-worker done d4 exit=0"), protocolLines(got.out), "protocol lines; stderr:\n" + got.err);
             // Each report comes right before its done line, and only runs that print one have one.
             String[] reports = got.out.split("#rpcbed-worker done [^\n]*\n", -1);
-            assertTrue(reports[0].contains("Complete requests:      20\n") && reports[0].endsWith("Warm-up settled:        fixed\n"),
+            assertTrue(reports[0].contains("Complete requests:      20\n") && reports[0].contains("Warm-up settled:        fixed\n")
+                && reports[0].matches("(?s).*\nJIT compile: +\\d+ \\[ms\\]\n"),
                 "a1's report before its done line:\n" + reports[0]);
             assertEquals("", reports[1] + reports[2] + reports[3] + reports[4], "no report for bad commands, -proto soap, unreachable");
             assertTrue(reports[5].contains("Complete requests:      20\n"), "d4's report:\n" + reports[5]);

@@ -24,6 +24,8 @@ class StatsListenerTest {
             assertTrue(t >= before - 0.001 && t <= after + 0.001, "time_unix_s " + t + "; want " + before + " .. " + after);
             assertTrue(o.getDoubleValue("cpu_user_s") > 0, "cpu_user_s > 0");
             assertTrue(o.containsKey("cpu_system_s"), "cpu_system_s");
+            // HotSpot monitors its JIT: the accumulated compile time so far, in ms.
+            assertTrue(o.getLongValue("jit_compile_ms") > 0, "jit_compile_ms > 0: " + o.get("jit_compile_ms"));
             JSONObject thrift = o.getJSONObject("calls").getJSONObject("thrift");
             assertEquals(2, thrift.getJSONObject("datalist").getLongValue("requests"), "datalist requests");
             assertEquals(1, thrift.getJSONObject("datalist").getLongValue("errors"), "datalist errors");
