@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,12 @@ const javaWarmupMax = "2s"
 // followed the cold second directly: ice c=1 [2979..15963] tps.
 const javaPrime = "2s"
 
+// javaPrimeMax bounds the rounds of 1 s runs (one per published concurrency)
+// that follow the prime while either JVM's JIT still compiles for more than
+// matrix.JITQuiet of a round (the client's report, the server's /stats): on one
+// core each JIT needs 15-20 s of load to rest.
+const javaPrimeMax = 20 * time.Second
+
 // javaSpreadGoal is the largest spread (max-min over median of the repeats'
 // tps) a row may have to count as steady.
 const javaSpreadGoal = 0.10
@@ -42,7 +49,9 @@ type java2015 struct {
 	first   map[string]measured // each framework's first second on a fresh worker and server
 	// quiet: per framework, how long its server went on using CPU with no calls
 	// after the prime (its JIT's queue, its collector) before the rows began.
-	quiet    map[string]quietAfter
+	quiet map[string]quietAfter
+	// rest: per framework, how the rounds after the prime went (JIT at rest or not).
+	rest     map[string]jitRest
 	versions map[string]string
 	failed   failures
 }
@@ -103,6 +112,7 @@ func (e *java2015) run(ctx context.Context, o Options) error {
 		e.dur, e.repeats, e.levels = 300*time.Millisecond, 2, e.levels[:2]
 	}
 	e.runs, e.first, e.versions, e.quiet = map[jKey][]measured{}, map[string]measured{}, map[string]string{}, map[string]quietAfter{}
+	e.rest = map[string]jitRest{}
 	for _, fw := range javaFrameworks {
 		if err := e.runFramework(ctx, o, fw); err != nil {
 			return err
@@ -146,6 +156,11 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 				}
 			}
 		}
+		rest, err := e.primeUntilRest(ctx, o, b, srv, fw, job)
+		if err != nil {
+			return err
+		}
+		e.rest[fw] = rest
 		q, err := waitQuiet(ctx, srv)
 		if err != nil {
 			return err
@@ -176,6 +191,63 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 		}
 	}
 	return nil
+}
+
+// jitRest is how the rounds after the prime went: how many, how long, and the
+// last round's JIT compile time per side over its windows.
+type jitRest struct {
+	Rounds           int
+	Seconds          float64
+	ClientMs, Window float64
+	ServerMs         float64
+	ServerKnown      bool
+	AtRest           bool
+}
+
+// primeUntilRest runs rounds of 1 s un-recorded runs, one per published
+// concurrency, while either JVM's JIT compiled for more than matrix.JITQuiet of
+// the round's windows, at most javaPrimeMax; the first round always runs.
+func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.Bench, srv *matrix.ServerProc, fw string,
+	job func(string, ...string) matrix.Job) (jitRest, error) {
+	var r jitRest
+	start := time.Now()
+	for round := 1; ; round++ {
+		var cms, sms, win float64
+		cKnown, sKnown := false, true
+		t0 := time.Now()
+		for _, c := range e.levels {
+			name := fmt.Sprintf("java2015-%s-c%d-rest%d", fw, c, round)
+			fmt.Fprintf(o.Log, "  %s\n", name)
+			m, err := once(ctx, b, srv, job(name, "-c", strconv.Itoa(c), "-t", "1s"))
+			if err != nil {
+				if err := e.failed.keep(ctx, err); err != nil {
+					return r, err
+				}
+				sKnown = false
+				continue
+			}
+			win += m.Wall
+			if m.ClientJITMs != nil {
+				cms += *m.ClientJITMs
+				cKnown = true
+			}
+			if m.ServerJITMs != nil {
+				sms += *m.ServerJITMs
+			} else {
+				sKnown = false
+			}
+		}
+		r.Rounds, r.Seconds = round, time.Since(start).Seconds()
+		r.ClientMs, r.ServerMs, r.Window, r.ServerKnown = cms, sms, win, sKnown
+		quiet := win > 0 && cms <= matrix.JITQuiet*win*1000 && (!sKnown || sms <= matrix.JITQuiet*win*1000)
+		if quiet || !cKnown {
+			r.AtRest = quiet
+			return r, nil
+		}
+		if time.Since(start)+time.Since(t0) > javaPrimeMax {
+			return r, nil
+		}
+	}
 }
 
 // A server is quiet when it uses under javaQuietBusy of a core over javaQuietStep
@@ -278,6 +350,52 @@ func (e *java2015) judge(o Options) Section {
 		}
 	}
 	sec.Setup = append(sec.Setup, fmt.Sprintf("Rows with a spread under %.0f %%: %d of %d.", javaSpreadGoal*100, steady, rows))
+	jit, all := 0, 0
+	var jitRows []string
+	for _, c := range e.levels {
+		for _, fw := range javaFrameworks {
+			n := 0
+			for _, m := range e.runs[jKey{fw, c}] {
+				all++
+				if slices.Contains(m.Flags, matrix.FlagJIT) {
+					n++
+				}
+			}
+			if n > 0 {
+				jit += n
+				jitRows = append(jitRows, fmt.Sprintf("%s c=%d %d", fw, c, n))
+			}
+		}
+	}
+	if all > 0 {
+		t := fmt.Sprintf("Repeats in which a JVM's JIT compiled for more than %.0f %% of the window (flagged %s): %d of %d", matrix.JITQuiet*100, matrix.FlagJIT, jit, all)
+		if len(jitRows) > 0 {
+			t += " (" + strings.Join(jitRows, ", ") + ")"
+		}
+		sec.Setup = append(sec.Setup, t+".")
+	}
+	if len(e.rest) > 0 {
+		var parts []string
+		for _, fw := range javaFrameworks {
+			r, ok := e.rest[fw]
+			if !ok {
+				continue
+			}
+			t := fmt.Sprintf("%s %d rounds, %.1f s, last round client %.0f ms", fw, r.Rounds, r.Seconds, r.ClientMs)
+			if r.ServerKnown {
+				t += fmt.Sprintf(", server %.0f ms", r.ServerMs)
+			}
+			t += fmt.Sprintf(" of %.1f s measured", r.Window)
+			if r.AtRest {
+				t += " (at rest)"
+			} else {
+				t += " (not at rest)"
+			}
+			parts = append(parts, t)
+		}
+		sec.Setup = append(sec.Setup, fmt.Sprintf("After the prime, rounds of 1 s runs at every concurrency went on until both JVMs' JIT compiled for at most %.0f %% of a round (java-client's \"JIT compile:\", the server's /stats), at most %v: %s.",
+			matrix.JITQuiet*100, javaPrimeMax, strings.Join(parts, "; ")))
+	}
 	if len(e.quiet) > 0 {
 		var parts []string
 		for _, fw := range javaFrameworks {
@@ -448,7 +566,14 @@ func (e *java2015) reason(fws ...string) string {
 		if !ok || !steady.Known {
 			continue
 		}
-		part := fmt.Sprintf("%s: first second from cold %.0f tps, steady %s at c=%d (JIT warm-up)", fw, rps(first), steady.Show("", 0), lo)
+		part := fmt.Sprintf("%s: first second from cold %.0f tps, steady %s at c=%d (JIT warm-up", fw, rps(first), steady.Show("", 0), lo)
+		if first.ClientJITMs != nil {
+			part += fmt.Sprintf(": the client's JIT compiled %.0f ms in that second", *first.ClientJITMs)
+			if first.ServerJITMs != nil {
+				part += fmt.Sprintf(", the server's %.0f ms", *first.ServerJITMs)
+			}
+		}
+		part += ")"
 		rs := e.runs[jKey{fw, hi}]
 		if sb, cb := figs(rs, srvBusy), figs(rs, cliBusy); sb.Known && cb.Known {
 			side := "neither core saturated"

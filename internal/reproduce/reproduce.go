@@ -296,6 +296,9 @@ type measured struct {
 	Wall        float64 // the window's length
 	Worker      bool    // the run went through a long-lived client worker
 	Flags       []string
+	// ClientJITMs, ServerJITMs: each JVM side's JIT compile time within the
+	// window (ms); nil for a side without a JIT.
+	ClientJITMs, ServerJITMs *float64
 }
 
 // figs collects one figure per run (NaN, so unknown, where f cannot say).
@@ -365,6 +368,7 @@ func once(ctx context.Context, b *matrix.Bench, srv *matrix.ServerProc, j matrix
 	m := measured{Report: *rep.Report, Worker: rep.Worker, Flags: rep.Flags}
 	if w := rep.Window; w != nil {
 		m.ClientCPU, m.Wall = w.ClientCPUS, w.Seconds
+		m.ClientJITMs, m.ServerJITMs = w.ClientJITMs, w.ServerJITMs
 		if w.ServerKnown {
 			m.ServerCPU, m.ServerN, m.ServerKnown = w.ServerCPUS, w.ServerCalls, true
 		}

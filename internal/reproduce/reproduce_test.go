@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/report"
 )
 
@@ -235,6 +236,36 @@ func TestJudgeJava(t *testing.T) {
 	for _, f := range e.judge(Options{}).Findings {
 		if f.Rule == "java-ice-lead-grows" && f.Holds != No {
 			t.Errorf("lead grows with Ice never leading: got %q; want no", f.Holds)
+		}
+	}
+}
+
+// The JIT on the record: the rounds after the prime and the repeats flagged
+// jit-compiling are stated in the set-up, with their figures.
+func TestJudgeJavaJIT(t *testing.T) {
+	e := &java2015{}
+	if err := e.read("../../results/published"); err != nil {
+		t.Fatal(err)
+	}
+	e.runs, e.first = map[jKey][]measured{}, map[string]measured{}
+	for _, c := range e.levels {
+		for _, fw := range javaFrameworks {
+			e.runs[jKey{fw, c}] = []measured{{Report: report.Report{RequestsPerSecond: 1000}}, {Report: report.Report{RequestsPerSecond: 1000}}}
+		}
+	}
+	e.runs[jKey{"dubbo", 1}][1].Flags = []string{matrix.FlagJIT}
+	e.rest = map[string]jitRest{
+		"ice":   {Rounds: 2, Seconds: 11.5, ClientMs: 40, Window: 5, ServerMs: 10, ServerKnown: true, AtRest: true},
+		"dubbo": {Rounds: 4, Seconds: 21, ClientMs: 900, Window: 5, ServerKnown: false},
+	}
+	setup := strings.Join(e.judge(Options{}).Setup, "\n")
+	for _, want := range []string{
+		"ice 2 rounds, 11.5 s, last round client 40 ms, server 10 ms of 5.0 s measured (at rest)",
+		"dubbo 4 rounds, 21.0 s, last round client 900 ms of 5.0 s measured (not at rest)",
+		"(flagged jit-compiling): 1 of 40 (dubbo c=1 1).",
+	} {
+		if !strings.Contains(setup, want) {
+			t.Errorf("set-up lacks %q:\n%s", want, setup)
 		}
 	}
 }
