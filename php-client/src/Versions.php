@@ -33,6 +33,11 @@ final class Versions
                 break;
             case 'ice':
                 $v['ice'] = function_exists('Ice\\stringVersion') ? \Ice\stringVersion() : (string) phpversion('ice');
+                // build-ext.sh's ice.so: Debian's 3.7.8 source with upstream's PHP 8.2 changes
+                // (ext/ice-php82.patch), not the stock php-zeroc-ice.
+                if (Extensions::iceNotPatched() === null) {
+                    $v['ice'] .= '+php82';
+                }
                 break;
         }
         return $v;

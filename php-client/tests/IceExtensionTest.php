@@ -5,6 +5,7 @@ namespace Rpcbed\Client\Tests;
 
 use PHPUnit\Framework\TestCase;
 use Rpcbed\Client\Extensions;
+use Rpcbed\Client\Versions;
 
 /**
  * build-ext.sh's ice.so (php-zeroc-ice's extension with upstream's PHP 8.2 fixes,
@@ -35,6 +36,16 @@ final class IceExtensionTest extends TestCase
             Servers::missing($this, "Ice's PHP runtime (Ice.php, Debian's php-zeroc-ice) is not installed");
         }
         return $so;
+    }
+
+    /** A report names the patched build: ice=3.7.8+php82, not the stock 3.7.8. */
+    public function testVersionNamesThePatchedBuild(): void
+    {
+        $this->iceSo();
+        if (($why = Extensions::iceNotPatched()) !== null) {
+            Servers::missing($this, $why);
+        }
+        $this->assertMatchesRegularExpression('/^3\.7\.\d+\+php82$/', Versions::of('ice')['ice']);
     }
 
     /**
