@@ -128,8 +128,15 @@ func (ag Agreement) Write(w io.Writer, share float64) error {
 		if math.IsNaN(a) || math.IsNaN(bb) || a <= 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "CPU probe, %s core: median %s µs in A, %s µs in B (%+.0f %%: the same work took that much longer in B)\n",
-			side, sig(a), sig(bb), (bb/a-1)*100)
+		d := (bb/a - 1) * 100
+		how := "the same time in both runs"
+		switch {
+		case math.Round(d) > 0:
+			how = "the same work took that much longer in B"
+		case math.Round(d) < 0:
+			how = "the same work took that much less time in B"
+		}
+		fmt.Fprintf(&b, "CPU probe, %s core: median %s µs in A, %s µs in B (%+.0f %%: %s)\n", side, sig(a), sig(bb), d, how)
 	}
 	unflagged := 0
 	if len(ag.Outside) > 0 {

@@ -368,7 +368,8 @@ func TestAgree(t *testing.T) {
 	var out bytes.Buffer
 	ag.Write(&out, 0.9)
 	for _, w := range []string{"req/s            11 of 12 cells within ±10 %: 92 %",
-		"CPU probe, client core: median 6000 µs in A, 6600 µs in B (+10 %", "CPU probe, server core: median 5000 µs in A, 5000 µs in B (+0 %", "go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %); noisy in neither run", "not met"} {
+		"CPU probe, client core: median 6000 µs in A, 6600 µs in B (+10 %: the same work took that much longer in B)",
+		"CPU probe, server core: median 5000 µs in A, 5000 µs in B (+0 %: the same time in both runs)", "go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %); noisy in neither run", "not met"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q:\n%s", w, out.String())
 		}
