@@ -126,6 +126,21 @@ class BenchTest {
         assertTrue(jitMs <= (taken * 1000 + 1) * 8, "JIT compile " + jitMs + " ms over a " + taken + " s window");
     }
 
+    /**
+     * Dubbo runs in one JVM (a worker's) share one Dubbo application: each run makes
+     * its references and destroys them at its end, so a second run works on the same
+     * application and the first left no connection open.
+     */
+    @Test
+    void dubboRunsShareOneApplication() throws Exception {
+        for (int run = 1; run <= 3; run++) {
+            Run r = main(args("dubbo", "datalist", 200, port("dubbo"), "-warmup", "0"));
+            assertEquals(0, r.code, "run " + run + ": exit code; stderr: " + r.err);
+            assertEquals("60", value(r.out, "Complete requests:"), "run " + run + ": complete");
+            assertEquals("0", value(r.out, "Failed requests:"), "run " + run + ": failed");
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"thrift", "http"})
     void oneCallPerConnectionRefusesSharing(String proto) throws Exception {

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.config.RegistryConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
@@ -15,25 +16,41 @@ import rpcbed.server.DubboServer;
 
 /**
  * Apache Dubbo, dubbo protocol + hessian2, direct URL, no registry. Every Conn is its
- * own reference with one exclusive connection ({@code connections=1}).
+ * own reference with one exclusive connection ({@code connections=1}), made when the
+ * run opens it and destroyed when the run ends. The Dubbo application they belong to
+ * is one per JVM, as a production consumer has one: a worker's runs share it, so
+ * each run does not build a new application model, whose freshly generated adaptive
+ * and proxy classes the JIT would compile again on every run.
  */
 final class DubboTransport implements Transport {
+    private static DubboBootstrap shared;
+    private static final AtomicLong RUNS = new AtomicLong();
+
     private final Config cfg;
     private final DubboBootstrap bootstrap;
+    private final long run = RUNS.incrementAndGet();
     private final List<ReferenceConfig<Api.Data>> refs = new ArrayList<>();
 
     DubboTransport(Config cfg) {
         this.cfg = cfg;
-        DubboServer.systemProperties();
-        bootstrap = DubboBootstrap.newInstance()
-            .application(DubboServer.application("rpcbed-java-dubbo-client"))
-            .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));
+        bootstrap = application();
+    }
+
+    /** This JVM's Dubbo consumer application, made on first use. */
+    private static synchronized DubboBootstrap application() {
+        if (shared == null) {
+            DubboServer.systemProperties();
+            shared = DubboBootstrap.newInstance()
+                .application(DubboServer.application("rpcbed-java-dubbo-client"))
+                .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));
+        }
+        return shared;
     }
 
     /** Every non-default Dubbo setting of the client (listed in java-client/README.md). */
     private ReferenceConfig<Api.Data> reference(int index) {
         ReferenceConfig<Api.Data> ref = new ReferenceConfig<>();
-        ref.setId("data-" + (index + 1));
+        ref.setId("data-" + run + "-" + (index + 1));
         ref.setInterface(Api.Data.class);
         ref.setUrl("dubbo://" + DubboServer.loopbackSafe(cfg.host) + ":" + cfg.port);
         // One exclusive connection per reference instead of Dubbo's one shared connection.
@@ -77,9 +94,18 @@ final class DubboTransport implements Transport {
         return Map.of("dubbo", Transports.version("dubbo"));
     }
 
+    /** Destroys this run's references (their connections); the application stays. */
     @Override
-    public void close() {
-        bootstrap.stop();
+    public synchronized void close() {
+        var configs = bootstrap.getApplicationModel().getDefaultModule().getConfigManager();
+        for (ReferenceConfig<Api.Data> ref : refs) {
+            try {
+                ref.destroy();
+            } finally {
+                configs.removeConfig(ref);
+            }
+        }
+        refs.clear();
     }
 
     static long hessianSize(Object o) {
