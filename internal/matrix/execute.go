@@ -526,11 +526,11 @@ func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cel
 			quiet := true
 			var parts []string
 			if clientKnown {
-				quiet = quiet && clientJIT <= JITQuiet*windows*1000
+				quiet = quiet && !JITBusy(clientJIT, windows)
 				parts = append(parts, fmt.Sprintf("client JIT %.0f ms of %.1f s measured", clientJIT, windows))
 			}
 			if serverKnown {
-				quiet = quiet && j1-j0 <= JITQuiet*wall.Seconds()*1000
+				quiet = quiet && !JITBusy(j1-j0, wall.Seconds())
 				parts = append(parts, fmt.Sprintf("server JIT %.0f ms of %.1f s", j1-j0, wall.Seconds()))
 			}
 			e.prog.note(fmt.Sprintf("prime %s round %d at c=%d: %s", worker, round, conc, strings.Join(parts, ", ")))

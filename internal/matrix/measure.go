@@ -184,7 +184,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 		name string
 		ms   *float64
 	}{{"client", w.ClientJITMs}, {"server", w.ServerJITMs}} {
-		if side.ms != nil && w.Seconds > 0 && *side.ms > JITQuiet*w.Seconds*1000 {
+		if side.ms != nil && w.Seconds > 0 && JITBusy(*side.ms, w.Seconds) {
 			rep.flag(FlagJIT, fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side.name, *side.ms, w.Seconds*1000, JITQuiet*100))
 		}
 	}
@@ -428,45 +428,41 @@ func bracket(n int, T func(int) float64, t float64) (int, float64, error) {
 // interpolate is the server's CPU and calls between t0 and t1, each series
 // linearly interpolated at both ends.
 func interpolate(s []serverSample, t0, t1 float64) (cpu float64, calls int64, err error) {
-	at := func(t float64) (float64, float64, error) {
-		i, f, err := bracket(len(s), func(k int) float64 { return s[k].T }, t)
-		if err != nil {
-			return 0, 0, err
-		}
-		a, b := s[i], s[min(i+1, len(s)-1)]
-		return a.CPU + f*(b.CPU-a.CPU), float64(a.Calls) + f*float64(b.Calls-a.Calls), nil
-	}
-	c0, n0, err := at(t0)
+	c0, n0, err := sampleAt(s, t0)
 	if err != nil {
 		return 0, 0, err
 	}
-	c1, n1, err := at(t1)
+	c1, n1, err := sampleAt(s, t1)
 	if err != nil {
 		return 0, 0, err
 	}
-	return c1 - c0, int64(math.Round(n1 - n0)), nil
+	return c1.CPU - c0.CPU, int64(math.Round(n1 - n0)), nil
+}
+
+// sampleAt is the series linearly interpolated at t: the bracketing samples' CPU
+// and JIT time in a serverSample, and the calls as a float.
+func sampleAt(s []serverSample, t float64) (serverSample, float64, error) {
+	i, f, err := bracket(len(s), func(k int) float64 { return s[k].T }, t)
+	if err != nil {
+		return serverSample{}, 0, err
+	}
+	a, b := s[i], s[min(i+1, len(s)-1)]
+	v := serverSample{T: t, CPU: a.CPU + f*(b.CPU-a.CPU), JITMs: -1}
+	if a.JITMs >= 0 && b.JITMs >= 0 {
+		v.JITMs = a.JITMs + f*(b.JITMs-a.JITMs)
+	}
+	return v, float64(a.Calls) + f*float64(b.Calls-a.Calls), nil
 }
 
 // jitOver is a JVM server's JIT compile time (ms) between t0 and t1, interpolated
 // as interpolate does; ok is false when the server reports none.
 func jitOver(s []serverSample, t0, t1 float64) (ms float64, ok bool) {
-	at := func(t float64) (float64, bool) {
-		i, f, err := bracket(len(s), func(k int) float64 { return s[k].T }, t)
-		if err != nil {
-			return 0, false
-		}
-		a, b := s[i], s[min(i+1, len(s)-1)]
-		if a.JITMs < 0 || b.JITMs < 0 {
-			return 0, false
-		}
-		return a.JITMs + f*(b.JITMs-a.JITMs), true
-	}
-	j0, ok0 := at(t0)
-	j1, ok1 := at(t1)
-	if !ok0 || !ok1 {
+	j0, _, err0 := sampleAt(s, t0)
+	j1, _, err1 := sampleAt(s, t1)
+	if err0 != nil || err1 != nil || j0.JITMs < 0 || j1.JITMs < 0 {
 		return 0, false
 	}
-	return math.Max(0, j1-j0), true
+	return math.Max(0, j1.JITMs-j0.JITMs), true
 }
 
 // sampler reads the server's /stats and /proc/stat every sampleEvery until stop.

@@ -412,3 +412,15 @@ func TestJITOver(t *testing.T) {
 		t.Error("jitOver on a server without a JIT: ok")
 	}
 }
+
+// JITBusy: more than JITQuiet of the time compiling; exactly at it is at rest.
+func TestJITBusy(t *testing.T) {
+	for _, tc := range []struct {
+		ms, s float64
+		want  bool
+	}{{50, 1, false}, {50.1, 1, true}, {0, 1, false}, {2000, 1, true}, {149, 3, false}, {151, 3, true}} {
+		if got := JITBusy(tc.ms, tc.s); got != tc.want {
+			t.Errorf("JITBusy(%v ms, %v s) = %v; want %v", tc.ms, tc.s, got, tc.want)
+		}
+	}
+}

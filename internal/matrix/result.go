@@ -130,6 +130,10 @@ const (
 	JITQuiet = 0.05
 )
 
+// JITBusy tells whether ms of JIT compile time over seconds of run is more than
+// JITQuiet of it: the JIT was still compiling.
+func JITBusy(ms, seconds float64) bool { return ms > JITQuiet*seconds*1000 }
+
 // Repeat is one timed run of a cell.
 type Repeat struct {
 	Index    int     `json:"index"` // 1-based

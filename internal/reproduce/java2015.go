@@ -239,7 +239,7 @@ func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.Benc
 		}
 		r.Rounds, r.Seconds = round, time.Since(start).Seconds()
 		r.ClientMs, r.ServerMs, r.Window, r.ServerKnown = cms, sms, win, sKnown
-		quiet := win > 0 && cms <= matrix.JITQuiet*win*1000 && (!sKnown || sms <= matrix.JITQuiet*win*1000)
+		quiet := win > 0 && !matrix.JITBusy(cms, win) && (!sKnown || !matrix.JITBusy(sms, win))
 		if quiet || !cKnown {
 			r.AtRest = quiet
 			return r, nil
