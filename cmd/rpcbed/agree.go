@@ -45,7 +45,7 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 		return 1
 	}
 	fmt.Fprintf(s.out, "A = %s (%d cells), B = %s (%d cells)\n", fs.Arg(0), len(a.Cells), fs.Arg(1), len(b.Cells))
-	if err := render.Agree(a, b, *tol).Write(s.out, *share); err != nil {
+	if err := render.Agree(a, b, *tol, *share).Write(s.out, *share); err != nil {
 		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
 		return 1
 	}

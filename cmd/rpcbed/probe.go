@@ -5,11 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rpcbed/rpcbed/internal/gen/pb"
 	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/server"
+	"github.com/rpcbed/rpcbed/internal/service"
 )
 
 // runProbe is `rpcbed probe`: how steady this machine is, in the figures that
@@ -23,12 +29,17 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 	gap := fs.Duration("gap", 300*time.Millisecond, "pause between rounds (0..10s)")
 	cpus := fs.String("cpus", "0,1", "CPUs to probe, comma-separated (-1: unpinned)")
 	steps := fs.Int("mem-steps", matrix.ProbeMemSteps, "steps of one memory probe (1000..100000000)")
+	sustained := fs.Duration("sustained", 0, "also decode a 5000-item DataList back to back for this long per CPU (4s..10m; 0: off) and print how much its rate moves over 0.25, 1, 4 and 16 s windows")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: rpcbed probe [-rounds 25] [-gap 300ms] [-cpus 0,1] [-mem-steps N]\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: rpcbed probe [-rounds 25] [-gap 300ms] [-cpus 0,1] [-mem-steps N] [-sustained 64s]\n\n"+
 			"Times a fixed compute probe (2000 SHA-256 sums of 4 KiB, as the matrix does around\n"+
 			"every repeat) and a memory probe (a dependent random walk over 32 MiB) on each CPU,\n"+
 			"and prints min, median, max and (max-min)/median: how much the same work's time\n"+
-			"moves on this machine while nothing else of rpcbed's runs.")
+			"moves on this machine while nothing else of rpcbed's runs. With -sustained it also\n"+
+			"keeps each CPU busy decoding the matrix's 5000-item protobuf answer, as a loaded\n"+
+			"client does, and prints the standard deviation of its rate over windows of 0.25, 1,\n"+
+			"4 and 16 s beside what independent slots would give: how much a repeat of a given\n"+
+			"length moves on this machine, and how much longer windows help.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -37,7 +48,8 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 		}
 		return 2
 	}
-	if fs.NArg() != 0 || *rounds < 1 || *rounds > 1000 || *gap < 0 || *gap > 10*time.Second || *steps < 1000 || *steps > 100_000_000 {
+	if fs.NArg() != 0 || *rounds < 1 || *rounds > 1000 || *gap < 0 || *gap > 10*time.Second || *steps < 1000 || *steps > 100_000_000 ||
+		(*sustained != 0 && (*sustained < 4*time.Second || *sustained > 10*time.Minute)) {
 		fs.Usage()
 		return 2
 	}
@@ -77,5 +89,72 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 				cpu, k.name, st.Min, st.Median, st.Max, (st.Max-st.Min)/st.Median*100, st.N)
 		}
 	}
+	if *sustained == 0 {
+		return 0
+	}
+	work, err := decodeWork(5000)
+	if err != nil {
+		fmt.Fprintf(s.err, "rpcbed probe: %v\n", err)
+		return 1
+	}
+	for _, cpu := range list {
+		rates, err := matrix.ProbeSustained(ctx, cpu, *sustained, sustainedSlot, work)
+		if err != nil {
+			fmt.Fprintf(s.err, "rpcbed probe: CPU %d: %v\n", cpu, err)
+			return 1
+		}
+		if ctx.Err() != nil {
+			return 1
+		}
+		fmt.Fprintln(s.out, sustainedLine(cpu, *sustained, rates))
+	}
 	return 0
+}
+
+// sustainedSlot is the sustained probe's counting slot; sustainedWidths its
+// windows in slots: 0.25, 1, 4 and 16 s.
+const sustainedSlot = 250 * time.Millisecond
+
+var sustainedWidths = []int{1, 4, 16, 64}
+
+// sustainedLine is one CPU's sustained probe: the median rate, then per window
+// length the sd of the rate and, in brackets, what independent slots would give.
+func sustainedLine(cpu int, took time.Duration, rates []float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CPU %2d sustained decode (5000-item DataList, protobuf) for %s: median %.0f decodes/s; sd of the rate over", cpu, took, matrix.StatOf(rates).Median)
+	ws := matrix.WindowNoise(rates, sustainedWidths)
+	if len(ws) == 0 {
+		b.WriteString(" no window: too few slots")
+		return b.String()
+	}
+	for i, w := range ws {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "%s %s windows %.0f %%", sep, (time.Duration(w.Slots) * sustainedSlot).String(), w.SD*100)
+		if i > 0 && !math.IsNaN(w.White) {
+			fmt.Fprintf(&b, " (independent slots: %.0f %%)", w.White*100)
+		}
+	}
+	return b.String()
+}
+
+// decodeWork is one client call's decoding: unmarshal the n-item DataList answer
+// go-server sends, into a fresh message, and check the item count.
+func decodeWork(n int) (func(), error) {
+	msg := &pb.DataListResponse{Auth: &pb.AuthReply{Token: "probe"}}
+	for _, it := range service.Items(n) {
+		msg.Items = append(msg.Items, server.PBItem(it))
+	}
+	wire, err := proto.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		var m pb.DataListResponse
+		if err := proto.Unmarshal(wire, &m); err != nil || len(m.Items) != n {
+			panic(fmt.Sprintf("probe: decode: %v (%d items)", err, len(m.Items)))
+		}
+	}, nil
 }

@@ -1,7 +1,9 @@
 package matrix
 
 import (
+	"context"
 	"crypto/sha256"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -191,4 +193,86 @@ func ProbeMemory(cpu, steps int) (time.Duration, error) {
 		d = 0
 	}
 	return d, err
+}
+
+// ProbeSustained runs work back to back on cpu (-1: unpinned) for total/slot
+// slots, counting how many times it completes in each, and returns each slot's
+// rate (works per second; a work that outlasts its slot ends the slot late). Unlike the short probes it keeps the core busy, as a client or server
+// under load does; WindowNoise tells how much its rate moves over windows of a
+// given length. ctx ends it early with the slots so far.
+func ProbeSustained(ctx context.Context, cpu int, total, slot time.Duration, work func()) ([]float64, error) {
+	if slot <= 0 || total < slot {
+		return nil, fmt.Errorf("probe: slot %s, total %s: want 0 < slot <= total", slot, total)
+	}
+	slots := int(total / slot)
+	rates := make([]float64, 0, slots)
+	_, err := timedOn(cpu, func() {
+		for len(rates) < slots && ctx.Err() == nil {
+			t0 := time.Now()
+			n := 0
+			for time.Since(t0) < slot {
+				work()
+				n++
+			}
+			rates = append(rates, float64(n)/time.Since(t0).Seconds())
+		}
+	})
+	return rates, err
+}
+
+// WindowSD is how much a sustained rate moves over windows of one length: the
+// standard deviation of the windows' log rates (relative: 0.2 is 20 %), over
+// Windows consecutive windows of Slots slots each. White is what it would be
+// if the slots were independent: the one-slot sd over √Slots.
+type WindowSD struct {
+	Slots, Windows int
+	SD, White      float64
+}
+
+// WindowNoise is WindowSD for each width (in slots) with at least 4 whole windows
+// in rates; widths below 1 are skipped.
+func WindowNoise(rates []float64, widths []int) []WindowSD {
+	var out []WindowSD
+	var one float64
+	for _, k := range widths {
+		if k < 1 || len(rates)/k < 4 {
+			continue
+		}
+		var l []float64
+		for i := 0; i+k <= len(rates); i += k {
+			s := 0.0
+			for _, r := range rates[i : i+k] {
+				s += r
+			}
+			if s <= 0 {
+				l = nil
+				break
+			}
+			l = append(l, math.Log(s/float64(k)))
+		}
+		if len(l) < 4 {
+			continue
+		}
+		m := 0.0
+		for _, x := range l {
+			m += x
+		}
+		m /= float64(len(l))
+		v := 0.0
+		for _, x := range l {
+			v += (x - m) * (x - m)
+		}
+		sd := math.Sqrt(v / float64(len(l)-1))
+		if len(out) == 0 && k == 1 {
+			one = sd
+		}
+		w := WindowSD{Slots: k, Windows: len(l), SD: sd, White: math.NaN()}
+		if len(out) > 0 && out[0].Slots == 1 {
+			w.White = one / math.Sqrt(float64(k))
+		} else if k == 1 {
+			w.White = sd
+		}
+		out = append(out, w)
+	}
+	return out
 }

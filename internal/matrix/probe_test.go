@@ -1,9 +1,13 @@
 package matrix
 
 import (
+	"context"
 	"math"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 )
 
 func TestFirstCPU(t *testing.T) {
@@ -53,5 +57,92 @@ func TestProbeSpread(t *testing.T) {
 	run := &Run{Cells: []CellResult{c}}
 	if cl, sv := run.ProbeMedian(); cl != 100 || sv != 100 {
 		t.Errorf("ProbeMedian = %v, %v; want 100, 100", cl, sv)
+	}
+}
+
+// WindowNoise: the sd of windows' log rates per width, beside the one-slot sd
+// over √width; widths without 4 whole windows are left out.
+func TestWindowNoise(t *testing.T) {
+	white := func(seed uint64, n int) []float64 {
+		r := rand.New(rand.NewPCG(seed, 3))
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = 100 * math.Exp(0.2*r.NormFloat64())
+		}
+		return v
+	}
+	step := make([]float64, 256) // 20 % slower for the second half: noise no window averages away
+	for i := range step {
+		step[i] = 100
+		if i >= 128 {
+			step[i] = 80
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		rates  []float64
+		widths []int
+		check  func(t *testing.T, w []WindowSD)
+	}{
+		{"constant", slices.Repeat([]float64{50}, 64), []int{1, 4, 16}, func(t *testing.T, w []WindowSD) {
+			if len(w) != 3 || w[0].SD > 1e-12 || w[1].SD > 1e-12 || w[2].SD > 1e-12 || w[2].Windows != 4 {
+				t.Errorf("got %+v; want sd 0 at 1, 4 and 16 slots (4 windows of 16)", w)
+			}
+		}},
+		{"alternating", slices.Repeat([]float64{100, 200}, 32), []int{1, 2}, func(t *testing.T, w []WindowSD) {
+			if len(w) != 2 || w[0].SD < 0.3 || w[1].SD > 1e-12 {
+				t.Errorf("got %+v; want a large sd per slot and none over pairs", w)
+			}
+		}},
+		{"independent slots", white(1, 1024), []int{1, 4, 16}, func(t *testing.T, w []WindowSD) {
+			if len(w) != 3 || math.Abs(w[0].SD-0.2) > 0.02 {
+				t.Fatalf("got %+v; want a one-slot sd of 0.2", w)
+			}
+			for _, x := range w[1:] {
+				if x.SD < x.White*0.7 || x.SD > x.White*1.3 {
+					t.Errorf("%d slots: sd %.3f; want about the independent-slot %.3f", x.Slots, x.SD, x.White)
+				}
+			}
+		}},
+		{"slow half", step, []int{1, 4, 16, 64}, func(t *testing.T, w []WindowSD) {
+			if len(w) != 4 || w[3].SD < 0.1 || w[3].SD < 5*w[3].White {
+				t.Errorf("got %+v; want 64-slot windows as spread as the step, far above independent slots", w)
+			}
+		}},
+		{"too few slots", slices.Repeat([]float64{1}, 7), []int{1, 2, 4}, func(t *testing.T, w []WindowSD) {
+			if len(w) != 1 || w[0].Slots != 1 {
+				t.Errorf("got %+v; want only the 1-slot width (7 windows; 3 of 2, 1 of 4 are too few)", w)
+			}
+		}},
+		{"a slot without work", []float64{1, 2, 0, 1, 2, 1, 2, 1}, []int{0, 1, 2}, func(t *testing.T, w []WindowSD) {
+			if len(w) != 1 || w[0].Slots != 2 || !math.IsNaN(w[0].White) {
+				t.Errorf("got %+v; want only pairs (width 0 is skipped, a zero rate has no log), with no one-slot sd to scale", w)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, WindowNoise(tc.rates, tc.widths)) })
+	}
+}
+
+// ProbeSustained counts works per slot for total/slot slots, refuses a slot
+// longer than the total, and stops with its slots so far when ctx ends.
+func TestProbeSustained(t *testing.T) {
+	rates, err := ProbeSustained(context.Background(), -1, 40*time.Millisecond, 10*time.Millisecond, func() { time.Sleep(time.Millisecond) })
+	if err != nil || len(rates) != 4 {
+		t.Fatalf("got %v, %v; want 4 slots", rates, err)
+	}
+	for _, r := range rates {
+		if r < 100 || r > 1000 { // 1 ms works: at most 1000/s, at least a few per 10 ms slot
+			t.Errorf("rate %.0f/s; want between 100 and 1000 for 1 ms works", r)
+		}
+	}
+	if _, err := ProbeSustained(context.Background(), -1, time.Millisecond, time.Second, func() {}); err == nil {
+		t.Error("slot longer than total: got no error")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	t0 := time.Now()
+	if rates, err := ProbeSustained(ctx, -1, time.Minute, time.Second, func() {}); err != nil || len(rates) != 0 || time.Since(t0) > 5*time.Second {
+		t.Errorf("ended ctx: got %d slots, %v after %s; want none at once", len(rates), err, time.Since(t0))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
 )
@@ -23,6 +24,10 @@ type Agreement struct {
 	// ProbeA and ProbeB: each run's median CPU probe time (µs), client and server
 	// core; NaN for a run without probes.
 	ProbeA, ProbeB [2]float64
+	// Noise models each figure from the two runs' repeats; Took is run A's wall
+	// time (0 when unknown).
+	Noise []NoiseModel
+	Took  time.Duration
 }
 
 // FigureAgreement is one figure's share of agreeing cells.
@@ -48,8 +53,9 @@ var agreeFigures = []struct {
 	{"server CPU/call", matrix.ServerCPU},
 }
 
-// Agree compares run b against run a.
-func Agree(a, b *matrix.Run, tol float64) Agreement {
+// Agree compares run b against run a; goal is the share of agreeing cells the
+// noise model is asked about.
+func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
 	ag := Agreement{Tol: tol}
 	ag.ProbeA[0], ag.ProbeA[1] = a.ProbeMedian()
 	ag.ProbeB[0], ag.ProbeB[1] = b.ProbeMedian()
@@ -88,6 +94,10 @@ func Agree(a, b *matrix.Run, tol float64) Agreement {
 	}
 	for _, n := range order {
 		ag.Outside = append(ag.Outside, *out[n])
+	}
+	ag.Noise = Noise(a, b, ag, tol, goal)
+	if !a.Started.IsZero() && a.Finished.After(a.Started) {
+		ag.Took = a.Finished.Sub(a.Started)
 	}
 	return ag
 }
@@ -157,6 +167,7 @@ func (ag Agreement) Write(w io.Writer, share float64) error {
 			fmt.Fprintf(&b, "  %s: %s; %s\n", d.Cell, strings.Join(d.Figures, ", "), flag)
 		}
 	}
+	writeNoise(&b, ag.Noise, ag.Tol, share, ag.Took)
 	verdict := "met"
 	if !ag.Met(share) {
 		verdict = "not met"

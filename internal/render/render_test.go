@@ -352,7 +352,7 @@ func TestAgree(t *testing.T) {
 			b.Cells[i].Repeats[j].Probe = &matrix.Probe{ClientUs: [2]float64{6600, 6600}, ServerUs: [2]float64{5000, 5000}}
 		}
 	}
-	ag := Agree(a, b, 0.10)
+	ag := Agree(a, b, 0.10, 0.9)
 	want := map[string][2]int{"req/s": {11, 12}, "client CPU/call": {11, 12}, "server CPU/call": {12, 12}}
 	for _, f := range ag.Figures {
 		if w := want[f.Name]; f.Agree != w[0] || f.Cells != w[1] {
