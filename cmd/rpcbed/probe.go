@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -29,7 +30,7 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 	gap := fs.Duration("gap", 300*time.Millisecond, "pause between rounds (0..10s)")
 	cpus := fs.String("cpus", "0,1", "CPUs to probe, comma-separated (-1: unpinned)")
 	steps := fs.Int("mem-steps", matrix.ProbeMemSteps, "steps of one memory probe (1000..100000000)")
-	sustained := fs.Duration("sustained", 0, "also decode a 5000-item DataList back to back for this long per CPU (4s..10m; 0: off) and print how much its rate moves over 0.25, 1, 4 and 16 s windows")
+	sustained := fs.Duration("sustained", 0, "also decode a 5000-item DataList back to back for this long on every CPU at once (4s..10m; 0: off) and print how much its rate moves over 0.25, 1, 4 and 16 s windows, and how the CPUs' rates move together")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: rpcbed probe [-rounds 25] [-gap 300ms] [-cpus 0,1] [-mem-steps N] [-sustained 64s]\n\n"+
 			"Times a fixed compute probe (2000 SHA-256 sums of 4 KiB, as the matrix does around\n"+
@@ -39,7 +40,8 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 			"keeps each CPU busy decoding the matrix's 5000-item protobuf answer, as a loaded\n"+
 			"client does, and prints the standard deviation of its rate over windows of 0.25, 1,\n"+
 			"4 and 16 s beside what independent slots would give: how much a repeat of a given\n"+
-			"length moves on this machine, and how much longer windows help.")
+			"length moves on this machine, how much longer windows help, and whether the CPUs\n"+
+			"(all loaded at once) slow down together.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -97,16 +99,34 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "rpcbed probe: %v\n", err)
 		return 1
 	}
-	for _, cpu := range list {
-		rates, err := matrix.ProbeSustained(ctx, cpu, *sustained, sustainedSlot, work)
-		if err != nil {
-			fmt.Fprintf(s.err, "rpcbed probe: CPU %d: %v\n", cpu, err)
+	// Every CPU at once, as a matrix loads client and server together.
+	rates := make([][]float64, len(list))
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, cpu := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rates[i], errs[i] = matrix.ProbeSustained(ctx, cpu, *sustained, sustainedSlot, work)
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return 1
+	}
+	for i, cpu := range list {
+		if errs[i] != nil {
+			fmt.Fprintf(s.err, "rpcbed probe: CPU %d: %v\n", cpu, errs[i])
 			return 1
 		}
-		if ctx.Err() != nil {
-			return 1
+		fmt.Fprintln(s.out, sustainedLine(cpu, *sustained, rates[i]))
+	}
+	for i := range list {
+		for j := i + 1; j < len(list); j++ {
+			if r := matrix.WindowCorrelation(rates[i], rates[j], 4); !math.IsNaN(r) {
+				fmt.Fprintf(s.out, "CPU %2d and CPU %2d at the same time: correlation of their 1s windows' rates %.2f (1: they slow down together; 0: each on its own)\n", list[i], list[j], r)
+			}
 		}
-		fmt.Fprintln(s.out, sustainedLine(cpu, *sustained, rates))
 	}
 	return 0
 }

@@ -276,3 +276,48 @@ func WindowNoise(rates []float64, widths []int) []WindowSD {
 	}
 	return out
 }
+
+// WindowCorrelation is the correlation of two sustained probes' log rates over
+// windows of k slots, slot by slot in time (both probes ran at once); NaN with
+// fewer than 4 windows in common or a series that does not move.
+func WindowCorrelation(a, b []float64, k int) float64 {
+	win := func(r []float64, n int) []float64 {
+		var l []float64
+		for i := 0; i+k <= n; i += k {
+			s := 0.0
+			for _, x := range r[i : i+k] {
+				s += x
+			}
+			if s <= 0 {
+				return nil
+			}
+			l = append(l, math.Log(s))
+		}
+		return l
+	}
+	if k < 1 {
+		return math.NaN()
+	}
+	n := min(len(a), len(b))
+	x, y := win(a, n), win(b, n)
+	if len(x) < 4 || len(y) != len(x) {
+		return math.NaN()
+	}
+	mx, my := 0.0, 0.0
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx /= float64(len(x))
+	my /= float64(len(y))
+	var sxy, sxx, syy float64
+	for i := range x {
+		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += (x[i] - mx) * (x[i] - mx)
+		syy += (y[i] - my) * (y[i] - my)
+	}
+	if sxx < 1e-12 || syy < 1e-12 { // logs that do not move (rounding aside)
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}

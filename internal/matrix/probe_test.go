@@ -146,3 +146,53 @@ func TestProbeSustained(t *testing.T) {
 		t.Errorf("ended ctx: got %d slots, %v after %s; want none at once", len(rates), err, time.Since(t0))
 	}
 }
+
+// WindowCorrelation: +1 for series that move together, -1 for opposite ones,
+// near 0 for independent ones, NaN without enough windows or movement.
+func TestWindowCorrelation(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	noise := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = 100 * math.Exp(0.2*r.NormFloat64())
+		}
+		return v
+	}
+	a := noise(400)
+	double := make([]float64, len(a))
+	inverse := make([]float64, len(a))
+	for i, x := range a {
+		double[i] = 2 * x
+		inverse[i] = 1e4 / x
+	}
+	for _, tc := range []struct {
+		name   string
+		a, b   []float64
+		k      int
+		lo, hi float64
+	}{
+		{"together", a, double, 1, 0.999, 1.001},
+		{"together, windows of 4", a, double, 4, 0.999, 1.001},
+		{"opposite", a, inverse, 1, -1.001, -0.999},
+		{"independent", a, noise(400), 4, -0.35, 0.35},
+		{"unequal lengths use the common part", a, double[:100], 4, 0.999, 1.001},
+	} {
+		if got := WindowCorrelation(tc.a, tc.b, tc.k); got < tc.lo || got > tc.hi {
+			t.Errorf("%s: got %.3f; want %.2f..%.2f", tc.name, got, tc.lo, tc.hi)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		a, b []float64
+		k    int
+	}{
+		{"too few windows", a[:12], double[:12], 4},
+		{"a series that does not move", a, slices.Repeat([]float64{5}, 400), 4},
+		{"a window without work", append([]float64{0, 0, 0, 0}, a[:40]...), double[:44], 4},
+		{"width 0", a, double, 0},
+	} {
+		if got := WindowCorrelation(tc.a, tc.b, tc.k); !math.IsNaN(got) {
+			t.Errorf("%s: got %.3f; want NaN", tc.name, got)
+		}
+	}
+}
