@@ -667,3 +667,34 @@ func TestExecutePrimes(t *testing.T) {
 		t.Errorf("got %d cells; want 8 (primes are not cells)", len(run.Cells))
 	}
 }
+
+// A window with fewer than FewCalls completed calls is flagged few-calls, with
+// the count and what one call is worth; one with FewCalls is not.
+func TestExecuteFlagsFewCalls(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want bool
+		note string
+	}{
+		{5, true, "few-calls: 5 calls completed in the"},
+		{FewCalls - 1, true, "(< 20): one call more or less moves req/s by 5 %"},
+		{FewCalls, false, ""},
+	} {
+		spec, err := ParseSpec([]byte(fmt.Sprintf("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\nload: {n: %d}\nrepeats: 1\n", tc.n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: newFakeRunner(), RunnerName: "fake"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := run.Cells[0]
+		r := c.Repeats[0]
+		if r.has(FlagFewCalls) != tc.want || c.Flagged(FlagFewCalls) != tc.want {
+			t.Errorf("n %d: flagged %v (cell %v); want %v (notes %q)", tc.n, r.has(FlagFewCalls), c.Flagged(FlagFewCalls), tc.want, r.Notes)
+		}
+		if tc.want && !strings.Contains(strings.Join(r.Notes, "\n"), tc.note) {
+			t.Errorf("n %d: notes %q lack %q", tc.n, r.Notes, tc.note)
+		}
+	}
+}

@@ -188,6 +188,9 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 			rep.flag(FlagJIT, fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side.name, *side.ms, w.Seconds*1000, JITQuiet*100))
 		}
 	}
+	if r.Complete < FewCalls {
+		rep.flag(FlagFewCalls, fmt.Sprintf("%d calls completed in the %.3f s window (< %d): one call more or less moves req/s by %s", r.Complete, w.Seconds, FewCalls, fewCallsStep(r.Complete)))
+	}
 	if rep.has(FlagCPUInvariant) || rep.has(FlagCPUScope) {
 		rep.Metrics.CPUNotUsed = true
 	}
@@ -616,4 +619,12 @@ func (s *ServerProc) sample(ctx context.Context, proto, call string) (serverSamp
 func (b *Bench) KeepWorkers() (stop func()) {
 	b.Workers = newWorkerPool()
 	return b.Workers.close
+}
+
+// fewCallsStep is how much one call moves a rate counted from n calls.
+func fewCallsStep(n int64) string {
+	if n < 1 {
+		return "all of it"
+	}
+	return fmt.Sprintf("%.0f %%", 100/float64(n))
 }

@@ -117,6 +117,10 @@ const (
 	// FlagNoisy: the cell's req/s or CPU per call (either side) spread over 10 %, or a
 	// repeat's steal over 2 % of a core.
 	FlagNoisy = "noisy"
+	// FlagFewCalls: the window completed fewer than FewCalls calls, so one call more
+	// or less moves its req/s by more than 1/FewCalls (5 %): the figure is counted
+	// too coarsely to compare within the noise threshold.
+	FlagFewCalls = "few-calls"
 )
 
 // Invariant allowance and noise thresholds (docs/method.md, sections 3 and 6).
@@ -128,6 +132,8 @@ const (
 	// JITQuiet: a JVM side whose JIT compiled for more than this share of a window
 	// (or of a prime round) was still compiling.
 	JITQuiet = 0.05
+	// FewCalls: a window with fewer completed calls is flagged few-calls.
+	FewCalls = 20
 )
 
 // JITBusy tells whether ms of JIT compile time over seconds of run is more than

@@ -221,7 +221,8 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	if len(flagged) > 0 {
 		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (req/s or CPU per call spread over %.0f %% or steal over %.0f %% of a core), "+
 			"cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
-			"CPU over the window), warmup-unsettled, jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), server-restarted.\n\n", len(flagged), matrix.NoisySpread*100, matrix.NoisyStealCores*100, matrix.JITQuiet*100)
+			"CPU over the window), warmup-unsettled, jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
+			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), matrix.NoisySpread*100, matrix.NoisyStealCores*100, matrix.JITQuiet*100, matrix.FewCalls, 100.0/matrix.FewCalls)
 		for _, c := range flagged {
 			sum := summary(c)
 			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
