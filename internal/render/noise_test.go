@@ -154,3 +154,17 @@ func TestNoiseWrite(t *testing.T) {
 		})
 	}
 }
+
+// agree's whole output for a pair of runs with this machine's noise, a cell that
+// moved and one that is flagged: a golden file (the model is seeded).
+func TestAgreeGolden(t *testing.T) {
+	a, b := noiseRun(30, gaussian(20, 0.12), 3), noiseRun(30, gaussian(21, 0.12), 3)
+	for j := range b.Cells[0].Repeats {
+		b.Cells[0].Repeats[j].Metrics.RPS *= 1.5
+	}
+	var out strings.Builder
+	if err := Agree(a, b, 0.10, 0.90).Write(&out, 0.90); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "agree.txt", []byte(out.String()))
+}
