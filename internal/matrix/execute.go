@@ -466,7 +466,7 @@ func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cel
 		slices.SortFunc(p.concs, func(a, b int) int { return b - a })
 		client := p.shapes[0].Client
 		d := e.run.Spec.Prime[client]
-		budget := e.run.Spec.PrimeMax[client].D()
+		budget := e.run.Spec.PrimeBudget(client, p.shapes[0].Protocol)
 		var spent time.Duration
 		for round := 1; ; round++ {
 			conc := p.concs[(round-1)%len(p.concs)]

@@ -591,6 +591,16 @@ func TestExecutePrimeUntilJITQuiet(t *testing.T) {
 			t.Errorf("no not-at-rest note in %q", notes)
 		}
 	})
+	t.Run("a worker's own prime_max wins over its client's", func(t *testing.T) {
+		// go: 30 s would go on for a minute of rounds; go-grpc's 0.4 s stops them.
+		got, _, notes := primes(t, base+"prime: {go: 0.1s}\nprime_max: {go: 30s, go-grpc: 0.4s}\n", map[string]int64{"prime-": 500})
+		if len(got) < 4 || len(got) > 40 {
+			t.Fatalf("primes: got %d runs (%q); want rounds until go-grpc's 0.4 s were spent", len(got), got)
+		}
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "(prime_max 400ms)") }) {
+			t.Errorf("no note naming go-grpc's budget in %q", notes)
+		}
+	})
 	t.Run("no JIT: one round", func(t *testing.T) {
 		got, _, _ := primes(t, base+"prime: {go: 0.1s}\nprime_max: {go: 30s}\n", nil)
 		if len(got) != 2 {

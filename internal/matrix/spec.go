@@ -114,6 +114,8 @@ type Spec struct {
 	// PrimeMax is, per primed client, how long its priming may go on per worker:
 	// rounds of prime runs repeat until the client's and a JVM server's JIT are at
 	// rest (compile time at most 5 % of a round) or this is spent. None: one round.
+	// A client-protocol key (java-grpc) sets one worker's budget apart from its
+	// client's (PrimeBudget).
 	PrimeMax map[string]Duration `yaml:"prime_max,omitempty" json:"prime_max,omitempty"`
 	// Hosts places each role (go-server, java-server and each client) on a host:
 	// its Docker engine and the address peers reach it at (docs/scale.md). None:
@@ -479,13 +481,27 @@ func (s *Spec) Validate() error {
 			return fieldErr("prime."+c, "%v: want a duration above 0 and at most %v", d.D(), MaxDuration)
 		}
 	}
-	for _, c := range sortedKeys(s.PrimeMax) {
+	for _, k := range sortedKeys(s.PrimeMax) {
+		c := k
+		if _, ok := s.Clients[k]; !ok {
+			// A worker key, client-protocol: the client's, of a protocol it runs.
+			for client, protos := range s.Clients {
+				for _, proto := range protos {
+					if k == client+"-"+proto {
+						c = client
+					}
+				}
+			}
+			if c == k {
+				return fieldErr("prime_max."+k, "neither a client nor a client-protocol worker of this spec")
+			}
+		}
 		p, ok := s.Prime[c]
 		if !ok {
-			return fieldErr("prime_max."+c, "%s is not primed (prime.%s)", c, c)
+			return fieldErr("prime_max."+k, "%s is not primed (prime.%s)", c, c)
 		}
-		if d := s.PrimeMax[c]; d < p || d.D() > MaxDuration {
-			return fieldErr("prime_max."+c, "%v: want at least prime.%s (%v) and at most %v", d.D(), c, p.D(), MaxDuration)
+		if d := s.PrimeMax[k]; d < p || d.D() > MaxDuration {
+			return fieldErr("prime_max."+k, "%v: want at least prime.%s (%v) and at most %v", d.D(), c, p.D(), MaxDuration)
 		}
 	}
 	for i, o := range s.Overrides {
@@ -622,3 +638,12 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // MarshalSpec is s as YAML, the form saved beside a run so Resume reruns exactly it.
 func MarshalSpec(s Spec) ([]byte, error) { return yaml.Marshal(s) }
+
+// PrimeBudget is how long a worker's priming may go on: prime_max's key for the
+// worker (java-grpc), else its client's (java); 0 for one round.
+func (s Spec) PrimeBudget(client, protocol string) time.Duration {
+	if d, ok := s.PrimeMax[client+"-"+protocol]; ok {
+		return d.D()
+	}
+	return s.PrimeMax[client].D()
+}

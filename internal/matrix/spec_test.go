@@ -77,6 +77,9 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"prime of zero", "clients: {go: [grpc]}\nprime: {go: 0s}", "prime.go"},
 		{"prime_max of an unprimed client", "clients: {go: [grpc]}\nprime_max: {go: 4s}", "prime_max.go"},
 		{"prime_max below prime", "clients: {go: [grpc]}\nprime: {go: 2s}\nprime_max: {go: 1s}", "prime_max.go"},
+		{"prime_max of a worker the spec does not run", "clients: {go: [grpc]}\nprime: {go: 2s}\nprime_max: {go-http: 4s}", "prime_max.go-http"},
+		{"prime_max of an unprimed client's worker", "clients: {go: [grpc], php: [grpc]}\nprime: {go: 2s}\nprime_max: {php-grpc: 4s}", "prime_max.php-grpc"},
+		{"prime_max of a worker below prime", "clients: {go: [grpc]}\nprime: {go: 2s}\nprime_max: {go-grpc: 1s}", "prime_max.go-grpc"},
 		{"bad repeat_warmup", "load: {duration: 1s, repeat_warmup: later}", "repeat_warmup"},
 		{"seconds past int64", "load: {duration: 1e300}", "duration"},
 		{"NaN seconds", "load: {duration: NaN}", "duration"},
@@ -240,4 +243,22 @@ func FuzzParseSpec(f *testing.F) {
 			}
 		}
 	})
+}
+
+// PrimeBudget: a worker's own prime_max key wins over its client's; neither is 0.
+func TestPrimeBudget(t *testing.T) {
+	s, err := ParseSpec([]byte("clients: {java: [grpc, thrift, dubbo], go: [grpc]}\nprime: {java: 1s}\nprime_max: {java: 16s, java-grpc: 24s, java-dubbo: 8s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		client, proto string
+		want          time.Duration
+	}{
+		{"java", "grpc", 24 * time.Second}, {"java", "dubbo", 8 * time.Second}, {"java", "thrift", 16 * time.Second}, {"go", "grpc", 0},
+	} {
+		if got := s.PrimeBudget(tc.client, tc.proto); got != tc.want {
+			t.Errorf("%s-%s: got %v; want %v", tc.client, tc.proto, got, tc.want)
+		}
+	}
 }

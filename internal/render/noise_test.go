@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -167,4 +168,62 @@ func TestAgreeGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "agree.txt", []byte(out.String()))
+}
+
+// orderRun: cells of two workers, 3 repeats; go-grpc's repeats faster each time
+// by factor step, go-http's noisy around a flat level.
+func orderRun(step float64, jitFlags bool) *matrix.Run {
+	run := noiseRun(0, nil, 3)
+	run.Spec.Repeats = 3
+	r := rand.New(rand.NewPCG(30, 31))
+	for _, w := range []string{"grpc", "http"} {
+		for k := range 6 {
+			c := matrix.CellResult{Name: fmt.Sprintf("go-%s-datalist-%d-c1", w, k), Cell: matrix.Cell{Client: "go", Protocol: w}, Status: matrix.StatusOK}
+			for i := range 3 {
+				v := 1000 * float64(k+1) * math.Exp(0.03*r.NormFloat64())
+				if w == "grpc" {
+					v *= math.Pow(step, float64(i))
+				}
+				rep := matrix.Repeat{Index: i + 1, Report: &report.Report{}, Metrics: matrix.Metrics{RPS: v}}
+				if jitFlags && w == "grpc" && i == 0 {
+					rep.Flags = []string{matrix.FlagJIT}
+				}
+				c.Repeats = append(c.Repeats, rep)
+			}
+			run.Cells = append(run.Cells, c)
+		}
+	}
+	return run
+}
+
+// Repeat order: a worker whose later repeats are faster beyond the threshold and
+// its standard errors is named, with each repeat's distance and its JIT flags; a
+// flat one is not.
+func TestRepeatOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		run   *matrix.Run
+		drift bool
+		want  string
+	}{
+		{"warming", orderRun(1.2, true), true, "- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over 10 % and 2.5 standard errors): go-grpc r1 -17 %, r2 +0 %, r3 +21 % (6 cells; the last repeat +46 % on the first; 6 of 18 repeats jit-compiling)\n"},
+		{"flat", orderRun(1.0, false), false, "- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over 10 % and 2.5 standard errors): no worker's repeats drift (2 workers)\n"},
+		// 5 % a repeat: 10 % over the run, under the threshold.
+		{"slow drift", orderRun(1.04, false), false, "no worker's repeats drift (2 workers)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os := repeatOrders(tc.run)
+			if len(os) != 2 || os[0].Worker != "go-grpc" || os[0].Cells != 6 || len(os[0].Dev) != 3 || os[0].Drifts != tc.drift || os[1].Drifts {
+				t.Errorf("got %+v; want go-grpc (drifts %v) and go-http (flat), 6 cells, 3 repeats each", os, tc.drift)
+			}
+			if got := repeatOrderMarkdown(tc.run); !strings.Contains(got, tc.want) {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+	one := orderRun(1.2, false)
+	one.Spec.Repeats = 1
+	if got := repeatOrderMarkdown(one); got != "" {
+		t.Errorf("one repeat per cell: got %q; want no line", got)
+	}
 }

@@ -165,6 +165,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	}
 	b.WriteString(linksMarkdown(run))
 	b.WriteString(primesMarkdown(run))
+	b.WriteString(repeatOrderMarkdown(run))
 	b.WriteString("\nEach figure is the median of the good repeats; [min-max] beside req/s and p99. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
@@ -296,6 +297,11 @@ func primeString(p, max map[string]matrix.Duration) string {
 			part += fmt.Sprintf(" per run, rounds until the JIT rests, at most %v", m.D())
 		}
 		parts = append(parts, part)
+	}
+	for _, k := range slices.Sorted(maps.Keys(max)) {
+		if _, ok := p[k]; !ok { // a worker's own budget (java-grpc)
+			parts = append(parts, fmt.Sprintf("%s at most %v", k, max[k].D()))
+		}
 	}
 	return "; each worker primed before its first repeat, per item count: " + strings.Join(parts, ", ")
 }

@@ -1,0 +1,123 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+)
+
+// RepeatOrder is one worker's repeats in the order they ran: for each repeat
+// index, the mean over the worker's cells of that repeat's req/s against its
+// cell's mean (relative, -0.17: 17 % below). Repeats are interleaved, so repeat 1
+// of every cell ran before repeat 2 of any: a worker still warming (a JIT still
+// compiling) shows later repeats faster, which no single cell's spread can tell
+// from noise.
+type RepeatOrder struct {
+	Worker string    // client-protocol, as the worker pool names it
+	Cells  int       // cells with every repeat timed
+	Dev    []float64 // by repeat index (Dev[0] is repeat 1)
+	// Drift is the mean over the cells of last repeat / first repeat - 1; Drifts
+	// tells whether it is over NoisySpread and 2.5 standard errors of that mean
+	// (so six cells of this machine's noise rarely show it by chance).
+	Drift  float64
+	Drifts bool
+	JIT    int // repeats of these cells flagged jit-compiling
+	All    int
+}
+
+// repeatOrders are the workers with at least two cells whose repeats all timed,
+// in the run's cell order.
+func repeatOrders(run *matrix.Run) []RepeatOrder {
+	reps := run.Spec.Repeats
+	if reps < 2 {
+		return nil
+	}
+	byWorker := map[string]*RepeatOrder{}
+	var order []string
+	sums := map[string][]float64{}
+	drifts := map[string][]float64{}
+	for _, c := range run.Cells {
+		w := c.Cell.Client + "-" + c.Cell.Protocol
+		logs := make([]float64, reps)
+		ok, jit := 0, 0
+		for _, r := range c.Repeats {
+			if slices.Contains(r.Flags, matrix.FlagJIT) {
+				jit++
+			}
+			if r.Report == nil || r.Index < 1 || r.Index > reps || r.Metrics.RPS <= 0 {
+				continue
+			}
+			logs[r.Index-1] = math.Log(r.Metrics.RPS)
+			ok++
+		}
+		if ok != reps {
+			continue
+		}
+		o, seen := byWorker[w]
+		if !seen {
+			o = &RepeatOrder{Worker: w}
+			byWorker[w] = o
+			order = append(order, w)
+			sums[w] = make([]float64, reps)
+		}
+		mean := meanOf(logs)
+		for i, l := range logs {
+			sums[w][i] += l - mean
+		}
+		drifts[w] = append(drifts[w], logs[reps-1]-logs[0])
+		o.Cells++
+		o.JIT += jit
+		o.All += len(c.Repeats)
+	}
+	var out []RepeatOrder
+	for _, w := range order {
+		o := byWorker[w]
+		if o.Cells < 2 {
+			continue
+		}
+		for _, s := range sums[w] {
+			o.Dev = append(o.Dev, math.Expm1(s/float64(o.Cells)))
+		}
+		d := drifts[w]
+		m, sd := meanOf(d), 0.0
+		for _, x := range d {
+			sd += (x - m) * (x - m)
+		}
+		sd = math.Sqrt(sd / float64(len(d)-1))
+		o.Drift = math.Expm1(m)
+		o.Drifts = math.Abs(o.Drift) > matrix.NoisySpread && math.Abs(m) > 2.5*sd/math.Sqrt(float64(len(d)))
+		out = append(out, *o)
+	}
+	return out
+}
+
+// repeatOrderMarkdown names the workers whose repeats drift in run order.
+func repeatOrderMarkdown(run *matrix.Run) string {
+	orders := repeatOrders(run)
+	if len(orders) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, o := range orders {
+		if !o.Drifts {
+			continue
+		}
+		var devs []string
+		for i, d := range o.Dev {
+			devs = append(devs, fmt.Sprintf("r%d %+.0f %%", i+1, math.Round(d*100)+0)) // +0: no "-0 %"
+		}
+		t := fmt.Sprintf("%s %s (%d cells; the last repeat %+.0f %% on the first", o.Worker, strings.Join(devs, ", "), o.Cells, o.Drift*100)
+		if o.JIT > 0 {
+			t += fmt.Sprintf("; %d of %d repeats %s", o.JIT, o.All, matrix.FlagJIT)
+		}
+		parts = append(parts, t+")")
+	}
+	head := fmt.Sprintf("- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over %.0f %% and 2.5 standard errors): ", matrix.NoisySpread*100)
+	if len(parts) == 0 {
+		return head + fmt.Sprintf("no worker's repeats drift (%d workers)\n", len(orders))
+	}
+	return head + strings.Join(parts, "; ") + "\n"
+}
