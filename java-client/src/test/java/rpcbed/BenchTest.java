@@ -119,11 +119,14 @@ class BenchTest {
         assertTrue(start > now - 120 && start <= end && end <= now + 1, "window " + start + " .. " + end + "; now " + now);
         assertEquals(taken, end - start, 0.0015, "window length = time taken");
         // The JIT's compile time within the window: HotSpot monitors it, a count of
-        // milliseconds no longer than the window times the compiler threads.
+        // milliseconds. HotSpot adds a compilation's time when it ends, so one that
+        // began before a short window can exceed it (245 ms over a 27 ms window, once
+        // in CI); no more than the JVM has lived, times the compiler threads.
         String jit = value(r.out, "JIT compile:");
         assertTrue(jit.matches("\\d+ \\[ms\\]"), "JIT compile: " + jit);
         long jitMs = Long.parseLong(jit.replace(" [ms]", ""));
-        assertTrue(jitMs <= (taken * 1000 + 1) * 8, "JIT compile " + jitMs + " ms over a " + taken + " s window");
+        long uptimeMs = java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
+        assertTrue(jitMs <= (uptimeMs + 1) * 8, "JIT compile " + jitMs + " ms in a JVM up " + uptimeMs + " ms");
     }
 
     /**
