@@ -206,8 +206,8 @@ func TestRepeatOrder(t *testing.T) {
 		drift bool
 		want  string
 	}{
-		{"warming", orderRun(1.2, true), true, "- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over 10 % and 2.5 standard errors): go-grpc r1 -17 %, r2 +0 %, r3 +21 % (6 cells; the last repeat +46 % on the first; 6 of 18 repeats jit-compiling)\n"},
-		{"flat", orderRun(1.0, false), false, "- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over 10 % and 2.5 standard errors): no worker's repeats drift (2 workers)\n"},
+		{"warming", orderRun(1.2, true), true, "- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over 10 %, 2.5 standard errors and, among 4 or more workers, 3 times their median drift): go-grpc r1 -17 %, r2 +0 %, r3 +21 % (6 cells; the last repeat +46 % on the first; 6 of 18 repeats jit-compiling)\n"},
+		{"flat", orderRun(1.0, false), false, "- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over 10 %, 2.5 standard errors and, among 4 or more workers, 3 times their median drift): no worker's repeats drift (2 workers)\n"},
 		// 5 % a repeat: 10 % over the run, under the threshold.
 		{"slow drift", orderRun(1.04, false), false, "no worker's repeats drift (2 workers)\n"},
 	} {
@@ -220,6 +220,44 @@ func TestRepeatOrder(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+	// The table's note column carries it for every cell of the worker.
+	warm := orderRun(1.2, true)
+	warm.Spec, _ = matrix.ParseSpec([]byte("clients: {go: [grpc, http]}\nrepeats: 3\n"))
+	var md strings.Builder
+	if err := Markdown(&md, warm); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(md.String(), "worker drifts (repeat order)"); n != 6 {
+		t.Errorf("matrix.md notes \"worker drifts\" on %d cells; want go-grpc's 6:\n%s", n, md.String())
+	}
+	// Among peers: three flat workers, two whose passes move 15 % a pass with the
+	// machine (named by their standard errors alone) and one 2x: only that one.
+	peers := noiseRun(0, nil, 3)
+	peers.Spec.Repeats = 3
+	r := rand.New(rand.NewPCG(40, 41))
+	for _, w := range []string{"grpc", "thrift", "http", "ice", "dubbo", "front"} {
+		step := map[string]float64{"grpc": 1.15, "thrift": 1 / 1.15, "dubbo": math.Sqrt2}[w]
+		if step == 0 {
+			step = 1
+		}
+		for k := range 6 {
+			c := matrix.CellResult{Name: fmt.Sprintf("java-%s-datalist-%d-c1", w, k), Cell: matrix.Cell{Client: "java", Protocol: w}, Status: matrix.StatusOK}
+			for i := range 3 {
+				v := 1000 * math.Pow(step, float64(i)) * math.Exp(0.02*r.NormFloat64())
+				c.Repeats = append(c.Repeats, matrix.Repeat{Index: i + 1, Report: &report.Report{}, Metrics: matrix.Metrics{RPS: v}})
+			}
+			peers.Cells = append(peers.Cells, c)
+		}
+	}
+	var named []string
+	for _, o := range repeatOrders(peers) {
+		if o.Drifts {
+			named = append(named, o.Worker)
+		}
+	}
+	if strings.Join(named, " ") != "java-dubbo" {
+		t.Errorf("among peers flat or drifting ±32 %%: named %q; want only java-dubbo (+100 %%)", named)
 	}
 	one := orderRun(1.2, false)
 	one.Spec.Repeats = 1

@@ -19,9 +19,13 @@ type RepeatOrder struct {
 	Worker string    // client-protocol, as the worker pool names it
 	Cells  int       // cells with every repeat timed
 	Dev    []float64 // by repeat index (Dev[0] is repeat 1)
-	// Drift is the mean over the cells of last repeat / first repeat - 1; Drifts
-	// tells whether it is over NoisySpread and 2.5 standard errors of that mean
-	// (so six cells of this machine's noise rarely show it by chance).
+	// Drift is the mean over the cells of last repeat / first repeat - 1. Drifts
+	// tells whether it is over NoisySpread, over 2.5 standard errors of that mean,
+	// and, in a run of at least orderPeers workers, over orderPeerFactor times the
+	// median drift of all its workers: a worker's cells run back to back in each
+	// pass, so a slow stretch of the machine moves them together and the standard
+	// error over the cells alone understates the noise; the run's other workers
+	// show how much passes move without a cause of the worker's own.
 	Drift  float64
 	Drifts bool
 	JIT    int // repeats of these cells flagged jit-compiling
@@ -91,8 +95,27 @@ func repeatOrders(run *matrix.Run) []RepeatOrder {
 		o.Drifts = math.Abs(o.Drift) > matrix.NoisySpread && math.Abs(m) > 2.5*sd/math.Sqrt(float64(len(d)))
 		out = append(out, *o)
 	}
+	if len(out) >= orderPeers {
+		var abs []float64
+		for _, o := range out {
+			abs = append(abs, math.Abs(math.Log1p(o.Drift)))
+		}
+		base := matrix.StatOf(abs).Median
+		for i := range out {
+			if math.Abs(math.Log1p(out[i].Drift)) <= orderPeerFactor*base {
+				out[i].Drifts = false
+			}
+		}
+	}
 	return out
 }
+
+// A worker is named against its peers in runs of at least orderPeers workers,
+// when its drift is over orderPeerFactor times their median.
+const (
+	orderPeers      = 4
+	orderPeerFactor = 3
+)
 
 // repeatOrderMarkdown names the workers whose repeats drift in run order.
 func repeatOrderMarkdown(run *matrix.Run) string {
@@ -115,7 +138,7 @@ func repeatOrderMarkdown(run *matrix.Run) string {
 		}
 		parts = append(parts, t+")")
 	}
-	head := fmt.Sprintf("- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over %.0f %% and 2.5 standard errors): ", matrix.NoisySpread*100)
+	head := fmt.Sprintf("- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over %.0f %%, 2.5 standard errors and, among %d or more workers, %d times their median drift): ", matrix.NoisySpread*100, orderPeers, orderPeerFactor)
 	if len(parts) == 0 {
 		return head + fmt.Sprintf("no worker's repeats drift (%d workers)\n", len(orders))
 	}

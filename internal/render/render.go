@@ -174,6 +174,10 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		"A repeat whose CPU breaks the invariant (busier than its cores + 5 %) is flagged cpu-invariant and its CPU " +
 		"figures are left out. Bytes is the encoded response.\n")
 
+	drifting := map[string]bool{} // workers the repeat order names
+	for _, o := range repeatOrders(run) {
+		drifting[o.Worker] = o.Drifts
+	}
 	for _, client := range matrix.Clients {
 		var rows []matrix.CellResult
 		for _, c := range run.Cells {
@@ -200,6 +204,9 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			}
 			if len(sum.Flags) > 0 {
 				notes = append(notes, strings.Join(sum.Flags, ", "))
+			}
+			if drifting[c.Cell.Client+"-"+c.Cell.Protocol] {
+				notes = append(notes, "worker drifts (repeat order)")
 			}
 			if c.Error != "" {
 				notes = append(notes, short(c.Error, 120))
