@@ -233,44 +233,18 @@ type WindowSD struct {
 // in rates; widths below 1 are skipped.
 func WindowNoise(rates []float64, widths []int) []WindowSD {
 	var out []WindowSD
-	var one float64
 	for _, k := range widths {
-		if k < 1 || len(rates)/k < 4 {
-			continue
-		}
-		var l []float64
-		for i := 0; i+k <= len(rates); i += k {
-			s := 0.0
-			for _, r := range rates[i : i+k] {
-				s += r
-			}
-			if s <= 0 {
-				l = nil
-				break
-			}
-			l = append(l, math.Log(s/float64(k)))
-		}
+		l := windowLogs(rates, len(rates), k)
 		if len(l) < 4 {
 			continue
 		}
-		m := 0.0
-		for _, x := range l {
-			m += x
-		}
-		m /= float64(len(l))
-		v := 0.0
-		for _, x := range l {
-			v += (x - m) * (x - m)
-		}
-		sd := math.Sqrt(v / float64(len(l)-1))
-		if len(out) == 0 && k == 1 {
-			one = sd
-		}
+		_, sd := MeanSD(l)
 		w := WindowSD{Slots: k, Windows: len(l), SD: sd, White: math.NaN()}
-		if len(out) > 0 && out[0].Slots == 1 {
-			w.White = one / math.Sqrt(float64(k))
-		} else if k == 1 {
+		switch {
+		case k == 1:
 			w.White = sd
+		case len(out) > 0 && out[0].Slots == 1:
+			w.White = out[0].SD / math.Sqrt(float64(k))
 		}
 		out = append(out, w)
 	}
@@ -281,35 +255,13 @@ func WindowNoise(rates []float64, widths []int) []WindowSD {
 // windows of k slots, slot by slot in time (both probes ran at once); NaN with
 // fewer than 4 windows in common or a series that does not move.
 func WindowCorrelation(a, b []float64, k int) float64 {
-	win := func(r []float64, n int) []float64 {
-		var l []float64
-		for i := 0; i+k <= n; i += k {
-			s := 0.0
-			for _, x := range r[i : i+k] {
-				s += x
-			}
-			if s <= 0 {
-				return nil
-			}
-			l = append(l, math.Log(s))
-		}
-		return l
-	}
-	if k < 1 {
-		return math.NaN()
-	}
 	n := min(len(a), len(b))
-	x, y := win(a, n), win(b, n)
+	x, y := windowLogs(a, n, k), windowLogs(b, n, k)
 	if len(x) < 4 || len(y) != len(x) {
 		return math.NaN()
 	}
-	mx, my := 0.0, 0.0
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= float64(len(x))
-	my /= float64(len(y))
+	mx, _ := MeanSD(x)
+	my, _ := MeanSD(y)
 	var sxy, sxx, syy float64
 	for i := range x {
 		sxy += (x[i] - mx) * (y[i] - my)
@@ -320,4 +272,39 @@ func WindowCorrelation(a, b []float64, k int) float64 {
 		return math.NaN()
 	}
 	return sxy / math.Sqrt(sxx*syy)
+}
+
+// windowLogs is the log of the mean rate over each whole window of k slots in the
+// first n of rates; nil for k below 1 or a window without work (no log).
+func windowLogs(rates []float64, n, k int) []float64 {
+	if k < 1 {
+		return nil
+	}
+	var l []float64
+	for i := 0; i+k <= n; i += k {
+		s := 0.0
+		for _, r := range rates[i : i+k] {
+			s += r
+		}
+		if s <= 0 {
+			return nil
+		}
+		l = append(l, math.Log(s/float64(k)))
+	}
+	return l
+}
+
+// MeanSD is v's mean and sample standard deviation (0 for fewer than 2 values).
+func MeanSD(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	if len(v) < 2 {
+		return mean, 0
+	}
+	for _, x := range v {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(v)-1))
 }

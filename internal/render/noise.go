@@ -76,13 +76,13 @@ func Noise(a, b *matrix.Run, ag Agreement, tol, goal float64) []NoiseModel {
 			m.Cells++
 			reps = append(reps, len(la), len(lb))
 			for _, l := range [][]float64{la, lb} {
-				mean := meanOf(l)
+				mean := avg(l)
 				k := math.Sqrt(float64(len(l)) / float64(len(l)-1)) // a deviation from the sample's own mean is that much short
 				for _, x := range l {
 					resid = append(resid, (x-mean)*k)
 				}
 			}
-			diffs = append(diffs, meanOf(lb)-meanOf(la))
+			diffs = append(diffs, avg(lb)-avg(la))
 			inv = append(inv, 1/float64(len(la))+1/float64(len(lb)))
 		}
 		if m.Cells == 0 {
@@ -104,13 +104,7 @@ func Noise(a, b *matrix.Run, ag Agreement, tol, goal float64) []NoiseModel {
 		// A shift common to the cells (the whole machine faster in B) counts when
 		// the cells' mean difference lies two standard errors from 0.
 		k := float64(m.Cells)
-		shift, sd := meanOf(diffs), 0.0
-		for _, d := range diffs {
-			sd += (d - shift) * (d - shift)
-		}
-		if m.Cells > 1 {
-			sd = math.Sqrt(sd / (k - 1))
-		}
+		shift, sd := matrix.MeanSD(diffs)
 		if m.Cells < 2 || math.Abs(shift) <= 2*sd/math.Sqrt(k) {
 			shift = 0
 		}
@@ -177,14 +171,6 @@ func logs(v []float64) []float64 {
 	return l
 }
 
-func meanOf(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
 // writeNoise prints the models; took is run A's wall time, which scales to the
 // repeats the goal needs (start-up, verify and primes scale too: an upper bound).
 func writeNoise(b *strings.Builder, models []NoiseModel, tol, goal float64, took time.Duration) {
@@ -219,4 +205,9 @@ func writeNoise(b *strings.Builder, models []NoiseModel, tol, goal float64, took
 			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell\n", goal*100, m.Needed)
 		}
 	}
+}
+
+func avg(v []float64) float64 {
+	m, _ := matrix.MeanSD(v)
+	return m
 }

@@ -67,7 +67,7 @@ func repeatOrders(run *matrix.Run) []RepeatOrder {
 			order = append(order, w)
 			sums[w] = make([]float64, reps)
 		}
-		mean := meanOf(logs)
+		mean := avg(logs)
 		for i, l := range logs {
 			sums[w][i] += l - mean
 		}
@@ -86,11 +86,7 @@ func repeatOrders(run *matrix.Run) []RepeatOrder {
 			o.Dev = append(o.Dev, math.Expm1(s/float64(o.Cells)))
 		}
 		d := drifts[w]
-		m, sd := meanOf(d), 0.0
-		for _, x := range d {
-			sd += (x - m) * (x - m)
-		}
-		sd = math.Sqrt(sd / float64(len(d)-1))
+		m, sd := matrix.MeanSD(d)
 		o.Drift = math.Expm1(m)
 		o.Drifts = math.Abs(o.Drift) > matrix.NoisySpread && math.Abs(m) > 2.5*sd/math.Sqrt(float64(len(d)))
 		out = append(out, *o)
