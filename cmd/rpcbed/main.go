@@ -32,6 +32,8 @@ var commands = []command{
 	{"reproduce", "re-run the published experiments; write results/<run>/reproduction.md", runReproduce},
 	{"compare", "compare two matrix runs cell by cell, with significance over the repeats", runCompare},
 	{"agree", "how well two runs of one spec reproduce: share of cells within ±10 % (make bench-reproducibility)", runAgree},
+	{"cost", "count instructions, estimated cycles, syscalls and bytes per call under callgrind (cost.yaml; docs/cost.md)", runCost},
+	{"gate", "compare two cost runs: exit 1 when a cell's instructions or estimated cycles per call grew beyond -max %", runGate},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},
 }
 
