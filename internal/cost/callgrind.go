@@ -19,8 +19,9 @@ import (
 // of every function (exclusive: what the function's own instructions did, not
 // its callees').
 type Profile struct {
-	Cmd string
-	PID int
+	Cmd    string
+	PID    int
+	Thread int // with --separate-threads=yes: the thread's number (1 = the main one)
 	// Caches are the simulated caches from the desc: lines (I1, D1, LL ->
 	// "32768 B, 64 B, 8-way associative").
 	Caches map[string]string
@@ -190,6 +191,8 @@ func Parse(r io.Reader) (*Profile, error) {
 			}
 		case "pid":
 			p.PID, _ = strconv.Atoi(val)
+		case "thread":
+			p.Thread, _ = strconv.Atoi(val)
 		case "summary", "totals":
 			v, err := numbers(val, len(p.Events))
 			if err != nil {
@@ -248,4 +251,40 @@ func trim(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// HasFunction tells whether any function of the profile is named fn.
+func (p *Profile) HasFunction(fn string) bool {
+	for k := range p.Self {
+		if _, f := SplitKey(k); f == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// timeDrivenRoots name the threads whose work follows the clock, not the calls:
+// Go's sysmon, the runtime's watchdog, wakes every 20 µs to 10 ms whatever the
+// program does. Under callgrind a call takes 50-100 times its native time, so
+// such a thread would add to every call in proportion to how slow valgrind ran
+// (docs/cost.md, "Time-driven work").
+var timeDrivenRoots = []string{"runtime.sysmon"}
+
+// SplitTimeDriven separates the time-driven threads' profiles (one profile per
+// thread, --separate-threads=yes) from the others.
+func SplitTimeDriven(profiles []*Profile) (counted, timeDriven []*Profile) {
+	for _, p := range profiles {
+		td := false
+		for _, fn := range timeDrivenRoots {
+			if p.HasFunction(fn) {
+				td = true
+			}
+		}
+		if td {
+			timeDriven = append(timeDriven, p)
+		} else {
+			counted = append(counted, p)
+		}
+	}
+	return counted, timeDriven
 }

@@ -90,6 +90,9 @@ type Segment struct {
 	// Layers are the instructions per layer (Layers.Split of the segment's
 	// profiles).
 	Layers map[string]float64
+	// TimeDriven are the instructions of the time-driven threads, left out of
+	// Counts (SplitTimeDriven).
+	TimeDriven float64
 }
 
 // PerCall is a cell's cost of one call on one side.
@@ -99,6 +102,9 @@ type PerCall struct {
 	BytesIn  float64            `json:"bytes_in"`
 	BytesOut float64            `json:"bytes_out"`
 	Layers   map[string]float64 `json:"layers,omitempty"` // instructions per call by layer
+	// TimeDriven are the time-driven threads' instructions per call, left out
+	// of every other figure (SplitTimeDriven).
+	TimeDriven float64 `json:"time_driven_instructions"`
 }
 
 // Marginal is the cost of one call: the difference between a long and a short
@@ -115,7 +121,8 @@ func Marginal(short, long Segment) (PerCall, error) {
 	if d.Ir <= 0 {
 		return PerCall{}, errors.New("marginal cost: the long run executed no more instructions than the short one")
 	}
-	pc := PerCall{Counts: d, Cycles: d.Cycles(), BytesIn: (long.BytesIn - short.BytesIn) * k, BytesOut: (long.BytesOut - short.BytesOut) * k}
+	pc := PerCall{Counts: d, Cycles: d.Cycles(), BytesIn: (long.BytesIn - short.BytesIn) * k, BytesOut: (long.BytesOut - short.BytesOut) * k,
+		TimeDriven: (long.TimeDriven - short.TimeDriven) * k}
 	if long.Layers != nil {
 		pc.Layers = map[string]float64{}
 		for l, v := range long.Layers {

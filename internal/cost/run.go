@@ -54,7 +54,9 @@ func (o Options) goEnv() []string {
 func ValgrindArgs() []string {
 	return []string{"--tool=callgrind", "--cache-sim=yes",
 		"--I1=" + Geometry.I1, "--D1=" + Geometry.D1, "--LL=" + Geometry.LL,
-		"--collect-systime=nsec", "--trace-children=yes"}
+		"--collect-systime=nsec", "--trace-children=yes",
+		// One file per thread, so the time-driven threads can be told apart (TimeDriven).
+		"--separate-threads=yes"}
 }
 
 // Run measures every cell of the spec and writes cost.json, cost.csv, cost.md.
@@ -206,7 +208,7 @@ func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment,
 		if err != nil {
 			return short, long, allocs, err
 		}
-		argv, env, err := e.clientCommand(c, addr, n)
+		argv, env, err := e.clientCommand(ctx, c, addr, n)
 		if err != nil {
 			return short, long, allocs, err
 		}
@@ -231,7 +233,8 @@ func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment,
 		// The native server read what the client wrote, and wrote what it read.
 		seg.BytesIn = after.wchar - before.wchar
 		seg.BytesOut = after.rchar - before.rchar
-		allocs[i] = Allocations(profiles)
+		counted, _ := SplitTimeDriven(profiles)
+		allocs[i] = Allocations(counted)
 		if i == 0 {
 			short = seg
 		} else {
@@ -260,7 +263,7 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return short, long, allocs, err
 		}
-		argv, env, err := e.clientCommand(c, addr, n)
+		argv, env, err := e.clientCommand(ctx, c, addr, n)
 		if err != nil {
 			return short, long, allocs, err
 		}
@@ -280,24 +283,30 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 			return short, long, allocs, err
 		}
 		e.dumpSeq++
-		file := fmt.Sprintf("%s.%d", srv.file, e.dumpSeq)
-		p, err := waitProfile(ctx, file)
+		files, err := filepath.Glob(fmt.Sprintf("%s.%d-*", srv.file, e.dumpSeq))
+		if err == nil && len(files) == 0 {
+			err = fmt.Errorf("callgrind dump %d of the server: no file", e.dumpSeq)
+		}
 		if err != nil {
 			return short, long, allocs, err
 		}
-		if err := os.Rename(file, filepath.Join(dir, "callgrind.server.out")); err != nil {
+		for _, f := range files {
+			if err := os.Rename(f, filepath.Join(dir, "callgrind.server."+strings.TrimPrefix(filepath.Ext(f), "."))); err != nil {
+				return short, long, allocs, err
+			}
+		}
+		profiles, err := e.readProfiles(dir, "callgrind.")
+		if err != nil {
 			return short, long, allocs, err
 		}
-		if err := checkGeometry(p); err != nil {
-			return short, long, allocs, err
-		}
-		seg := e.segment(n, []*Profile{p}, dir)
+		seg := e.segment(n, profiles, dir)
 		if !e.o.KeepRaw {
 			removeProfiles(dir, "callgrind.")
 		}
 		seg.BytesIn = after.rchar - before.rchar
 		seg.BytesOut = after.wchar - before.wchar
-		allocs[i] = Allocations([]*Profile{p})
+		counted, _ := SplitTimeDriven(profiles)
+		allocs[i] = Allocations(counted)
 		if i == 0 {
 			short = seg
 		} else {
@@ -310,19 +319,26 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 // segment sums a run's profiles and keeps what was summed in segment.json
 // (each process's totals, the layers) beside the run's report.
 func (e *executor) segment(n int64, profiles []*Profile, dir string) Segment {
-	seg := Segment{Calls: n, Layers: e.layers.Split(profiles)}
-	type procTotals struct {
-		PID    int     `json:"pid"`
-		Cmd    string  `json:"cmd"`
-		Counts Counts  `json:"counts"`
-		Allocs float64 `json:"allocs"`
+	counted, timed := SplitTimeDriven(profiles)
+	seg := Segment{Calls: n, Layers: e.layers.Split(counted)}
+	type threadTotals struct {
+		PID        int     `json:"pid"`
+		Thread     int     `json:"thread"`
+		Cmd        string  `json:"cmd"`
+		Counts     Counts  `json:"counts"`
+		Allocs     float64 `json:"allocs"`
+		TimeDriven bool    `json:"time_driven,omitempty"`
 	}
-	var procs []procTotals
-	for _, p := range profiles {
+	var threads []threadTotals
+	for _, p := range counted {
 		seg.Counts = seg.Counts.Add(CountsOf(p))
-		procs = append(procs, procTotals{p.PID, p.Cmd, CountsOf(p), Allocations([]*Profile{p})})
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), false})
 	}
-	b, _ := json.MarshalIndent(map[string]any{"calls": n, "counts": seg.Counts, "layers": seg.Layers, "processes": procs}, "", "  ")
+	for _, p := range timed {
+		seg.TimeDriven += float64(p.Event("Ir"))
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), true})
+	}
+	b, _ := json.MarshalIndent(map[string]any{"calls": n, "counts": seg.Counts, "layers": seg.Layers, "time_driven_ir": seg.TimeDriven, "threads": threads}, "", "  ")
 	_ = os.WriteFile(filepath.Join(dir, "segment.json"), append(b, '\n'), 0o644)
 	return seg
 }
@@ -338,7 +354,7 @@ func removeProfiles(dir, prefix string) {
 
 // clientCommand is the client's command line for n calls, no warm-up (the
 // short run's calls are the warm-up the marginal cost cancels), c=1.
-func (e *executor) clientCommand(c Cell, addr string, n int64) (argv, env []string, err error) {
+func (e *executor) clientCommand(ctx context.Context, c Cell, addr string, n int64) (argv, env []string, err error) {
 	args := []string{"-proto", c.Protocol, "-call", "datalist", "-items", strconv.Itoa(c.Items),
 		"-c", "1", "-n", strconv.FormatInt(n, 10), "-conns", "1", "-timeout", "120s"}
 	if c.Protocol == "http" {
@@ -360,10 +376,35 @@ func (e *executor) clientCommand(c Cell, addr string, n int64) (argv, env []stri
 		if c.Client == "php-pure" {
 			args = append([]string{"-runtime", "pure"}, args...)
 		}
-		// php-client/bin/php-client's own exec line, without its shell wrapper.
-		return append([]string{"php", "-n", script}, args...), nil, nil
+		// client.php restarts PHP with the protocol's extensions: that restart's
+		// command line, asked of client.php's own code natively, is what runs
+		// under callgrind (one PHP start-up under valgrind instead of two).
+		host, err := e.phpHost(ctx, script, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		return append(append(host, script), args...), []string{"RPCBED_PHP_CLIENT_HOST=1"}, nil
 	}
 	return nil, nil, &notMeasured{"client " + c.Client + " is not measured: " + javaReason}
+}
+
+// phpHost is the PHP command line client.php restarts itself with for args
+// (Extensions::phpArgs).
+func (e *executor) phpHost(ctx context.Context, script string, args []string) ([]string, error) {
+	code := `require getenv('RPCBED_AUTOLOAD'); $cfg = Rpcbed\Client\Config::parse(array_slice($argv, 1)); echo json_encode([PHP_BINARY, ...Rpcbed\Client\Extensions::phpArgs($cfg)]);`
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "php", append([]string{"-n", "-r", code, "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "RPCBED_AUTOLOAD="+filepath.Join(filepath.Dir(filepath.Dir(script)), "autoload.php"))
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("php-client's command line: %v", err)
+	}
+	var argv []string
+	if err := json.Unmarshal(out, &argv); err != nil || len(argv) < 2 {
+		return nil, fmt.Errorf("php-client's command line: %q", out)
+	}
+	return argv, nil
 }
 
 // javaReason is what was measured when the JVM ran under valgrind 3.19 here
@@ -441,6 +482,9 @@ func (e *executor) readProfiles(dir, prefix string) ([]*Profile, error) {
 		if !strings.HasPrefix(de.Name(), prefix) {
 			continue
 		}
+		if info, err := de.Info(); err == nil && info.Size() == 0 {
+			continue // with --separate-threads=yes the file without a thread suffix stays empty
+		}
 		p, err := parseFile(filepath.Join(dir, de.Name()))
 		if err != nil {
 			return nil, err
@@ -481,22 +525,6 @@ func checkGeometry(p *Profile) error {
 		}
 	}
 	return nil
-}
-
-func waitProfile(ctx context.Context, file string) (*Profile, error) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if p, err := parseFile(file); err == nil {
-			return p, nil
-		} else if time.Now().After(deadline) {
-			return nil, fmt.Errorf("callgrind dump %s: %v", filepath.Base(file), err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 func callgrindControl(ctx context.Context, flag string, pid int) error {
