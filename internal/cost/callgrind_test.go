@@ -86,6 +86,13 @@ func TestParseGolden(t *testing.T) {
 			t.Errorf("%s: self costs add up to %d; want the total %d", e, got, p.Totals[i])
 		}
 	}
+	layers0, err := NewLayers(Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, bk := layers0.Counted([]*Profile{p}); got != CountsOf(p) || bk != 0 {
+		t.Errorf("Counted = %+v (bookkeeping %v); want the totals %+v", got, bk, CountsOf(p))
+	}
 	type fnCost struct {
 		Object, Function string
 		Ir               uint64

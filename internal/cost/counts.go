@@ -93,6 +93,8 @@ type Segment struct {
 	// TimeDriven are the instructions of the time-driven threads, left out of
 	// Counts (SplitTimeDriven).
 	TimeDriven float64
+	// Bookkeeping are LayerBookkeeping's instructions, left out of Counts.
+	Bookkeeping float64
 }
 
 // PerCall is a cell's cost of one call on one side.
@@ -105,6 +107,9 @@ type PerCall struct {
 	// TimeDriven are the time-driven threads' instructions per call, left out
 	// of every other figure (SplitTimeDriven).
 	TimeDriven float64 `json:"time_driven_instructions"`
+	// Bookkeeping are the client's latency histogram's instructions per call,
+	// left out of every other figure (LayerBookkeeping).
+	Bookkeeping float64 `json:"bookkeeping_instructions"`
 }
 
 // Marginal is the cost of one call: the difference between a long and a short
@@ -122,7 +127,7 @@ func Marginal(short, long Segment) (PerCall, error) {
 		return PerCall{}, errors.New("marginal cost: the long run executed no more instructions than the short one")
 	}
 	pc := PerCall{Counts: d, Cycles: d.Cycles(), BytesIn: (long.BytesIn - short.BytesIn) * k, BytesOut: (long.BytesOut - short.BytesOut) * k,
-		TimeDriven: (long.TimeDriven - short.TimeDriven) * k}
+		TimeDriven: (long.TimeDriven - short.TimeDriven) * k, Bookkeeping: (long.Bookkeeping - short.Bookkeeping) * k}
 	if long.Layers != nil {
 		pc.Layers = map[string]float64{}
 		for l, v := range long.Layers {

@@ -15,6 +15,11 @@ const (
 	LayerRuntime   = "runtime"   // GC, scheduler, allocator, memory copies, the PHP interpreter
 	LayerRpcbed    = "rpcbed"    // rpcbed's own code: the client's loop and check, the server's service
 	LayerOther     = "other"     // matched by no rule
+	// LayerBookkeeping is left out of every per-call figure: the client's own
+	// latency histogram, whose percentile walk at report time costs more or less
+	// with the latencies' range (a few million instructions, different in every
+	// run: under callgrind that is the noise of the marginal method).
+	LayerBookkeeping = "bookkeeping"
 )
 
 // LayerOrder is the order of the layers in every table and plot.
@@ -28,6 +33,8 @@ var LayerNames = map[string]string{
 	LayerRuntime:   "language runtime",
 	LayerRpcbed:    "rpcbed's check/service",
 	LayerOther:     "other",
+
+	LayerBookkeeping: "rpcbed's latency histogram (left out)",
 }
 
 // Rule maps functions to a layer: Object is a path.Match pattern on the object
@@ -66,7 +73,7 @@ var Rules = []Rule{
 	{LayerRuntime, "", `^(runtime|reflect|sync|internal/|sort|slices|maps|strings|bytes|math|time|context|errors|fmt|bufio|io|hash|crypto|container|iter|weak|unique|log)[./]`, "Go's runtime and standard library: GC, scheduler, allocator, copies"},
 	{LayerRuntime, "", `^(type:|go:|gosave|callRet|aeshash|memeqbody|cmpbody|indexbytebody|countbody)`, "Go's compiler-made and assembly helpers"},
 	{LayerRpcbed, "", `^main\.`, "go-server's and go-client's main"},
-	{LayerOther, "", `^github\.com/HdrHistogram/`, "the client's latency histogram (rpcbed's bookkeeping, not the call)"},
+	{LayerBookkeeping, "", `^github\.com/HdrHistogram/`, "the client's latency histogram: rpcbed's bookkeeping, not the call, and its report-time walk varies run to run"},
 	// PHP and C libraries: by object file.
 	{LayerCodec, "protobuf.so", "", "Google's protobuf C extension (upb inside)"},
 	{LayerCodec, "thrift_protocol.so", "", "php-thrift's accelerator"},
@@ -169,6 +176,40 @@ func (l *Layers) Of(object, function string) string {
 	}
 	l.memo[k] = out
 	return out
+}
+
+// Counted sums the profiles' self costs of every function outside
+// LayerBookkeeping, and gives the bookkeeping's instructions apart. Self costs
+// add up to a file's total (callgrind's invariant, TestParseGolden), so with no
+// bookkeeping Counted is the files' totals.
+func (l *Layers) Counted(profiles []*Profile) (c Counts, bookkeeping float64) {
+	for _, p := range profiles {
+		idx := make([]int, len(eventNames))
+		for i, name := range eventNames {
+			idx[i] = -1
+			for j, e := range p.Events {
+				if e == name {
+					idx[i] = j
+				}
+			}
+		}
+		for k, v := range p.Self {
+			obj, fn := SplitKey(k)
+			if l.Of(obj, fn) == LayerBookkeeping {
+				if idx[0] >= 0 {
+					bookkeeping += float64(v[idx[0]])
+				}
+				continue
+			}
+			f := c.fields()
+			for i, j := range idx {
+				if j >= 0 {
+					*f[i] += float64(v[j])
+				}
+			}
+		}
+	}
+	return c, bookkeeping
 }
 
 // Split sums the profiles' self instructions (Ir) by layer.

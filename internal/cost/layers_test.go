@@ -35,7 +35,7 @@ func TestLayers(t *testing.T) {
 		{goBin, "sync.(*Mutex).Lock", LayerRuntime},
 		{goBin, "github.com/rpcbed/rpcbed/internal/load.(*grpcConn).call", LayerRpcbed},
 		{goBin, "github.com/rpcbed/rpcbed/internal/service.(*Service).DataList", LayerRpcbed},
-		{goBin, "github.com/HdrHistogram/hdrhistogram-go.(*Histogram).RecordValue", LayerOther},
+		{goBin, "github.com/HdrHistogram/hdrhistogram-go.(*Histogram).RecordValue", LayerBookkeeping},
 		// PHP and its extensions, by object.
 		{"/work/php-client/ext/build/protobuf.so", "upb_Decoder_Decode", LayerCodec},
 		{"/usr/lib/php/20220829/thrift_protocol.so", "binary_deserialize", LayerCodec},

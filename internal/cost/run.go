@@ -330,15 +330,16 @@ func (e *executor) segment(n int64, profiles []*Profile, dir string) Segment {
 		TimeDriven bool    `json:"time_driven,omitempty"`
 	}
 	var threads []threadTotals
+	seg.Counts, seg.Bookkeeping = e.layers.Counted(counted)
+	delete(seg.Layers, LayerBookkeeping)
 	for _, p := range counted {
-		seg.Counts = seg.Counts.Add(CountsOf(p))
 		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), false})
 	}
 	for _, p := range timed {
 		seg.TimeDriven += float64(p.Event("Ir"))
 		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), true})
 	}
-	b, _ := json.MarshalIndent(map[string]any{"calls": n, "counts": seg.Counts, "layers": seg.Layers, "time_driven_ir": seg.TimeDriven, "threads": threads}, "", "  ")
+	b, _ := json.MarshalIndent(map[string]any{"calls": n, "counts": seg.Counts, "layers": seg.Layers, "time_driven_ir": seg.TimeDriven, "bookkeeping_ir": seg.Bookkeeping, "threads": threads}, "", "  ")
 	_ = os.WriteFile(filepath.Join(dir, "segment.json"), append(b, '\n'), 0o644)
 	return seg
 }
@@ -624,12 +625,12 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 	var ports []string
 	switch kind {
 	case "go":
-		for _, proto := range []string{"grpc", "thrift", "http"} {
-			port, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			p.addrs[proto] = "127.0.0.1:" + port
+		free, err := freePorts(3)
+		if err != nil {
+			return nil, err
+		}
+		for i, proto := range []string{"grpc", "thrift", "http"} {
+			p.addrs[proto] = "127.0.0.1:" + free[i]
 			ports = append(ports, p.addrs[proto])
 		}
 		bin := filepath.Join(e.o.Root, "bin", "go-server")
@@ -643,10 +644,11 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		if _, err := os.Stat(jar); err != nil {
 			return nil, &notMeasured{"java-client/target/java-client.jar not built (make setup-java)"}
 		}
-		port, err := freePort()
+		free, err := freePorts(1)
 		if err != nil {
 			return nil, err
 		}
+		port := free[0]
 		p.addrs["ice"] = "127.0.0.1:" + port
 		ports = []string{p.addrs["ice"]}
 		argv = []string{"java", "-jar", jar, "serve", "-proto", "ice", "-port", port, "-auth=true"}
@@ -734,13 +736,19 @@ func (e *executor) stopAll() {
 	}
 }
 
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freePorts asks the kernel for n distinct free loopback ports, holding each
+// until all are chosen (a port closed at once may be handed out again).
+func freePorts(n int) ([]string, error) {
+	var ports []string
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+	return ports, nil
 }
 
 func fileName(id string) string { return strings.ReplaceAll(id, "/", "_") }

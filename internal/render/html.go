@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
 )
@@ -131,6 +132,7 @@ type indexPage struct {
 	Plots           []plotView
 	Repro           []reproduce.Section
 	ReproFrom       string
+	Cost            template.HTML
 }
 
 // Extras are what a run's page shows beside the run itself.
@@ -139,11 +141,34 @@ type Extras struct {
 	// ReproductionFrom is its page or file, relative to the run directory.
 	Reproduction     []reproduce.Section
 	ReproductionFrom string
+	// Cost is the run's cost section (internal/cost) when the run directory holds
+	// a cost run in cost/ (cost/cost.json).
+	Cost template.HTML
 }
 
 // LoadExtras finds what belongs on dir's page: the reproduction in
-// dir/reproduction.json or dir/reproduction/reproduction.json.
+// dir/reproduction.json or dir/reproduction/reproduction.json, and the cost run in
+// dir/cost (set against the run's own matrix.csv).
 func LoadExtras(dir string) (Extras, error) {
+	x, err := loadReproduction(dir)
+	if err != nil {
+		return x, err
+	}
+	costDir := filepath.Join(dir, "cost")
+	if _, err := os.Stat(filepath.Join(costDir, cost.JSONFile)); err == nil {
+		res, err := cost.LoadResult(costDir)
+		if err != nil {
+			return x, err
+		}
+		timed, _ := cost.LoadTimed(dir) // none: the section leaves the comparison out
+		if x.Cost, err = cost.HTMLSection(res, timed, "cost"); err != nil {
+			return x, err
+		}
+	}
+	return x, nil
+}
+
+func loadReproduction(dir string) (Extras, error) {
 	for _, rel := range []string{"reproduction.json", filepath.Join("reproduction", "reproduction.json")} {
 		b, err := os.ReadFile(filepath.Join(dir, rel))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -172,7 +197,7 @@ func HTML(w io.Writer, run *matrix.Run) error { return Index(w, run, Extras{}) }
 func Index(w io.Writer, run *matrix.Run, x Extras) error {
 	p := indexPage{Run: run, CSS: pageCSS, JS: sortJS, NoisyPct: NoisyPct, Columns: cellColumns,
 		Facts: runFacts(run), Versions: versionFacts(run), Attention: needsAttention(run),
-		Repro: x.Reproduction, ReproFrom: x.ReproductionFrom}
+		Repro: x.Reproduction, ReproFrom: x.ReproductionFrom, Cost: x.Cost}
 	ok, partial := 0, 0
 	for _, c := range run.Cells {
 		switch c.Status {
