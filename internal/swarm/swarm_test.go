@@ -150,7 +150,7 @@ func TestSwarm(t *testing.T) {
 			first := by["clients"][0].ID
 			id, err := c.Create(ctx, Service{Name: "once", Image: "rpcbed/go:latest", Entrypoint: "/bin/bash",
 				Args: []string{"-c", `sleep 0.5; [ "$RPCBED_NODE" = "$1" ] && exit 0; exit 3`, "once", first},
-				Env: []string{"RPCBED_NODE={{.Node.ID}}"}, Pool: "clients", Replicas: 2, Job: job})
+				Env:  []string{"RPCBED_NODE={{.Node.ID}}"}, Pool: "clients", Replicas: 2, Job: job})
 			if err != nil {
 				t.Fatal(err)
 			}
