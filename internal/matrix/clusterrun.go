@@ -71,6 +71,9 @@ func (e *executor) runCluster(ctx context.Context, todo []Cell) (err error) {
 	if err := writeJSON(filepath.Join(e.o.Dir, RunFile), e.run); err != nil {
 		return err
 	}
+	if s := e.run.Spec; s.ClientResources.CPUSet != "" || s.ServerResources.CPUSet != "" {
+		e.prog.note("cluster: swarm tasks cannot be pinned (no --cpuset-cpus): the spec's cpuset does not apply; cpus (--limit-cpu) does")
+	}
 	cr := &clusterRun{e: e, cl: cl, bar: bar, lost: map[string]string{}}
 	for len(todo) > 0 {
 		key := todo[0].ServerProcKey()
@@ -587,9 +590,9 @@ func (cr *clusterRun) merge(rep *Repeat, c Cell, runs []*taskRun, reports []*rep
 		w.MachineBusy, w.StealCores = st.busy/w.Seconds, st.steal/w.Seconds
 		w.OutsideCores = math.Max(0, (st.busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
 	}
-	perNode := runner.CoresAllowed(e.o.Runner, runner.Task{CPUSet: e.run.Spec.ClientResources.CPUSet, CPUs: e.run.Spec.ClientResources.CPUs})
+	perNode := clusterCores(e.run.Spec.ClientResources)
 	w.ClientCores = perNode * float64(len(reports))
-	w.ServerCores = runner.CoresAllowed(e.o.Runner, runner.Task{CPUSet: e.run.Spec.ServerResources.CPUSet, CPUs: e.run.Spec.ServerResources.CPUs})
+	w.ServerCores = clusterCores(e.run.Spec.ServerResources)
 	if w.Seconds > 0 {
 		w.ClientBusy = w.ClientCPUS / w.Seconds
 		w.ServerBusy = w.ServerCPUS / w.Seconds
@@ -635,6 +638,17 @@ func (cr *clusterRun) merge(rep *Repeat, c Cell, runs []*taskRun, reports []*rep
 	if m.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", m.Failed, m.Complete, errorKinds(&m)))
 	}
+}
+
+// clusterCores is how many cores a swarm task may keep busy: its CPU limit
+// (--limit-cpu), else every online core. Swarm services cannot be pinned
+// (there is no --cpuset-cpus), so a spec's cpuset does not apply to them.
+func clusterCores(r Resources) float64 {
+	n := float64(runner.OnlineCores())
+	if r.CPUs > 0 && r.CPUs < n {
+		return r.CPUs
+	}
+	return n
 }
 
 func spreadAbs(v []float64) float64 {
