@@ -228,7 +228,8 @@ func checkMerged(t *testing.T, dir string, c matrix.CellResult, rep matrix.Repea
 
 // TestMatrixSwarmFault kills one client node mid-repeat — its dockerd and
 // everything else in its namespace, as a node that crashes — while a cell split
-// over both client nodes runs its second repeat. That repeat fails naming the
+// over both client nodes runs its second repeat (rounds run in a random order:
+// the one-node cell's repeats fall before or after it). That repeat fails naming the
 // node; the node is kept off every later repeat; the cell that runs on one node
 // goes on there, and the two-node cell's next repeat fails with the short pool
 // as its reason.
@@ -265,7 +266,7 @@ func TestMatrixSwarmFault(t *testing.T) {
 	victim := b.ClientHosts()[1]
 	dir := filepath.Join(t.TempDir(), "run")
 	killed := make(chan string, 1)
-	go func() { killed <- killMidRepeat(ctx, dir, victim.NetNS) }()
+	go func() { killed <- killMidRepeat(ctx, victim.Engine, victim.NetNS) }()
 	r := runSpec(t, ctx, root, spec, dir)
 	why := <-killed
 	t.Logf("fault: %s", why)
@@ -297,32 +298,21 @@ func TestMatrixSwarmFault(t *testing.T) {
 	}
 }
 
-// killMidRepeat waits until the two-node cell's second repeat has its worker
-// running in netns (the one-node cell's second repeat recorded, a go-client worker
-// in the namespace), lets it run two seconds into its timed run, and kills every
-// process in netns: the node's dockerd, containerd, the task.
-func killMidRepeat(ctx context.Context, dir, netns string) string {
+// killMidRepeat waits until the two-node cell's second repeat has its task
+// running on the victim's engine (a container of the service
+// rpcbed-...-2nodes-r2-...), lets it run two seconds (into its verify and timed
+// run), and kills every process in the victim's namespace: its dockerd,
+// containerd, the task, as a node that crashes.
+func killMidRepeat(ctx context.Context, engine, netns string) string {
 	for ctx.Err() == nil {
 		time.Sleep(200 * time.Millisecond)
-		one, _ := os.ReadFile(filepath.Join(dir, "cells", "go-grpc-datalist-200-c50-1node.json"))
-		if !bytes.Contains(one, []byte(`"index": 2`)) {
-			continue
-		}
-		out, _ := exec.Command("ip", "netns", "pids", netns).Output()
-		pids := strings.Fields(string(out))
-		worker := false
-		for _, p := range pids {
-			cmd, _ := os.ReadFile("/proc/" + p + "/cmdline")
-			if bytes.Contains(cmd, []byte("go-client\x00worker")) {
-				worker = true
-			}
-		}
-		if !worker {
+		out, _ := exec.CommandContext(ctx, "docker", "-H", engine, "ps", "--format", "{{.Names}}").Output()
+		if !bytes.Contains(out, []byte("-2nodes-r2-")) {
 			continue
 		}
 		time.Sleep(2 * time.Second)
 		out, _ = exec.Command("ip", "netns", "pids", netns).Output()
-		pids = strings.Fields(string(out))
+		pids := strings.Fields(string(out))
 		for _, p := range pids {
 			if pid, err := strconv.Atoi(p); err == nil {
 				syscall.Kill(pid, syscall.SIGKILL)

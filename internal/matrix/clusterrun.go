@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -176,11 +177,24 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []Cell)
 		}
 		states = append(states, st)
 	}
+	group := cells[0].groupKey()
 	for r := 1; r <= e.run.Spec.Repeats; r++ {
-		for _, st := range states {
-			if st.final || len(st.res.Repeats) >= r {
-				continue
+		// Rounds in the run's seeded random order, as serverGroup's.
+		var order []*cellState
+		for _, st := range e.shuffle(group, r, states) {
+			if !st.final && len(st.res.Repeats) < r {
+				order = append(order, st)
 			}
+		}
+		if len(order) > 0 {
+			rec := Round{Group: group, Index: r}
+			for _, st := range order {
+				rec.Order = append(rec.Order, st.c.Name())
+			}
+			e.run.Rounds = slices.DeleteFunc(e.run.Rounds, func(x Round) bool { return x.Group == group && x.Index == r })
+			e.run.Rounds = append(e.run.Rounds, rec)
+		}
+		for _, st := range order {
 			e.prog.start(st.c, r)
 			t0 := time.Now()
 			rep, short, err := cr.repeat(ctx, srv, st.c, r)

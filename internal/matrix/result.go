@@ -40,6 +40,10 @@ type Run struct {
 	Primes []Prime `json:"primes,omitempty"`
 	// Cluster is a cluster run's swarm as the driver found it.
 	Cluster *ClusterRecord `json:"cluster,omitempty"`
+	// Seed is the seed the rounds' order came from (Spec.Seed, or the one the run
+	// picked); Rounds each server group's rounds in the order they ran.
+	Seed   int64        `json:"seed,omitempty"`
+	Rounds []Round      `json:"rounds,omitempty"`
 	Cells  []CellResult `json:"cells"`
 }
 
@@ -58,6 +62,16 @@ type Prime struct {
 	LastWindowS     float64  `json:"last_window_s,omitempty"`
 	LastServerJITMs *float64 `json:"last_server_jit_ms,omitempty"`
 	LastRoundS      float64  `json:"last_round_s,omitempty"`
+}
+
+// Round is one round of a server group: every cell of it once (or, for a round
+// Spec.Precision added, the cells still too wide), in the order they ran.
+type Round struct {
+	Group string   `json:"group"` // go-server@ (server process @ link)
+	Index int      `json:"index"` // 1-based: the repeats' Index
+	Order []string `json:"order"`
+	// Added: a round Spec.Precision added beyond Spec.Repeats.
+	Added bool `json:"added,omitempty"`
 }
 
 // Machine is where a run ran.
@@ -151,7 +165,7 @@ func JITBusy(ms, seconds float64) bool { return ms > JITQuiet*seconds*1000 }
 
 // Repeat is one timed run of a cell.
 type Repeat struct {
-	Index    int     `json:"index"` // 1-based
+	Index    int     `json:"index"` // 1-based: the round it ran in (Run.Rounds)
 	Raw      string  `json:"raw"`   // raw/<cell>-rN.txt, relative to the run
 	ExitCode int     `json:"exit_code"`
 	Error    string  `json:"error,omitempty"` // every reason the repeat failed, joined
