@@ -15,7 +15,7 @@ import (
 func TestSplitLoad(t *testing.T) {
 	for _, tc := range []struct {
 		c, conns, n int
-		want       []Share
+		want        []Share
 	}{
 		{50, 50, 2, []Share{{25, 25}, {25, 25}}},
 		{50, 50, 1, []Share{{50, 50}}},
