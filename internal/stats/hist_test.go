@@ -182,3 +182,22 @@ func FuzzDecodeLatency(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordsOfOtherWriters: a record php-client's native writer printed
+// (php-client/tests/LatencyRecordTest.php pins it) decodes to exactly the
+// histogram Go records of the same values. Java's records are read in
+// internal/report's goldens (java-hist-*) and the merge test.
+func TestRecordsOfOtherWriters(t *testing.T) {
+	const php = "HISTFAAAACp42pNpmSzMwMDAxQABzFCaEURcm7yEwf4DRICX4608E8v+PkYmAI2jBwg="
+	h, err := DecodeLatency(php)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := NewLatency()
+	for _, v := range []int64{7, 7, 7, 7, 2047, 2048, 2049, 1000447} {
+		want.RecordValue(v)
+	}
+	if !h.Equals(want) {
+		t.Fatalf("php's record decodes to %v; want %v", h.Distribution(), want.Distribution())
+	}
+}
