@@ -59,11 +59,7 @@ final class LatencyRecord
      */
     public function index(int $v): int
     {
-        $x = $v | $this->subBucketMask;
-        $bits = 0; // 64 - numberOfLeadingZeros(x)
-        while ($bits < 63 && ($x >> $bits) > 0) {
-            $bits++;
-        }
+        $bits = strlen(decbin($v | $this->subBucketMask)); // 64 - numberOfLeadingZeros
         $bucket = $bits - $this->unitMagnitude - ($this->subBucketHalfCountMagnitude + 1);
         $sub = $v >> ($bucket + $this->unitMagnitude);
         return (($bucket + 1) << $this->subBucketHalfCountMagnitude) + $sub - $this->subBucketHalfCount;
@@ -72,10 +68,16 @@ final class LatencyRecord
     /** Records one latency (us), clamped to the range as go and java clamp theirs. */
     public function record(int $us): void
     {
+        $this->recordValues($us, 1);
+    }
+
+    /** Records $n latencies of $us each. */
+    public function recordValues(int $us, int $n): void
+    {
         $us = max(0, min(self::HIGHEST_US, $us));
         $i = $this->index($us);
-        $this->counts[$i] = ($this->counts[$i] ?? 0) + 1;
-        $this->total++;
+        $this->counts[$i] = ($this->counts[$i] ?? 0) + $n;
+        $this->total += $n;
         $this->max = max($this->max, $us);
     }
 
@@ -83,8 +85,9 @@ final class LatencyRecord
     public static function of(array $us): self
     {
         $r = new self();
-        foreach ($us as $v) {
-            $r->record($v);
+        // Latencies repeat (whole microseconds): index each distinct value once.
+        foreach (array_count_values($us) as $v => $n) {
+            $r->recordValues((int) $v, $n);
         }
         return $r;
     }
