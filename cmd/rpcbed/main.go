@@ -34,6 +34,7 @@ var commands = []command{
 	{"agree", "how well two runs of one spec reproduce: share of cells within ±10 % (make bench-reproducibility)", runAgree},
 	{"cost", "count instructions, estimated cycles, syscalls and bytes per call under callgrind (cost.yaml; docs/cost.md)", runCost},
 	{"gate", "compare two cost runs: exit 1 when a cell's instructions or estimated cycles per call grew beyond -max %", runGate},
+	{"slices", "the slice-length trade-off: round noise, switching cost and half-width per slice length (make bench-slices)", runSlices},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},
 }
 

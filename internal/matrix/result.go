@@ -37,7 +37,13 @@ type Run struct {
 	// Links are the links of a multi-host run as probed before their cells.
 	Links []LinkProbe `json:"links,omitempty"`
 	// Primes are the workers' un-recorded priming (Spec.Prime), in run order.
-	Primes []Prime      `json:"primes,omitempty"`
+	Primes []Prime `json:"primes,omitempty"`
+	// Cluster is a cluster run's swarm as the driver found it.
+	Cluster *ClusterRecord `json:"cluster,omitempty"`
+	// Seed is the seed the rounds' order came from (Spec.Seed, or the one the run
+	// picked); Rounds each server group's rounds in the order they ran.
+	Seed   int64        `json:"seed,omitempty"`
+	Rounds []Round      `json:"rounds,omitempty"`
 	Cells  []CellResult `json:"cells"`
 }
 
@@ -56,6 +62,16 @@ type Prime struct {
 	LastWindowS     float64  `json:"last_window_s,omitempty"`
 	LastServerJITMs *float64 `json:"last_server_jit_ms,omitempty"`
 	LastRoundS      float64  `json:"last_round_s,omitempty"`
+}
+
+// Round is one round of a server group: every cell of it once (or, for a round
+// Spec.Precision added, the cells still too wide), in the order they ran.
+type Round struct {
+	Group string   `json:"group"` // go-server@ (server process @ link)
+	Index int      `json:"index"` // 1-based: the repeats' Index
+	Order []string `json:"order"`
+	// Added: a round Spec.Precision added beyond Spec.Repeats.
+	Added bool `json:"added,omitempty"`
 }
 
 // Machine is where a run ran.
@@ -117,6 +133,10 @@ const (
 	// FlagNoisy: the cell's req/s or CPU per call (either side) spread over 10 %, or a
 	// repeat's steal over 2 % of a core.
 	FlagNoisy = "noisy"
+	// FlagWindowSkew: a cluster repeat's client tasks' windows (each on the
+	// driver's clock, through its offset from the ready handshake) started or
+	// ended further apart than SkewShare of the window.
+	FlagWindowSkew = "window-skew"
 	// FlagFewCalls: the window completed fewer than FewCalls calls, so one call more
 	// or less moves its req/s by more than 1/FewCalls (5 %): the figure is counted
 	// too coarsely to compare within the noise threshold.
@@ -134,6 +154,9 @@ const (
 	JITQuiet = 0.05
 	// FewCalls: a window with fewer completed calls is flagged few-calls.
 	FewCalls = 20
+	// SkewShare: a cluster repeat whose tasks' windows lie further apart than
+	// this share of the window is flagged window-skew.
+	SkewShare = 0.01
 )
 
 // JITBusy tells whether ms of JIT compile time over seconds of run is more than
@@ -142,7 +165,7 @@ func JITBusy(ms, seconds float64) bool { return ms > JITQuiet*seconds*1000 }
 
 // Repeat is one timed run of a cell.
 type Repeat struct {
-	Index    int     `json:"index"` // 1-based
+	Index    int     `json:"index"` // 1-based: the round it ran in (Run.Rounds)
 	Raw      string  `json:"raw"`   // raw/<cell>-rN.txt, relative to the run
 	ExitCode int     `json:"exit_code"`
 	Error    string  `json:"error,omitempty"` // every reason the repeat failed, joined
@@ -169,6 +192,9 @@ type Repeat struct {
 	Notes   []string       `json:"notes,omitempty"`
 	Report  *report.Report `json:"report,omitempty"`
 	Metrics Metrics        `json:"metrics"`
+	// Tasks are a cluster repeat's client tasks, one per node: Report and
+	// Metrics are then their merge (sums; percentiles from merged histograms).
+	Tasks []TaskRecord `json:"tasks,omitempty"`
 }
 
 // Window is one repeat's measured window, both sides and the machine over it.
@@ -204,6 +230,9 @@ type Window struct {
 	// for a side without a JIT.
 	ClientJITMs *float64 `json:"client_jit_ms,omitempty"`
 	ServerJITMs *float64 `json:"server_jit_ms,omitempty"`
+	// SkewS: a cluster repeat's largest distance between its tasks' window starts
+	// or ends, on the driver's clock.
+	SkewS float64 `json:"skew_s,omitempty"`
 }
 
 // Metrics are a repeat's figures, derived from its report and window.
