@@ -25,6 +25,7 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 	serverCPU := fs.String("server-cpu", "0", "CPU for the server (taskset); \"\" = not pinned")
 	keep := fs.Bool("keep-raw", false, "keep every callgrind file under raw/ (large)")
 	render := fs.String("render", "", "re-render cost.md of an existing run directory (with -matrix) instead of measuring")
+	merge := fs.String("merge", "", "with -render: comma-separated run directories whose cells are added to the rendered run's (cells it lacks)")
 	fs.Usage = func() {
 		fmt.Fprintln(s.err, "usage: rpcbed cost [-spec cost.yaml] [-out DIR] [-only CELLS] [-matrix RUN]\n       rpcbed cost -render DIR [-matrix RUN]\n\nRuns every cost cell twice under valgrind's callgrind (a short and a long run) and\nwrites the marginal cost per call: cost.json, cost.csv, cost.md (docs/cost.md).")
 		fs.PrintDefaults()
@@ -51,6 +52,22 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 	if *render != "" {
 		res, err := cost.LoadResult(*render)
 		if err != nil {
+			fmt.Fprintf(s.err, "rpcbed cost: %v\n", err)
+			return 1
+		}
+		cost.FillSpeed(*render, res)
+		if *merge != "" {
+			for _, d := range strings.Split(*merge, ",") {
+				other, err := cost.LoadResult(d)
+				if err != nil {
+					fmt.Fprintf(s.err, "rpcbed cost: -merge: %v\n", err)
+					return 1
+				}
+				cost.FillSpeed(d, other)
+				res.Merge(other)
+			}
+		}
+		if err := cost.WriteAll(*render, res); err != nil {
 			fmt.Fprintf(s.err, "rpcbed cost: %v\n", err)
 			return 1
 		}

@@ -95,6 +95,11 @@ type Segment struct {
 	TimeDriven float64
 	// Bookkeeping are LayerBookkeeping's instructions, left out of Counts.
 	Bookkeeping float64
+	// Seconds is the client's measured time (its report's "Time taken"): how
+	// fast the calls went under callgrind.
+	Seconds float64
+
+	threads any // per thread sums, kept in segment.json
 }
 
 // PerCall is a cell's cost of one call on one side.
@@ -110,6 +115,9 @@ type PerCall struct {
 	// Bookkeeping are the client's latency histogram's instructions per call,
 	// left out of every other figure (LayerBookkeeping).
 	Bookkeeping float64 `json:"bookkeeping_instructions"`
+	// MsPerCall is the wall time of one call under callgrind, (long − short
+	// time taken) / calls: the time-driven work grows with it (docs/cost.md).
+	MsPerCall float64 `json:"ms_per_call_under_callgrind"`
 }
 
 // Marginal is the cost of one call: the difference between a long and a short
@@ -127,7 +135,8 @@ func Marginal(short, long Segment) (PerCall, error) {
 		return PerCall{}, errors.New("marginal cost: the long run executed no more instructions than the short one")
 	}
 	pc := PerCall{Counts: d, Cycles: d.Cycles(), BytesIn: (long.BytesIn - short.BytesIn) * k, BytesOut: (long.BytesOut - short.BytesOut) * k,
-		TimeDriven: (long.TimeDriven - short.TimeDriven) * k, Bookkeeping: (long.Bookkeeping - short.Bookkeeping) * k}
+		TimeDriven: (long.TimeDriven - short.TimeDriven) * k, Bookkeeping: (long.Bookkeeping - short.Bookkeeping) * k,
+		MsPerCall: 1000 * (long.Seconds - short.Seconds) * k}
 	if long.Layers != nil {
 		pc.Layers = map[string]float64{}
 		for l, v := range long.Layers {

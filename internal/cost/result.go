@@ -119,3 +119,34 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(k)
 	return k
 }
+
+// Merge adds o's cells that r does not have, or has only as not measured (a run
+// split over processes, e.g. -only /client and -only /server), and widens r's
+// time span and load record to cover both.
+func (r *Result) Merge(o *Result) {
+	have := r.Lookup()
+	for _, c := range o.Cells {
+		if h, ok := have[c.ID()]; ok && h.Status != StatusNotMeasured {
+			continue
+		}
+		if _, ok := have[c.ID()]; ok {
+			for i := range r.Cells {
+				if r.Cells[i].ID() == c.ID() {
+					r.Cells[i] = c
+				}
+			}
+			continue
+		}
+		r.Cells = append(r.Cells, c)
+	}
+	if o.Started < r.Started {
+		r.Started = o.Started
+	}
+	if o.Finished > r.Finished {
+		r.Finished = o.Finished
+	}
+	r.Seconds += o.Seconds
+	r.Setup.LoadBefore += "; " + o.Setup.LoadBefore
+	r.Setup.LoadAfter += "; " + o.Setup.LoadAfter
+	sortCells(r.Cells)
+}

@@ -101,6 +101,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		cr.Seconds = round(time.Since(t0).Seconds(), 1)
 		fmt.Fprintf(o.Log, "cost: [%d/%d] %s: %s\n", i+1, len(keep), c.ID(), summary(cr))
 		res.Cells = append(res.Cells, cr)
+		// Every cell on disk at once: an interrupted run keeps what it measured,
+		// and the same -out resumes it (loadSaved).
+		_ = res.WriteJSON(filepath.Join(o.Dir, JSONFile))
 	}
 	e.stopAll()
 	res.Setup.LoadAfter = loadavg()
@@ -161,7 +164,9 @@ func (e *executor) cell(ctx context.Context, c Cell) CellRun {
 	var short, long Segment
 	var allocs [2]float64
 	var err error
-	if c.Side == SideClient {
+	if sh, lo, al, ok := e.loadSaved(c); ok {
+		short, long, allocs = sh, lo, al
+	} else if c.Side == SideClient {
 		short, long, allocs, err = e.clientSide(ctx, c)
 	} else {
 		short, long, allocs, err = e.serverSide(ctx, c)
@@ -215,7 +220,8 @@ func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment,
 		vg := append([]string{"valgrind"}, ValgrindArgs()...)
 		vg = append(vg, "--callgrind-out-file="+filepath.Join(dir, "callgrind.%p.out"))
 		full := e.wrap(e.o.ClientCPU, true, append(vg, argv...))
-		if err := runClient(ctx, full, env, dir, n, clientTimeout(c, n)); err != nil {
+		rep, err := runClient(ctx, full, env, dir, n, clientTimeout(c, n))
+		if err != nil {
 			return short, long, allocs, err
 		}
 		after, err := readIO(srv.pid)
@@ -227,6 +233,7 @@ func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment,
 			return short, long, allocs, err
 		}
 		seg := e.segment(n, profiles, dir)
+		seg.Seconds = rep.TimeTakenSeconds
 		if !e.o.KeepRaw {
 			removeProfiles(dir, "callgrind.")
 		}
@@ -235,6 +242,7 @@ func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment,
 		seg.BytesOut = after.rchar - before.rchar
 		counted, _ := SplitTimeDriven(profiles)
 		allocs[i] = Allocations(counted)
+		saveSegment(dir, seg, allocs[i])
 		if i == 0 {
 			short = seg
 		} else {
@@ -271,7 +279,8 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 		if err != nil {
 			return short, long, allocs, err
 		}
-		if err := runClient(ctx, e.wrap(e.o.ClientCPU, false, argv), env, dir, n, clientTimeout(c, n)); err != nil {
+		rep, err := runClient(ctx, e.wrap(e.o.ClientCPU, false, argv), env, dir, n, clientTimeout(c, n))
+		if err != nil {
 			return short, long, allocs, err
 		}
 		after, err := readIO(srv.pid)
@@ -300,6 +309,7 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 			return short, long, allocs, err
 		}
 		seg := e.segment(n, profiles, dir)
+		seg.Seconds = rep.TimeTakenSeconds
 		if !e.o.KeepRaw {
 			removeProfiles(dir, "callgrind.")
 		}
@@ -307,6 +317,7 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 		seg.BytesOut = after.wchar - before.wchar
 		counted, _ := SplitTimeDriven(profiles)
 		allocs[i] = Allocations(counted)
+		saveSegment(dir, seg, allocs[i])
 		if i == 0 {
 			short = seg
 		} else {
@@ -339,9 +350,56 @@ func (e *executor) segment(n int64, profiles []*Profile, dir string) Segment {
 		seg.TimeDriven += float64(p.Event("Ir"))
 		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), true})
 	}
-	b, _ := json.MarshalIndent(map[string]any{"calls": n, "counts": seg.Counts, "layers": seg.Layers, "time_driven_ir": seg.TimeDriven, "bookkeeping_ir": seg.Bookkeeping, "threads": threads}, "", "  ")
-	_ = os.WriteFile(filepath.Join(dir, "segment.json"), append(b, '\n'), 0o644)
+	seg.threads = threads
 	return seg
+}
+
+// savedSegment is segment.json: one run's sums, kept beside its report so a run
+// can resume and a figure can be re-derived without the callgrind files.
+type savedSegment struct {
+	Version     int                `json:"version"`
+	Calls       int64              `json:"calls"`
+	Counts      Counts             `json:"counts"`
+	Layers      map[string]float64 `json:"layers"`
+	TimeDriven  float64            `json:"time_driven_ir"`
+	Bookkeeping float64            `json:"bookkeeping_ir"`
+	BytesIn     float64            `json:"bytes_in"`
+	BytesOut    float64            `json:"bytes_out"`
+	Seconds     float64            `json:"seconds"`
+	Allocs      float64            `json:"allocs"`
+	Threads     any                `json:"threads"`
+}
+
+const segmentVersion = 2
+
+func saveSegment(dir string, seg Segment, allocs float64) {
+	b, _ := json.MarshalIndent(savedSegment{segmentVersion, seg.Calls, seg.Counts, seg.Layers, seg.TimeDriven, seg.Bookkeeping,
+		seg.BytesIn, seg.BytesOut, seg.Seconds, allocs, seg.threads}, "", "  ")
+	_ = os.WriteFile(filepath.Join(dir, "segment.json"), append(b, '\n'), 0o644)
+}
+
+// loadSaved gives a cell's two segments from an earlier, interrupted run of the
+// same directory, when both were saved.
+func (e *executor) loadSaved(c Cell) (short, long Segment, allocs [2]float64, ok bool) {
+	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
+		b, err := os.ReadFile(filepath.Join(e.o.Dir, "raw", fileName(c.ID()), strconv.FormatInt(n, 10), "segment.json"))
+		if err != nil {
+			return short, long, allocs, false
+		}
+		var sv savedSegment
+		if json.Unmarshal(b, &sv) != nil || sv.Version != segmentVersion || sv.Calls != n {
+			return short, long, allocs, false
+		}
+		seg := Segment{Calls: n, Counts: sv.Counts, Layers: sv.Layers, TimeDriven: sv.TimeDriven, Bookkeeping: sv.Bookkeeping,
+			BytesIn: sv.BytesIn, BytesOut: sv.BytesOut, Seconds: sv.Seconds}
+		allocs[i] = sv.Allocs
+		if i == 0 {
+			short = seg
+		} else {
+			long = seg
+		}
+	}
+	return short, long, allocs, true
 }
 
 func removeProfiles(dir, prefix string) {
@@ -435,7 +493,7 @@ func (e *executor) wrap(cpu string, noASLR bool, argv []string) []string {
 
 // runClient runs a client to its end, keeps its report and log in dir, and
 // checks that it made exactly n calls, none failed.
-func runClient(ctx context.Context, argv, env []string, dir string, n int64, timeout time.Duration) error {
+func runClient(ctx context.Context, argv, env []string, dir string, n int64, timeout time.Duration) (report.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -446,23 +504,23 @@ func runClient(ctx context.Context, argv, env []string, dir string, n int64, tim
 	_ = os.WriteFile(filepath.Join(dir, "report.txt"), stdout.Bytes(), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "stderr.txt"), stderr.Bytes(), 0o644)
 	if err != nil {
-		return fmt.Errorf("%s: %v: %s", filepath.Base(argv[0]), err, lastLine(stderr.String()))
+		return report.Report{}, fmt.Errorf("%s: %v: %s", filepath.Base(argv[0]), err, lastLine(stderr.String()))
 	}
 	rep, err := report.Parse(bytes.NewReader(stdout.Bytes()))
 	if err != nil {
-		return fmt.Errorf("client report: %v", err)
+		return rep, fmt.Errorf("client report: %v", err)
 	}
 	if rep.Complete != n || rep.Failed != 0 {
-		return fmt.Errorf("client made %d calls, %d failed: want %d, none failed", rep.Complete, rep.Failed, n)
+		return rep, fmt.Errorf("client made %d calls, %d failed: want %d, none failed", rep.Complete, rep.Failed, n)
 	}
-	return nil
+	return rep, nil
 }
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
-		if l != "" && !strings.HasPrefix(l, "==") {
+		if l != "" && !strings.HasPrefix(l, "==") && !strings.HasPrefix(l, "--") {
 			if len(l) > 300 {
 				l = l[:300] + "..."
 			}

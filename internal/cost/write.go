@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/report"
 )
 
 // Files a cost run writes in its directory.
@@ -21,6 +24,35 @@ const (
 
 // LeavesOut is the sentence every cost table carries.
 const LeavesOut = "Instruction counts leave out kernel work (system calls are counted, not their cost), time spent waiting (a blocked read costs no instructions), and real caches (misses are simulated on a fixed geometry, estimated cycles are iai's formula L1 hits + 5 × LL hits + 35 × RAM hits, not a measured time)."
+
+// FillSpeed sets MsPerCall from the kept client reports (raw/CELL_SIDE/N/report.txt)
+// where a run recorded none.
+func FillSpeed(dir string, r *Result) {
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if c.Status != StatusOK || c.PerCall.MsPerCall != 0 || c.LongCalls <= c.ShortCalls {
+			continue
+		}
+		var t [2]float64
+		ok := true
+		for j, n := range []int64{c.ShortCalls, c.LongCalls} {
+			b, err := os.ReadFile(filepath.Join(dir, "raw", fileName(c.ID()), strconv.FormatInt(n, 10), "report.txt"))
+			if err != nil {
+				ok = false
+				break
+			}
+			rep, err := report.Parse(bytes.NewReader(b))
+			if err != nil {
+				ok = false
+				break
+			}
+			t[j] = rep.TimeTakenSeconds
+		}
+		if ok {
+			c.PerCall.MsPerCall = 1000 * (t[1] - t[0]) / float64(c.LongCalls-c.ShortCalls)
+		}
+	}
+}
 
 // WriteAll writes cost.json, cost.csv and cost.md into dir.
 func WriteAll(dir string, r *Result) error {
@@ -67,7 +99,8 @@ func sortCells(cells []CellRun) {
 var csvHeader = []string{"cell", "side", "client", "protocol", "items", "server", "status", "short_calls", "long_calls",
 	"instructions", "est_cycles", "l1_misses", "ll_misses", "data_reads", "data_writes", "syscalls",
 	"bytes_in", "bytes_out", "allocs",
-	"layer_codec", "layer_rpc", "layer_transport", "layer_runtime", "layer_rpcbed", "layer_other", "seconds", "error"}
+	"layer_codec", "layer_rpc", "layer_transport", "layer_runtime", "layer_rpcbed", "layer_other",
+	"time_driven_instructions", "bookkeeping_instructions", "ms_per_call_under_callgrind", "seconds", "error"}
 
 // WriteCSV writes one row per cell and side, per-call figures.
 func WriteCSV(w io.Writer, r *Result) error {
@@ -85,8 +118,9 @@ func WriteCSV(w io.Writer, r *Result) error {
 			for _, l := range LayerOrder {
 				row = append(row, f0(p.Layers[l]))
 			}
+			row = append(row, f0(p.TimeDriven), f0(p.Bookkeeping), f2(p.MsPerCall))
 		} else {
-			row = append(row, make([]string, 10+len(LayerOrder))...)
+			row = append(row, make([]string, 13+len(LayerOrder))...)
 		}
 		row = append(row, strconv.FormatFloat(c.Seconds, 'f', 1, 64), c.Error)
 		if err := cw.Write(row); err != nil {
@@ -136,8 +170,8 @@ func WriteMD(w io.Writer, r *Result, timed Timed) error {
 			title = "Server side (go-server under callgrind, native client)"
 		}
 		bw.printf("## %s\n\n", title)
-		bw.printf("| cell | instructions | est. cycles | L1 misses | LL misses | syscalls | bytes in | bytes out | allocs | codec | RPC | transport | runtime | rpcbed | other |\n")
-		bw.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		bw.printf("| cell | instructions | est. cycles | L1 misses | LL misses | syscalls | bytes in | bytes out | allocs | codec | RPC | transport | runtime | rpcbed | other | left out: time-driven, histogram | ms/call under callgrind |\n")
+		bw.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range r.Cells {
 			if c.Side != side || c.Status != StatusOK {
 				continue
@@ -148,7 +182,7 @@ func WriteMD(w io.Writer, r *Result, timed Timed) error {
 			for _, l := range LayerOrder {
 				bw.printf(" %s |", pct(p.Layers[l], p.Ir))
 			}
-			bw.printf("\n")
+			bw.printf(" %s, %s | %.1f |\n", thousands(p.TimeDriven), thousands(p.Bookkeeping), p.MsPerCall)
 		}
 		bw.printf("\n")
 	}
