@@ -22,7 +22,7 @@ const PlotsDir = "plots"
 // Plot is one figure of a cost run, drawn as SVG.
 type Plot struct {
 	Name, Caption string
-	SVG           []byte
+	SVG, PNG      []byte
 }
 
 // layerColors: one per layer, in LayerOrder.
@@ -43,11 +43,15 @@ func Plots(r *Result, t Timed) ([]Plot, error) {
 		if err != nil || p == nil {
 			return err
 		}
-		b, err := svg(p, w, h)
+		b, err := draw1(p, w, h, "svg")
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
 		}
-		out = append(out, Plot{Name: name, Caption: caption, SVG: b})
+		pb, err := draw1(p, w, h, "png")
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", name, err)
+		}
+		out = append(out, Plot{Name: name, Caption: caption, SVG: b, PNG: pb})
 		return nil
 	}
 	p, err := phpOverGoPlot(r)
@@ -69,7 +73,7 @@ func Plots(r *Result, t Timed) ([]Plot, error) {
 	return out, nil
 }
 
-// WritePlots writes dir/plots/NAME.svg for every figure.
+// WritePlots writes dir/plots/NAME.svg and NAME.png for every figure.
 func WritePlots(dir string, r *Result, t Timed) error {
 	plots, err := Plots(r, t)
 	if err != nil {
@@ -82,17 +86,20 @@ func WritePlots(dir string, r *Result, t Timed) error {
 		if err := os.WriteFile(filepath.Join(dir, PlotsDir, p.Name+".svg"), p.SVG, 0o644); err != nil {
 			return err
 		}
+		if err := os.WriteFile(filepath.Join(dir, PlotsDir, p.Name+".png"), p.PNG, 0o644); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func svg(p *plot.Plot, w, h vg.Length) (b []byte, err error) {
+func draw1(p *plot.Plot, w, h vg.Length, format string) (b []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	wt, err := p.WriterTo(w, h, "svg")
+	wt, err := p.WriterTo(w, h, format)
 	if err != nil {
 		return nil, err
 	}
