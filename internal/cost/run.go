@@ -695,7 +695,9 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		if _, err := os.Stat(bin); err != nil {
 			return nil, &notMeasured{"bin/go-server not built (make build)"}
 		}
-		argv = []string{bin, "-grpc", p.addrs["grpc"], "-thrift", p.addrs["thrift"], "-http", p.addrs["http"], "-store", "memory", "-auth=true"}
+		argv = []string{bin, "-grpc", p.addrs["grpc"], "-thrift", p.addrs["thrift"], "-http", p.addrs["http"], "-store", "memory", "-auth=true",
+			// A client under callgrind takes seconds to send gRPC's preface or an HTTP head.
+			"-setup-timeout", "120s"}
 		env = e.o.goEnv()
 	case "java":
 		jar := filepath.Join(e.o.Root, "java-client", "target", "java-client.jar")
