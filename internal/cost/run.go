@@ -209,6 +209,7 @@ func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment,
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return short, long, allocs, err
 		}
+		removeProfiles(dir, "callgrind.") // an interrupted earlier attempt's files
 		before, err := readIO(srv.pid)
 		if err != nil {
 			return short, long, allocs, err
@@ -271,6 +272,7 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return short, long, allocs, err
 		}
+		removeProfiles(dir, "callgrind.") // an interrupted earlier attempt's files
 		argv, env, err := e.clientCommand(ctx, c, addr, n)
 		if err != nil {
 			return short, long, allocs, err
