@@ -120,14 +120,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	return k
 }
 
-// Merge adds o's cells that r does not have, or has only as not measured (a run
+// Merge adds o's cells that r does not have, has only as not measured or as
+// failed where o measured them (a run
 // split over processes, e.g. -only /client and -only /server), and widens r's
 // time span and load record to cover both.
 func (r *Result) Merge(o *Result) {
 	have := r.Lookup()
 	for _, c := range o.Cells {
-		if h, ok := have[c.ID()]; ok && h.Status != StatusNotMeasured {
-			continue
+		if h, ok := have[c.ID()]; ok && (h.Status == StatusOK || c.Status != StatusOK && h.Status != StatusNotMeasured) {
+			continue // keep a measured cell; a failed one gives way to a measured one
 		}
 		if _, ok := have[c.ID()]; ok {
 			for i := range r.Cells {
