@@ -23,9 +23,9 @@ type Change struct {
 	Ratio  stats.Ratio
 	Faster string
 	// P is the Mann-Whitney U test's p-value over the repeats, as benchstat's.
-	P           float64
-	NA, NB      int
-	Significant bool // the interval excludes no change
+	P            float64
+	NA, NB       int
+	Significant  bool // the interval excludes no change
 	Warnings     []string
 	betterHigher bool
 }

@@ -254,7 +254,7 @@ func TestCompare(t *testing.T) {
 		// 3 vs 3 rounds: Mann-Whitney's smallest p is 0.1, but +50 % lies beyond the
 		// interval (quiet rounds and a 6 % run shift): the interval tells.
 		{"go-grpc-datalist-2-c50", "req/s", true, "+50.00%"},
-		{"go-grpc-datalist-2-c1", "p99", false, "~"},    // unchanged
+		{"go-grpc-datalist-2-c1", "p99", false, "~"}, // unchanged
 	} {
 		var ch *Change
 		for i, c := range byCell[tc.cell].Changes {
