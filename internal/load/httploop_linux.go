@@ -69,15 +69,16 @@ type httpLoops struct {
 }
 
 type httpLoop struct {
-	l      *httpLoops
-	sa     unix.Sockaddr // the server's; each loop its own (Connect writes into it)
-	epfd   int
-	conns  []*loopConn
-	events []unix.EpollEvent
-	f      *os.File // epfd, in Go's netpoller
-	rc     syscall.RawConn
-	active int  // connections not finished
-	idle   bool // some connection waits for its next call (open loop, after a failure)
+	l        *httpLoops
+	sa       unix.Sockaddr // the server's; each loop its own (Connect writes into it)
+	epfd     int
+	conns    []*loopConn
+	events   []unix.EpollEvent
+	f        *os.File // epfd, in Go's netpoller
+	rc       syscall.RawConn
+	deadline time.Time // lp.f's read deadline
+	active   int       // connections not finished
+	idle     bool      // some connection waits for its next call (open loop, after a failure)
 }
 
 // newHTTPLoops connects one socket per worker, spread over the loops, and makes
@@ -496,12 +497,20 @@ func (lp *httpLoop) run(r *loopRun) {
 // rather than blocking its thread in epoll_wait: a thread blocked in a system
 // call has its P taken by sysmon, which then keeps waking every 20 µs, and the
 // thread has to win a P back on every return (in an open loop at 5000 calls/s,
-// 12000 nanosleeps and 7000 futex calls over 15000 calls, strace -c).
+// 12000 nanosleeps and 7000 futex calls over 15000 calls, strace -c; in a closed
+// loop, 18-28 against 9-21 µs of client CPU per call in five alternating 2 s
+// rounds on the shared build machine).
 func (lp *httpLoop) wait(d time.Duration) int {
-	if n := lp.poll(); n > 0 || d <= 0 {
-		return n
+	if d <= 0 {
+		return lp.poll()
 	}
-	lp.f.SetReadDeadline(time.Now().Add(d))
+	// The deadline is moved only when it has passed or comes too late: a timer
+	// change per wake-up would cost more than an early wake-up.
+	now := time.Now()
+	if wake := now.Add(d); !lp.deadline.After(now) || lp.deadline.After(wake) {
+		lp.deadline = wake
+		lp.f.SetReadDeadline(wake)
+	}
 	n := 0
 	lp.rc.Read(func(uintptr) bool {
 		n = lp.poll()
