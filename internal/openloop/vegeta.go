@@ -11,9 +11,8 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // Summary is one open-loop run.
@@ -84,13 +83,13 @@ func ReadVegetaCSV(r io.Reader, rate float64) (Summary, error) {
 	// Hit seq is due at the attack's start plus seq/rate (vegeta's constant
 	// pacer); the earliest hit was sent no sooner than it was due.
 	t0 := float64(first) - float64(firstSeq)*1e9/rate
-	co := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
-	sent := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+	co, sent := stats.NewLatency(), stats.NewLatency() // go-client's geometry
+	highest := co.HighestTrackableValue()
 	last := int64(0)
 	for _, r := range rows {
 		due := t0 + float64(r.seq)*1e9/rate
-		co.RecordValue(max(int64((float64(r.end)-due)/1e3), 0))
-		sent.RecordValue((r.end - r.start) / 1e3)
+		co.RecordValue(min(max(int64((float64(r.end)-due)/1e3), 0), highest))
+		sent.RecordValue(min((r.end-r.start)/1e3, highest))
 		last = max(last, r.end)
 	}
 	s.Seconds = (float64(last) - t0) / 1e9
