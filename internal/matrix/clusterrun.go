@@ -17,6 +17,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/stats"
 	"github.com/rpcbed/rpcbed/internal/swarm"
 )
 
@@ -584,8 +585,11 @@ func (cr *clusterRun) merge(rep *Repeat, c Cell, runs []*taskRun, reports []*rep
 	m.TimeTakenSeconds = end - start
 	lat, latErr := mergeLatency(reports)
 	x.P50Us, x.P90Us, x.P99Us, x.P999Us = lat.P50, lat.P90, lat.P99, lat.P999
+	x.LatencyHistogram = lat.Record // the merged record: it merges on, with other repeats or runs
 	if latErr != nil {
 		rep.Notes = append(rep.Notes, "merged percentiles unknown: "+oneLine(latErr.Error()))
+	} else if lat.Count != m.Complete-m.Failed && lat.Count != m.Complete {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the merged latency record holds %d calls; the tasks completed %d", lat.Count, m.Complete))
 	}
 
 	w := &Window{Source: "report", StartUnix: start, EndUnix: end, Seconds: end - start,
@@ -676,17 +680,32 @@ func spreadAbs(v []float64) float64 {
 	return hi - lo
 }
 
-// mergedLatency is a merge's percentiles in µs.
-type mergedLatency struct{ P50, P90, P99, P999 int64 }
+// mergedLatency is a merge's percentiles in µs, and the merged record.
+type mergedLatency struct {
+	P50, P90, P99, P999 int64
+	Record              string
+	Count               int64
+}
 
-// mergeLatency merges the tasks' latency histograms. Until every client writes
-// a mergeable histogram record into its report (issue 27's per-language
-// records), the percentiles of a split run are unknown: they are left 0 with a
-// note rather than averaged.
+// mergeLatency merges the tasks' latency records (HdrHistogram, the reports'
+// "Latency histogram:") exactly and reads the percentiles from the merge: never
+// an average of the tasks' percentiles. A task report without a record (a client
+// built before the records) leaves the percentiles unknown (0), with the reason.
 func mergeLatency(reports []*report.Report) (mergedLatency, error) {
-	if len(reports) == 1 {
-		x := reports[0].Rpcbed
-		return mergedLatency{x.P50Us, x.P90Us, x.P99Us, x.P999Us}, nil
+	var recs []string
+	for i, r := range reports {
+		if r.Rpcbed.LatencyHistogram == "" {
+			if len(reports) == 1 {
+				x := r.Rpcbed
+				return mergedLatency{P50: x.P50Us, P90: x.P90Us, P99: x.P99Us, P999: x.P999Us, Count: r.Complete}, nil
+			}
+			return mergedLatency{}, fmt.Errorf("task %d's report has no latency record (a client built before them): the percentiles of a split run are never averaged", i+1)
+		}
+		recs = append(recs, r.Rpcbed.LatencyHistogram)
 	}
-	return mergedLatency{}, errors.New("the clients' reports carry no mergeable latency histogram yet; percentiles of a split run are never averaged")
+	l, err := stats.LatencyOf(recs...)
+	if err != nil {
+		return mergedLatency{}, fmt.Errorf("merging the tasks' latency records: %w", err)
+	}
+	return mergedLatency{P50: l.P50Us, P90: l.P90Us, P99: l.P99Us, P999: l.P999Us, Record: l.Record, Count: l.Count}, nil
 }
