@@ -450,6 +450,9 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 		x := rp.Rpcbed
 		t.rec.Complete, t.rec.Failed, t.rec.RPS = rp.Complete, rp.Failed, rp.RequestsPerSecond
 		t.rec.ClientCPUS = x.CPUUserSeconds + x.CPUSystemSeconds
+		if rp.Complete > 0 {
+			t.rec.ClientCPUUs = t.rec.ClientCPUS * 1e6 / float64(rp.Complete)
+		}
 		t.rec.WindowStartUnix, t.rec.WindowEndUnix = x.WindowStart-t.rec.Clock.OffsetS, x.WindowEnd-t.rec.Clock.OffsetS
 		reports = append(reports, rp)
 	}
