@@ -3,6 +3,7 @@ package stats
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -136,9 +137,10 @@ func LatencyRank(pct float64, n int64) int64 {
 	return max(1, min(r, n))
 }
 
-// latencyGeometry answers bucket questions without a record.
-var latencyGeometry = NewLatency()
+// latencyGeometry answers bucket questions without a record (made on first use:
+// its counts are 184 KiB, and most programs importing stats never ask).
+var latencyGeometry = sync.OnceValue(NewLatency)
 
 // SameBucket tells whether two latencies (us) fall in one bucket of the latency
 // records' geometry: the histogram cannot tell them apart.
-func SameBucket(a, b int64) bool { return latencyGeometry.ValuesAreEquivalent(a, b) }
+func SameBucket(a, b int64) bool { return latencyGeometry().ValuesAreEquivalent(a, b) }
