@@ -197,6 +197,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		b.WriteString("\n")
 	}
 	b.WriteString(linksMarkdown(run))
+	b.WriteString(clusterMarkdown(run))
 	b.WriteString(primesMarkdown(run))
 	b.WriteString(repeatOrderMarkdown(run))
 	b.WriteString("\nEach figure is the median of the good rounds; [low-high] beside req/s and p99, and ±% beside CPU per call, " +
