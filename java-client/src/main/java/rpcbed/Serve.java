@@ -121,7 +121,7 @@ public final class Serve {
             case "ice" -> new IceServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
             case "dubbo" -> new DubboServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
             case "grpc" -> new GrpcServer(svc, o.host(), o.port(), o.idleMillis());
-            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
+            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.idleMillis());
             case "http" -> new HttpJsonServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
             default -> throw new IllegalArgumentException("unknown proto " + o.proto());
         };
