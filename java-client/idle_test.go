@@ -138,12 +138,11 @@ func openIdle(addr string, n int, hello []byte) ([]net.Conn, error) {
 func closedByPeer(conns []net.Conn) int {
 	var mu sync.Mutex
 	closed := 0
-	var slot sync.Map
 	parallel(len(conns), 16, func(i int) {
-		b, _ := slot.LoadOrStore(i%16, make([]byte, 4096))
+		b := make([]byte, 512)
 		for {
 			conns[i].SetReadDeadline(time.Now().Add(5 * time.Millisecond))
-			_, err := conns[i].Read(b.([]byte))
+			_, err := conns[i].Read(b)
 			if err == nil {
 				continue
 			}
