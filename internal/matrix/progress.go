@@ -114,6 +114,15 @@ func (p *progress) done(c Cell, wall time.Duration) {
 	p.plan[c.Client] += ps
 }
 
+// add counts one more run of c than planned (a round Spec.Precision added).
+func (p *progress) add(c Cell) {
+	if p == nil {
+		return
+	}
+	p.total++
+	p.left[c.Client] += plannedSeconds(c.Load)
+}
+
 // skip counts every remaining run of a cell that will not be timed.
 func (p *progress) skip(c Cell) {
 	if p == nil {

@@ -37,7 +37,11 @@ type Run struct {
 	// Links are the links of a multi-host run as probed before their cells.
 	Links []LinkProbe `json:"links,omitempty"`
 	// Primes are the workers' un-recorded priming (Spec.Prime), in run order.
-	Primes []Prime      `json:"primes,omitempty"`
+	Primes []Prime `json:"primes,omitempty"`
+	// Seed is the seed the rounds' order came from (Spec.Seed, or the one the run
+	// picked); Rounds each server group's rounds in the order they ran.
+	Seed   int64        `json:"seed,omitempty"`
+	Rounds []Round      `json:"rounds,omitempty"`
 	Cells  []CellResult `json:"cells"`
 }
 
@@ -56,6 +60,16 @@ type Prime struct {
 	LastWindowS     float64  `json:"last_window_s,omitempty"`
 	LastServerJITMs *float64 `json:"last_server_jit_ms,omitempty"`
 	LastRoundS      float64  `json:"last_round_s,omitempty"`
+}
+
+// Round is one round of a server group: every cell of it once (or, for a round
+// Spec.Precision added, the cells still too wide), in the order they ran.
+type Round struct {
+	Group string   `json:"group"` // go-server@ (server process @ link)
+	Index int      `json:"index"` // 1-based: the repeats' Index
+	Order []string `json:"order"`
+	// Added: a round Spec.Precision added beyond Spec.Repeats.
+	Added bool `json:"added,omitempty"`
 }
 
 // Machine is where a run ran.
@@ -142,7 +156,7 @@ func JITBusy(ms, seconds float64) bool { return ms > JITQuiet*seconds*1000 }
 
 // Repeat is one timed run of a cell.
 type Repeat struct {
-	Index    int     `json:"index"` // 1-based
+	Index    int     `json:"index"` // 1-based: the round it ran in (Run.Rounds)
 	Raw      string  `json:"raw"`   // raw/<cell>-rN.txt, relative to the run
 	ExitCode int     `json:"exit_code"`
 	Error    string  `json:"error,omitempty"` // every reason the repeat failed, joined
