@@ -20,6 +20,8 @@ public final class Limits {
     public static final int HTTP_THREADS = 256;
     /** A gRPC connection must finish its HTTP/2 handshake within this. */
     public static final long HANDSHAKE_MILLIS = TimeUnit.SECONDS.toMillis(10);
+    /** A reply whose bytes made no progress this long closes its connection (go-server's -stall-timeout); Thrift. */
+    public static final long STALL_MILLIS = TimeUnit.SECONDS.toMillis(10);
     /** Default idle timeout: a connection that carried nothing this long is closed (go-server's IdleTimeout). */
     public static final long DEFAULT_IDLE_MILLIS = TimeUnit.SECONDS.toMillis(120);
 

@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
@@ -25,6 +26,7 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.TException;
@@ -58,9 +60,10 @@ import rpcbed.gen.thrift.Item;
  * half-sent connection is held forever), allocate a frame's claimed size when its header
  * arrives, and wait for memory by spinning their selector. Here a frame's bytes are
  * buffered as they arrive (at most Limits.MAX_REQUEST), a connection idle (no read, no
- * write progress) for idleMillis is closed, and a connection whose replies are not read
+ * write progress) for idleMillis is closed, a connection whose replies are not read
  * is not read from until they drain (one reply in flight past the write buffer's mark,
- * as go-server's blocking write).
+ * as go-server's blocking write), and one whose reply bytes stopped moving for
+ * stallMillis is closed (go-server's -stall-timeout, 10 s).
  */
 public final class ThriftServer implements BaselineServer {
     /** The largest response frame a client takes (DataList(100000) is about 3 MB). */
@@ -75,6 +78,11 @@ public final class ThriftServer implements BaselineServer {
     private final DataService svc;
 
     public ThriftServer(DataService svc, String host, int port, long idleMillis) throws InterruptedException {
+        this(svc, host, port, idleMillis, Limits.STALL_MILLIS);
+    }
+
+    /** stallMillis: a reply whose bytes stopped moving this long closes the connection. */
+    ThriftServer(DataService svc, String host, int port, long idleMillis, long stallMillis) throws InterruptedException {
         this.svc = svc;
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
@@ -91,10 +99,10 @@ public final class ThriftServer implements BaselineServer {
                 @Override
                 protected void initChannel(SocketChannel ch) throws TTransportException {
                     ch.pipeline().addLast(
-                        // observeOutput: a reply still being written counts as activity only
-                        // while its bytes move, so a caller that stops reading is cut too.
+                        // observeOutput: a reply being written counts as activity only while
+                        // its bytes move.
                         new IdleStateHandler(true, 0, 0, idleMillis, TimeUnit.MILLISECONDS),
-                        new Connection(processor, Limits.MAX_REQUEST));
+                        new Connection(processor, Limits.MAX_REQUEST, stallMillis));
                 }
             });
         try {
@@ -136,16 +144,23 @@ public final class ThriftServer implements BaselineServer {
     static final class Connection extends ChannelInboundHandlerAdapter {
         private final TProcessor processor;
         private final int maxFrame;
+        private final long stallMillis;
         private final TMemoryInputTransport in;
         private final ReplyTransport out = new ReplyTransport();
         private final TProtocol inProto;
         private final TProtocol outProto;
         /** Bytes received and not yet processed; grows only as they arrive. */
         private ByteBuf pending;
+        /** The stall check, scheduled while reply bytes wait to be written. */
+        private ScheduledFuture<?> stallCheck;
+        private Object lastMessage;
+        private long lastProgress;
+        private long lastPendingBytes;
 
-        Connection(TProcessor processor, int maxFrame) throws TTransportException {
+        Connection(TProcessor processor, int maxFrame, long stallMillis) throws TTransportException {
             this.processor = processor;
             this.maxFrame = maxFrame;
+            this.stallMillis = stallMillis;
             this.in = new TMemoryInputTransport(new TConfiguration(maxFrame, maxFrame, TConfiguration.DEFAULT_RECURSION_DEPTH));
             TBinaryProtocol.Factory protocols = new TBinaryProtocol.Factory(maxFrame, maxFrame);
             this.inProto = protocols.getProtocol(in);
@@ -210,6 +225,7 @@ public final class ThriftServer implements BaselineServer {
             }
             if (wrote) {
                 ctx.flush();
+                watchStall(ctx);
             }
             // Read on only while the replies drain; channelWritabilityChanged resumes.
             ctx.channel().config().setAutoRead(ctx.channel().isWritable());
@@ -233,6 +249,39 @@ public final class ThriftServer implements BaselineServer {
             }
             reply.setInt(0, reply.readableBytes() - 4);
             return reply;
+        }
+
+        /**
+         * Closes the connection when reply bytes wait and none moved over one stallMillis
+         * period (checked every stallMillis while any wait: a stall is cut after 1-2 periods).
+         */
+        private void watchStall(ChannelHandlerContext ctx) {
+            ChannelOutboundBuffer buf = ctx.channel().unsafe().outboundBuffer();
+            if (stallCheck != null || buf == null || buf.totalPendingWriteBytes() == 0) {
+                return;
+            }
+            markOutput(buf);
+            stallCheck = ctx.executor().schedule(() -> checkStall(ctx), stallMillis, TimeUnit.MILLISECONDS);
+        }
+
+        private void checkStall(ChannelHandlerContext ctx) {
+            stallCheck = null;
+            ChannelOutboundBuffer buf = ctx.channel().unsafe().outboundBuffer();
+            if (buf == null || buf.totalPendingWriteBytes() == 0) {
+                return; // written
+            }
+            if (buf.current() == lastMessage && buf.currentProgress() == lastProgress
+                    && buf.totalPendingWriteBytes() == lastPendingBytes) {
+                ctx.close(); // the caller stopped reading
+                return;
+            }
+            watchStall(ctx);
+        }
+
+        private void markOutput(ChannelOutboundBuffer buf) {
+            lastMessage = buf.current();
+            lastProgress = buf.currentProgress();
+            lastPendingBytes = buf.totalPendingWriteBytes();
         }
 
         @Override
@@ -259,6 +308,10 @@ public final class ThriftServer implements BaselineServer {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
+            if (stallCheck != null) {
+                stallCheck.cancel(false);
+                stallCheck = null;
+            }
             if (pending != null) {
                 pending.release();
                 pending = null;

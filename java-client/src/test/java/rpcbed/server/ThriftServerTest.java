@@ -8,6 +8,7 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
@@ -57,6 +58,16 @@ class ThriftServerTest {
         TProtocol p = new TBinaryProtocol(buf);
         p.writeMessageBegin(new TMessage("DataType", TMessageType.CALL, seq));
         new Data.DataType_args(new DataTypeRequest(new Auth("c", ""), group, "e")).write(p);
+        p.writeMessageEnd();
+        return framed(buf);
+    }
+
+    /** One DataList(n) request message, framed. */
+    private static byte[] dataListFrame(int seq, int n) throws Exception {
+        TMemoryBuffer buf = new TMemoryBuffer(256);
+        TProtocol p = new TBinaryProtocol(buf);
+        p.writeMessageBegin(new TMessage("DataList", TMessageType.CALL, seq));
+        new Data.DataList_args(new DataListRequest(new Auth("c", ""), n)).write(p);
         p.writeMessageEnd();
         return framed(buf);
     }
@@ -210,6 +221,51 @@ class ThriftServerTest {
                 assertEquals(101, readReply(in, seq).getSuccess().getCodeId(), "codeId");
                 Thread.sleep(400);
             }
+        }
+    }
+
+    @Test
+    void aCallerThatStopsReadingIsCutAfterTheStall() throws Exception {
+        // A long idle timeout: only the 1 s stall cut may close this connection.
+        ThriftServer slow = new ThriftServer(new DataService(Tokens.randomSecret(), false), "127.0.0.1", 0, 60_000, 1000);
+        try (Socket s = new Socket()) {
+            s.setReceiveBufferSize(4096);
+            s.connect(new InetSocketAddress("127.0.0.1", slow.port()));
+            // About 8 MB of reply each, never read: more than loopback's buffers take here
+            // (8 MB of one reply went into them), so reply bytes wait in the server.
+            for (int seq = 1; seq <= 6; seq++) {
+                s.getOutputStream().write(dataListFrame(seq, 100000));
+            }
+            Thread.sleep(4000); // 1-2 stall periods, and slack
+            // Draining now gets what the kernel buffered, then the end: the server cut it.
+            assertTrue(closedWithin(s, 10_000), "a caller that read nothing for 4 s still connected; want it cut after the 1 s stall");
+        } finally {
+            slow.close();
+        }
+    }
+
+    @Test
+    void aSlowReaderIsNotCut() throws Exception {
+        ThriftServer slow = new ThriftServer(new DataService(Tokens.randomSecret(), false), "127.0.0.1", 0, 60_000, 1000);
+        try (Socket s = new Socket()) {
+            s.setReceiveBufferSize(64 << 10);
+            s.connect(new InetSocketAddress("127.0.0.1", slow.port()));
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(dataListFrame(1, 100000));
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            byte[] body = new byte[in.readInt()];
+            // 1 MiB every 400 ms: slower than the server writes, never stalled for 1 s.
+            for (int off = 0; off < body.length; off += 1 << 20) {
+                in.readFully(body, off, Math.min(1 << 20, body.length - off));
+                Thread.sleep(400);
+            }
+            TProtocol p = new TBinaryProtocol(new TMemoryInputTransport(body));
+            p.readMessageBegin();
+            Data.DataList_result r = new Data.DataList_result();
+            r.read(p);
+            assertEquals(100000, r.getSuccess().getItemsSize(), "items of a reply read slowly");
+        } finally {
+            slow.close();
         }
     }
 
