@@ -30,7 +30,8 @@ usage:
 Before timing one call is verified (codeId 101, or exactly -items items, and a
 token). Every timed call decodes its whole response and checks it the same way
 (-check full, docs/method.md); -check length checks status, token and size only,
-as ab, wrk and ghz do. The report (ab 2.3 layout + rpcbed block) goes to stdout,
+as ab, wrk and ghz do (load-generator mode: on HTTP with -k, event loops and a
+hand-written HTTP/1.1 response reader instead of net/http, docs/loadgen.md). The report (ab 2.3 layout + rpcbed block) goes to stdout,
 logs to stderr. Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
 
 exit codes:
@@ -73,6 +74,7 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Usage(stderr)
 		return ExitUsage
 	}
+	cfg.LatencyDump = os.Getenv(LatencyDumpEnv)
 	res, err := Run(ctx, cfg, stderr)
 	if err != nil {
 		var ee *ExitError
@@ -88,6 +90,12 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitInternal
 	}
 	rep := res.Report()
+	if cfg.LatencyDump != "" {
+		if err := WriteLatencies(cfg.LatencyDump, res.RawLatency); err != nil {
+			fmt.Fprintf(stderr, "go-client: %s: %v\n", LatencyDumpEnv, err)
+			return ExitInternal
+		}
+	}
 	if err := report.Write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "go-client: writing the report: %v\n", err)
 		return ExitInternal
@@ -103,6 +111,21 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return ExitOK
+}
+
+// LatencyDumpEnv names a file every client (go, php, java) writes each latency
+// its record holds to, in microseconds, one a line (docs/report-format.md): how
+// the merge tests compare merged percentiles with the raw latencies'.
+const LatencyDumpEnv = "RPCBED_LATENCY_DUMP"
+
+// WriteLatencies writes the raw latencies in LatencyDumpEnv's format.
+func WriteLatencies(path string, us []int64) error {
+	b := make([]byte, 0, len(us)*6)
+	for _, v := range us {
+		b = strconv.AppendInt(b, v, 10)
+		b = append(b, '\n')
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // Usage prints the usage text and every flag.

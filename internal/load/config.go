@@ -32,6 +32,9 @@ type Config struct {
 	JSONFile    string        // -json
 	ClientID    string
 	CPUProfile  string // pprof CPU profile of the measured part
+	// LatencyDump, when set, is a file that gets every recorded latency (µs, one
+	// a line): the environment's RPCBED_LATENCY_DUMP, for the merge tests only.
+	LatencyDump string
 
 	ThriftTransport string // framed|buffered
 	ThriftProtocol  string // binary|compact
@@ -210,6 +213,14 @@ func (c *Config) httpPath() string {
 		return "/v1/datalist?n=" + strconv.Itoa(c.Items)
 	}
 	return "/v1/datatype?groupName=" + GroupName + "&enName=" + EnName
+}
+
+// eventLoop tells whether the run is in load-generator mode on HTTP/1.1
+// (-check length with -k): event loops and a hand-written response reader
+// (httploop_linux.go, httpwire.go) instead of net/http's codec in one goroutine
+// per worker.
+func (c *Config) eventLoop() bool {
+	return loopSupported && c.Proto == ProtoHTTP && c.Check == CheckLength && c.KeepAlive
 }
 
 // sharedConns tells whether the workers share the connections (gRPC with -conns

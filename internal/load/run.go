@@ -13,6 +13,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // caller makes one worker's calls, carrying the token of each response into the
@@ -67,6 +68,9 @@ type Result struct {
 	Bytes       int64 // response body bytes of measured calls
 	WarmupCalls int64
 	Hist        *hdrhistogram.Histogram // latency in µs of answered measured calls
+	// RawLatency is every value recorded in Hist, unordered; kept only with
+	// Config.LatencyDump (a test's check of the exact merge).
+	RawLatency []int64
 
 	// The measured window (docs/method.md): from the end of the warm-up to the
 	// return of the last measured call. CPU is getrusage(RUSAGE_SELF) over it.
@@ -89,8 +93,9 @@ func (r *Result) Errors() map[string]int64 {
 }
 
 // Highest latency the histograms track (µs): open-loop latencies count from the
-// intended start, so they can exceed the per-call timeout.
-const histMax = int64(time.Hour / time.Microsecond)
+// intended start, so they can exceed the per-call timeout. Every client records
+// with the one geometry of internal/stats, so the records merge exactly.
+const histMax = stats.LatencyHighest
 
 // stallAfter: a run in which calls keep failing and none has succeeded for this
 // long ends early (the server died) and still prints its report.
@@ -101,11 +106,13 @@ const stallAfter = 3 * time.Second
 type worker struct {
 	c       caller
 	hist    *hdrhistogram.Histogram
+	raw     []int64 // every recorded latency, with Config.LatencyDump only
 	byKind  [numKinds]int64
 	bytes   int64
 	warmup  int64
 	ok      atomic.Int64
 	failed  atomic.Int64
+	keepRaw bool
 	quota   int64 // open loop with -n: this worker's share
 	offset  time.Duration
 	lastErr error    // the last failure, for the log
@@ -127,7 +134,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 
 	workers := make([]*worker, cfg.Concurrency)
 	for i := range workers {
-		workers[i] = &worker{c: t.caller(i), hist: hdrhistogram.New(1, histMax, 3)}
+		workers[i] = &worker{c: t.caller(i), hist: stats.NewLatency(), keepRaw: cfg.LatencyDump != ""}
 	}
 	defer func() {
 		for _, w := range workers {
@@ -139,7 +146,21 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	if err := verify(ctx, &cfg, workers[0], res, logw); err != nil {
 		return nil, err
 	}
-	prime(ctx, workers[1:], res.DocLength, logw)
+	var loops *httpLoops
+	if cfg.eventLoop() {
+		// The verify call went through net/http; the loops make their own
+		// connections and prime them with its token.
+		tok := workers[0].c.(*httpCaller).token[0]
+		t.close()
+		loops, err = newHTTPLoops(&cfg, workers, res.DocLength, tok)
+		if err != nil {
+			return nil, &ExitError{ExitUnreachable, netKind(err).String(), fmt.Errorf("%s server at %s: %v", cfg.Proto, cfg.Addr, err)}
+		}
+		defer loops.close()
+		fmt.Fprintf(logw, "go-client: load-generator mode: %d event loop(s) over %d connections\n", len(loops.loops), cfg.Conns)
+	} else {
+		prime(ctx, workers[1:], res.DocLength, logw)
+	}
 	if cfg.CPUProfile != "" {
 		stopProfile, err := startCPUProfile(cfg.CPUProfile)
 		if err != nil {
@@ -147,7 +168,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		}
 		defer stopProfile()
 	}
-	measure(ctx, &cfg, workers, res, logw)
+	measure(ctx, &cfg, workers, loops, res, logw)
 	return res, nil
 }
 
@@ -239,7 +260,9 @@ func (w *window) at(t time.Time) (measured, over bool) {
 }
 
 // measure runs the warm-up and the measured part, then fills res.
-func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, logw io.Writer) {
+// With loops (load-generator mode on HTTP) the event loops make the calls
+// instead of one goroutine per worker.
+func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoops, res *Result, logw io.Writer) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stop atomic.Bool
@@ -280,7 +303,21 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 	}
 
 	var wg sync.WaitGroup
+	if loops != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &loopRun{stop: &stop, win: win, counted: cfg.Requests > 0, remaining: &remaining, open: cfg.Rate > 0}
+			if r.open {
+				r.interval = time.Duration(float64(cfg.Concurrency) * float64(time.Second) / float64(cfg.Rate))
+			}
+			loops.run(r)
+		}()
+	}
 	for _, w := range workers {
+		if loops != nil {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -306,10 +343,11 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 		}
 	}
 
-	res.Hist = hdrhistogram.New(1, histMax, 3)
+	res.Hist = stats.NewLatency()
 	lastErrs := make([]error, len(workers))
 	for i, w := range workers {
 		res.Hist.Merge(w.hist)
+		res.RawLatency = append(res.RawLatency, w.raw...)
 		for k := kindConnect; k < numKinds; k++ {
 			res.ByKind[k] += w.byKind[k]
 			res.Failed += w.byKind[k]
@@ -345,6 +383,17 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 		res.Aborted = "interrupted"
 		fmt.Fprintln(logw, "go-client: interrupted: printing what was measured")
 	}
+}
+
+// loopRun is what the loops share with measure: the stop flag, the window and
+// the count of measured calls left (-n).
+type loopRun struct {
+	stop      *atomic.Bool
+	win       *window
+	counted   bool
+	remaining *atomic.Int64
+	open      bool
+	interval  time.Duration
 }
 
 // monitor watches a run from its own goroutine: it ends the warm-up (and takes
@@ -485,6 +534,9 @@ func (w *worker) record(o outcome, start, end time.Time, measured bool) {
 			us = histMax
 		}
 		w.hist.RecordValue(us)
+		if w.keepRaw {
+			w.raw = append(w.raw, us)
+		}
 	}
 }
 
