@@ -191,7 +191,7 @@ func TestJavaBaselinesIdleConnections(t *testing.T) {
 			cmd, addrs := testbed.JavaBaseline(t, java, proto, "-idle-timeout", idle.String())
 			addr := addrs[proto]
 			pid := cmd.Process.Pid
-			w.normalCall(t, proto, addr)
+			w.firstCall(t, proto, addr)
 			before := rss(t, pid)
 			var hello []byte
 			if proto == "grpc" {
