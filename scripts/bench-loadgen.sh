@@ -28,7 +28,7 @@
 # Environment: C (default 50), DUR seconds per tool (default 10), ROUNDS (default 3;
 # the tools alternate within a round), GRPC_CONNS (default 1), BIN (default bin),
 # RATES (default "5000 20000 max"; "max" is the highest rate vegeta holds within
-# 1 %, tried from 2500/s up in 3 s attacks), OPEN (default 1; 0 skips the open
+# 1 % with no failure, tried from 2500/s up in 3 s attacks, twice at most per rate), OPEN (default 1; 0 skips the open
 # loop), CLOSED (default 1; 0 skips the closed loop).
 #
 # On a machine shared with other work, requests/s swing with the load of the
@@ -203,10 +203,14 @@ echo "== open loop, HTTP DataType: go-client -rate R (-c $C, -check length) vs v
 max=0
 if [[ " $RATES " == *" max "* ]]; then
 	for r in 2500 5000 7500 10000 12500 15000 20000 25000 30000 40000 50000 60000; do
-		vegeta_run "$r" 3 "$tmp/trial"
-		read -r _ failed _ achieved _ <"$tmp/trial"
-		ok=$(awk -v a="$achieved" -v r="$r" -v f="$failed" 'BEGIN {print (a >= 0.99 * r && f == 0) ? 1 : 0}')
-		echo "bench-loadgen: vegeta trial at $r/s: achieved $achieved/s, $failed failed$([[ $ok == 1 ]] || echo ': not held')" >&2
+		ok=0
+		for try in 1 2; do # a second try: one stall of a shared machine is not vegeta's limit
+			vegeta_run "$r" 3 "$tmp/trial"
+			read -r _ failed _ achieved _ <"$tmp/trial"
+			ok=$(awk -v a="$achieved" -v r="$r" -v f="$failed" 'BEGIN {print (a >= 0.99 * r && f == 0) ? 1 : 0}')
+			echo "bench-loadgen: vegeta trial $try at $r/s: achieved $achieved/s, $failed failed$([[ $ok == 1 ]] || echo ': not held')" >&2
+			[[ $ok == 1 ]] && break
+		done
 		[[ $ok == 1 ]] || break
 		max=$r
 	done
@@ -217,7 +221,7 @@ for r in $RATES; do
 	[[ $r == max ]] && r=$max
 	[[ $r -gt 0 && " ${rates[*]} " != *" $r "* ]] && rates+=("$r")
 done
-printf "%-9s %-10s %10s %9s %9s %10s %9s %9s %12s %12s\n" target tool achieved/s vs_target failed cpu_us/req p50_us p99_us p50_sent_us p99_sent_us
+printf "%-9s %-10s %10s %9s %9s %10s %9s %9s %12s %12s %7s\n" target tool achieved/s vs_target failed cpu_us/req p50_us p99_us p50_sent_us p99_sent_us held
 for rate in "${rates[@]}"; do
 	for round in $(seq "$ROUNDS"); do
 		vegeta_run "$rate" "$DUR" "$tmp/open-vegeta-$rate.$round"
@@ -228,24 +232,26 @@ for rate in "${rates[@]}"; do
 	done
 	for tool in vegeta go-client; do
 		# Rounds summed: achieved = all calls / all seconds, CPU = all CPU / all
-		# calls; latency: the median over rounds of each percentile.
+		# calls; latency: the median over rounds of each percentile; held: the
+		# rounds whose achieved rate was within 1 % of the target.
 		cat "$tmp/open-$tool-$rate".* | awk -v t="$tool" -v r="$rate" '
 			function med(v, k,   i, j, x) { # insertion sort of v[1..k], then its median
 				for (i = 2; i <= k; i++) { x = v[i]; for (j = i - 1; j > 0 && v[j] + 0 > x + 0; j--) v[j + 1] = v[j]; v[j + 1] = x }
 				return v[int((k + 1) / 2)]
 			}
-			{ n += $1; f += $2; s += $3; cpu += $9; p50[NR] = $5; p99[NR] = $6; s50[NR] = $7; s99[NR] = $8 }
-			END { printf "%-9d %-10s %10.1f %+8.2f%% %9d %10.1f %9s %9s %12s %12s\n", r, t, n / s, (n / s / r - 1) * 100, f, cpu * 1e6 / n, med(p50, NR), med(p99, NR), med(s50, NR), med(s99, NR) }'
+			{ n += $1; f += $2; s += $3; cpu += $9; p50[NR] = $5; p99[NR] = $6; s50[NR] = $7; s99[NR] = $8
+			  if ($4 >= 0.99 * r && $4 <= 1.01 * r) held++ }
+			END { printf "%-9d %-10s %10.1f %+8.2f%% %9d %10.1f %9s %9s %12s %12s %7s\n", r, t, n / s, (n / s / r - 1) * 100, f, cpu * 1e6 / n, med(p50, NR), med(p99, NR), med(s50, NR), med(s99, NR), held + 0 "/" NR }'
 	done
 done >"$tmp/open"
 cat "$tmp/open"
 echo
 awk '
-	{ a[$1 " " $2] = $3; c[$1 " " $2] = $6; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+	{ a[$1 " " $2] = $3; c[$1 " " $2] = $6; h[$1 " " $2] = $11; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
 	END {
 		for (i = 1; i <= k; i++) {
 			r = order[i]; g = a[r " go-client"]; v = a[r " vegeta"]
-			printf "open loop %d/s: go-client %+.2f%% of target (goal within 1 %%), vegeta %+.2f%%%s; cpu/request go-client/vegeta x%.2f (goal <= 1.00)\n", r, (g / r - 1) * 100, (v / r - 1) * 100, (v < 0.99 * r) ? " (not held)" : "", c[r " go-client"] / c[r " vegeta"]
+			printf "open loop %d/s: go-client %+.2f%% of target (goal within 1 %%; rounds held %s), vegeta %+.2f%%%s (rounds held %s); cpu/request go-client/vegeta x%.2f (goal <= 1.00)\n", r, (g / r - 1) * 100, h[r " go-client"], (v / r - 1) * 100, (v < 0.99 * r) ? " (not held)" : "", h[r " vegeta"], c[r " go-client"] / c[r " vegeta"]
 		}
 	}' "$tmp/open"
 fi
