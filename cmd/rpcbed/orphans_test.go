@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -65,17 +66,32 @@ func testScope() string {
 	return "test-" + hex.EncodeToString(b[:])
 }
 
-// buildRpcbed builds rpcbed, go-server and go-client into a root's bin/.
+// built is a root with bin/rpcbed, bin/go-server and bin/go-client, built once
+// for every test that needs them (without -race, whatever the tests are built
+// with) and removed by TestMain.
+var built struct {
+	once sync.Once
+	root string
+	err  error
+}
+
+// buildRpcbed returns that root and its rpcbed.
 func buildRpcbed(t *testing.T) (root, bin string) {
 	t.Helper()
-	root = buildGo(t)
-	bin = filepath.Join(root, "bin", "rpcbed")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/rpcbed")
-	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.root, built.err = os.MkdirTemp("", "rpcbed-test-bin-"); built.err != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(built.root, "bin")+"/", "./go-server", "./go-client", "./cmd/rpcbed")
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return root, bin
+	return built.root, filepath.Join(built.root, "bin", "rpcbed")
 }
 
 // Issue 28 #5: a SIGKILLed rpcbed matrix left its go-server and its client worker
@@ -128,12 +144,11 @@ func TestMatrixKilledLeavesNothing(t *testing.T) {
 				t.Fatalf("rpcbed matrix started %v; want a server and a client; stderr:\n%s", running(), errb.String())
 			}
 			before := running()
+			killed := time.Now()
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			<-exited
-			killed := time.Now()
-			time.Sleep(3 * time.Second)
+			time.Sleep(time.Until(killed.Add(3 * time.Second)))
 			if left := running(); len(left) > 0 {
 				t.Errorf("3 s after SIGKILL of the driver, %d of its %d are alive: %v", len(left), len(before), left)
 			}

@@ -194,7 +194,9 @@ func startWatcher() {
 	// Its own process group: a ^C to the driver's terminal must not end it before
 	// it has cleaned up. No parent-death signal: it is what outlives the driver.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Stdout, cmd.Stderr = nil, os.Stderr
+	// Nothing of the driver's but the pipe: a driver whose stderr is a pipe must
+	// not see it held open by the watcher.
+	cmd.Stdout, cmd.Stderr = nil, nil
 	w, err := cmd.StdinPipe()
 	if err != nil {
 		return
