@@ -444,6 +444,9 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 		rp, why := judge(t.res, t.err, false)
 		if len(why) > 0 {
 			t.rec.Error = strings.Join(why, "; ")
+			if errors.Is(t.err, errWorker) {
+				t.rec.Error = oneLine(t.err.Error()) // the task died: its exit line says no more
+			}
 			errs = append(errs, fmt.Sprintf("%s: %s", cr.lostIfDead(nodes, t, r, t.err), t.rec.Error))
 			continue
 		}
