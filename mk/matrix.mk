@@ -34,9 +34,20 @@ reproduce: matrix-setup setup-reproduce ## re-run the published experiments; wri
 
 ## ---- reproducibility: the same spec twice ------------------------------------------
 # Not part of `make test`: it runs the default matrix twice (twice its time) and
-# prints how many cells agree within ±10 % (scripts/bench-reproducibility.sh).
+# prints how often each run's median lies in the other's 95 % interval, the verdicts
+# that flipped and the cells within ±10 % (scripts/bench-reproducibility.sh).
 #   SPEC=matrix.yaml RUNNER=auto OUT=results/repro-<time> TOL=0.10 GOAL=0.90
-bench-reproducibility: matrix-setup ## run the default matrix twice; print the share of cells within ±10 % (req/s, CPU/call) and the cells outside
+bench-reproducibility: matrix-setup ## run the default matrix twice; print the intervals' calibration both ways, flipped verdicts, cells within ±10 %
 	RUNNER=$(RUNNER) scripts/bench-reproducibility.sh
 
 .PHONY: bench-reproducibility
+
+## ---- slice length: many short rounds or few long ones ------------------------------
+# Not part of `make test`: one 8-cell spec at 0.25/0.5/1/2 s slices, 6 rounds each
+# (about 6 minutes), then `rpcbed slices` prints each length's round noise, its
+# switching cost and the half-width it reaches in a fixed time (docs/method.md,
+# section 11). LENGTHS="0.25 0.5 1 2" ROUNDS=6 RUNNER=auto OUT=results/slices-<time>
+bench-slices: matrix-setup ## measure the slice-length trade-off (round noise, switching cost, half-width per length)
+	RUNNER=$(RUNNER) scripts/bench-slices.sh
+
+.PHONY: bench-slices

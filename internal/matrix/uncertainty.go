@@ -93,6 +93,9 @@ func (r *Run) Uncertainty() *Uncertainty {
 	return u
 }
 
+// Spec is the spec of the run u models.
+func (u *Uncertainty) Spec() Spec { return u.run.Spec }
+
 // Noise is the noise model of figure f for client's cells.
 func (u *Uncertainty) Noise(f Figure, client string) stats.Noise { return u.noise[f.Key+"/"+client] }
 

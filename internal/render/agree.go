@@ -4,21 +4,23 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
 )
 
-// Agreement is how well two runs of the same spec agree, cell by cell: the share
-// of cells whose medians lie within Tol of each other, per figure, and the cells
-// outside with whether either run flagged them noisy (issue 11's reproducibility
-// goal: at least 90 % within ±10 %, every cell outside flagged noisy in at least
-// one of the two runs).
+// Agreement is how well two runs of the same spec agree, cell by cell: whether
+// each run's median lies inside the other's 95 % interval (calibration), whether
+// a ratio's verdict flipped, and the share of cells whose medians lie within Tol
+// of each other, per figure, with the cells outside.
 type Agreement struct {
-	Tol     float64
-	Figures []FigureAgreement
+	// Calibration per figure and Flips per kind of comparison and figure
+	// (matrix.Calibrate); the goal: at least 90 % both ways, no flip.
+	Calibration []matrix.Calibration
+	Flips       []matrix.Flips
+	Tol         float64
+	Figures     []FigureAgreement
 	// Outside lists every cell outside Tol on any figure.
 	Outside []Disagreement
 	// ProbeA and ProbeB: each run's median CPU probe time (µs), client and server
@@ -38,9 +40,8 @@ type FigureAgreement struct {
 
 // Disagreement is one cell outside Tol on at least one figure.
 type Disagreement struct {
-	Cell           string
-	Figures        []string // "req/s 1200 -> 1500 (+25 %)"
-	NoisyA, NoisyB bool
+	Cell    string
+	Figures []string // "req/s 1200 -> 1500 (+25 %, outside A's interval)"
 }
 
 // agreeFigures are the figures compared: throughput and CPU per call each side.
@@ -63,6 +64,8 @@ func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
 	for _, c := range b.Cells {
 		bcells[c.Name] = c
 	}
+	ag.Calibration, ag.Flips = matrix.Calibrate(a, b)
+	ua := a.Uncertainty()
 	out := map[string]*Disagreement{}
 	var order []string
 	for _, f := range agreeFigures {
@@ -84,11 +87,15 @@ func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
 			}
 			dis, ok := out[ca.Name]
 			if !ok {
-				dis = &Disagreement{Cell: ca.Name, NoisyA: isNoisy(ca), NoisyB: isNoisy(cb)}
+				dis = &Disagreement{Cell: ca.Name}
 				out[ca.Name] = dis
 				order = append(order, ca.Name)
 			}
-			dis.Figures = append(dis.Figures, fmt.Sprintf("%s %s -> %s (%+.0f %%)", f.name, sig(ma), sig(mb), d*100))
+			where := "outside A's interval"
+			if fig, ok := figureOf(f.name); ok && ua.Interval(ca, fig).Contains(mb) {
+				where = "inside A's interval"
+			}
+			dis.Figures = append(dis.Figures, fmt.Sprintf("%s %s -> %s (%+.0f %%, %s)", f.name, sig(ma), sig(mb), d*100, where))
 		}
 		ag.Figures = append(ag.Figures, fa)
 	}
@@ -102,21 +109,30 @@ func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
 	return ag
 }
 
-// isNoisy: the cell's summary (computed now for a run saved without one) says noisy.
-func isNoisy(c matrix.CellResult) bool {
-	return slices.Contains(summary(c).Flags, matrix.FlagNoisy)
+// figureOf is the matrix.Figure of an agree figure's name.
+func figureOf(name string) (matrix.Figure, bool) {
+	for _, f := range matrix.Figures {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return matrix.Figure{}, false
 }
 
-// Met reports whether the goal holds: every figure at least share within Tol, and
-// every cell outside flagged noisy in at least one run.
+// Met reports whether the goal holds: for every figure at least share of the
+// cells have the other run's median inside their 95 % interval, both ways, and
+// no verdict flipped between faster and slower.
 func (ag Agreement) Met(share float64) bool {
-	for _, f := range ag.Figures {
-		if f.Cells == 0 || float64(f.Agree) < share*float64(f.Cells) {
+	if len(ag.Calibration) == 0 {
+		return false
+	}
+	for _, c := range ag.Calibration {
+		if c.Cells == 0 || float64(c.BInA) < share*float64(c.Cells) || float64(c.AInB) < share*float64(c.Cells) {
 			return false
 		}
 	}
-	for _, d := range ag.Outside {
-		if !d.NoisyA && !d.NoisyB {
+	for _, f := range ag.Flips {
+		if len(f.Flipped) > 0 {
 			return false
 		}
 	}
@@ -148,35 +164,49 @@ func (ag Agreement) Write(w io.Writer, share float64) error {
 		}
 		fmt.Fprintf(&b, "CPU probe, %s core: median %s µs in A, %s µs in B (%+.0f %%: %s)\n", side, sig(a), sig(bb), d, how)
 	}
-	unflagged := 0
 	if len(ag.Outside) > 0 {
 		fmt.Fprintf(&b, "\n%d cells outside ±%.0f %%:\n", len(ag.Outside), ag.Tol*100)
 		for _, d := range ag.Outside {
-			flag := "noisy in neither run"
-			switch {
-			case d.NoisyA && d.NoisyB:
-				flag = "noisy in both runs"
-			case d.NoisyA:
-				flag = "noisy in run A"
-			case d.NoisyB:
-				flag = "noisy in run B"
-			}
-			if !d.NoisyA && !d.NoisyB {
-				unflagged++
-			}
-			fmt.Fprintf(&b, "  %s: %s; %s\n", d.Cell, strings.Join(d.Figures, ", "), flag)
+			fmt.Fprintf(&b, "  %s: %s\n", d.Cell, strings.Join(d.Figures, ", "))
 		}
 	}
+	writeCalibration(&b, ag)
 	writeNoise(&b, ag.Noise, ag.Tol, share, ag.Took)
 	verdict := "met"
 	if !ag.Met(share) {
 		verdict = "not met"
 	}
-	fmt.Fprintf(&b, "\ngoal (>= %.0f %% of cells within ±%.0f %% for each figure, every cell outside flagged noisy in a run): %s", share*100, ag.Tol*100, verdict)
-	if unflagged > 0 {
-		fmt.Fprintf(&b, "; %d cells outside are flagged in neither run", unflagged)
-	}
-	b.WriteString("\n")
+	fmt.Fprintf(&b, "\ngoal (for each figure, >= %.0f %% of cells with the other run's median inside their 95 %% interval, both ways; no verdict flipped between faster and slower): %s\n", share*100, verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCalibration prints the calibration per figure and the verdict flips.
+func writeCalibration(b *strings.Builder, ag Agreement) {
+	if len(ag.Calibration) == 0 {
+		return
+	}
+	b.WriteString("\ncalibration (the other run's median inside a cell's 95 % interval; docs/method.md, section 11):\n")
+	for _, c := range ag.Calibration {
+		share := func(n int) string {
+			if c.Cells == 0 {
+				return "-"
+			}
+			return pctOf(float64(n) / float64(c.Cells))
+		}
+		fmt.Fprintf(b, "  %-16s B in A's: %d of %d, %s; A in B's: %d of %d, %s; median half-width ±%s (A), ±%s (B); in-run alone ±%s (A), ±%s (B); ±5 %% in-run needs %d rounds\n",
+			c.Figure.Name, c.BInA, c.Cells, share(c.BInA), c.AInB, c.Cells, share(c.AInB),
+			pctOf(c.HalfA), pctOf(c.HalfB), pctOf(c.InRunA), pctOf(c.InRunB), c.RoundsFor5)
+	}
+	if len(ag.Flips) == 0 {
+		return
+	}
+	b.WriteString("\nverdicts, B against A (faster/slower/indistinguishable at 95 %):\n")
+	for _, f := range ag.Flips {
+		fmt.Fprintf(b, "  %-16s %-16s %d compared: %d the same, %d flipped, %d to indistinguishable, %d from it\n",
+			f.Kind, f.Figure, f.Compared, f.SameVerdict, len(f.Flipped), f.ToIndist, f.FromIndist)
+		for _, x := range f.Flipped {
+			fmt.Fprintf(b, "    flipped: %s\n", x)
+		}
+	}
 }

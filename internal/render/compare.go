@@ -9,16 +9,23 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // Change is one metric of one cell, A vs B.
 type Change struct {
-	Metric       string
-	A, B         float64 // medians
-	Delta        string  // benchstat's: "+12.34%", or "~" when not significant
+	Metric string
+	A, B   float64 // medians
+	Delta  string  // "+12.34%", or "~" when the interval holds no change
+	// Ratio is B's median over A's with its 95 % interval: both runs' noise and
+	// the run shift between them (stats.UnpairedRatio); Faster says whether B is
+	// faster than A (stats.Faster, Slower, Indistinguishable).
+	Ratio  stats.Ratio
+	Faster string
+	// P is the Mann-Whitney U test's p-value over the repeats, as benchstat's.
 	P            float64
 	NA, NB       int
-	Significant  bool
+	Significant  bool // the interval excludes no change
 	Warnings     []string
 	betterHigher bool
 }
@@ -30,21 +37,25 @@ type CellChange struct {
 }
 
 var compared = []struct {
-	name         string
+	name, key    string
 	f            func(matrix.Metrics) float64
 	betterHigher bool
 }{
-	{"req/s", matrix.RPS, true},
-	{"p99", matrix.P99, false},
-	{"client CPU/call", matrix.ClientCPU, false},
-	{"server CPU/call", matrix.ServerCPU, false},
+	{"req/s", "rps", matrix.RPS, true},
+	{"p99", "p99_us", matrix.P99, false},
+	{"client CPU/call", "client_cpu_us_per_call", matrix.ClientCPU, false},
+	{"server CPU/call", "server_cpu_us_per_call", matrix.ServerCPU, false},
 }
 
-// Compare matches the cells of two runs by name and tests each metric's repeats
-// with the Mann-Whitney U test, as benchstat does (golang.org/x/perf/benchmath,
-// alpha 0.05). Cells missing from either run, or without a successful repeat on
-// one side, are left out.
+// Compare matches the cells of two runs by name and gives each metric B's median
+// over A's with its 95 % interval (each run's pooled noise and the run shift
+// between them, docs/method.md, section 11): a change is significant when the
+// interval excludes 1. The Mann-Whitney U test's p over the repeats, as
+// benchstat computes it (golang.org/x/perf/benchmath), is printed beside it.
+// Cells missing from either run, or without a successful repeat on one side,
+// are left out.
 func Compare(a, b *matrix.Run) []CellChange {
+	ua, ub := a.Uncertainty(), b.Uncertainty()
 	bc := map[string]matrix.CellResult{}
 	for _, c := range b.Cells {
 		bc[c.Name] = c
@@ -66,8 +77,15 @@ func Compare(a, b *matrix.Run) []CellChange {
 			cmp := benchmath.AssumeNothing.Compare(sa, sb)
 			ma := benchmath.AssumeNothing.Summary(sa, 0.95).Center
 			mb := benchmath.AssumeNothing.Summary(sb, 0.95).Center
-			ch := Change{Metric: m.name, A: ma, B: mb, Delta: cmp.FormatDelta(ma, mb), P: cmp.P,
-				NA: cmp.N1, NB: cmp.N2, Significant: cmp.P <= cmp.Alpha, betterHigher: m.betterHigher}
+			fig, _ := matrix.FigureByKey(m.key)
+			rt := stats.UnpairedRatio(vb, va, ub.Noise(fig, cb.Client), ua.Noise(fig, ca.Client))
+			faster := rt.Verdict(m.betterHigher)
+			delta := "~"
+			if faster != stats.Indistinguishable {
+				delta = fmt.Sprintf("%+.2f%%", (mb/ma-1)*100)
+			}
+			ch := Change{Metric: m.name, A: ma, B: mb, Delta: delta, Ratio: rt, Faster: faster, P: cmp.P,
+				NA: cmp.N1, NB: cmp.N2, Significant: faster != stats.Indistinguishable, betterHigher: m.betterHigher}
 			for _, w := range cmp.Warnings {
 				ch.Warnings = append(ch.Warnings, w.Error())
 			}
@@ -85,9 +103,10 @@ func Compare(a, b *matrix.Run) []CellChange {
 func CompareMarkdown(w io.Writer, a, b *matrix.Run, changes []CellChange) error {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# rpcbed compare: A = %s, B = %s\n\n", a.ID, b.ID)
-	fmt.Fprintf(&sb, "Medians over the repeats; the change is B vs A, `~` when the Mann-Whitney U test "+
-		"(benchstat's, alpha 0.05) finds no significant difference. With 3 repeats per side the smallest "+
-		"possible p is 0.100: use 4 or more repeats (spec: repeats) to detect a change at alpha 0.05.\n\n")
+	fmt.Fprintf(&sb, "Medians over the rounds; the change is B vs A with its 95 %% interval [low, high] (both runs' noise and "+
+		"the shift a whole run makes, docs/method.md, section 11), and the verdict: B faster or slower when the interval "+
+		"excludes no change, `~` (indistinguishable) when it holds it. p is the Mann-Whitney U test over the rounds "+
+		"(benchstat's), for reference: with 3 rounds a side its smallest possible p is 0.100.\n\n")
 	sb.WriteString("| cell | req/s A | req/s B | change | p99 ms A | p99 ms B | change | client CPU µs A | B | change | server CPU µs A | B | change |\n")
 	sb.WriteString("|---|---:|---:|---|---:|---:|---|---:|---:|---|---:|---:|---|\n")
 	warn := map[string]bool{}
@@ -126,8 +145,12 @@ func CompareMarkdown(w io.Writer, a, b *matrix.Run, changes []CellChange) error 
 
 func changeString(ch Change) string {
 	p := fmt.Sprintf("p=%.3f n=%d+%d", ch.P, ch.NA, ch.NB)
+	iv := "[-]"
+	if ch.Ratio.Valid() {
+		iv = fmt.Sprintf("[%+.0f%%, %+.0f%%]", (ch.Ratio.Low-1)*100, (ch.Ratio.High-1)*100)
+	}
 	if !ch.Significant {
-		return "~ (" + p + ")"
+		return "~ " + iv + " indistinguishable (" + p + ")"
 	}
 	verdict := "worse"
 	if (ch.B > ch.A) == ch.betterHigher {
@@ -136,5 +159,5 @@ func changeString(ch Change) string {
 	if math.Abs(ch.B-ch.A) == 0 {
 		verdict = "same"
 	}
-	return ch.Delta + " " + verdict + " (" + p + ")"
+	return ch.Delta + " " + iv + " " + ch.Faster + ", " + verdict + " (" + p + ")"
 }

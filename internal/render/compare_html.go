@@ -103,7 +103,7 @@ func CompareHTML(w io.Writer, a, b *matrix.Run, changes []CellChange) error {
 				A: sig(ch.A * scale), B: sig(ch.B * scale),
 				ASort: fmtSort(ch.A * scale), BSort: fmtSort(ch.B * scale),
 				Delta: ch.Delta, Verdict: ch.Verdict(),
-				Title: fmt.Sprintf("p=%.3f, repeats %d (A) + %d (B)", ch.P, ch.NA, ch.NB),
+				Title: fmt.Sprintf("B/A %s, 95 %% interval %s-%s: %s; p=%.3f, rounds %d (A) + %d (B)", sig(ch.Ratio.Center), sig(ch.Ratio.Low), sig(ch.Ratio.High), ch.Faster, ch.P, ch.NA, ch.NB),
 			}
 			if ch.A != 0 {
 				v.DeltaSort = fmtSort((ch.B - ch.A) / ch.A * 100)
@@ -122,7 +122,7 @@ func CompareHTML(w io.Writer, a, b *matrix.Run, changes []CellChange) error {
 		}
 		p.Rows = append(p.Rows, r)
 	}
-	p.Summary = fmt.Sprintf("%d cells compared: %d figures improved, %d regressed, %d without a significant change.",
+	p.Summary = fmt.Sprintf("%d cells compared: %d figures improved, %d regressed, %d indistinguishable (their 95 %% interval holds no change).",
 		len(p.Rows), count[Improved], count[Regressed], count[NoChange])
 	p.Missing = notCompared(a, b, comparedCells)
 	return execute(w, "compare", p)

@@ -472,7 +472,8 @@ func TestCompareHTML(t *testing.T) {
 		want []string // req/s, p99, client CPU, server CPU
 	}{
 		{"go-grpc-datalist-2-c1", []string{Improved, Regressed, Improved, Improved}},
-		{"go-grpc-datalist-2-c50", []string{NoChange, NoChange, NoChange, NoChange}},
+		// 3 rounds a side: the intervals still tell +50 % req/s (p99 unchanged).
+		{"go-grpc-datalist-2-c50", []string{Improved, NoChange, Improved, Improved}},
 	} {
 		if !slices.Equal(rows[tc.cell], tc.want) {
 			t.Errorf("%s: got verdicts %v; want %v", tc.cell, rows[tc.cell], tc.want)

@@ -116,6 +116,38 @@ func (f *figure) line(name string, xs, ys []float64, c color.Color, dash []vg.Le
 	return nil
 }
 
+// errorBars draws each point's 95 % interval [lo, hi] as a vertical bar
+// (points without a valid interval get none).
+func (f *figure) errorBars(xs, ys, lo, hi []float64, c color.Color) error {
+	var pts errPoints
+	for i := range xs {
+		if ys[i] > 0 && xs[i] > 0 && lo[i] > 0 && hi[i] >= ys[i] && !math.IsInf(hi[i], 0) {
+			pts.xy = append(pts.xy, plotter.XY{X: xs[i], Y: ys[i]})
+			pts.err = append(pts.err, struct{ Low, High float64 }{ys[i] - lo[i], hi[i] - ys[i]})
+		}
+	}
+	if len(pts.xy) == 0 {
+		return nil
+	}
+	b, err := plotter.NewYErrorBars(pts)
+	if err != nil {
+		return err
+	}
+	b.Color, b.Width = c, vg.Points(1)
+	f.p.Add(b)
+	return nil
+}
+
+// errPoints are points with their distances to an interval's ends.
+type errPoints struct {
+	xy  plotter.XYs
+	err plotter.YErrors
+}
+
+func (p errPoints) Len() int                        { return len(p.xy) }
+func (p errPoints) XY(i int) (float64, float64)     { return p.xy[i].X, p.xy[i].Y }
+func (p errPoints) YError(i int) (float64, float64) { return p.err[i].Low, p.err[i].High }
+
 // fixLogRange widens a log axis that spans a single value (one concurrency, one
 // size): gonum would otherwise pad it down to zero.
 func fixLogRange(a *plot.Axis) {
@@ -251,6 +283,7 @@ func runFigures(run *matrix.Run) ([]namedFigure, error) {
 
 // cellIndex finds a run's successful cells by their coordinates.
 type cellIndex struct {
+	u       *matrix.Uncertainty
 	cells   map[string]matrix.CellResult
 	clients []string
 	protos  map[string][]string // client -> protocols with a result
@@ -260,7 +293,7 @@ type cellIndex struct {
 }
 
 func index(run *matrix.Run) *cellIndex {
-	x := &cellIndex{cells: map[string]matrix.CellResult{}, protos: map[string][]string{}}
+	x := &cellIndex{u: run.Uncertainty(), cells: map[string]matrix.CellResult{}, protos: map[string][]string{}}
 	for _, c := range run.Cells {
 		if c.Status != matrix.StatusOK {
 			continue
@@ -301,6 +334,19 @@ func (x *cellIndex) median(c matrix.Cell, f func(matrix.Metrics) float64) float6
 	return r.Stat(f).Median
 }
 
+// interval of one figure in a cell: its 95 % bounds (NaN when it has none).
+func (x *cellIndex) interval(c matrix.Cell, f matrix.Figure) (lo, hi float64) {
+	r, ok := x.cells[c.Name()]
+	if !ok {
+		return math.NaN(), math.NaN()
+	}
+	iv := x.u.Interval(r, f)
+	if !iv.Valid() {
+		return math.NaN(), math.NaN()
+	}
+	return iv.Low, iv.High
+}
+
 type callItems struct {
 	call  string
 	items int
@@ -335,15 +381,20 @@ func floats(v []int) []float64 {
 }
 
 func rpsVsConcurrency(x *cellIndex, k callItems) (*figure, error) {
-	f := newFigure("Requests/s vs concurrency, "+k.String(), "concurrency (-c, log scale)", "requests/s (median, log scale)", true, true)
+	f := newFigure("Requests/s vs concurrency, "+k.String(), "concurrency (-c, log scale)", "requests/s (median, 95 % interval, log scale)", true, true)
 	f.xTicksAt(x.conc)
 	for _, client := range x.clients {
 		for _, proto := range x.protos[client] {
-			ys := make([]float64, len(x.conc))
+			ys, lo, hi := make([]float64, len(x.conc)), make([]float64, len(x.conc)), make([]float64, len(x.conc))
 			for i, c := range x.conc {
-				ys[i] = x.median(matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, matrix.RPS)
+				cell := matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}
+				ys[i] = x.median(cell, matrix.RPS)
+				lo[i], hi[i] = x.interval(cell, matrix.Figures[0])
 			}
 			if err := f.line(client+"-"+proto, floats(x.conc), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+			if err := f.errorBars(floats(x.conc), ys, lo, hi, clientColor[client]); err != nil {
 				return nil, err
 			}
 		}
@@ -387,15 +438,20 @@ func clientCPUVsItems(x *cellIndex, c int) (*figure, error) {
 		return nil, nil
 	}
 	f := newFigure(fmt.Sprintf("Client CPU per call by language, datalist, c=%d", c),
-		"items per response (log scale)", "client CPU µs per call (whole process, log scale)", true, true)
+		"items per response (log scale)", "client CPU µs per call (95 % interval, log scale)", true, true)
 	f.xTicksAt(x.items)
 	for _, client := range x.clients {
 		for _, proto := range x.protos[client] {
-			ys := make([]float64, len(x.items))
+			ys, lo, hi := make([]float64, len(x.items)), make([]float64, len(x.items)), make([]float64, len(x.items))
 			for i, n := range x.items {
-				ys[i] = x.median(matrix.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
+				cell := matrix.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
+				ys[i] = x.median(cell, matrix.ClientCPU)
+				lo[i], hi[i] = x.interval(cell, matrix.Figures[3])
 			}
 			if err := f.line(client+"-"+proto, floats(x.items), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+			if err := f.errorBars(floats(x.items), ys, lo, hi, clientColor[client]); err != nil {
 				return nil, err
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // A Renderer writes one view of a run.
@@ -55,7 +56,7 @@ func All(dir string, run *matrix.Run) error {
 // (status "missing" for a cell with no result), figures are the median over the
 // good repeats unless named _min/_max. CPU figures are over each repeat's measured
 // window and leave out repeats whose CPU is not used (a flag says why).
-var CSVHeader = []string{
+var CSVHeader = append([]string{
 	"cell", "client", "protocol", "call", "items", "concurrency", "conns", "server", "status", "repeats_ok",
 	"rps_median", "rps_min", "rps_max", "rps_spread",
 	"p50_us_median", "p99_us_median", "p99_us_min", "p99_us_max",
@@ -63,6 +64,18 @@ var CSVHeader = []string{
 	"client_calls_per_cpu_s", "server_calls_per_cpu_s", "client_busy", "server_busy", "bottleneck",
 	"max_steal_cores", "max_outside_cores", "flags",
 	"bytes_per_response", "failed_calls", "error",
+}, ciColumns()...)
+
+// ciColumns are matrix.csv's interval columns, after CSVHeader's: for every timed
+// figure, <figure>_ci_low and <figure>_ci_high, the 95 % interval where a rerun's
+// median lands (docs/method.md, section 11), and in_run_half_width, the
+// widest in-run half-width of req/s and CPU per call (what Spec.Precision holds).
+func ciColumns() []string {
+	var h []string
+	for _, f := range matrix.Figures {
+		h = append(h, f.Key+"_ci_low", f.Key+"_ci_high")
+	}
+	return append(h, "in_run_half_width")
 }
 
 // summary is the cell's saved summary, or one computed now (a run saved before
@@ -80,6 +93,7 @@ func summary(c matrix.CellResult) *matrix.Summary {
 func CSV(w io.Writer, run *matrix.Run) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
+	u := run.Uncertainty()
 	for _, c := range run.Cells {
 		rps, p99 := c.Stat(matrix.RPS), c.Stat(matrix.P99)
 		failed := 0.0
@@ -91,7 +105,7 @@ func CSV(w io.Writer, run *matrix.Run) error {
 		if rps.N > 0 {
 			spread = sum.Spread
 		}
-		cw.Write([]string{
+		cw.Write(append([]string{
 			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), strconv.Itoa(sum.Conns), c.ServerLang, c.Status,
 			strconv.Itoa(rps.N),
 			num(rps.Median, 2), num(rps.Min, 2), num(rps.Max, 2), num(spread, 3),
@@ -101,15 +115,34 @@ func CSV(w io.Writer, run *matrix.Run) error {
 			num(c.Stat(matrix.ClientBusy).Median, 3), num(c.Stat(matrix.ServerBusy).Median, 3), sum.Bottleneck,
 			num(sum.MaxStealCores, 3), num(sum.MaxOutsideCores, 3), strings.Join(sum.Flags, " "),
 			num(c.Stat(matrix.BytesPerResponse).Median, 0), num(failed, 0), c.Error,
-		})
+		}, ciRow(u, c)...))
 	}
 	for _, c := range missing(run) {
 		cw.Write([]string{c.Name(), c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency),
 			strconv.Itoa(c.Load.ConnsFor(c.Concurrency)), c.ServerLang, "missing", "0",
-			"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "no result: the run did not reach it"})
+			"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "no result: the run did not reach it",
+			"", "", "", "", "", "", "", "", "", "", ""})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// ciRow is a cell's ciColumns.
+func ciRow(u *matrix.Uncertainty, c matrix.CellResult) []string {
+	var row []string
+	for _, f := range matrix.Figures {
+		iv := u.Interval(c, f)
+		if !iv.Valid() {
+			row = append(row, "", "")
+			continue
+		}
+		prec := 2
+		if f.Key != "rps" {
+			prec = 1
+		}
+		row = append(row, num(iv.Low, prec), num(iv.High, prec))
+	}
+	return append(row, num(u.Width(c), 3))
 }
 
 // missing lists the plan's cells that have no result in the run.
@@ -151,8 +184,8 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	fmt.Fprintf(&b, "; runner %s; commit %s\n", run.Runner, orDash(run.Commit))
 	m := run.Machine
 	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
-	fmt.Fprintf(&b, "- load per run: %s; %d repeats, interleaved%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
-		loadString(s.Load), s.Repeats, primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
+	fmt.Fprintf(&b, "- load per run: %s; %d rounds, %s%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
+		loadString(s.Load), s.Repeats, orderWords(run), primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
 	for _, o := range s.Overrides {
 		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
 	}
@@ -164,9 +197,13 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		b.WriteString("\n")
 	}
 	b.WriteString(linksMarkdown(run))
+	b.WriteString(clusterMarkdown(run))
 	b.WriteString(primesMarkdown(run))
 	b.WriteString(repeatOrderMarkdown(run))
-	b.WriteString("\nEach figure is the median of the good repeats; [min-max] beside req/s and p99. " +
+	b.WriteString("\nEach figure is the median of the good rounds; [low-high] beside req/s and p99, and ±% beside CPU per call, " +
+		"is its 95 % interval: where a rerun's median on this machine lands, this run's noise pooled over its cells and a whole " +
+		"run's shift of " + pctOf(s.Shift()) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
+		pctOf(precisionOf(s)) + " says so in its note. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
 		"same window. Calls/CPU-s is calls per CPU-second, client / server. Busy is each side's CPU over the window / " +
@@ -174,6 +211,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		"A repeat whose CPU breaks the invariant (busier than its cores + 5 %) is flagged cpu-invariant and its CPU " +
 		"figures are left out. Bytes is the encoded response.\n")
 
+	u := run.Uncertainty()
 	drifting := map[string]bool{} // workers the repeat order names
 	for _, o := range repeatOrders(run) {
 		drifting[o.Worker] = o.Drifts
@@ -211,15 +249,20 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			if c.Error != "" {
 				notes = append(notes, short(c.Error, 120))
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s | %s | %s / %s | %s / %s | %s | %s | %s |\n",
-				c.Name, sum.Conns, sig(rps.Median), sig(rps.Min), sig(rps.Max),
-				ms(c.Stat(matrix.P50).Median), ms(p99.Median), ms(p99.Min), ms(p99.Max),
-				sig(c.Stat(matrix.ClientCPU).Median), sig(c.Stat(matrix.ServerCPU).Median),
+			riv, piv := u.Interval(c, matrix.Figures[0]), u.Interval(c, matrix.Figures[2])
+			if w := u.Width(c); w > precisionOf(s) {
+				notes = append(notes, fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(precisionOf(s))))
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s%s | %s%s | %s / %s | %s / %s | %s | %s | %s |\n",
+				c.Name, sum.Conns, sig(rps.Median), sig(riv.Low), sig(riv.High),
+				ms(c.Stat(matrix.P50).Median), ms(p99.Median), ms(piv.Low), ms(piv.High),
+				sig(c.Stat(matrix.ClientCPU).Median), pm(u.Interval(c, matrix.Figures[3])), sig(c.Stat(matrix.ServerCPU).Median), pm(u.Interval(c, matrix.Figures[4])),
 				sig(c.Stat(matrix.ClientCallsPerCPUS).Median), sig(c.Stat(matrix.ServerCallsPerCPUS).Median),
 				pctOf(c.Stat(matrix.ClientBusy).Median), pctOf(c.Stat(matrix.ServerBusy).Median), orDash(sum.Bottleneck),
 				num(c.Stat(matrix.BytesPerResponse).Median, 0), mdEscape(strings.Join(notes, "; ")))
 		}
 	}
+	b.WriteString(ratiosMarkdown(run, u))
 	var flagged []matrix.CellResult
 	for _, c := range run.Cells {
 		if len(summary(c).Flags) > 0 {
@@ -227,10 +270,11 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		}
 	}
 	if len(flagged) > 0 {
-		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (req/s or CPU per call spread over %.0f %% or steal over %.0f %% of a core), "+
-			"cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
-			"CPU over the window), warmup-unsettled, jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
-			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), matrix.NoisySpread*100, matrix.NoisyStealCores*100, matrix.JITQuiet*100, matrix.FewCalls, 100.0/matrix.FewCalls)
+		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (steal over %.0f %% of a core; a wide spread is no flag, "+
+			"the interval gives it), cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
+			"CPU over the window), warmup-unsettled (only where an unsettled round's req/s lies outside the settled rounds' range), "+
+			"jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
+			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), matrix.NoisyStealCores*100, matrix.JITQuiet*100, matrix.FewCalls, 100.0/matrix.FewCalls)
 		for _, c := range flagged {
 			sum := summary(c)
 			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
@@ -275,6 +319,42 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// orderWords says how the rounds were ordered: seeded random, or a fixed
+// interleaved order (a run from before the rounds were shuffled).
+func orderWords(run *matrix.Run) string {
+	if run.Seed == 0 {
+		return "interleaved in a fixed order"
+	}
+	w := fmt.Sprintf("each in a random order (seed %d)", run.Seed)
+	if s := run.Spec; s.Precision > 0 {
+		added := 0
+		for _, r := range run.Rounds {
+			if r.Added {
+				added += len(r.Order)
+			}
+		}
+		w += fmt.Sprintf(", rounds added to cells wider than ±%s within a budget of %v: %d runs", pctOf(float64(s.Precision)), s.Budget.D(), added)
+	}
+	return w
+}
+
+// precisionOf is the precision cells are held to: the spec's, or
+// matrix.DefaultPrecision.
+func precisionOf(s matrix.Spec) float64 {
+	if s.Precision > 0 {
+		return float64(s.Precision)
+	}
+	return matrix.DefaultPrecision
+}
+
+// pm prints an interval's half-width as " ±12 %" ("" when it has none).
+func pm(iv stats.Interval) string {
+	if !iv.Valid() {
+		return ""
+	}
+	return " ±" + pctOf(iv.HalfWidth())
 }
 
 func workerWords(w *bool) string {

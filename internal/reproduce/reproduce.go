@@ -3,7 +3,7 @@
 // published claim is one named rule (rule.go; the bands sit beside each
 // experiment's code): the claim's words, the published figure, the measured
 // figure over the repeats (median [range]), the tolerance for yes / partly / no,
-// and a verdict that says "not distinguishable here" when the repeats' spread
+// and a verdict that says "inconclusive" when the 95 % interval
 // holds the difference. A reason is printed only from this run's figures, naming
 // the measurement behind it.
 //
@@ -199,8 +199,9 @@ func Markdown(w io.Writer, secs []Section) {
 	fmt.Fprintf(w, "# Reproduction of the published experiments\n\n")
 	fmt.Fprintf(w, "Published figures are in results/published/. Absolute numbers differ (other hardware, "+
 		"newer libraries); each published claim is one rule (internal/reproduce) with a stated tolerance. "+
-		"Measured figures are the median over the repeats with the range they span in brackets; a difference "+
-		"inside that range is \"%s\", never \"yes\". A reason is given only where a figure of this run measured it.\n", NotDistinguished)
+		"Measured figures are the median over the repeats with its 95 %% interval in brackets (from the repeats' own "+
+		"spread, Student's t); a claim whose interval straddles its tolerance, or holds no difference, is \"%s\", "+
+		"never \"yes\". A reason is given only where a figure of this run measured it.\n", NotDistinguished)
 	fmt.Fprintf(w, "\n## Summary\n\n| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range secs {
 		if s.Err != "" && len(s.Findings) == 0 {
