@@ -112,7 +112,7 @@ var sectionTmpl = template.Must(template.New("cost").Funcs(template.FuncMap{
 <table class="cells"><thead><tr><th>cell</th><th>side</th><th>est. cycles</th><th>CPU µs/call</th><th>cycles per CPU ns</th><th>syscalls</th></tr></thead><tbody>
 {{range .Out}}<tr><td>{{.Cell}}</td><td>{{.Side}}</td><td>{{n .Cycles}}</td><td>{{f1 .CPUus}}</td><td>{{f2 .PerNs}}</td><td>{{f1 .Syscalls}}</td></tr>
 {{end}}</tbody></table>{{end}}
-<div class="plots">{{range .Plots}}<figure id="plot-cost-{{.Name}}" data-plot="cost-{{.Name}}">
+<div class="plots">{{range .Plots}}<figure id="plot-cost-{{.Name}}" data-cost-plot="{{.Name}}">
 {{.SVG}}
 <figcaption><b>{{.Name}}</b>: {{.Caption}}</figcaption>
 </figure>
