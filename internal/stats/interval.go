@@ -1,0 +1,232 @@
+// Package stats holds the statistics behind rpcbed's figures: medians, spreads and
+// the 95 % intervals every timed figure and ratio carries (docs/method.md,
+// section 11).
+//
+// Timed figures are modelled on a log scale: a round's value is the cell's true
+// value times a noise factor, so a deviation of 0.05 is 5 % whatever the figure's
+// size, and ratios are differences of logs.
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	mstats "github.com/aclements/go-moremath/stats"
+	"golang.org/x/perf/benchmath"
+)
+
+// Confidence is the level of every interval rpcbed prints.
+const Confidence = 0.95
+
+// Interval is a figure with its 95 % interval: Low <= Center <= High, all in the
+// figure's unit. N is the number of rounds behind it. The zero value (N 0) is no
+// interval.
+type Interval struct {
+	Center, Low, High float64
+	N                 int
+}
+
+// Valid says the interval is finite and positive (a figure with rounds).
+func (iv Interval) Valid() bool {
+	return iv.N > 0 && iv.Center > 0 && iv.Low > 0 && !math.IsInf(iv.High, 0) && !math.IsNaN(iv.High)
+}
+
+// Contains says x lies inside [Low, High].
+func (iv Interval) Contains(x float64) bool { return iv.Valid() && x >= iv.Low && x <= iv.High }
+
+// HalfWidth is the interval's half-width relative to its center, on the log scale
+// it was built on (0.05: the figure is known within about ±5 %); NaN when invalid.
+func (iv Interval) HalfWidth() float64 {
+	if !iv.Valid() {
+		return math.NaN()
+	}
+	return (math.Log(iv.High) - math.Log(iv.Low)) / 2
+}
+
+// MedianCI is the order-statistics interval of v's median at the given confidence,
+// as benchstat computes it (golang.org/x/perf/benchmath, AssumeNothing): it
+// assumes nothing of the noise's shape, but needs 6 values for a finite 95 %
+// interval (Low 0 or High +Inf below that; ok is false then).
+func MedianCI(v []float64, confidence float64) (iv Interval, ok bool) {
+	if len(v) == 0 {
+		return Interval{}, false
+	}
+	th := benchmath.DefaultThresholds
+	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(v, &th), confidence)
+	iv = Interval{Center: s.Center, Low: s.Lo, High: s.Hi, N: len(v)}
+	return iv, !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0)
+}
+
+// BootstrapMedian is the percentile bootstrap interval of v's median: resamples
+// of the rounds with replacement, seeded, so the same values give the same
+// interval. With few rounds it is too narrow (docs/method.md, section 11:
+// 3 rounds cover 73 % at a nominal 95 %), which is why rpcbed's published interval
+// pools the noise over the run instead (Noise.Median).
+func BootstrapMedian(v []float64, confidence float64, resamples int, seed uint64) Interval {
+	if len(v) == 0 || resamples < 1 {
+		return Interval{}
+	}
+	r := rand.New(rand.NewPCG(seed, 0x26))
+	meds := make([]float64, resamples)
+	buf := make([]float64, len(v))
+	for i := range meds {
+		for j := range buf {
+			buf[j] = v[r.IntN(len(v))]
+		}
+		meds[i] = Median(buf)
+	}
+	slices.Sort(meds)
+	a := (1 - confidence) / 2
+	lo := meds[int(math.Floor(a*float64(resamples-1)))]
+	hi := meds[int(math.Ceil((1-a)*float64(resamples-1)))]
+	return Interval{Center: Median(v), Low: lo, High: hi, N: len(v)}
+}
+
+// Median of v (NaN for an empty v); v is not changed.
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// Logs is the natural log of every positive, finite value of v (others left out).
+func Logs(v []float64) []float64 {
+	out := make([]float64, 0, len(v))
+	for _, x := range v {
+		if x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) {
+			out = append(out, math.Log(x))
+		}
+	}
+	return out
+}
+
+// Pool accumulates the squared deviations of values from their own group's mean,
+// over many groups (a run's cells): Var is the pooled variance, DF its degrees of
+// freedom (the values less one per group).
+type Pool struct {
+	SS float64
+	DF int
+}
+
+// Add puts one group's values (logs) into the pool; a group of fewer than two
+// adds nothing.
+func (p *Pool) Add(v []float64) {
+	if len(v) < 2 {
+		return
+	}
+	m := mean(v)
+	for _, x := range v {
+		p.SS += (x - m) * (x - m)
+	}
+	p.DF += len(v) - 1
+}
+
+// Var is the pooled variance (NaN for an empty pool).
+func (p Pool) Var() float64 {
+	if p.DF == 0 {
+		return math.NaN()
+	}
+	return p.SS / float64(p.DF)
+}
+
+// PriorDF is the weight, in degrees of freedom, the run's pooled variance gets
+// beside a cell's own (Noise.cellVar): a cell's 3 rounds give it 2 degrees of its
+// own, so its own spread counts a third and the run's two thirds. A cell noisier
+// than the run still widens its interval; a cell that was quiet by luck does not
+// get an interval that its 3 rounds cannot support.
+const PriorDF = 4
+
+// Noise is the noise model of one figure over a run: the pooled within-cell
+// variance of its log values (Pool), and the standard deviation of a whole run's
+// shift against a rerun (RunShift, log scale), which no single run can measure
+// (Spec.RunShift; docs/method.md, section 11).
+type Noise struct {
+	Pool     Pool
+	RunShift float64
+}
+
+// cellVar is a cell's variance, its own shrunk towards the pool's (PriorDF), and
+// the degrees of freedom behind it.
+func (n Noise) cellVar(logs []float64) (v float64, df int) {
+	own := Pool{}
+	own.Add(logs)
+	pv := n.Pool.Var()
+	switch {
+	case math.IsNaN(pv) && own.DF == 0:
+		return math.NaN(), 0
+	case math.IsNaN(pv):
+		return own.Var(), own.DF
+	}
+	prior := min(PriorDF, n.Pool.DF)
+	return (own.SS + float64(prior)*pv) / float64(own.DF+prior), own.DF + prior
+}
+
+// medianFactor is the variance of the median of n normal values over the
+// variance of their mean (1 for n <= 2, about 1.35 at 3, pi/2 as n grows):
+// simulated, 100000 draws each.
+func medianFactor(n int) float64 {
+	f := []float64{1, 1, 1, 1.353, 1.199, 1.438, 1.287, 1.479, 1.354, 1.488, 1.382, 1.516}
+	if n < len(f) {
+		return f[n]
+	}
+	return math.Pi / 2
+}
+
+// tQuantile is Student's t quantile at p with df degrees of freedom (the normal's
+// for df <= 0: a known variance).
+func tQuantile(p float64, df int) float64 {
+	if df <= 0 {
+		return mstats.InvCDF(mstats.StdNormal)(p)
+	}
+	return mstats.InvCDF(mstats.TDist{V: float64(df)})(p)
+}
+
+// Median is the interval where a rerun's median of this cell will land, at 95 %:
+// centred on this run's median of v, its half-width on the log scale
+// t * sqrt(2 * f(n) * s^2 / n + RunShift^2), where s^2 is the cell's variance
+// (cellVar), f(n) the median's variance factor, 2 for the two runs' medians each
+// carrying the noise, and RunShift the whole run's shift. RunShift 0 with the 2
+// left out is the interval of this run's median alone (InRun).
+func (n Noise) Median(v []float64) Interval {
+	return n.interval(v, 2, n.RunShift)
+}
+
+// InRun is the 95 % interval of this run's median of v alone: where the median
+// of many rounds on this machine, at this time, lies. It is what more rounds
+// shrink (Spec.Precision); a rerun needs Median.
+func (n Noise) InRun(v []float64) Interval {
+	return n.interval(v, 1, 0)
+}
+
+func (n Noise) interval(v []float64, runs float64, shift float64) Interval {
+	l := Logs(v)
+	if len(l) == 0 {
+		return Interval{}
+	}
+	med := Median(v)
+	s2, df := n.cellVar(l)
+	if math.IsNaN(s2) {
+		if shift == 0 {
+			return Interval{}
+		}
+		s2, df = 0, 0
+	}
+	k := float64(len(l))
+	hw := tQuantile(1-(1-Confidence)/2, df) * math.Sqrt(runs*medianFactor(len(l))*s2/k+shift*shift)
+	return Interval{Center: med, Low: med * math.Exp(-hw), High: med * math.Exp(hw), N: len(l)}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
