@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -25,7 +26,7 @@ const reference = "../../results/reference"
 
 // The inputs of a run directory: what `rpcbed matrix` records. Everything else in
 // results/reference is rendered from them.
-var referenceInputs = []string{matrix.RunFile, matrix.SpecFile, matrix.VerifyFile, matrix.CellsDir,
+var referenceInputs = []string{results.RunFile, results.SpecFile, results.VerifyFile, results.CellsDir,
 	filepath.Join("reproduction", "reproduction.json")}
 
 // TestReferenceRendersUnchanged re-renders results/reference from its inputs
@@ -39,7 +40,7 @@ func TestReferenceRendersUnchanged(t *testing.T) {
 	if code := run(context.Background(), []string{"matrix", "-render", dir}, stdio{nil, &stdout, &stderr}); code != 0 {
 		t.Fatalf("rpcbed matrix -render: exit %d\n%s", code, stderr.String())
 	}
-	rendered := []string{"matrix.csv", matrix.JSONFile, "matrix.md", "bench.txt", "index.html"}
+	rendered := []string{"matrix.csv", results.JSONFile, "matrix.md", "bench.txt", "index.html"}
 	plots, err := filepath.Glob(filepath.Join(reference, "plots", "*"))
 	if err != nil || len(plots) == 0 {
 		t.Fatalf("no plots in %s/plots (%v)", reference, err)
@@ -101,7 +102,7 @@ func TestReferenceAgreeCompare(t *testing.T) {
 // only the first n repeats of each cell, as matrix.json, and returns it.
 func referenceFirstRepeats(t *testing.T, n int) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(reference, matrix.JSONFile))
+	b, err := os.ReadFile(filepath.Join(reference, results.JSONFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func referenceFirstRepeats(t *testing.T, n int) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, matrix.JSONFile), out, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.JSONFile), out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,11 +16,14 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Options is one matrix run.
 type Options struct {
-	Spec Spec
+	Spec plan.Spec
 	// Dir is the run directory (results/<run>). With Resume, a run started there
 	// before is finished: its saved spec is used and only missing cells run.
 	Dir    string
@@ -32,7 +36,7 @@ type Options struct {
 	Progress io.Writer
 	// Meta is recorded in a new run (machine, versions, commit); Execute fills ID,
 	// Started, Runner and Spec.
-	Meta Run
+	Meta results.Run
 }
 
 // The exit codes every rpcbed client shares (docs/report-format.md).
@@ -49,32 +53,32 @@ const (
 // repeats (status partial until the last), so an interruption loses at most the
 // running repeat and Resume runs the rest. A cell that fails is recorded with its
 // error and the run goes on.
-func Execute(ctx context.Context, o Options) (*Run, error) {
+func Execute(ctx context.Context, o Options) (*results.Run, error) {
 	run, err := openRun(o)
 	if err != nil {
 		return nil, err
 	}
-	cells, err := loadCells(o.Dir)
+	cells, err := results.LoadCells(o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]CellResult{}
+	have := map[string]results.CellResult{}
 	for _, c := range cells {
 		have[c.Name] = c
 	}
-	var todo []Cell
-	partial := map[string]CellResult{}
+	var todo []plan.Cell
+	partial := map[string]results.CellResult{}
 	for _, c := range run.Spec.Plan() {
 		r, ok := have[c.Name()]
 		switch {
 		case !ok:
 			todo = append(todo, c)
-		case r.Status == StatusPartial:
+		case r.Status == results.StatusPartial:
 			todo = append(todo, c)
 			partial[c.Name()] = r
 		}
 	}
-	verified := map[string]Verify{}
+	verified := map[string]results.Verify{}
 	for _, v := range run.Verify {
 		verified[v.Pair] = v
 	}
@@ -89,9 +93,9 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 		defer stop()
 	}
 	for len(todo) > 0 {
-		key, gk := todo[0].ServerProcKey(), todo[0].groupKey()
-		var group []Cell
-		for len(todo) > 0 && todo[0].groupKey() == gk {
+		key, gk := todo[0].ServerProcKey(), todo[0].GroupKey()
+		var group []plan.Cell
+		for len(todo) > 0 && todo[0].GroupKey() == gk {
 			group = append(group, todo[0])
 			todo = todo[1:]
 		}
@@ -104,22 +108,22 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 	}
 	e.prog.finish()
 	run.Finished = time.Now().UTC()
-	if err := writeJSON(filepath.Join(o.Dir, RunFile), run); err != nil {
+	if err := results.WriteJSON(filepath.Join(o.Dir, results.RunFile), run); err != nil {
 		return nil, err
 	}
-	return LoadRun(o.Dir)
+	return results.LoadRun(o.Dir)
 }
 
 // openRun creates the run directory and its run.json, or reads them back on Resume.
-func openRun(o Options) (*Run, error) {
-	if err := os.MkdirAll(filepath.Join(o.Dir, CellsDir), 0o755); err != nil {
+func openRun(o Options) (*results.Run, error) {
+	if err := os.MkdirAll(filepath.Join(o.Dir, results.CellsDir), 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(o.Dir, RawDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(o.Dir, results.RawDir), 0o755); err != nil {
 		return nil, err
 	}
 	if o.Resume {
-		run, err := LoadRun(o.Dir)
+		run, err := results.LoadRun(o.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
@@ -127,7 +131,7 @@ func openRun(o Options) (*Run, error) {
 		run.Finished = time.Time{}
 		return run, nil
 	}
-	if _, err := os.Stat(filepath.Join(o.Dir, RunFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(o.Dir, results.RunFile)); err == nil {
 		return nil, fmt.Errorf("%s already holds a run: use -resume to finish it, or another -out", o.Dir)
 	}
 	run := o.Meta
@@ -138,26 +142,26 @@ func openRun(o Options) (*Run, error) {
 	if run.Versions == nil {
 		run.Versions = map[string]string{}
 	}
-	b, err := MarshalSpec(o.Spec)
+	b, err := plan.MarshalSpec(o.Spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteFileAtomic(filepath.Join(o.Dir, SpecFile), b); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(o.Dir, results.SpecFile), b); err != nil {
 		return nil, err
 	}
-	return &run, writeJSON(filepath.Join(o.Dir, RunFile), run)
+	return &run, results.WriteJSON(filepath.Join(o.Dir, results.RunFile), run)
 }
 
 type executor struct {
 	o        Options
-	run      *Run
-	verified map[string]Verify
-	partial  map[string]CellResult
+	run      *results.Run
+	verified map[string]results.Verify
+	partial  map[string]results.CellResult
 	prog     *progress
 	// hosts is a multi-host run's placement (nil: one engine); link the link
 	// the current cells run over.
 	hosts *placement
-	link  Link
+	link  plan.Link
 	// linkSet says a link has been set up (shaped and probed) in this process.
 	linkSet bool
 }
@@ -180,7 +184,7 @@ func (e *executor) serverRunner(key string) runner.Runner {
 }
 
 // clientRunner is the engine a cell's client runs on (nil: Bench's).
-func (e *executor) clientRunner(c Cell) runner.Runner {
+func (e *executor) clientRunner(c plan.Cell) runner.Runner {
 	if e.hosts != nil {
 		return e.hosts.runnerFor(c.Client, c.ServerLang, e.link)
 	}
@@ -188,20 +192,20 @@ func (e *executor) clientRunner(c Cell) runner.Runner {
 }
 
 // clientAddr is the address c's client dials for protocol proto of srv.
-func (e *executor) clientAddr(srv *ServerProc, c Cell) string {
+func (e *executor) clientAddr(srv *ServerProc, c plan.Cell) string {
 	return addrFor(srv.Addrs[c.Protocol], e.link)
 }
 
 // cellState is one cell of a server group while its repeats run.
 type cellState struct {
-	c     Cell
-	res   CellResult
+	c     plan.Cell
+	res   results.CellResult
 	final bool // recorded for good: no more repeats
 }
 
 // serverGroup starts one server, verifies, runs its cells' repeats interleaved
 // and stops it.
-func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) error {
+func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cell) error {
 	e.prog.note("starting " + key)
 	srv, err := StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key))
 	if err != nil {
@@ -235,14 +239,14 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 	}
 	var states []*cellState
 	for _, c := range cells {
-		if v, ok := e.verified[c.Pair()]; ok && v.Status != StatusOK {
+		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
 			e.prog.skip(c)
 			if err := e.record(e.failed(c, "verify failed, not timed: "+v.Error)); err != nil {
 				return err
 			}
 			continue
 		}
-		st := &cellState{c: c, res: CellResult{Name: c.Name(), Cell: c, Load: c.Load, Started: time.Now().UTC()}}
+		st := &cellState{c: c, res: results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Started: time.Now().UTC()}}
 		if p, ok := e.partial[c.Name()]; ok {
 			st.res = p
 		}
@@ -268,9 +272,9 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 					}
 				}
 			}
-			var rep Repeat
+			var rep results.Repeat
 			if srv == nil {
-				rep = Repeat{Index: r, Error: "server " + key + " could not be restarted"}
+				rep = results.Repeat{Index: r, Error: "server " + key + " could not be restarted"}
 				e.prog.skipRest(st.c, 1)
 			} else {
 				e.prog.start(st.c, r)
@@ -288,7 +292,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 				rep.Index = r
 				e.prog.done(st.c, time.Since(t0))
 				if restarted != "" {
-					rep.flag(FlagServerRestarted, restarted)
+					rep.Flag(results.FlagServerRestarted, restarted)
 				}
 				e.versions(srv, st.c, rep)
 			}
@@ -303,9 +307,9 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 			if st.final || r == e.run.Spec.Repeats {
 				st.final = true
 				e.prog.skipRest(st.c, e.run.Spec.Repeats-len(st.res.Repeats))
-				st.res.finish()
+				st.res.Finish()
 			} else {
-				st.res.Status = StatusPartial
+				st.res.Status = results.StatusPartial
 			}
 			if err := e.record(st.res); err != nil {
 				return err
@@ -317,10 +321,10 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 
 // job is repeat r of c against srv; warm: the client worker that will run it
 // timed c's previous repeat (Load.ForRepeat).
-func (e *executor) job(srv *ServerProc, c Cell, r int, warm bool) Job {
+func (e *executor) job(srv *ServerProc, c plan.Cell, r int, warm bool) Job {
 	l := c.Load.ForRepeat(r, warm)
 	return Job{
-		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
+		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(results.RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
 		Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
 		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true,
 		Runner: e.clientRunner(c),
@@ -328,7 +332,7 @@ func (e *executor) job(srv *ServerProc, c Cell, r int, warm bool) Job {
 }
 
 // versions records the client's and server's library versions a repeat names.
-func (e *executor) versions(srv *ServerProc, c Cell, rep Repeat) {
+func (e *executor) versions(srv *ServerProc, c plan.Cell, rep results.Repeat) {
 	if rep.Report != nil && rep.Report.Rpcbed != nil {
 		for k, v := range rep.Report.Rpcbed.Versions {
 			e.run.Versions[c.Client+"-client "+k] = v
@@ -345,26 +349,9 @@ func (e *executor) versions(srv *ServerProc, c Cell, rep Repeat) {
 	}
 }
 
-// finish sets a cell's status, joined error and summary once its repeats are done.
-func (c *CellResult) finish() {
-	c.Finished = time.Now().UTC()
-	c.Status = StatusFailed
-	var errs []string
-	for _, r := range c.Repeats {
-		if r.Report != nil {
-			c.Status = StatusOK
-		}
-		if r.Error != "" {
-			errs = append(errs, fmt.Sprintf("r%d: %s", r.Index, r.Error))
-		}
-	}
-	c.Error = strings.Join(errs, "; ")
-	c.Summary = c.Summarize()
-}
-
-func (e *executor) failed(c Cell, why string) CellResult {
+func (e *executor) failed(c plan.Cell, why string) results.CellResult {
 	now := time.Now().UTC()
-	return CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: StatusFailed, Error: why, Started: now, Finished: now}
+	return results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: results.StatusFailed, Error: why, Started: now, Finished: now}
 }
 
 func (e *executor) stopServer(srv *ServerProc) {
@@ -372,14 +359,14 @@ func (e *executor) stopServer(srv *ServerProc) {
 		return
 	}
 	r, _ := srv.Svc.Stop(context.Background())
-	WriteFileAtomic(filepath.Join(e.o.Dir, RawDir, "server-"+srv.Key+".txt"), rawBytes(r.Stdout, r.Stderr))
+	results.WriteFileAtomic(filepath.Join(e.o.Dir, results.RawDir, "server-"+srv.Key+".txt"), results.RawBytes(r.Stdout, r.Stderr))
 	srv.Svc = nil
 }
 
 // verify runs one call per client x protocol x call these cells need (through the
 // client's worker, which then stays warm for the timed runs), unless a previous
 // (resumed) pass already checked it.
-func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, cells []Cell) error {
+func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, cells []plan.Cell) error {
 	seen := map[string]bool{}
 	for _, c := range cells {
 		pair := c.Pair()
@@ -387,20 +374,20 @@ func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, ce
 			continue
 		}
 		seen[pair] = true
-		if v, ok := e.verified[pair]; ok && v.Status == StatusOK {
+		if v, ok := e.verified[pair]; ok && v.Status == results.StatusOK {
 			continue
 		}
 		e.prog.note("verify " + pair)
-		args := clientArgs(c, e.clientAddr(srv, c), Load{N: 1, Conns: 1})
+		args := clientArgs(c, e.clientAddr(srv, c), plan.Load{N: 1, Conns: 1})
 		args = replaceFlag(args, "-c", "1")
-		raw := filepath.Join(RawDir, "verify-"+pair+".txt")
-		var rep Repeat
+		raw := filepath.Join(results.RawDir, "verify-"+pair+".txt")
+		var rep results.Repeat
 		res, err := bench.run(ctx, &rep, Job{Name: "verify-" + pair, Client: c.Client, Args: args, Proto: c.Protocol, Timeout: 90 * time.Second, Worker: true, Runner: e.clientRunner(c)})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		werr := writeRaw(filepath.Join(e.o.Dir, raw), res.Stdout, res.Stderr)
-		v := Verify{Pair: pair, Status: StatusOK, ExitCode: res.ExitCode, Raw: raw}
+		v := results.Verify{Pair: pair, Status: results.StatusOK, ExitCode: res.ExitCode, Raw: raw}
 		if err == nil {
 			err = checkVerify(res)
 		}
@@ -408,11 +395,11 @@ func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, ce
 			err = fmt.Errorf("raw file: %w", werr)
 		}
 		if err != nil {
-			v.Status, v.Error = StatusFailed, oneLine(err.Error())
+			v.Status, v.Error = results.StatusFailed, oneLine(err.Error())
 		}
 		e.verified[pair] = v
 		e.run.Verify = e.verifyList()
-		if err := writeJSON(filepath.Join(e.o.Dir, VerifyFile), e.run.Verify); err != nil {
+		if err := results.WriteJSON(filepath.Join(e.o.Dir, results.VerifyFile), e.run.Verify); err != nil {
 			return err
 		}
 	}
@@ -430,25 +417,25 @@ func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, ce
 // prime_max is spent. Without prime_max, or without a JIT on either side, it is
 // one round at the largest concurrency. A failed prime is noted and changes
 // nothing else: the timed repeats judge themselves.
-func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cells []Cell) error {
-	type plan struct {
-		shapes []Cell // one per call and item count
-		concs  []int  // its cells' concurrencies, largest first
+func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cells []plan.Cell) error {
+	type shapes struct {
+		shapes []plan.Cell // one per call and item count
+		concs  []int       // its cells' concurrencies, largest first
 	}
-	plans := map[string]*plan{}
+	plans := map[string]*shapes{}
 	var workers []string
 	seen := map[string]bool{}
 	for _, c := range cells {
 		if e.run.Spec.Prime[c.Client] <= 0 {
 			continue
 		}
-		if v, ok := e.verified[c.Pair()]; ok && v.Status != StatusOK {
+		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
 			continue
 		}
 		worker := c.Client + "-" + c.Protocol
 		p := plans[worker]
 		if p == nil {
-			p = &plan{}
+			p = &shapes{}
 			plans[worker] = p
 			workers = append(workers, worker)
 		}
@@ -484,14 +471,14 @@ func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cel
 				if round == 1 {
 					e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
 				}
-				l := Load{Duration: d, Conns: c.Load.Conns}
-				var rep Repeat
+				l := plan.Load{Duration: d, Conns: c.Load.Conns}
+				var rep results.Repeat
 				res, err := bench.run(ctx, &rep, Job{Name: name, Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
 					Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true, Runner: e.clientRunner(c)})
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				if werr := writeRaw(filepath.Join(e.o.Dir, RawDir, name+".txt"), res.Stdout, res.Stderr); werr != nil && err == nil {
+				if werr := writeRaw(filepath.Join(e.o.Dir, results.RawDir, name+".txt"), res.Stdout, res.Stderr); werr != nil && err == nil {
 					err = werr
 				}
 				if err == nil && res.ExitCode != 0 {
@@ -511,7 +498,7 @@ func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cel
 			spent += wall
 			j1, sok1 := e.serverJIT(ctx, srv)
 			serverKnown := sok0 && sok1
-			pr := Prime{Worker: worker, Rounds: round, Seconds: spent.Seconds(), LastRoundS: wall.Seconds()}
+			pr := results.Prime{Worker: worker, Rounds: round, Seconds: spent.Seconds(), LastRoundS: wall.Seconds()}
 			if clientKnown {
 				pr.LastClientJITMs, pr.LastWindowS = &clientJIT, windows
 			}
@@ -526,11 +513,11 @@ func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cel
 			quiet := true
 			var parts []string
 			if clientKnown {
-				quiet = quiet && !JITBusy(clientJIT, windows)
+				quiet = quiet && !results.JITBusy(clientJIT, windows)
 				parts = append(parts, fmt.Sprintf("client JIT %.0f ms of %.1f s measured", clientJIT, windows))
 			}
 			if serverKnown {
-				quiet = quiet && !JITBusy(j1-j0, wall.Seconds())
+				quiet = quiet && !results.JITBusy(j1-j0, wall.Seconds())
 				parts = append(parts, fmt.Sprintf("server JIT %.0f ms of %.1f s", j1-j0, wall.Seconds()))
 			}
 			e.prog.note(fmt.Sprintf("prime %s round %d at c=%d: %s", worker, round, conc, strings.Join(parts, ", ")))
@@ -542,16 +529,16 @@ func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cel
 			}
 			if spent+wall > budget {
 				e.run.Primes = append(e.run.Primes, pr)
-				e.prog.note(fmt.Sprintf("prime %s: JIT not at rest after %d rounds, %.1f s (prime_max %v): its first repeats may show %s", worker, round, spent.Seconds(), budget, FlagJIT))
+				e.prog.note(fmt.Sprintf("prime %s: JIT not at rest after %d rounds, %.1f s (prime_max %v): its first repeats may show %s", worker, round, spent.Seconds(), budget, results.FlagJIT))
 				break
 			}
 		}
 	}
-	return writeJSON(filepath.Join(e.o.Dir, RunFile), e.run)
+	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
 }
 
 // primeKey names a prime run: the cell's pair and, for datalist, its item count.
-func primeKey(c Cell) string {
+func primeKey(c plan.Cell) string {
 	key := c.Pair()
 	if c.Call == "datalist" {
 		key += "-" + strconv.Itoa(c.Items)
@@ -572,9 +559,9 @@ func (e *executor) serverJIT(ctx context.Context, srv *ServerProc) (float64, boo
 	return float64(*st.JITCompileMs), true
 }
 
-func (e *executor) verifyList() []Verify {
-	var vs []Verify
-	for _, k := range sortedKeys(e.verified) {
+func (e *executor) verifyList() []results.Verify {
+	var vs []results.Verify
+	for _, k := range slices.Sorted(maps.Keys(e.verified)) {
 		vs = append(vs, e.verified[k])
 	}
 	return vs
@@ -609,18 +596,18 @@ func exitMeaning(code int) string {
 }
 
 // record writes a cell's result file atomically and refreshes run.json.
-func (e *executor) record(c CellResult) error {
-	if err := writeJSON(filepath.Join(e.o.Dir, CellsDir, c.Name+".json"), c); err != nil {
+func (e *executor) record(c results.CellResult) error {
+	if err := results.WriteJSON(filepath.Join(e.o.Dir, results.CellsDir, c.Name+".json"), c); err != nil {
 		return err
 	}
-	if c.Status == StatusFailed {
+	if c.Status == results.StatusFailed {
 		e.prog.note(c.Name + " failed: " + c.Error)
 	}
-	return writeJSON(filepath.Join(e.o.Dir, RunFile), e.run)
+	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
 }
 
 // clientArgs are the flags every rpcbed client takes (go-client's).
-func clientArgs(c Cell, addr string, l Load) []string {
+func clientArgs(c plan.Cell, addr string, l plan.Load) []string {
 	args := []string{"-proto", c.Protocol, "-call", c.Call}
 	if c.Call == "datalist" {
 		args = append(args, "-items", strconv.Itoa(c.Items))
@@ -659,7 +646,7 @@ func formatSeconds(d time.Duration) string {
 }
 
 // runTimeout bounds one client run: its planned time plus room for start-up.
-func runTimeout(l Load) time.Duration {
+func runTimeout(l plan.Load) time.Duration {
 	if l.Timeout > 0 {
 		return l.Timeout.D()
 	}
@@ -675,7 +662,7 @@ func errorKinds(r *report.Report) string {
 			r.FailedBy.Connect, r.FailedBy.Receive, r.FailedBy.Length, r.FailedBy.Exceptions)
 	}
 	var kv []string
-	for _, k := range sortedKeys(r.Rpcbed.Errors) {
+	for _, k := range slices.Sorted(maps.Keys(r.Rpcbed.Errors)) {
 		kv = append(kv, k+"="+strconv.FormatInt(r.Rpcbed.Errors[k], 10))
 	}
 	return strings.Join(kv, " ")

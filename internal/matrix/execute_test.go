@@ -20,6 +20,9 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // fakeRunner stands in for Docker/Local: servers are in-process listeners that
@@ -287,7 +290,7 @@ repeats: 2
 `
 
 func TestExecuteRecordsFailedCells(t *testing.T) {
-	spec, err := ParseSpec([]byte(fakeSpec))
+	spec, err := plan.ParseSpec([]byte(fakeSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +306,7 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 	if got, want := len(run.Cells), len(spec.Plan()); got != want {
 		t.Fatalf("got %d cells; want %d", got, want)
 	}
-	byName := map[string]CellResult{}
+	byName := map[string]results.CellResult{}
 	for _, c := range run.Cells {
 		byName[c.Name] = c
 	}
@@ -311,12 +314,12 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 		cell, status, errPart string
 		repeatsWithReport     int
 	}{
-		{"go-grpc-datalist-2-c1", StatusOK, "", 2},
-		{"go-thrift-datalist-2-c1", StatusFailed, "r1: exit code 1: boom", 0},
-		{"go-thrift-datalist-200-c4", StatusOK, "r2: report:", 1},
-		{"go-http-datalist-2-c1", StatusFailed, "verify failed, not timed: exit code 3 (wrong response)", 0},
-		{"go-http-datalist-200-c4", StatusFailed, "verify failed", 0},
-		{"java-dubbo-datalist-200-c4", StatusOK, "", 2},
+		{"go-grpc-datalist-2-c1", results.StatusOK, "", 2},
+		{"go-thrift-datalist-2-c1", results.StatusFailed, "r1: exit code 1: boom", 0},
+		{"go-thrift-datalist-200-c4", results.StatusOK, "r2: report:", 1},
+		{"go-http-datalist-2-c1", results.StatusFailed, "verify failed, not timed: exit code 3 (wrong response)", 0},
+		{"go-http-datalist-200-c4", results.StatusFailed, "verify failed", 0},
+		{"java-dubbo-datalist-200-c4", results.StatusOK, "", 2},
 	} {
 		c, ok := byName[tc.cell]
 		if !ok {
@@ -366,11 +369,11 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 	}
 	// Raw output is kept for every repeat, failed ones included.
 	for _, name := range []string{"go-thrift-datalist-2-c1-r1.txt", "go-grpc-datalist-2-c1-r2.txt", "verify-go-http-datalist.txt", "server-go-server.txt"} {
-		if _, err := os.Stat(filepath.Join(dir, RawDir, name)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, results.RawDir, name)); err != nil {
 			t.Errorf("raw file: %v", err)
 		}
 	}
-	stdout, stderr, err := readRaw(filepath.Join(dir, RawDir, "go-thrift-datalist-2-c1-r1.txt"))
+	stdout, stderr, err := readRaw(filepath.Join(dir, results.RawDir, "go-thrift-datalist-2-c1-r1.txt"))
 	if err != nil || len(stdout) != 0 || string(stderr) != "boom\n" {
 		t.Errorf("raw file: got stdout %q stderr %q err %v; want empty, %q", stdout, stderr, err, "boom\n")
 	}
@@ -379,7 +382,7 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 func round(f float64) float64 { return float64(int64(f + 0.5)) }
 
 func TestExecuteResume(t *testing.T) {
-	spec, err := ParseSpec([]byte(fakeSpec))
+	spec, err := plan.ParseSpec([]byte(fakeSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +396,7 @@ func TestExecuteResume(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: got %v; want context.Canceled", err)
 	}
-	cells, err := loadCells(dir)
+	cells, err := results.LoadCells(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +404,7 @@ func TestExecuteResume(t *testing.T) {
 		t.Fatalf("after the interruption: got %d cell files; want 4 (one per finished repeat's cell)", len(cells))
 	}
 	for _, c := range cells {
-		if c.Status != StatusPartial || len(c.Repeats) != 1 || c.Repeats[0].Report == nil {
+		if c.Status != results.StatusPartial || len(c.Repeats) != 1 || c.Repeats[0].Report == nil {
 			t.Errorf("%s: got status %s with %d repeats; want partial with repeat 1 kept", c.Name, c.Status, len(c.Repeats))
 		}
 	}
@@ -431,7 +434,7 @@ func TestExecuteResume(t *testing.T) {
 		if want := spec.Plan()[i].Name(); c.Name != want {
 			t.Errorf("cell %d: got %s; want %s (plan order)", i, c.Name, want)
 		}
-		if c.Status != StatusOK || len(c.Repeats) != 2 || c.Repeats[0].Index != 1 || c.Repeats[1].Index != 2 || c.Summary == nil {
+		if c.Status != results.StatusOK || len(c.Repeats) != 2 || c.Repeats[0].Index != 1 || c.Repeats[1].Index != 2 || c.Summary == nil {
 			t.Errorf("%s: got status %s (%s), %d repeats; want ok with r1 and r2 and a summary", c.Name, c.Status, c.Error, len(c.Repeats))
 		}
 	}
@@ -443,7 +446,7 @@ func TestExecuteResume(t *testing.T) {
 // Repeats run round-robin over a server group's cells: repeat 1 of every cell,
 // then repeat 2 (docs/method.md, section 5).
 func TestExecuteInterleavesRepeats(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2, 200]\nload: {n: 10}\nrepeats: 3\n"))
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2, 200]\nload: {n: 10}\nrepeats: 3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +468,7 @@ func TestWriteFileAtomicLeavesNoTemporaries(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "sub", "x.json")
 	for i := range 3 {
-		if err := WriteFileAtomic(name, []byte(strconv.Itoa(i))); err != nil {
+		if err := results.WriteFileAtomic(name, []byte(strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -485,7 +488,7 @@ func readRaw(name string) (stdout, stderr []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out, errb, _ := strings.Cut(string(b), rawStderrMarker)
+	out, errb, _ := strings.Cut(string(b), results.RawStderrMarker)
 	return []byte(out), []byte(errb), nil
 }
 
@@ -493,17 +496,17 @@ func readRaw(name string) (stdout, stderr []byte, err error) {
 // repeat_warmup instead of the first repeat's warm-up; a fresh (or no) worker
 // runs the full one.
 func TestRepeatWarmup(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\n" +
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\n" +
 		"load: {duration: 1s, warmup: auto, warmup_max: 1.5s, repeat_warmup: 0.5s}\n" +
 		"overrides: [{match: '*-c1', repeat_warmup: auto}]\nrepeats: 3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := spec.Plan()[0]
-	if got := c.Load.RepeatWarmup; got != Auto {
+	if got := c.Load.RepeatWarmup; got != plan.Auto {
 		t.Fatalf("override: got repeat_warmup %v; want auto", got)
 	}
-	c.Load.RepeatWarmup = Duration(500 * time.Millisecond)
+	c.Load.RepeatWarmup = plan.Duration(500 * time.Millisecond)
 	e := &executor{}
 	srv := &ServerProc{Key: "go", Addrs: map[string]string{"grpc": "127.0.0.1:1"}}
 	for _, tc := range []struct {
@@ -525,8 +528,8 @@ func TestRepeatWarmup(t *testing.T) {
 	if got, want := c.Load.ForRepeat(2, true).Warmup, c.Load.RepeatWarmup; got != want {
 		t.Errorf("ForRepeat(2, warm): got warm-up %v; want %v", got, want)
 	}
-	var none Load
-	none.Warmup = Duration(time.Second)
+	var none plan.Load
+	none.Warmup = plan.Duration(time.Second)
 	if got := none.ForRepeat(2, true).Warmup; got != none.Warmup {
 		t.Errorf("no repeat_warmup: got %v; want the warm-up %v", got, none.Warmup)
 	}
@@ -538,7 +541,7 @@ func TestRepeatWarmup(t *testing.T) {
 func TestExecutePrimeUntilJITQuiet(t *testing.T) {
 	primes := func(t *testing.T, spec string, jit map[string]int64) ([]string, *fakeRunner, []string) {
 		t.Helper()
-		sp, err := ParseSpec([]byte(spec))
+		sp, err := plan.ParseSpec([]byte(spec))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -611,7 +614,7 @@ func TestExecutePrimeUntilJITQuiet(t *testing.T) {
 
 // A repeat whose window the JIT spent compiling is flagged jit-compiling.
 func TestExecuteFlagsJIT(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1, 50]\nload: {duration: 0.2s}\nrepeats: 1\n"))
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1, 50]\nload: {duration: 0.2s}\nrepeats: 1\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,8 +627,8 @@ func TestExecuteFlagsJIT(t *testing.T) {
 	for _, c := range run.Cells {
 		r := c.Repeats[0]
 		want := c.Name == "go-grpc-datalist-2-c50" // 15 ms of a 20 ms window; c1's 0 ms is at rest
-		if r.has(FlagJIT) != want || c.Flagged(FlagJIT) != want {
-			t.Errorf("%s: flagged %v (cell %v); want %v (notes %q)", c.Name, r.has(FlagJIT), c.Flagged(FlagJIT), want, r.Notes)
+		if r.Has(results.FlagJIT) != want || c.Flagged(results.FlagJIT) != want {
+			t.Errorf("%s: flagged %v (cell %v); want %v (notes %q)", c.Name, r.Has(results.FlagJIT), c.Flagged(results.FlagJIT), want, r.Notes)
 		}
 		if r.Window.ClientJITMs == nil {
 			t.Errorf("%s: no client JIT figure in the window", c.Name)
@@ -639,7 +642,7 @@ func TestExecuteFlagsJIT(t *testing.T) {
 // prime: one un-recorded run per primed client's worker, after verify and before
 // the first timed repeat, at the largest concurrency of its cells, no warm-up.
 func TestExecutePrimes(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc, http]}\nitems: [2, 200]\nconcurrency: [1, 50]\n" +
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc, http]}\nitems: [2, 200]\nconcurrency: [1, 50]\n" +
 		"load: {duration: 0.2s}\nprime: {go: 0.3s}\nrepeats: 1\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -670,7 +673,7 @@ func TestExecutePrimes(t *testing.T) {
 	if flagValue(args, "-c") != "50" || flagValue(args, "-t") != "0.3s" || flagValue(args, "-items") != "200" || flagValue(args, "-warmup") != "" {
 		t.Errorf("prime args %q: want -items 200 -c 50 -t 0.3s and no warm-up", args)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RawDir, "prime-go-grpc-datalist-200.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, results.RawDir, "prime-go-grpc-datalist-200.txt")); err != nil {
 		t.Errorf("prime raw file: %v", err)
 	}
 	if len(run.Cells) != 8 {
@@ -687,10 +690,10 @@ func TestExecuteFlagsFewCalls(t *testing.T) {
 		note string
 	}{
 		{5, true, "few-calls: 5 calls completed in the"},
-		{FewCalls - 1, true, "(< 20): one call more or less moves req/s by 5 %"},
-		{FewCalls, false, ""},
+		{results.FewCalls - 1, true, "(< 20): one call more or less moves req/s by 5 %"},
+		{results.FewCalls, false, ""},
 	} {
-		spec, err := ParseSpec([]byte(fmt.Sprintf("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\nload: {n: %d}\nrepeats: 1\n", tc.n)))
+		spec, err := plan.ParseSpec([]byte(fmt.Sprintf("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\nload: {n: %d}\nrepeats: 1\n", tc.n)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -700,8 +703,8 @@ func TestExecuteFlagsFewCalls(t *testing.T) {
 		}
 		c := run.Cells[0]
 		r := c.Repeats[0]
-		if r.has(FlagFewCalls) != tc.want || c.Flagged(FlagFewCalls) != tc.want {
-			t.Errorf("n %d: flagged %v (cell %v); want %v (notes %q)", tc.n, r.has(FlagFewCalls), c.Flagged(FlagFewCalls), tc.want, r.Notes)
+		if r.Has(results.FlagFewCalls) != tc.want || c.Flagged(results.FlagFewCalls) != tc.want {
+			t.Errorf("n %d: flagged %v (cell %v); want %v (notes %q)", tc.n, r.Has(results.FlagFewCalls), c.Flagged(results.FlagFewCalls), tc.want, r.Notes)
 		}
 		if tc.want && !strings.Contains(strings.Join(r.Notes, "\n"), tc.note) {
 			t.Errorf("n %d: notes %q lack %q", tc.n, r.Notes, tc.note)

@@ -10,29 +10,10 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
-)
 
-// LinkProbe is a link as the driver measured it before its cells ran: matrix.json's
-// links, matrix.md's "Link" section.
-type LinkProbe struct {
-	Link string `json:"link"`
-	// Rate is the shaping asked for ("" unshaped); Loopback: no link at all.
-	Rate     string `json:"rate,omitempty"`
-	Loopback bool   `json:"loopback,omitempty"`
-	// From and To are the client host and the server host the probe crossed.
-	From string `json:"from"`
-	To   string `json:"to"`
-	// RTTUs is the median of one-at-a-time HTTP datatype calls (one small request,
-	// one small answer: the link's round trip plus the server's few µs).
-	RTTUs float64 `json:"rtt_us"`
-	// ThroughputBps is the bytes per second carried by HTTP datalist-5000 answers
-	// at c=4, times 8: the link's rate where the link, not a CPU, is the limit.
-	ThroughputBps float64 `json:"throughput_bps"`
-	// Probe says what was run; Error why a figure is missing.
-	Probe string    `json:"probe"`
-	Error string    `json:"error,omitempty"`
-	At    time.Time `json:"at"`
-}
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
+)
 
 // The link probe: small, bounded, made of rpcbed's own programs.
 const (
@@ -76,7 +57,7 @@ func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
 // out the host's address, and be ready only once every client host reaches it.
 func (e *executor) hostServerConfig(cfg *ServerProcConfig, key string) {
 	s := &e.run.Spec
-	srvHost := s.hostOf(serverRole(key))
+	srvHost := s.HostOf(serverRole(key))
 	cfg.Address = s.Hosts[srvHost].Address
 	server := "go"
 	if key != "go-server" {
@@ -84,7 +65,7 @@ func (e *executor) hostServerConfig(cfg *ServerProcConfig, key string) {
 	}
 	cfg.ReadyFrom = func(ctx context.Context, addrs []string) error {
 		seen := map[*runner.Docker]bool{}
-		for _, c := range Clients {
+		for _, c := range plan.Clients {
 			if _, ok := s.Clients[c]; !ok {
 				continue
 			}
@@ -93,7 +74,7 @@ func (e *executor) hostServerConfig(cfg *ServerProcConfig, key string) {
 				continue
 			}
 			seen[r] = true
-			host := s.hostOf(c)
+			host := s.HostOf(c)
 			dial := addrs
 			if e.link.Loopback {
 				host = srvHost
@@ -116,8 +97,8 @@ func (e *executor) enterLink(ctx context.Context, label string) error {
 	if e.hosts == nil || label == "" || (e.linkSet && e.link.Label() == label) {
 		return nil
 	}
-	var l Link
-	for _, x := range e.run.Spec.linkList() {
+	var l plan.Link
+	for _, x := range e.run.Spec.LinkList() {
 		if x.Label() == label {
 			l = x
 		}
@@ -144,15 +125,15 @@ func (e *executor) enterLink(ctx context.Context, label string) error {
 		}
 	}
 	e.run.Links = append(kept, p)
-	return writeJSON(filepath.Join(e.o.Dir, RunFile), e.run)
+	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
 }
 
 // probeLink measures l's round trip and throughput between the first client's
 // host and the first server's host: a go-server of its own there, go-client
 // from the client's side.
-func (e *executor) probeLink(ctx context.Context, l Link) LinkProbe {
+func (e *executor) probeLink(ctx context.Context, l plan.Link) results.LinkProbe {
 	s := &e.run.Spec
-	p := LinkProbe{Link: l.Label(), Loopback: l.Loopback, At: time.Now().UTC(),
+	p := results.LinkProbe{Link: l.Label(), Loopback: l.Loopback, At: time.Now().UTC(),
 		Probe: fmt.Sprintf("go-client over HTTP to a go-server of its own: RTT = p50 of %d datatype calls at c=1; throughput = datalist-%d at c=%d for %v, bytes/s x 8", probeRTTCalls, probeBulkItems, probeBulkConc, probeBulkWindow)}
 	if l.Rate > 0 {
 		p.Rate = l.Rate.String()
@@ -163,8 +144,8 @@ func (e *executor) probeLink(ctx context.Context, l Link) LinkProbe {
 		return p
 	}
 	first := plan[0]
-	p.To = s.hostOf(first.ServerLang + "-server")
-	p.From = s.hostOf(first.Client)
+	p.To = s.HostOf(first.ServerLang + "-server")
+	p.From = s.HostOf(first.Client)
 	if l.Loopback {
 		p.From = p.To
 	}

@@ -3,12 +3,16 @@ package matrix
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // ServerProc is a running server process: go-server (grpc, thrift and http from
@@ -29,7 +33,7 @@ type ServerProc struct {
 // ServerProcConfig is what StartServerProc needs besides the key.
 type ServerProcConfig struct {
 	Programs       Programs
-	Resources      Resources
+	Resources      plan.Resources
 	Store          string
 	RedisAddr      string
 	AerospikeHosts string
@@ -152,7 +156,7 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 	})
 	if err == nil && cfg.ReadyFrom != nil {
 		addrs := make([]string, 0, len(s.Addrs))
-		for _, p := range sortedKeys(s.Addrs) {
+		for _, p := range slices.Sorted(maps.Keys(s.Addrs)) {
 			addrs = append(addrs, s.Addrs[p])
 		}
 		if rerr := cfg.ReadyFrom(ctx, addrs); rerr != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Agreement is how well two runs of the same spec agree, cell by cell: the share
@@ -46,20 +46,20 @@ type Disagreement struct {
 // agreeFigures are the figures compared: throughput and CPU per call each side.
 var agreeFigures = []struct {
 	name string
-	f    func(matrix.Metrics) float64
+	f    func(results.Metrics) float64
 }{
-	{"req/s", matrix.RPS},
-	{"client CPU/call", matrix.ClientCPU},
-	{"server CPU/call", matrix.ServerCPU},
+	{"req/s", results.RPS},
+	{"client CPU/call", results.ClientCPU},
+	{"server CPU/call", results.ServerCPU},
 }
 
 // Agree compares run b against run a; goal is the share of agreeing cells the
 // noise model is asked about.
-func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
+func Agree(a, b *results.Run, tol, goal float64) Agreement {
 	ag := Agreement{Tol: tol}
 	ag.ProbeA[0], ag.ProbeA[1] = a.ProbeMedian()
 	ag.ProbeB[0], ag.ProbeB[1] = b.ProbeMedian()
-	bcells := map[string]matrix.CellResult{}
+	bcells := map[string]results.CellResult{}
 	for _, c := range b.Cells {
 		bcells[c.Name] = c
 	}
@@ -103,8 +103,8 @@ func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
 }
 
 // isNoisy: the cell's summary (computed now for a run saved without one) says noisy.
-func isNoisy(c matrix.CellResult) bool {
-	return slices.Contains(summary(c).Flags, matrix.FlagNoisy)
+func isNoisy(c results.CellResult) bool {
+	return slices.Contains(summary(c).Flags, results.FlagNoisy)
 }
 
 // Met reports whether the goal holds: every figure at least share within Tol, and

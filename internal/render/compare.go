@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Change is one metric of one cell, A vs B.
@@ -31,21 +31,21 @@ type CellChange struct {
 
 var compared = []struct {
 	name         string
-	f            func(matrix.Metrics) float64
+	f            func(results.Metrics) float64
 	betterHigher bool
 }{
-	{"req/s", matrix.RPS, true},
-	{"p99", matrix.P99, false},
-	{"client CPU/call", matrix.ClientCPU, false},
-	{"server CPU/call", matrix.ServerCPU, false},
+	{"req/s", results.RPS, true},
+	{"p99", results.P99, false},
+	{"client CPU/call", results.ClientCPU, false},
+	{"server CPU/call", results.ServerCPU, false},
 }
 
 // Compare matches the cells of two runs by name and tests each metric's repeats
 // with the Mann-Whitney U test, as benchstat does (golang.org/x/perf/benchmath,
 // alpha 0.05). Cells missing from either run, or without a successful repeat on
 // one side, are left out.
-func Compare(a, b *matrix.Run) []CellChange {
-	bc := map[string]matrix.CellResult{}
+func Compare(a, b *results.Run) []CellChange {
+	bc := map[string]results.CellResult{}
 	for _, c := range b.Cells {
 		bc[c.Name] = c
 	}
@@ -82,7 +82,7 @@ func Compare(a, b *matrix.Run) []CellChange {
 
 // CompareMarkdown writes the comparison as one table: per cell and metric the
 // medians, the change (~ when not significant) and the p-value.
-func CompareMarkdown(w io.Writer, a, b *matrix.Run, changes []CellChange) error {
+func CompareMarkdown(w io.Writer, a, b *results.Run, changes []CellChange) error {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# rpcbed compare: A = %s, B = %s\n\n", a.ID, b.ID)
 	fmt.Fprintf(&sb, "Medians over the repeats; the change is B vs A, `~` when the Mann-Whitney U test "+

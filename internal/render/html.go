@@ -17,8 +17,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // IndexFile is the run's page, beside matrix.md.
@@ -27,7 +29,7 @@ const IndexFile = "index.html"
 // NoisyPct is the req/s spread over the repeats ((max - min) / median, in %) above
 // which a cell is flagged noisy (docs/method.md, "Noise on the record"); runs with
 // cell summaries carry the flag themselves.
-const NoisyPct = matrix.NoisySpread * 100
+const NoisyPct = results.NoisySpread * 100
 
 //go:embed templates
 var templateFS embed.FS
@@ -77,7 +79,7 @@ type attention struct {
 type column struct {
 	Head, Title string
 	Num         bool
-	value       func(c matrix.CellResult) cellValue
+	value       func(c results.CellResult) cellValue
 }
 
 type cellValue struct{ Text, Sort, Class, Title string }
@@ -115,7 +117,7 @@ type plotView struct {
 }
 
 type indexPage struct {
-	Run       *matrix.Run
+	Run       *results.Run
 	CSS       template.CSS
 	JS        template.JS
 	Summary   string
@@ -163,22 +165,22 @@ func LoadExtras(dir string) (Extras, error) {
 }
 
 // HTML writes index.html without extras (a Renderer).
-func HTML(w io.Writer, run *matrix.Run) error { return Index(w, run, Extras{}) }
+func HTML(w io.Writer, run *results.Run) error { return Index(w, run, Extras{}) }
 
 // Index writes the run's page: run facts, what needs attention, one sortable table
 // per client, PHP's client cost as a multiple of Go's, every plot inline as SVG and
 // the reproduction summary when there is one. It needs nothing but itself: styles,
 // script and plots are inline, links are relative to the run directory.
-func Index(w io.Writer, run *matrix.Run, x Extras) error {
+func Index(w io.Writer, run *results.Run, x Extras) error {
 	p := indexPage{Run: run, CSS: pageCSS, JS: sortJS, NoisyPct: NoisyPct, Columns: cellColumns,
 		Facts: runFacts(run), Versions: versionFacts(run), Attention: needsAttention(run),
 		Repro: x.Reproduction, ReproFrom: x.ReproductionFrom}
 	ok, partial := 0, 0
 	for _, c := range run.Cells {
 		switch c.Status {
-		case matrix.StatusOK:
+		case results.StatusOK:
 			ok++
-		case matrix.StatusPartial:
+		case results.StatusPartial:
 			partial++
 		}
 	}
@@ -237,7 +239,7 @@ func execute(w io.Writer, name string, data any) error {
 }
 
 // writeIndex writes dir/index.html with what LoadExtras finds in dir.
-func writeIndex(dir string, run *matrix.Run) error {
+func writeIndex(dir string, run *results.Run) error {
 	x, err := LoadExtras(dir)
 	if err != nil {
 		return err
@@ -246,7 +248,7 @@ func writeIndex(dir string, run *matrix.Run) error {
 	if err := Index(&b, run, x); err != nil {
 		return fmt.Errorf("%s: %w", IndexFile, err)
 	}
-	return matrix.WriteFileAtomic(filepath.Join(dir, IndexFile), b.Bytes())
+	return results.WriteFileAtomic(filepath.Join(dir, IndexFile), b.Bytes())
 }
 
 // ReproductionHTML writes reproduction.html: the summary and every experiment of
@@ -264,7 +266,7 @@ func WriteReproductionHTML(dir string, secs []reproduce.Section) error {
 	if err := ReproductionHTML(&b, secs); err != nil {
 		return err
 	}
-	return matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.html"), b.Bytes())
+	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.html"), b.Bytes())
 }
 
 var svgProlog = regexp.MustCompile(`(?s)^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)?`)
@@ -293,7 +295,7 @@ func caption(name string) string {
 
 // runClients are the clients with a cell in the run, in the vocabulary's order
 // (clients the vocabulary does not list, such as a new variant, come last).
-func runClients(run *matrix.Run) []string {
+func runClients(run *results.Run) []string {
 	var out []string
 	for _, c := range run.Cells {
 		if !slices.Contains(out, c.Client) {
@@ -301,16 +303,16 @@ func runClients(run *matrix.Run) []string {
 		}
 	}
 	rank := func(c string) int {
-		if i := slices.Index(matrix.Clients, c); i >= 0 {
+		if i := slices.Index(plan.Clients, c); i >= 0 {
 			return i
 		}
-		return len(matrix.Clients)
+		return len(plan.Clients)
 	}
 	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
 	return out
 }
 
-func runFacts(run *matrix.Run) []fact {
+func runFacts(run *results.Run) []fact {
 	s, m := run.Spec, run.Machine
 	f := []fact{
 		{"run", run.ID},
@@ -357,7 +359,7 @@ func runFacts(run *matrix.Run) []fact {
 // "go-client thrift" make one line "go-client: grpc 1.85.0, thrift 0.22.0".
 // ranAs says how the clients ran, from the repeats (a run made before workers
 // has none marked), else from the spec.
-func ranAs(run *matrix.Run) string {
+func ranAs(run *results.Run) string {
 	seen := false
 	for _, c := range run.Cells {
 		for _, r := range c.Repeats {
@@ -373,7 +375,7 @@ func ranAs(run *matrix.Run) string {
 	return workerWords(run.Spec.Worker)
 }
 
-func versionFacts(run *matrix.Run) []fact {
+func versionFacts(run *results.Run) []fact {
 	keys := make([]string, 0, len(run.Versions))
 	for k := range run.Versions {
 		keys = append(keys, k)
@@ -398,8 +400,8 @@ func versionFacts(run *matrix.Run) []fact {
 // spread is (max - min) / median of req/s over the good repeats, in %: the
 // cell's summary when the run has one, else from the repeats; NaN with fewer than
 // two repeats.
-func spread(c matrix.CellResult) float64 {
-	s := c.Stat(matrix.RPS)
+func spread(c results.CellResult) float64 {
+	s := c.Stat(results.RPS)
 	if s.N < 2 || !(s.Median > 0) {
 		return math.NaN()
 	}
@@ -410,9 +412,9 @@ func spread(c matrix.CellResult) float64 {
 }
 
 // noisy is the cell's noisy flag (a run without summaries: its spread).
-func noisy(c matrix.CellResult) bool {
+func noisy(c results.CellResult) bool {
 	if c.Summary != nil {
-		return c.Flagged(matrix.FlagNoisy)
+		return c.Flagged(results.FlagNoisy)
 	}
 	return spread(c) > NoisyPct
 }
@@ -420,12 +422,12 @@ func noisy(c matrix.CellResult) bool {
 // cellFlags are the cell's flags other than noisy (which needsAttention words
 // itself), each with the reasons that name it (the summary's "rN flag: ..." and
 // "flag: ..." lines).
-func cellFlags(c matrix.CellResult) (flags []fact) {
+func cellFlags(c results.CellResult) (flags []fact) {
 	if c.Summary == nil {
 		return nil
 	}
 	for _, f := range c.Summary.Flags {
-		if f == matrix.FlagNoisy {
+		if f == results.FlagNoisy {
 			continue
 		}
 		var why []string
@@ -439,7 +441,7 @@ func cellFlags(c matrix.CellResult) (flags []fact) {
 	return flags
 }
 
-func needsAttention(run *matrix.Run) []attention {
+func needsAttention(run *results.Run) []attention {
 	var out []attention
 	for _, c := range run.Cells {
 		raw := ""
@@ -448,8 +450,8 @@ func needsAttention(run *matrix.Run) []attention {
 		}
 		anchor := "cell-" + c.Name
 		switch c.Status {
-		case matrix.StatusOK:
-		case matrix.StatusPartial:
+		case results.StatusOK:
+		case results.StatusPartial:
 			out = append(out, attention{Kind: "partial", Subject: c.Name, Anchor: anchor, Raw: raw,
 				Reason: fmt.Sprintf("%d of %d repeats done (rpcbed matrix -resume finishes the run)%s", len(c.Repeats), max(run.Spec.Repeats, len(c.Repeats)), prefixed("; ", c.Error))})
 			continue
@@ -471,9 +473,9 @@ func needsAttention(run *matrix.Run) []attention {
 			out = append(out, attention{Kind: "flagged", Subject: c.Name, Anchor: anchor, Reason: why})
 		}
 		if noisy(c) {
-			s := c.Stat(matrix.RPS)
+			s := c.Stat(results.RPS)
 			why := fmt.Sprintf("req/s spread %.0f %% over %d repeats (min %s, median %s, max %s)", spread(c), s.N, sig(s.Min), sig(s.Median), sig(s.Max))
-			if c.Summary != nil && c.Summary.MaxStealCores > matrix.NoisyStealCores {
+			if c.Summary != nil && c.Summary.MaxStealCores > results.NoisyStealCores {
 				why += fmt.Sprintf("; steal up to %.1f %% of a core", c.Summary.MaxStealCores*100)
 			}
 			if c.Summary != nil && c.Summary.MaxOutsideCores > 0 {
@@ -486,7 +488,7 @@ func needsAttention(run *matrix.Run) []attention {
 		out = append(out, attention{Kind: "missing", Subject: m.Name(), Reason: "no result: the run ended before this cell (rpcbed matrix -resume runs it)"})
 	}
 	for _, v := range run.Verify {
-		if v.Status != matrix.StatusOK {
+		if v.Status != results.StatusOK {
 			out = append(out, attention{Kind: "verify", Subject: v.Pair, Reason: orDash(v.Error), Raw: v.Raw})
 		}
 	}
@@ -507,8 +509,8 @@ func numValue(v float64, text string) cellValue {
 	return cellValue{Text: text, Sort: strconv.FormatFloat(v, 'g', 6, 64)}
 }
 
-func median(f func(matrix.Metrics) float64, format func(float64) string) func(matrix.CellResult) cellValue {
-	return func(c matrix.CellResult) cellValue {
+func median(f func(results.Metrics) float64, format func(float64) string) func(results.CellResult) cellValue {
+	return func(c results.CellResult) cellValue {
 		v := c.Stat(f).Median
 		return numValue(v, format(v))
 	}
@@ -516,8 +518,8 @@ func median(f func(matrix.Metrics) float64, format func(float64) string) func(ma
 
 // perCPUSecond is calls per CPU-second on one side (gRPC's benchmark's queries per
 // CPU-second): the run's own figure, or 1e6 / µs per call for a run made before it.
-func perCPUSecond(calls, us func(matrix.Metrics) float64) func(matrix.CellResult) cellValue {
-	return func(c matrix.CellResult) cellValue {
+func perCPUSecond(calls, us func(results.Metrics) float64) func(results.CellResult) cellValue {
+	return func(c results.CellResult) cellValue {
 		v := c.Stat(calls).Median
 		if math.IsNaN(v) {
 			if u := c.Stat(us).Median; u > 0 {
@@ -528,38 +530,38 @@ func perCPUSecond(calls, us func(matrix.Metrics) float64) func(matrix.CellResult
 	}
 }
 
-func pct(f func(matrix.Metrics) float64) func(matrix.CellResult) cellValue {
-	return func(c matrix.CellResult) cellValue {
+func pct(f func(results.Metrics) float64) func(results.CellResult) cellValue {
+	return func(c results.CellResult) cellValue {
 		v := c.Stat(f).Median * 100
 		return numValue(v, strconv.FormatFloat(v, 'f', 0, 64))
 	}
 }
 
 var cellColumns = []column{
-	{"proto", "protocol", false, func(c matrix.CellResult) cellValue { return cellValue{Text: c.Protocol} }},
-	{"call", "", false, func(c matrix.CellResult) cellValue { return cellValue{Text: c.Call} }},
-	{"items", "items per datalist response", true, func(c matrix.CellResult) cellValue {
+	{"proto", "protocol", false, func(c results.CellResult) cellValue { return cellValue{Text: c.Protocol} }},
+	{"call", "", false, func(c results.CellResult) cellValue { return cellValue{Text: c.Call} }},
+	{"items", "items per datalist response", true, func(c results.CellResult) cellValue {
 		return cellValue{Text: strconv.Itoa(c.Items), Sort: strconv.Itoa(c.Items)}
 	}},
-	{"c", "concurrency", true, func(c matrix.CellResult) cellValue {
+	{"c", "concurrency", true, func(c results.CellResult) cellValue {
 		return cellValue{Text: strconv.Itoa(c.Concurrency), Sort: strconv.Itoa(c.Concurrency)}
 	}},
-	{"conns", "TCP connections the client opened", true, func(c matrix.CellResult) cellValue {
+	{"conns", "TCP connections the client opened", true, func(c results.CellResult) cellValue {
 		n := c.Load.ConnsFor(c.Concurrency)
 		if c.Summary != nil && c.Summary.Conns > 0 {
 			n = c.Summary.Conns
 		}
 		return cellValue{Text: strconv.Itoa(n), Sort: strconv.Itoa(n)}
 	}},
-	{"req/s", "requests per second, median of the good repeats (hover: lowest and highest repeat)", true, func(c matrix.CellResult) cellValue {
-		s := c.Stat(matrix.RPS)
+	{"req/s", "requests per second, median of the good repeats (hover: lowest and highest repeat)", true, func(c results.CellResult) cellValue {
+		s := c.Stat(results.RPS)
 		v := numValue(s.Median, sig(s.Median))
 		if s.N > 1 {
 			v.Title = "min " + sig(s.Min) + ", max " + sig(s.Max)
 		}
 		return v
 	}},
-	{"spread %", "(max - min) / median of req/s over the good repeats; noisy over 10 %", true, func(c matrix.CellResult) cellValue {
+	{"spread %", "(max - min) / median of req/s over the good repeats; noisy over 10 %", true, func(c results.CellResult) cellValue {
 		v := spread(c)
 		cv := numValue(v, strconv.FormatFloat(v, 'f', 1, 64))
 		cv.Class = "spread"
@@ -568,28 +570,28 @@ var cellColumns = []column{
 		}
 		return cv
 	}},
-	{"p50 ms", "median latency", true, median(matrix.P50, ms)},
-	{"p99 ms", "99th percentile latency", true, median(matrix.P99, ms)},
-	{"client CPU µs/call", "the client's CPU per call over its measured window (runs before the window: the whole client process per call it made)", true, median(matrix.ClientCPU, sig)},
-	{"server CPU µs/call", "the server's CPU per call over the same window", true, median(matrix.ServerCPU, sig)},
-	{"client calls per CPU-s", "efficiency: calls per CPU-second of the client", true, perCPUSecond(matrix.ClientCallsPerCPUS, matrix.ClientCPU)},
-	{"server calls per CPU-s", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCallsPerCPUS, matrix.ServerCPU)},
-	{"client busy %", "the client's CPU over the window / the cores it may use", true, pct(matrix.ClientBusy)},
-	{"server busy %", "the server's CPU over the window / the cores it may use", true, pct(matrix.ServerBusy)},
-	{"bottleneck", "client-bound or server-bound: that side 90 % busy or more; latency-bound: neither", false, func(c matrix.CellResult) cellValue {
+	{"p50 ms", "median latency", true, median(results.P50, ms)},
+	{"p99 ms", "99th percentile latency", true, median(results.P99, ms)},
+	{"client CPU µs/call", "the client's CPU per call over its measured window (runs before the window: the whole client process per call it made)", true, median(results.ClientCPU, sig)},
+	{"server CPU µs/call", "the server's CPU per call over the same window", true, median(results.ServerCPU, sig)},
+	{"client calls per CPU-s", "efficiency: calls per CPU-second of the client", true, perCPUSecond(results.ClientCallsPerCPUS, results.ClientCPU)},
+	{"server calls per CPU-s", "efficiency: calls per CPU-second of the server", true, perCPUSecond(results.ServerCallsPerCPUS, results.ServerCPU)},
+	{"client busy %", "the client's CPU over the window / the cores it may use", true, pct(results.ClientBusy)},
+	{"server busy %", "the server's CPU over the window / the cores it may use", true, pct(results.ServerBusy)},
+	{"bottleneck", "client-bound or server-bound: that side 90 % busy or more; latency-bound: neither", false, func(c results.CellResult) cellValue {
 		if c.Summary == nil || c.Summary.Bottleneck == "" {
 			return cellValue{Text: "-"}
 		}
 		return cellValue{Text: c.Summary.Bottleneck, Class: c.Summary.Bottleneck}
 	}},
-	{"bytes", "encoded response size", true, median(matrix.BytesPerResponse, func(v float64) string { return num(v, 0) })},
-	{"ok", "good repeats / repeats run", true, func(c matrix.CellResult) cellValue {
-		n := c.Stat(matrix.RPS).N
+	{"bytes", "encoded response size", true, median(results.BytesPerResponse, func(v float64) string { return num(v, 0) })},
+	{"ok", "good repeats / repeats run", true, func(c results.CellResult) cellValue {
+		n := c.Stat(results.RPS).N
 		return cellValue{Text: fmt.Sprintf("%d/%d", n, len(c.Repeats)), Sort: strconv.Itoa(n)}
 	}},
 }
 
-func row(c matrix.CellResult) cellRow {
+func row(c results.CellResult) cellRow {
 	r := cellRow{Name: c.Name}
 	for i, rep := range c.Repeats {
 		if rep.Raw == "" {
@@ -600,7 +602,7 @@ func row(c matrix.CellResult) cellRow {
 		}
 		r.Raw = append(r.Raw, link{rep.Raw, "r" + strconv.Itoa(cmp(rep.Index, i+1))})
 	}
-	if c.Status != matrix.StatusOK {
+	if c.Status != results.StatusOK {
 		r.Class, r.Note = "failed", "failed: "+short(c.Error, 300)
 		for range cellColumns {
 			r.Values = append(r.Values, cellValue{Text: "-"})
@@ -638,7 +640,7 @@ func cmp(a, b int) int {
 
 // phpVsGo is PHP's client CPU per call over Go's for each PHP variant in the run
 // (php, php-pure), per concurrency, protocol and call x items.
-func phpVsGo(run *matrix.Run) []phpGoTable {
+func phpVsGo(run *results.Run) []phpGoTable {
 	x := index(run)
 	if len(x.protos["go"]) == 0 {
 		return nil
@@ -662,7 +664,7 @@ func phpVsGo(run *matrix.Run) []phpGoTable {
 				any := false
 				for _, k := range keys {
 					at := func(client string) float64 {
-						return x.median(matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, matrix.ClientCPU)
+						return x.median(plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, results.ClientCPU)
 					}
 					php, gov := at(variant), at("go")
 					if !(php > 0) || !(gov > 0) {

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // NoiseModel is what two runs' own repeats say about their agreement: how far a
@@ -50,8 +51,8 @@ const noiseTrials = 4000
 
 // Noise models each agreement figure from runs a and b (goal: the share asked for
 // within tol). The resampling is seeded: the same runs give the same model.
-func Noise(a, b *matrix.Run, ag Agreement, tol, goal float64) []NoiseModel {
-	bcells := map[string]matrix.CellResult{}
+func Noise(a, b *results.Run, ag Agreement, tol, goal float64) []NoiseModel {
+	bcells := map[string]results.CellResult{}
 	for _, c := range b.Cells {
 		bcells[c.Name] = c
 	}
@@ -69,20 +70,20 @@ func Noise(a, b *matrix.Run, ag Agreement, tol, goal float64) []NoiseModel {
 			if !ok {
 				continue
 			}
-			la, lb := logs(ca.Values(f.f)), logs(cb.Values(f.f))
+			la, lb := stats.Logs(ca.Values(f.f)), stats.Logs(cb.Values(f.f))
 			if len(la) < 2 || len(lb) < 2 {
 				continue
 			}
 			m.Cells++
 			reps = append(reps, len(la), len(lb))
 			for _, l := range [][]float64{la, lb} {
-				mean := avg(l)
+				mean := stats.Mean(l)
 				k := math.Sqrt(float64(len(l)) / float64(len(l)-1)) // a deviation from the sample's own mean is that much short
 				for _, x := range l {
 					resid = append(resid, (x-mean)*k)
 				}
 			}
-			diffs = append(diffs, avg(lb)-avg(la))
+			diffs = append(diffs, stats.Mean(lb)-stats.Mean(la))
 			inv = append(inv, 1/float64(len(la))+1/float64(len(lb)))
 		}
 		if m.Cells == 0 {
@@ -104,7 +105,7 @@ func Noise(a, b *matrix.Run, ag Agreement, tol, goal float64) []NoiseModel {
 		// A shift common to the cells (the whole machine faster in B) counts when
 		// the cells' mean difference lies two standard errors from 0.
 		k := float64(m.Cells)
-		shift, sd := matrix.MeanSD(diffs)
+		shift, sd := stats.MeanSD(diffs)
 		if m.Cells < 2 || math.Abs(shift) <= 2*sd/math.Sqrt(k) {
 			shift = 0
 		}
@@ -122,9 +123,9 @@ func Noise(a, b *matrix.Run, ag Agreement, tol, goal float64) []NoiseModel {
 			m.RunSD = math.Sqrt((between - sw*within) / (2 * k))
 		}
 		r := rand.New(rand.NewPCG(11, uint64(i)))
-		m.Predicted = predictShare(r, resid, shift, m.RunSD, m.Repeats, tol)
+		m.Predicted = stats.ShareWithin(r, resid, shift, m.RunSD, m.Repeats, noiseTrials, tol)
 		for _, n := range noiseRepeats {
-			if predictShare(r, resid, shift, m.RunSD, n, tol) >= goal {
+			if stats.ShareWithin(r, resid, shift, m.RunSD, n, noiseTrials, tol) >= goal {
 				m.Needed = n
 				break
 			}
@@ -132,43 +133,6 @@ func Noise(a, b *matrix.Run, ag Agreement, tol, goal float64) []NoiseModel {
 		out = append(out, m)
 	}
 	return out
-}
-
-// predictShare resamples two runs of n repeats per cell from the pooled
-// deviations (B offset by shift, each run's cell offset drawn with sd runSD; all
-// in logs) and returns the share of trials whose medians lie within tol.
-func predictShare(r *rand.Rand, resid []float64, shift, runSD float64, n int, tol float64) float64 {
-	a, b := make([]float64, n), make([]float64, n)
-	ok := 0
-	for range noiseTrials {
-		for j := range n {
-			a[j] = resid[r.IntN(len(resid))]
-			b[j] = resid[r.IntN(len(resid))]
-		}
-		d := medianInPlace(b) - medianInPlace(a) + shift + runSD*(r.NormFloat64()-r.NormFloat64())
-		if math.Abs(math.Expm1(d)) <= tol {
-			ok++
-		}
-	}
-	return float64(ok) / noiseTrials
-}
-
-func medianInPlace(v []float64) float64 {
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-func logs(v []float64) []float64 {
-	var l []float64
-	for _, x := range v {
-		if x > 0 {
-			l = append(l, math.Log(x))
-		}
-	}
-	return l
 }
 
 // writeNoise prints the models; took is run A's wall time, which scales to the
@@ -205,9 +169,4 @@ func writeNoise(b *strings.Builder, models []NoiseModel, tol, goal float64, took
 			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell\n", goal*100, m.Needed)
 		}
 	}
-}
-
-func avg(v []float64) float64 {
-	m, _ := matrix.MeanSD(v)
-	return m
 }

@@ -9,21 +9,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // noiseRun is a run of cells whose repeats are base × value, one value per repeat.
-func noiseRun(cells int, values func(cell, rep int) float64, reps int) *matrix.Run {
+func noiseRun(cells int, values func(cell, rep int) float64, reps int) *results.Run {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	run := &matrix.Run{Started: t0, Finished: t0.Add(9 * time.Minute)}
+	run := &results.Run{Started: t0, Finished: t0.Add(9 * time.Minute)}
 	for c := range cells {
-		res := matrix.CellResult{Name: "go-grpc-datalist-" + string(rune('a'+c%26)) + string(rune('a'+c/26)), Status: matrix.StatusOK}
+		res := results.CellResult{Name: "go-grpc-datalist-" + string(rune('a'+c%26)) + string(rune('a'+c/26)), Status: results.StatusOK}
 		base := 100 * float64(c+1)
 		for r := range reps {
 			v := base * values(c, r)
-			res.Repeats = append(res.Repeats, matrix.Repeat{Index: r + 1, Report: &report.Report{},
-				Metrics: matrix.Metrics{RPS: v, ClientCPUUs: 1e6 / v, ServerCPUUs: 2e6 / v}})
+			res.Repeats = append(res.Repeats, results.Repeat{Index: r + 1, Report: &report.Report{},
+				Metrics: results.Metrics{RPS: v, ClientCPUUs: 1e6 / v, ServerCPUUs: 2e6 / v}})
 		}
 		run.Cells = append(run.Cells, res)
 	}
@@ -53,7 +55,7 @@ func gaussian(seed uint64, sd float64) func(int, int) float64 {
 func TestNoise(t *testing.T) {
 	for _, tc := range []struct {
 		name                string
-		a, b                *matrix.Run
+		a, b                *results.Run
 		dev                 [2]float64 // MedianDev range
 		runSD               [2]float64
 		shift               [2]float64 // req/s
@@ -128,7 +130,7 @@ func TestNoise(t *testing.T) {
 func TestNoiseWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		a, b *matrix.Run
+		a, b *results.Run
 		want []string
 	}{
 		{"this machine", noiseRun(300, gaussian(10, 0.15), 3), noiseRun(300, gaussian(11, 0.15), 3), []string{
@@ -172,21 +174,21 @@ func TestAgreeGolden(t *testing.T) {
 
 // orderRun: cells of two workers, 3 repeats; go-grpc's repeats faster each time
 // by factor step, go-http's noisy around a flat level.
-func orderRun(step float64, jitFlags bool) *matrix.Run {
+func orderRun(step float64, jitFlags bool) *results.Run {
 	run := noiseRun(0, nil, 3)
 	run.Spec.Repeats = 3
 	r := rand.New(rand.NewPCG(30, 31))
 	for _, w := range []string{"grpc", "http"} {
 		for k := range 6 {
-			c := matrix.CellResult{Name: fmt.Sprintf("go-%s-datalist-%d-c1", w, k), Cell: matrix.Cell{Client: "go", Protocol: w}, Status: matrix.StatusOK}
+			c := results.CellResult{Name: fmt.Sprintf("go-%s-datalist-%d-c1", w, k), Cell: plan.Cell{Client: "go", Protocol: w}, Status: results.StatusOK}
 			for i := range 3 {
 				v := 1000 * float64(k+1) * math.Exp(0.03*r.NormFloat64())
 				if w == "grpc" {
 					v *= math.Pow(step, float64(i))
 				}
-				rep := matrix.Repeat{Index: i + 1, Report: &report.Report{}, Metrics: matrix.Metrics{RPS: v}}
+				rep := results.Repeat{Index: i + 1, Report: &report.Report{}, Metrics: results.Metrics{RPS: v}}
 				if jitFlags && w == "grpc" && i == 0 {
-					rep.Flags = []string{matrix.FlagJIT}
+					rep.Flags = []string{results.FlagJIT}
 				}
 				c.Repeats = append(c.Repeats, rep)
 			}
@@ -202,7 +204,7 @@ func orderRun(step float64, jitFlags bool) *matrix.Run {
 func TestRepeatOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		run   *matrix.Run
+		run   *results.Run
 		drift bool
 		want  string
 	}{
@@ -223,7 +225,7 @@ func TestRepeatOrder(t *testing.T) {
 	}
 	// The table's note column carries it for every cell of the worker.
 	warm := orderRun(1.2, true)
-	warm.Spec, _ = matrix.ParseSpec([]byte("clients: {go: [grpc, http]}\nrepeats: 3\n"))
+	warm.Spec, _ = plan.ParseSpec([]byte("clients: {go: [grpc, http]}\nrepeats: 3\n"))
 	var md strings.Builder
 	if err := Markdown(&md, warm); err != nil {
 		t.Fatal(err)
@@ -242,10 +244,10 @@ func TestRepeatOrder(t *testing.T) {
 			step = 1
 		}
 		for k := range 6 {
-			c := matrix.CellResult{Name: fmt.Sprintf("java-%s-datalist-%d-c1", w, k), Cell: matrix.Cell{Client: "java", Protocol: w}, Status: matrix.StatusOK}
+			c := results.CellResult{Name: fmt.Sprintf("java-%s-datalist-%d-c1", w, k), Cell: plan.Cell{Client: "java", Protocol: w}, Status: results.StatusOK}
 			for i := range 3 {
 				v := 1000 * math.Pow(step, float64(i)) * math.Exp(0.02*r.NormFloat64())
-				c.Repeats = append(c.Repeats, matrix.Repeat{Index: i + 1, Report: &report.Report{}, Metrics: matrix.Metrics{RPS: v}})
+				c.Repeats = append(c.Repeats, results.Repeat{Index: i + 1, Report: &report.Report{}, Metrics: results.Metrics{RPS: v}})
 			}
 			peers.Cells = append(peers.Cells, c)
 		}

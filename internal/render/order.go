@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // RepeatOrder is one worker's repeats in the order they ran: for each repeat
@@ -34,7 +35,7 @@ type RepeatOrder struct {
 
 // repeatOrders are the workers with at least two cells whose repeats all timed,
 // in the run's cell order.
-func repeatOrders(run *matrix.Run) []RepeatOrder {
+func repeatOrders(run *results.Run) []RepeatOrder {
 	reps := run.Spec.Repeats
 	if reps < 2 {
 		return nil
@@ -48,7 +49,7 @@ func repeatOrders(run *matrix.Run) []RepeatOrder {
 		logs := make([]float64, reps)
 		ok, jit := 0, 0
 		for _, r := range c.Repeats {
-			if slices.Contains(r.Flags, matrix.FlagJIT) {
+			if slices.Contains(r.Flags, results.FlagJIT) {
 				jit++
 			}
 			if r.Report == nil || r.Index < 1 || r.Index > reps || r.Metrics.RPS <= 0 {
@@ -67,7 +68,7 @@ func repeatOrders(run *matrix.Run) []RepeatOrder {
 			order = append(order, w)
 			sums[w] = make([]float64, reps)
 		}
-		mean := avg(logs)
+		mean := stats.Mean(logs)
 		for i, l := range logs {
 			sums[w][i] += l - mean
 		}
@@ -86,9 +87,9 @@ func repeatOrders(run *matrix.Run) []RepeatOrder {
 			o.Dev = append(o.Dev, math.Expm1(s/float64(o.Cells)))
 		}
 		d := drifts[w]
-		m, sd := matrix.MeanSD(d)
+		m, sd := stats.MeanSD(d)
 		o.Drift = math.Expm1(m)
-		o.Drifts = math.Abs(o.Drift) > matrix.NoisySpread && math.Abs(m) > 2.5*sd/math.Sqrt(float64(len(d)))
+		o.Drifts = math.Abs(o.Drift) > results.NoisySpread && math.Abs(m) > 2.5*sd/math.Sqrt(float64(len(d)))
 		out = append(out, *o)
 	}
 	if len(out) >= orderPeers {
@@ -96,7 +97,7 @@ func repeatOrders(run *matrix.Run) []RepeatOrder {
 		for _, o := range out {
 			abs = append(abs, math.Abs(math.Log1p(o.Drift)))
 		}
-		base := matrix.StatOf(abs).Median
+		base := stats.Of(abs).Median
 		for i := range out {
 			if math.Abs(math.Log1p(out[i].Drift)) <= orderPeerFactor*base {
 				out[i].Drifts = false
@@ -114,7 +115,7 @@ const (
 )
 
 // repeatOrderMarkdown names the workers whose repeats drift in run order.
-func repeatOrderMarkdown(run *matrix.Run) string {
+func repeatOrderMarkdown(run *results.Run) string {
 	orders := repeatOrders(run)
 	if len(orders) == 0 {
 		return ""
@@ -130,11 +131,11 @@ func repeatOrderMarkdown(run *matrix.Run) string {
 		}
 		t := fmt.Sprintf("%s %s (%d cells; the last repeat %+.0f %% on the first", o.Worker, strings.Join(devs, ", "), o.Cells, o.Drift*100)
 		if o.JIT > 0 {
-			t += fmt.Sprintf("; %d of %d repeats %s", o.JIT, o.All, matrix.FlagJIT)
+			t += fmt.Sprintf("; %d of %d repeats %s", o.JIT, o.All, results.FlagJIT)
 		}
 		parts = append(parts, t+")")
 	}
-	head := fmt.Sprintf("- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over %.0f %%, 2.5 standard errors and, among %d or more workers, %d times their median drift): ", matrix.NoisySpread*100, orderPeers, orderPeerFactor)
+	head := fmt.Sprintf("- repeat order (req/s, each repeat's mean distance from its cell's mean, per worker; a worker is named when its last repeat differs from its first by over %.0f %%, 2.5 standard errors and, among %d or more workers, %d times their median drift): ", results.NoisySpread*100, orderPeers, orderPeerFactor)
 	if len(parts) == 0 {
 		return head + fmt.Sprintf("no worker's repeats drift (%d workers)\n", len(orders))
 	}

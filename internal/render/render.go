@@ -17,11 +17,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // A Renderer writes one view of a run.
-type Renderer func(w io.Writer, run *matrix.Run) error
+type Renderer func(w io.Writer, run *results.Run) error
 
 // Files are the renderers All writes, by file name in the run directory.
 var Files = []struct {
@@ -29,19 +30,19 @@ var Files = []struct {
 	Render Renderer
 }{
 	{"matrix.csv", CSV},
-	{matrix.JSONFile, JSON},
+	{results.JSONFile, JSON},
 	{"matrix.md", Markdown},
 	{"bench.txt", Bench},
 }
 
 // All writes every file of Files, the plots and index.html into dir, each atomically.
-func All(dir string, run *matrix.Run) error {
+func All(dir string, run *results.Run) error {
 	for _, f := range Files {
 		var b bytes.Buffer
 		if err := f.Render(&b, run); err != nil {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}
-		if err := matrix.WriteFileAtomic(filepath.Join(dir, f.Name), b.Bytes()); err != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, f.Name), b.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -69,7 +70,7 @@ var CSVHeader = []string{
 // summaries existed).
 // summary is the cell's summary under today's rules: computed from its repeats
 // (a saved one may predate a rule), the saved one for a cell without repeats.
-func summary(c matrix.CellResult) *matrix.Summary {
+func summary(c results.CellResult) *results.Summary {
 	if len(c.Repeats) == 0 && c.Summary != nil {
 		return c.Summary
 	}
@@ -77,13 +78,13 @@ func summary(c matrix.CellResult) *matrix.Summary {
 }
 
 // CSV writes matrix.csv.
-func CSV(w io.Writer, run *matrix.Run) error {
+func CSV(w io.Writer, run *results.Run) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
 	for _, c := range run.Cells {
-		rps, p99 := c.Stat(matrix.RPS), c.Stat(matrix.P99)
+		rps, p99 := c.Stat(results.RPS), c.Stat(results.P99)
 		failed := 0.0
-		for _, v := range c.Values(matrix.FailedCalls) {
+		for _, v := range c.Values(results.FailedCalls) {
 			failed += v
 		}
 		sum := summary(c)
@@ -95,12 +96,12 @@ func CSV(w io.Writer, run *matrix.Run) error {
 			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), strconv.Itoa(sum.Conns), c.ServerLang, c.Status,
 			strconv.Itoa(rps.N),
 			num(rps.Median, 2), num(rps.Min, 2), num(rps.Max, 2), num(spread, 3),
-			num(c.Stat(matrix.P50).Median, 0), num(p99.Median, 0), num(p99.Min, 0), num(p99.Max, 0),
-			num(c.Stat(matrix.ClientCPU).Median, 1), num(c.Stat(matrix.ServerCPU).Median, 1), num(c.Stat(matrix.ClientCPUProcess).Median, 1),
-			num(c.Stat(matrix.ClientCallsPerCPUS).Median, 0), num(c.Stat(matrix.ServerCallsPerCPUS).Median, 0),
-			num(c.Stat(matrix.ClientBusy).Median, 3), num(c.Stat(matrix.ServerBusy).Median, 3), sum.Bottleneck,
+			num(c.Stat(results.P50).Median, 0), num(p99.Median, 0), num(p99.Min, 0), num(p99.Max, 0),
+			num(c.Stat(results.ClientCPU).Median, 1), num(c.Stat(results.ServerCPU).Median, 1), num(c.Stat(results.ClientCPUProcess).Median, 1),
+			num(c.Stat(results.ClientCallsPerCPUS).Median, 0), num(c.Stat(results.ServerCallsPerCPUS).Median, 0),
+			num(c.Stat(results.ClientBusy).Median, 3), num(c.Stat(results.ServerBusy).Median, 3), sum.Bottleneck,
 			num(sum.MaxStealCores, 3), num(sum.MaxOutsideCores, 3), strings.Join(sum.Flags, " "),
-			num(c.Stat(matrix.BytesPerResponse).Median, 0), num(failed, 0), c.Error,
+			num(c.Stat(results.BytesPerResponse).Median, 0), num(failed, 0), c.Error,
 		})
 	}
 	for _, c := range missing(run) {
@@ -113,7 +114,7 @@ func CSV(w io.Writer, run *matrix.Run) error {
 }
 
 // missing lists the plan's cells that have no result in the run.
-func missing(run *matrix.Run) []matrix.Cell { return run.Missing() }
+func missing(run *results.Run) []plan.Cell { return run.Missing() }
 
 // num formats v with prec decimals; NaN (no successful repeat) is empty.
 func num(v float64, prec int) string {
@@ -126,7 +127,7 @@ func num(v float64, prec int) string {
 // JSON writes matrix.json: the whole run (machine, versions, commit, spec, verify
 // pass, every cell with every repeat's report and figures). matrix.LoadRun reads
 // it back.
-func JSON(w io.Writer, run *matrix.Run) error {
+func JSON(w io.Writer, run *results.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(run)
@@ -134,14 +135,14 @@ func JSON(w io.Writer, run *matrix.Run) error {
 
 // Markdown writes matrix.md: the run's facts, then one table per client, the
 // flagged cells with their figures, and the cells of the plan with no result.
-func Markdown(w io.Writer, run *matrix.Run) error {
+func Markdown(w io.Writer, run *results.Run) error {
 	var b strings.Builder
 	s := run.Spec
 	fmt.Fprintf(&b, "# rpcbed matrix %s\n\n", run.ID)
 	ok, failed, partial := run.Tally()
 	miss := missing(run)
-	plan := len(run.Cells) + len(miss)
-	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed", plan, ok, failed)
+	planned := len(run.Cells) + len(miss)
+	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed", planned, ok, failed)
 	if partial > 0 {
 		fmt.Fprintf(&b, ", %d partial (repeats missing)", partial)
 	}
@@ -178,8 +179,8 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 	for _, o := range repeatOrders(run) {
 		drifting[o.Worker] = o.Drifts
 	}
-	for _, client := range matrix.Clients {
-		var rows []matrix.CellResult
+	for _, client := range plan.Clients {
+		var rows []results.CellResult
 		for _, c := range run.Cells {
 			if c.Client == client {
 				rows = append(rows, c)
@@ -193,13 +194,13 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
 		for _, c := range rows {
 			sum := summary(c)
-			if c.Status == matrix.StatusFailed {
+			if c.Status == results.StatusFailed {
 				fmt.Fprintf(&b, "| %s | %d | - | - | - | - | - | - | - | - | - | failed: %s |\n", c.Name, sum.Conns, mdEscape(short(c.Error, 160)))
 				continue
 			}
-			rps, p99 := c.Stat(matrix.RPS), c.Stat(matrix.P99)
+			rps, p99 := c.Stat(results.RPS), c.Stat(results.P99)
 			var notes []string
-			if c.Status == matrix.StatusPartial {
+			if c.Status == results.StatusPartial {
 				notes = append(notes, fmt.Sprintf("partial: %d of %d repeats", len(c.Repeats), s.Repeats))
 			}
 			if len(sum.Flags) > 0 {
@@ -213,14 +214,14 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			}
 			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s | %s | %s / %s | %s / %s | %s | %s | %s |\n",
 				c.Name, sum.Conns, sig(rps.Median), sig(rps.Min), sig(rps.Max),
-				ms(c.Stat(matrix.P50).Median), ms(p99.Median), ms(p99.Min), ms(p99.Max),
-				sig(c.Stat(matrix.ClientCPU).Median), sig(c.Stat(matrix.ServerCPU).Median),
-				sig(c.Stat(matrix.ClientCallsPerCPUS).Median), sig(c.Stat(matrix.ServerCallsPerCPUS).Median),
-				pctOf(c.Stat(matrix.ClientBusy).Median), pctOf(c.Stat(matrix.ServerBusy).Median), orDash(sum.Bottleneck),
-				num(c.Stat(matrix.BytesPerResponse).Median, 0), mdEscape(strings.Join(notes, "; ")))
+				ms(c.Stat(results.P50).Median), ms(p99.Median), ms(p99.Min), ms(p99.Max),
+				sig(c.Stat(results.ClientCPU).Median), sig(c.Stat(results.ServerCPU).Median),
+				sig(c.Stat(results.ClientCallsPerCPUS).Median), sig(c.Stat(results.ServerCallsPerCPUS).Median),
+				pctOf(c.Stat(results.ClientBusy).Median), pctOf(c.Stat(results.ServerBusy).Median), orDash(sum.Bottleneck),
+				num(c.Stat(results.BytesPerResponse).Median, 0), mdEscape(strings.Join(notes, "; ")))
 		}
 	}
-	var flagged []matrix.CellResult
+	var flagged []results.CellResult
 	for _, c := range run.Cells {
 		if len(summary(c).Flags) > 0 {
 			flagged = append(flagged, c)
@@ -230,7 +231,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (req/s or CPU per call spread over %.0f %% or steal over %.0f %% of a core), "+
 			"cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
 			"CPU over the window), warmup-unsettled, jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
-			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), matrix.NoisySpread*100, matrix.NoisyStealCores*100, matrix.JITQuiet*100, matrix.FewCalls, 100.0/matrix.FewCalls)
+			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), results.NoisySpread*100, results.NoisyStealCores*100, results.JITQuiet*100, results.FewCalls, 100.0/results.FewCalls)
 		for _, c := range flagged {
 			sum := summary(c)
 			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
@@ -250,9 +251,9 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			fmt.Fprintf(&b, "- %s\n", c.Name())
 		}
 	}
-	var bad []matrix.Verify
+	var bad []results.Verify
 	for _, v := range run.Verify {
-		if v.Status != matrix.StatusOK {
+		if v.Status != results.StatusOK {
 			bad = append(bad, v)
 		}
 	}
@@ -293,7 +294,7 @@ func pctOf(f float64) string {
 }
 
 // primeString is the spec's prime ("; primed: java 2s per item count"), "" for none.
-func primeString(p, max map[string]matrix.Duration) string {
+func primeString(p, max map[string]plan.Duration) string {
 	if len(p) == 0 {
 		return ""
 	}
@@ -314,7 +315,7 @@ func primeString(p, max map[string]matrix.Duration) string {
 }
 
 // primesMarkdown lists how each worker's priming went (Run.Primes).
-func primesMarkdown(run *matrix.Run) string {
+func primesMarkdown(run *results.Run) string {
 	if len(run.Primes) == 0 {
 		return ""
 	}
@@ -341,7 +342,7 @@ func primesMarkdown(run *matrix.Run) string {
 	return "- primes: " + strings.Join(parts, "; ") + "\n"
 }
 
-func loadString(l matrix.Load) string {
+func loadString(l plan.Load) string {
 	var parts []string
 	if l.N > 0 {
 		parts = append(parts, fmt.Sprintf("n %d", l.N))
@@ -367,7 +368,7 @@ func loadString(l matrix.Load) string {
 	return strings.Join(parts, ", ")
 }
 
-func overrideString(o matrix.Override) string {
+func overrideString(o plan.Override) string {
 	var parts []string
 	if o.N != nil {
 		parts = append(parts, fmt.Sprintf("n %d", *o.N))

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // grpcThrift is go-grpc-thrift-aerospike: the Go client against go-server, gRPC
@@ -95,7 +98,7 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 		e.dur, e.repeats = 300*time.Millisecond, 2
 	}
 	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
-		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: e.store,
+		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: e.store,
 		RedisAddr: o.RedisAddr, AerospikeHosts: o.AerospikeHosts, Auth: true,
 	})
 	if err != nil {
@@ -220,9 +223,9 @@ func (e *grpcThrift) bottleneck(c int) string {
 		}
 		side := "neither core saturated"
 		switch {
-		case sb.Median >= matrix.BoundBusy && sb.Median >= cb.Median:
+		case sb.Median >= results.BoundBusy && sb.Median >= cb.Median:
 			side = "the server core saturated"
-		case cb.Median >= matrix.BoundBusy:
+		case cb.Median >= results.BoundBusy:
 			side = "the client core saturated"
 		}
 		s += fmt.Sprintf("%s: server %s busy, client %s (busy fractions over the window): %s; CPU per call server %s µs, client %s µs. ",

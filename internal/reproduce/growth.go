@@ -14,6 +14,8 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // growthPath is one path ab drives: a front and the protocol it uses to reach
@@ -117,7 +119,7 @@ func (e *growth) run(ctx context.Context, o Options) error {
 		e.abN, e.repeats, e.items = 20, 2, e.items[:2]
 	}
 	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
-		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
+		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
 	if err != nil {
 		return err

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // javaFrameworks in the published table's order.
@@ -126,7 +129,7 @@ func (e *java2015) run(ctx context.Context, o Options) error {
 // repeats after a settled warm-up.
 func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error {
 	srv, err := matrix.StartServerProc(ctx, o.Runner, "java-"+fw, matrix.ServerProcConfig{
-		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
+		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
 	if err != nil {
 		return err
@@ -239,7 +242,7 @@ func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.Benc
 		}
 		r.Rounds, r.Seconds = round, time.Since(start).Seconds()
 		r.ClientMs, r.ServerMs, r.Window, r.ServerKnown = cms, sms, win, sKnown
-		quiet := win > 0 && !matrix.JITBusy(cms, win) && (!sKnown || !matrix.JITBusy(sms, win))
+		quiet := win > 0 && !results.JITBusy(cms, win) && (!sKnown || !results.JITBusy(sms, win))
 		if quiet || !cKnown {
 			r.AtRest = quiet
 			return r, nil
@@ -357,7 +360,7 @@ func (e *java2015) judge(o Options) Section {
 			n := 0
 			for _, m := range e.runs[jKey{fw, c}] {
 				all++
-				if slices.Contains(m.Flags, matrix.FlagJIT) {
+				if slices.Contains(m.Flags, results.FlagJIT) {
 					n++
 				}
 			}
@@ -368,7 +371,7 @@ func (e *java2015) judge(o Options) Section {
 		}
 	}
 	if all > 0 {
-		t := fmt.Sprintf("Repeats in which a JVM's JIT compiled for more than %.0f %% of the window (flagged %s): %d of %d", matrix.JITQuiet*100, matrix.FlagJIT, jit, all)
+		t := fmt.Sprintf("Repeats in which a JVM's JIT compiled for more than %.0f %% of the window (flagged %s): %d of %d", results.JITQuiet*100, results.FlagJIT, jit, all)
 		if len(jitRows) > 0 {
 			t += " (" + strings.Join(jitRows, ", ") + ")"
 		}
@@ -394,7 +397,7 @@ func (e *java2015) judge(o Options) Section {
 			parts = append(parts, t)
 		}
 		sec.Setup = append(sec.Setup, fmt.Sprintf("After the prime, rounds of 1 s runs at every concurrency went on until both JVMs' JIT compiled for at most %.0f %% of a round (java-client's \"JIT compile:\", the server's /stats), at most %v: %s.",
-			matrix.JITQuiet*100, javaPrimeMax, strings.Join(parts, "; ")))
+			results.JITQuiet*100, javaPrimeMax, strings.Join(parts, "; ")))
 	}
 	if len(e.quiet) > 0 {
 		var parts []string
@@ -578,9 +581,9 @@ func (e *java2015) reason(fws ...string) string {
 		if sb, cb := figs(rs, srvBusy), figs(rs, cliBusy); sb.Known && cb.Known {
 			side := "neither core saturated"
 			switch {
-			case sb.Median >= matrix.BoundBusy && sb.Median >= cb.Median:
+			case sb.Median >= results.BoundBusy && sb.Median >= cb.Median:
 				side = "the server core saturated"
-			case cb.Median >= matrix.BoundBusy:
+			case cb.Median >= results.BoundBusy:
 				side = "the client core saturated"
 			}
 			part += fmt.Sprintf("; at c=%d server %s busy, client %s (busy fractions): %s", hi, pctOf(sb), pctOf(cb), side)

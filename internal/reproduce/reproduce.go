@@ -28,6 +28,9 @@ import (
 	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // experiment is one published experiment in three steps: read its published
@@ -183,14 +186,14 @@ func runOne(ctx context.Context, o Options, name string) (Section, error) {
 func write(dir string, secs []Section) error {
 	var b bytes.Buffer
 	Markdown(&b, secs)
-	if err := matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.md"), b.Bytes()); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(dir, "reproduction.md"), b.Bytes()); err != nil {
 		return err
 	}
 	j, err := json.MarshalIndent(secs, "", "  ")
 	if err != nil {
 		return err
 	}
-	return matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
+	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
 }
 
 // Markdown writes reproduction.md: the summary table of every rule, then each
@@ -349,7 +352,7 @@ func cliPerCall(m measured) float64 {
 // workers (warm-up paid once per client and protocol); stop ends the workers.
 func newBench(o Options) (*matrix.Bench, func()) {
 	b := &matrix.Bench{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
-		ClientResources: matrix.Resources{CPUSet: o.ClientCPUSet}, ServerResources: matrix.Resources{CPUSet: o.ServerCPUSet},
+		ClientResources: plan.Resources{CPUSet: o.ClientCPUSet}, ServerResources: plan.Resources{CPUSet: o.ServerCPUSet},
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
 	return b, b.KeepWorkers()
 }
@@ -403,10 +406,6 @@ func ratio(a, b float64) string {
 
 func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
-
-func medianOf(v []float64) float64 {
-	return matrix.StatOf(v).Median
-}
 
 // failures are the runs that failed (not cancelled): each is left out of every
 // figure and named in the section's set-up; the other runs still count.

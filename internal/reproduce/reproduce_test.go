@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 func exact(v float64) Figure { return Figure{Median: v, Lo: v, Hi: v, Known: true} }
@@ -253,7 +254,7 @@ func TestJudgeJavaJIT(t *testing.T) {
 			e.runs[jKey{fw, c}] = []measured{{Report: report.Report{RequestsPerSecond: 1000}}, {Report: report.Report{RequestsPerSecond: 1000}}}
 		}
 	}
-	e.runs[jKey{"dubbo", 1}][1].Flags = []string{matrix.FlagJIT}
+	e.runs[jKey{"dubbo", 1}][1].Flags = []string{results.FlagJIT}
 	e.rest = map[string]jitRest{
 		"ice":   {Rounds: 2, Seconds: 11.5, ClientMs: 40, Window: 5, ServerMs: 10, ServerKnown: true, AtRest: true},
 		"dubbo": {Rounds: 4, Seconds: 21, ClientMs: 900, Window: 5, ServerKnown: false},

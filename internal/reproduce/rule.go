@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // Verdicts a rule gives. A rule never gives an empty verdict, and never "yes"
@@ -40,7 +40,7 @@ func Fig(v []float64) Figure {
 			return Figure{}
 		}
 	}
-	s := matrix.StatOf(v)
+	s := stats.Of(v)
 	return Figure{Median: s.Median, Lo: s.Min, Hi: s.Max, Known: true}
 }
 
