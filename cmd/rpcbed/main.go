@@ -32,6 +32,7 @@ var commands = []command{
 	{"reproduce", "re-run the published experiments; write results/<run>/reproduction.md", runReproduce},
 	{"compare", "compare two matrix runs cell by cell, with significance over the repeats", runCompare},
 	{"agree", "how well two runs of one spec reproduce: share of cells within ±10 % (make bench-reproducibility)", runAgree},
+	{"slices", "the slice-length trade-off: round noise, switching cost and half-width per slice length (make bench-slices)", runSlices},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},
 }
 

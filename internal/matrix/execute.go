@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,6 +101,7 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 			group = append(group, todo[0])
 			todo = todo[1:]
 		}
+		e.later = len(todo)
 		if err := e.enterLink(ctx, group[0].Link); err != nil {
 			return nil, err
 		}
@@ -129,6 +132,9 @@ func openRun(o Options) (*results.Run, error) {
 		}
 		run.Cells = nil
 		run.Finished = time.Time{}
+		if run.Seed == 0 {
+			run.Seed = newSeed(run.Spec.Seed) // a run from before the rounds were shuffled
+		}
 		return run, nil
 	}
 	if _, err := os.Stat(filepath.Join(o.Dir, results.RunFile)); err == nil {
@@ -139,6 +145,7 @@ func openRun(o Options) (*results.Run, error) {
 	run.Started = time.Now().UTC()
 	run.Runner = o.RunnerName
 	run.Spec = o.Spec
+	run.Seed = newSeed(o.Spec.Seed)
 	if run.Versions == nil {
 		run.Versions = map[string]string{}
 	}
@@ -150,6 +157,14 @@ func openRun(o Options) (*results.Run, error) {
 		return nil, err
 	}
 	return &run, results.WriteJSON(filepath.Join(o.Dir, results.RunFile), run)
+}
+
+// newSeed is the spec's seed, or one drawn from the clock when it gives none.
+func newSeed(spec int64) int64 {
+	if spec != 0 {
+		return spec
+	}
+	return time.Now().UnixNano()&(1<<62-1) | 1
 }
 
 type executor struct {
@@ -164,6 +179,11 @@ type executor struct {
 	link  plan.Link
 	// linkSet says a link has been set up (shaped and probed) in this process.
 	linkSet bool
+	// timed and timedRuns: the wall time of the timed runs so far, and their
+	// count; later is the cells of the groups still to run (Spec.Budget).
+	timed     time.Duration
+	timedRuns int
+	later     int
 }
 
 func (e *executor) serverConfig(key string) ServerProcConfig {
@@ -200,7 +220,8 @@ func (e *executor) clientAddr(srv *ServerProc, c plan.Cell) string {
 type cellState struct {
 	c     plan.Cell
 	res   results.CellResult
-	final bool // recorded for good: no more repeats
+	final bool // no more repeats: the client refused, or the server is gone
+	done  bool // its Spec.Repeats rounds are done
 }
 
 // serverGroup starts one server, verifies, runs its cells' repeats interleaved
@@ -220,9 +241,11 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 		}
 		return nil
 	}
-	defer func() { e.stopServer(srv) }()
+	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv}
+	defer func() { e.stopServer(g.srv) }()
 	bench := &Bench{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
+	g.bench = bench
 	if *e.run.Spec.Worker {
 		bench.Workers = newWorkerPool()
 		defer bench.Workers.close()
@@ -253,70 +276,138 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 		states = append(states, st)
 	}
 	for r := 1; r <= e.run.Spec.Repeats; r++ {
-		for _, st := range states {
-			if st.final || len(st.res.Repeats) >= r {
-				continue
+		var round []*cellState
+		for _, st := range e.shuffle(g.group, r, states) {
+			if !st.final && len(st.res.Repeats) < r {
+				round = append(round, st)
 			}
-			restarted := ""
-			if srv != nil {
-				if err := srv.Alive(ctx); err != nil {
-					restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, oneLine(err.Error()))
-					e.prog.note(key + " stopped answering (" + oneLine(err.Error()) + "): restarting it")
-					e.stopServer(srv)
-					if srv, err = StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key)); err != nil {
-						if ctx.Err() != nil {
-							return ctx.Err()
-						}
-						srv = nil
-						e.prog.note(key + " could not be restarted: " + oneLine(err.Error()))
-					}
-				}
-			}
-			var rep results.Repeat
-			if srv == nil {
-				rep = results.Repeat{Index: r, Error: "server " + key + " could not be restarted"}
-				e.prog.skipRest(st.c, 1)
-			} else {
-				e.prog.start(st.c, r)
-				t0 := time.Now()
-				// A later repeat in the worker that timed the previous one starts warm.
-				warm := false
-				if n := len(st.res.Repeats); n > 0 {
-					prev := st.res.Repeats[n-1]
-					warm = prev.Error == "" && prev.WorkerID != "" && bench.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
-				}
-				rep, err = bench.Once(ctx, srv, e.job(srv, st.c, r, warm))
-				if err != nil {
-					return err
-				}
-				rep.Index = r
-				e.prog.done(st.c, time.Since(t0))
-				if restarted != "" {
-					rep.Flag(results.FlagServerRestarted, restarted)
-				}
-				e.versions(srv, st.c, rep)
-			}
-			st.res.Repeats = append(st.res.Repeats, rep)
-			if rep.Report == nil && (rep.ExitCode == exitUsage || rep.ExitCode == exitVerify || rep.ExitCode == exitUnreachable) {
-				// The client refused before timing: another try would refuse the same way.
-				st.final = true
-			}
-			if srv == nil {
-				st.final = true
-			}
-			if st.final || r == e.run.Spec.Repeats {
-				st.final = true
-				e.prog.skipRest(st.c, e.run.Spec.Repeats-len(st.res.Repeats))
-				st.res.Finish()
-			} else {
-				st.res.Status = results.StatusPartial
-			}
-			if err := e.record(st.res); err != nil {
-				return err
-			}
+		}
+		if err := e.round(ctx, g, r, false, round); err != nil {
+			return err
+		}
+	}
+	return e.addRounds(ctx, g, states)
+}
+
+// groupRun is one server group while its rounds run: its server (restarted when
+// it stops answering) and the bench whose workers its cells share.
+type groupRun struct {
+	key, group string
+	srv        *ServerProc
+	bench      *Bench
+}
+
+// shuffle is round r's order of a group's cells: a permutation drawn from the
+// run's seed, the group and the round alone, so a resumed run and a second run
+// with the same seed draw the same order.
+func (e *executor) shuffle(group string, r int, states []*cellState) []*cellState {
+	h := fnv.New64a()
+	h.Write([]byte(group))
+	rng := rand.New(rand.NewPCG(uint64(e.run.Seed), h.Sum64()^uint64(r)))
+	out := slices.Clone(states)
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// round times each cell of order once, as round r of the group, and records the
+// round's order in run.json (replacing a resumed run's record of the same round).
+func (e *executor) round(ctx context.Context, g *groupRun, r int, added bool, order []*cellState) error {
+	if len(order) == 0 {
+		return nil
+	}
+	rec := results.Round{Group: g.group, Index: r, Order: make([]string, len(order)), Added: added}
+	for i, st := range order {
+		rec.Order[i] = st.c.Name()
+	}
+	e.run.Rounds = slices.DeleteFunc(e.run.Rounds, func(x results.Round) bool { return x.Group == g.group && x.Index == r })
+	e.run.Rounds = append(e.run.Rounds, rec)
+	for _, st := range order {
+		if err := e.timeOne(ctx, g, st, r, added); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// timeOne runs repeat r of one cell (restarting the group's server first if it
+// stopped answering) and records the cell.
+func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r int, added bool) error {
+	key, bench := g.key, g.bench
+	restarted := ""
+	if g.srv != nil {
+		if err := g.srv.Alive(ctx); err != nil {
+			restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, oneLine(err.Error()))
+			e.prog.note(key + " stopped answering (" + oneLine(err.Error()) + "): restarting it")
+			e.stopServer(g.srv)
+			if g.srv, err = StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key)); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				g.srv = nil
+				e.prog.note(key + " could not be restarted: " + oneLine(err.Error()))
+			}
+		}
+	}
+	srv := g.srv
+	var rep results.Repeat
+	if srv == nil {
+		rep = results.Repeat{Index: r, Error: "server " + key + " could not be restarted"}
+		if !added {
+			e.prog.skipRest(st.c, 1)
+		}
+	} else {
+		if added {
+			e.prog.add(st.c)
+		}
+		e.prog.start(st.c, r)
+		t0 := time.Now()
+		// A later repeat in the worker that timed the previous one starts warm.
+		warm := false
+		if n := len(st.res.Repeats); n > 0 {
+			prev := st.res.Repeats[n-1]
+			warm = prev.Error == "" && prev.WorkerID != "" && bench.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
+		}
+		rep, err := bench.Once(ctx, srv, e.job(srv, st.c, r, warm))
+		if err != nil {
+			return err
+		}
+		rep.Index = r
+		e.prog.done(st.c, time.Since(t0))
+		e.timed += time.Since(t0)
+		e.timedRuns++
+		if restarted != "" {
+			rep.Flag(results.FlagServerRestarted, restarted)
+		}
+		e.versions(srv, st.c, rep)
+		return e.keep(st, rep, r, added, srv == nil)
+	}
+	return e.keep(st, rep, r, added, true)
+}
+
+// keep adds a repeat to its cell and records the cell: final once its last
+// round is done, or when another try would fail the same way.
+func (e *executor) keep(st *cellState, rep results.Repeat, r int, added, noServer bool) error {
+	st.res.Repeats = append(st.res.Repeats, rep)
+	if rep.Report == nil && (rep.ExitCode == exitUsage || rep.ExitCode == exitVerify || rep.ExitCode == exitUnreachable) {
+		// The client refused before timing: another try would refuse the same way.
+		st.final = true
+	}
+	if noServer {
+		st.final = true
+	}
+	switch {
+	case added:
+		st.res.Finish()
+	case st.final || r == e.run.Spec.Repeats:
+		st.done = true
+		if !added {
+			e.prog.skipRest(st.c, e.run.Spec.Repeats-len(st.res.Repeats))
+		}
+		st.res.Finish()
+	default:
+		st.res.Status = results.StatusPartial
+	}
+	return e.record(st.res)
 }
 
 // job is repeat r of c against srv; warm: the client worker that will run it

@@ -23,6 +23,8 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
+
+	"github.com/rpcbed/rpcbed/internal/analysis"
 )
 
 // fakeRunner stands in for Docker/Local: servers are in-process listeners that
@@ -48,6 +50,8 @@ type fakeRunner struct {
 	// a key (the longest matching key wins).
 	jit      map[string]int64
 	services []*fakeService
+	// rps, when set, gives each timed run's req/s by run name.
+	rps func(name string) float64
 }
 
 // stopServers closes every fake server's listeners: the server died.
@@ -131,6 +135,9 @@ func (f *fakeRunner) Run(ctx context.Context, s runner.Task) (runner.Result, err
 			Versions: map[string]string{"go": "go1.26.8"},
 			Check:    report.CheckFull, Runtime: "go", CPUScope: report.ScopeWindow,
 			WindowStart: ws, WindowEnd: ws + 0.02, WarmupSettled: report.SettledFixed},
+	}
+	if f.rps != nil && !strings.HasPrefix(s.Name, "verify-") {
+		r.RequestsPerSecond = f.rps(s.Name)
 	}
 	if v, ok := f.clientCPU[s.Name]; ok {
 		r.Rpcbed.CPUUserSeconds, r.Rpcbed.CPUSystemSeconds = v, 0
@@ -443,24 +450,154 @@ func TestExecuteResume(t *testing.T) {
 	}
 }
 
-// Repeats run round-robin over a server group's cells: repeat 1 of every cell,
-// then repeat 2 (docs/method.md, section 5).
-func TestExecuteInterleavesRepeats(t *testing.T) {
-	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2, 200]\nload: {n: 10}\nrepeats: 3\n"))
-	if err != nil {
-		t.Fatal(err)
+// Rounds: every cell of a server group once per round, in a random order of
+// the round's own drawn from the seed; the order is recorded, and two runs with
+// one seed share it (docs/method.md, section 5).
+func TestExecuteRandomRounds(t *testing.T) {
+	const base = "clients: {go: [grpc, thrift]}\nitems: [2, 200, 5000]\nconcurrency: [1, 4]\nload: {n: 10}\nrepeats: 4\n"
+	execute := func(t *testing.T, seed string) (*results.Run, []string) {
+		t.Helper()
+		spec, err := plan.ParseSpec([]byte(base + seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr := newFakeRunner()
+		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run, fr.timedRuns()
 	}
-	fr := newFakeRunner()
-	if _, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"}); err != nil {
-		t.Fatal(err)
+	a, ranA := execute(t, "seed: 26\n")
+	_, ranB := execute(t, "seed: 26\n")
+	c, _ := execute(t, "seed: 27\n")
+	if a.Seed != 26 || len(a.Rounds) != 4 {
+		t.Fatalf("seed %d, %d rounds recorded; want 26 and 4", a.Seed, len(a.Rounds))
 	}
-	want := []string{
-		"go-grpc-datalist-2-c1-r1", "go-grpc-datalist-200-c1-r1",
-		"go-grpc-datalist-2-c1-r2", "go-grpc-datalist-200-c1-r2",
-		"go-grpc-datalist-2-c1-r3", "go-grpc-datalist-200-c1-r3",
+	if strings.Join(ranA, " ") != strings.Join(ranB, " ") {
+		t.Errorf("one seed, two runs: orders differ:\n%v\n%v", ranA, ranB)
 	}
-	if got := fr.timedRuns(); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("run order: got %v; want %v", got, want)
+	var recorded []string
+	orders := map[string]bool{}
+	for i, r := range a.Rounds {
+		if r.Index != i+1 || r.Group != "go-server@" || len(r.Order) != 12 {
+			t.Errorf("round %d: %+v; want index %d of go-server@ with 12 cells", i, r, i+1)
+		}
+		if !slices.Equal(slices.Sorted(slices.Values(r.Order)), slices.Sorted(slices.Values(a.Rounds[0].Order))) {
+			t.Errorf("round %d does not hold every cell once: %v", r.Index, r.Order)
+		}
+		orders[strings.Join(r.Order, " ")] = true
+		for _, n := range r.Order {
+			recorded = append(recorded, fmt.Sprintf("%s-r%d", n, r.Index))
+		}
+	}
+	if strings.Join(recorded, " ") != strings.Join(ranA, " ") {
+		t.Errorf("recorded order is not the order run:\nrecorded %v\nran      %v", recorded, ranA)
+	}
+	if len(orders) < 3 {
+		t.Errorf("%d distinct orders in 4 rounds; want a fresh order each round", len(orders))
+	}
+	if strings.Join(c.Rounds[0].Order, " ") == strings.Join(a.Rounds[0].Order, " ") && strings.Join(c.Rounds[1].Order, " ") == strings.Join(a.Rounds[1].Order, " ") {
+		t.Errorf("seeds 26 and 27 drew the same orders")
+	}
+	for _, cell := range a.Cells {
+		for i, r := range cell.Repeats {
+			if r.Index != i+1 {
+				t.Errorf("%s repeat %d has round %d", cell.Name, i, r.Index)
+			}
+		}
+	}
+	// No seed: the run picks one and records it.
+	d, _ := execute(t, "")
+	if d.Seed == 0 {
+		t.Error("no seed in the spec: run.Seed 0; want the one picked")
+	}
+}
+
+// precision and budget: cells whose in-run interval is wider than the precision
+// get added rounds, the widest first, until within it or the budget is spent;
+// the added rounds are recorded.
+func TestExecutePrecision(t *testing.T) {
+	const base = "clients: {go: [grpc, thrift]}\nitems: [2, 200, 5000]\nconcurrency: [1, 4]\nload: {n: 10}\nrepeats: 3\nseed: 5\n"
+	execute := func(t *testing.T, extra string) *results.Run {
+		t.Helper()
+		spec, err := plan.ParseSpec([]byte(base + extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr := newFakeRunner()
+		var mu sync.Mutex
+		n := map[string]int{}
+		// go-grpc-datalist-2-c1 alternates 1000 and 1300 req/s; the other 11 cells
+		// are steady.
+		fr.rps = func(name string) float64 {
+			mu.Lock()
+			defer mu.Unlock()
+			if !strings.HasPrefix(name, "go-grpc-datalist-2-c1-") {
+				return 500
+			}
+			n[name]++
+			if len(n)%2 == 0 {
+				return 1300
+			}
+			return 1000
+		}
+		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	repeats := func(run *results.Run) map[string]int {
+		m := map[string]int{}
+		for _, c := range run.Cells {
+			m[c.Name] = len(c.Repeats)
+		}
+		return m
+	}
+	run := execute(t, "precision: 10%\nbudget: 1h\n")
+	got := repeats(run)
+	if got["go-grpc-datalist-200-c1"] != 3 {
+		t.Errorf("steady cell: %d repeats; want 3 (within precision)", got["go-grpc-datalist-200-c1"])
+	}
+	if w := analysis.Width(run.Cells[0], run.Cells); run.Cells[0].Name != "go-grpc-datalist-2-c1" || w > 0.10 {
+		t.Errorf("%s after the added rounds: ±%.1f %%; want within 10 %%", run.Cells[0].Name, w*100)
+	}
+	if r := got["go-grpc-datalist-2-c1"]; r <= 3 {
+		t.Errorf("noisy cell: %d repeats; want rounds added", r)
+	}
+	added := 0
+	for _, r := range run.Rounds {
+		if r.Added {
+			added++
+			if len(r.Order) != 1 || r.Order[0] != "go-grpc-datalist-2-c1" {
+				t.Errorf("added round %d: %v; want the noisy cell alone", r.Index, r.Order)
+			}
+		}
+	}
+	if added == 0 || got["go-grpc-datalist-2-c1"] != 3+added {
+		t.Errorf("%d added rounds recorded for %d repeats", added, got["go-grpc-datalist-2-c1"])
+	}
+	for _, c := range run.Cells {
+		if c.Status != results.StatusOK || c.Summary == nil {
+			t.Errorf("%s: status %s, summary %v; want ok with a summary", c.Name, c.Status, c.Summary != nil)
+		}
+	}
+	// A spent budget adds nothing.
+	if got := repeats(execute(t, "precision: 10%\nbudget: 1ms\n")); got["go-grpc-datalist-2-c1"] != 3 {
+		t.Errorf("budget 1ms: %d repeats; want 3", got["go-grpc-datalist-2-c1"])
+	}
+	if _, err := plan.ParseSpec([]byte(base + "precision: 5%\n")); err == nil || !strings.Contains(err.Error(), "budget") {
+		t.Errorf("precision without budget: %v; want an error naming budget", err)
+	}
+	for _, bad := range []string{"precision: 150%", "precision: -1%", "precision: lots", "run_shift: 1.5"} {
+		if _, err := plan.ParseSpec([]byte(base + bad + "\nbudget: 1m\n")); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	s, err := plan.ParseSpec([]byte(base + "precision: 0.05\nbudget: 10m\nrun_shift: 8%\n"))
+	if err != nil || s.Precision != 0.05 || s.Shift() != 0.08 {
+		t.Errorf("precision 0.05, run_shift 8%%: %v %v %v", s.Precision, s.Shift(), err)
 	}
 }
 

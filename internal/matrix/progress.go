@@ -117,6 +117,15 @@ func (p *progress) done(c plan.Cell, wall time.Duration) {
 	p.plan[c.Client] += ps
 }
 
+// add counts one more run of c than planned (a round Spec.Precision added).
+func (p *progress) add(c plan.Cell) {
+	if p == nil {
+		return
+	}
+	p.total++
+	p.left[c.Client] += plannedSeconds(c.Load)
+}
+
 // skip counts every remaining run of a cell that will not be timed.
 func (p *progress) skip(c plan.Cell) {
 	if p == nil {

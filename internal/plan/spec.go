@@ -80,8 +80,23 @@ type Spec struct {
 	Overrides []Override `yaml:"overrides" json:"overrides"`
 	// Exclude drops the cells whose name matches any of these globs.
 	Exclude []string `yaml:"exclude" json:"exclude"`
-	// Repeats is how many times each cell is timed (median and spread are reported).
+	// Repeats is how many rounds each cell is timed in: a round runs every cell of
+	// a server group once, in a random order of its own (Seed; docs/method.md,
+	// section 5). The median and its 95 % interval are reported.
 	Repeats int `yaml:"repeats" json:"repeats"`
+	// Seed orders the rounds: two runs with one seed run their rounds in the same
+	// order. 0 (none given): the run picks one and records it in run.json.
+	Seed int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
+	// Precision and Budget: after its rounds, a server group gets more rounds for
+	// the cells whose in-run 95 % interval (req/s or either side's CPU per call) is
+	// wider than ±Precision, the widest first, while the run's Budget (counted
+	// from its start, the later groups' rounds reserved) allows them. 0: none.
+	Precision Fraction `yaml:"precision,omitempty" json:"precision,omitempty"`
+	Budget    Duration `yaml:"budget,omitempty" json:"budget,omitzero"`
+	// RunShift is the standard deviation of a whole run's shift against a rerun on
+	// the same machine, which one run cannot measure: the published intervals add
+	// it (0: DefaultRunShift; docs/method.md, section 11).
+	RunShift Fraction `yaml:"run_shift,omitempty" json:"run_shift,omitempty"`
 	// Servers maps a protocol to the server that serves it: go (go-server) or java
 	// (the Java baseline). Default: go for grpc/thrift/http, java for ice/dubbo.
 	Servers map[string]string `yaml:"servers" json:"servers"`
@@ -207,6 +222,48 @@ type Resources struct {
 	CPUs     float64 `yaml:"cpus" json:"cpus"`
 	MemoryMB int     `yaml:"memory_mb" json:"memory_mb"`
 }
+
+// DefaultRunShift is Spec.RunShift when a spec gives none: back-to-back default
+// runs on the build machine shifted +5 % and +8 % in req/s, -4 to -6 % in CPU per
+// call (docs/method.md, section 6); their root mean square is 5.8 %.
+const DefaultRunShift = 0.06
+
+// Shift is the run shift the intervals use (RunShift, or DefaultRunShift).
+func (s Spec) Shift() float64 {
+	if s.RunShift > 0 {
+		return float64(s.RunShift)
+	}
+	return DefaultRunShift
+}
+
+// Fraction reads a share as a percentage ("5%") or a fraction (0.05).
+type Fraction float64
+
+func (f *Fraction) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return &durationError{line: n.Line, value: s, why: "want a share like 5% or 0.05"}
+	}
+	if pct {
+		v /= 100
+	}
+	if v < 0 || v >= 1 {
+		return &durationError{line: n.Line, value: s, why: "want a share from 0 to below 100 %"}
+	}
+	*f = Fraction(v)
+	return nil
+}
+
+func (f Fraction) MarshalYAML() (any, error) { return f.String(), nil }
+
+// String is the share as a percentage ("5%").
+func (f Fraction) String() string { return strconv.FormatFloat(float64(f)*100, 'f', -1, 64) + "%" }
 
 // Duration reads Go durations ("2s", "500ms") or plain seconds ("2", 1.5).
 type Duration time.Duration
@@ -523,6 +580,12 @@ func (s *Spec) Validate() error {
 	plan := s.Plan()
 	if len(plan) == 0 {
 		return fieldErr("clients", "the spec has no cell")
+	}
+	if s.Budget.IsAuto() || s.Budget.D() > MaxDuration*24 {
+		return fieldErr("budget", "%v: want a duration up to %v", s.Budget, MaxDuration*24)
+	}
+	if s.Precision > 0 && s.Budget == 0 {
+		return fieldErr("precision", "%v without a budget: give budget (e.g. 10m) to bound the rounds it adds", s.Precision)
 	}
 	if s.Repeats < 1 || s.Repeats > 100 {
 		return fieldErr("repeats", "%d: want 1..100", s.Repeats)

@@ -46,7 +46,11 @@ type Run struct {
 	// Links are the links of a multi-host run as probed before their cells.
 	Links []LinkProbe `json:"links,omitempty"`
 	// Primes are the workers' un-recorded priming (Spec.Prime), in run order.
-	Primes []Prime      `json:"primes,omitempty"`
+	Primes []Prime `json:"primes,omitempty"`
+	// Seed is the seed the rounds' order came from (Spec.Seed, or the one the run
+	// picked); Rounds each server group's rounds in the order they ran.
+	Seed   int64        `json:"seed,omitempty"`
+	Rounds []Round      `json:"rounds,omitempty"`
 	Cells  []CellResult `json:"cells"`
 }
 
@@ -65,6 +69,16 @@ type Prime struct {
 	LastWindowS     float64  `json:"last_window_s,omitempty"`
 	LastServerJITMs *float64 `json:"last_server_jit_ms,omitempty"`
 	LastRoundS      float64  `json:"last_round_s,omitempty"`
+}
+
+// Round is one round of a server group: every cell of it once (or, for a round
+// Spec.Precision added, the cells still too wide), in the order they ran.
+type Round struct {
+	Group string   `json:"group"` // go-server@ (server process @ link)
+	Index int      `json:"index"` // 1-based: the repeats' Index
+	Order []string `json:"order"`
+	// Added: a round Spec.Precision added beyond Spec.Repeats.
+	Added bool `json:"added,omitempty"`
 }
 
 // Machine is where a run ran.
@@ -151,7 +165,7 @@ func JITBusy(ms, seconds float64) bool { return ms > JITQuiet*seconds*1000 }
 
 // Repeat is one timed run of a cell.
 type Repeat struct {
-	Index    int     `json:"index"` // 1-based
+	Index    int     `json:"index"` // 1-based: the round it ran in (Run.Rounds)
 	Raw      string  `json:"raw"`   // raw/<cell>-rN.txt, relative to the run
 	ExitCode int     `json:"exit_code"`
 	Error    string  `json:"error,omitempty"` // every reason the repeat failed, joined
@@ -657,3 +671,16 @@ func (r *Repeat) Flag(f, why string) {
 
 // Has reports whether the repeat carries flag f.
 func (r *Repeat) Has(f string) bool { return slices.Contains(r.Flags, f) }
+
+// ByRound is one figure of a cell's good repeats by round (Repeat.Index).
+func (c CellResult) ByRound(f func(Metrics) float64) map[int]float64 {
+	m := map[int]float64{}
+	for _, r := range c.Repeats {
+		if r.Report != nil {
+			if x := f(r.Metrics); !math.IsNaN(x) && x > 0 {
+				m[r.Index] = x
+			}
+		}
+	}
+	return m
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -181,4 +182,64 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		}
 	}
 	return cond()
+}
+
+// buildGoServer builds go-server into a temporary directory, without -race
+// whatever this test binary was built with (the race detector multiplies memory
+// and CPU), and returns its path.
+func buildGoServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "go-server")
+	build := exec.Command("go", "build", "-o", bin, "../../go-server")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build go-server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startGoServer runs the go-server program bin with every listener on a free port
+// and args added; it is stopped when the test ends.
+func startGoServer(t *testing.T, bin string, args ...string) *child {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-grpc", "127.0.0.1:0", "-thrift", "127.0.0.1:0", "-http", "127.0.0.1:0", "-drain", "1s"}, args...)...)
+	c := &child{stderr: &testbed.SyncBuffer{}}
+	cmd.Stderr = c.stderr
+	// It dies with the test binary, whatever ends that.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.pid = cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("go-server stderr:\n%s", tail(c.stderr.String(), 4000))
+		}
+	})
+	addr := func(proto string) net.Addr {
+		var a net.Addr
+		waitFor(30*time.Second, func() bool {
+			for _, l := range strings.Split(c.stderr.String(), "\n") {
+				if _, rest, ok := strings.Cut(l, "listening proto="+proto+" addr="); ok {
+					a, _ = net.ResolveTCPAddr("tcp", strings.TrimSpace(rest))
+					return true
+				}
+			}
+			return false
+		})
+		if a == nil {
+			t.Fatalf("go-server logged no %s address; stderr:\n%s", proto, c.stderr.String())
+		}
+		return a
+	}
+	c.grpc, c.thrift, c.http = addr("grpc"), addr("thrift"), addr("http")
+	return c
 }

@@ -15,9 +15,47 @@ import (
 // not UTF-8: protobuf refuses those while decoding, which grpc-go reports as
 // INTERNAL. Decoded leniently instead, the request reaches the service core, which
 // refuses it as INVALID_ARGUMENT exactly as it does over Thrift and HTTP.
-type utf8Codec struct{ encoding.CodecV2 }
+//
+// It also ties a DataList answer's reservation (pendingAnswers) to its encoded
+// bytes.
+type utf8Codec struct {
+	encoding.CodecV2
+	pending *pendingAnswers
+}
 
-func newUTF8Codec() encoding.CodecV2 { return utf8Codec{encoding.GetCodecV2(gproto.Name)} }
+func newUTF8Codec(p *pendingAnswers) encoding.CodecV2 {
+	return utf8Codec{CodecV2: encoding.GetCodecV2(gproto.Name), pending: p}
+}
+
+// Marshal encodes as grpc-go's codec does (the size first, then into a pooled
+// buffer of that size); a reserved answer's buffer releases its reservation when
+// grpc-go frees it.
+func (c utf8Codec) Marshal(v any) (mem.BufferSlice, error) {
+	release := c.pending.take(v)
+	if release == nil {
+		return c.CodecV2.Marshal(v)
+	}
+	m := v.(proto.Message)
+	pool := mem.DefaultBufferPool()
+	buf := pool.Get(proto.Size(m))
+	if _, err := (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend((*buf)[:0], m); err != nil {
+		pool.Put(buf)
+		release()
+		return nil, err
+	}
+	return mem.BufferSlice{mem.NewBuffer(buf, releasingPool{pool, release})}, nil
+}
+
+// releasingPool puts a buffer back into pool and runs release.
+type releasingPool struct {
+	mem.BufferPool
+	release func()
+}
+
+func (p releasingPool) Put(b *[]byte) {
+	p.BufferPool.Put(b)
+	p.release()
+}
 
 func (c utf8Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	err := c.CodecV2.Unmarshal(data, v)

@@ -1,15 +1,24 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rpcbed/rpcbed/internal/gen/pb"
 	"github.com/rpcbed/rpcbed/internal/gen/thriftgen"
 	"github.com/rpcbed/rpcbed/internal/server"
 )
@@ -235,5 +244,192 @@ func TestHugeNamesNotStored(t *testing.T) {
 	t.Logf("RSS %d MB before, %d MB after", before>>20, after>>20)
 	if after-before > 64<<20 {
 		t.Errorf("RSS grew by %d MB after 40 refused calls; want under 64 MB", (after-before)>>20)
+	}
+}
+
+// Non-reading callers (issue 28 #1): each asks for DataList(100000) with a 4 KiB
+// receive buffer and reads nothing. 100 of them took go-server to 3158 MB (HTTP),
+// 1048 MB (Thrift) and 334 MB (gRPC), and none was cut while held.
+const (
+	nonReaders     = 100
+	nonReaderItems = 100000
+	// nonReaderHold is how long the callers hold before the checks: every answer
+	// that fits the budget is built and stuck by then.
+	nonReaderHold = 4 * time.Second
+)
+
+// dialSmallRcvbuf connects with SO_RCVBUF 4096, as the probe did.
+func dialSmallRcvbuf(addr net.Addr) (net.Conn, error) {
+	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	return d.Dial("tcp", addr.String())
+}
+
+// grpcDataListCall opens an HTTP/2 connection and sends one DataList(n) call,
+// without reading anything back (not even the server's SETTINGS).
+func grpcDataListCall(conn net.Conn, n int) error { return grpcDataListCalls(conn, n, 1) }
+
+// grpcDataListCalls is grpcDataListCall with streams calls on the connection.
+func grpcDataListCalls(conn net.Conn, n, streams int) error {
+	if _, err := conn.Write([]byte(http2.ClientPreface)); err != nil {
+		return err
+	}
+	fr := http2.NewFramer(conn, nil)
+	if err := fr.WriteSettings(); err != nil {
+		return err
+	}
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/rpcbed.data.Data/DataList"},
+		{":authority", "x"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	msg, err := proto.Marshal(&pb.DataListRequest{Auth: &pb.Auth{ClientId: "me"}, N: int32(n)})
+	if err != nil {
+		return err
+	}
+	body := append(binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))), msg...)
+	for i := range streams {
+		id := uint32(2*i + 1)
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndHeaders: true}); err != nil {
+			return err
+		}
+		if err := fr.WriteData(id, true, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// One gRPC connection's streams share its budget: 40 DataList(100000) calls on
+// one connection that reads nothing hold at most ConnAnswerBudget, and a normal
+// call on another connection is answered meanwhile.
+func TestGRPCConnBudget(t *testing.T) {
+	s := start(t, true)
+	conn, err := dialSmallRcvbuf(s.GRPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := grpcDataListCalls(conn, nonReaderItems, 40); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{http: s.HTTPAddr}
+	var st server.Stats
+	if !waitFor(20*time.Second, func() bool { st = childStats(t, c); return st.Answers.Waits > 0 }) {
+		t.Fatalf("no call waited for the budget; stats %+v", st.Answers)
+	}
+	stillServes(t, dialGRPC(t, s.GRPCAddr))
+	st = childStats(t, c)
+	t.Logf("answers held %d MB, %d waits", st.Answers.HeldBytes>>20, st.Answers.Waits)
+	if st.Answers.HeldBytes > server.ConnAnswerBudget || st.Answers.HeldBytes == 0 {
+		t.Errorf("one connection holds %d bytes of answers; want above 0 and at most %d", st.Answers.HeldBytes, server.ConnAnswerBudget)
+	}
+}
+
+// thriftDataListCall sends one framed, binary DataList(n) call.
+func thriftDataListCall(conn net.Conn, n int) error {
+	b := binary.BigEndian.AppendUint32(nil, 0x80010001)
+	b = binary.BigEndian.AppendUint32(b, 8)
+	b = append(b, "DataList"...)
+	b = binary.BigEndian.AppendUint32(b, 1)
+	b = append(b, 12, 0, 1, 12, 0, 1, 11, 0, 1, 0, 0, 0, 2, 'm', 'e', 11, 0, 2, 0, 0, 0, 0, 0) // req{auth{"me", ""}
+	b = append(b, 8, 0, 2)
+	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	_, err := conn.Write(frame(append(b, 0, 0)))
+	return err
+}
+
+func httpDataListCall(conn net.Conn, n int) error {
+	_, err := fmt.Fprintf(conn, "GET /v1/datalist?n=%d HTTP/1.1\r\nHost: x\r\nX-Client-Id: me\r\n\r\n", n)
+	return err
+}
+
+// childStats reads the child's /stats.
+func childStats(t *testing.T, c *child) server.Stats {
+	t.Helper()
+	cl := &http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + c.http.String() + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st server.Stats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestNonReadingCallers holds nonReaders non-reading DataList(100000) callers on
+// each protocol of a go-server process (so the RSS is its own, and without the
+// race detector's overhead):
+// its peak RSS must stay under floodRSS, the answer bytes it holds within the
+// budget, a normal call during the hold must succeed, and the callers whose
+// answers were built must be cut once they have not read for the stall timeout.
+func TestNonReadingCallers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("flood tier: -short")
+	}
+	const stall = 3 * time.Second // go-server's default is 10 s; shorter keeps the test short
+	bin := buildGoServer(t)
+	tests := []struct {
+		name string
+		addr func(*child) net.Addr
+		dial func(t *testing.T, c *child) caller
+		call func(net.Conn, int) error
+	}{
+		{"grpc", func(c *child) net.Addr { return c.grpc }, func(t *testing.T, c *child) caller { return dialGRPC(t, c.grpc) }, grpcDataListCall},
+		{"thrift", func(c *child) net.Addr { return c.thrift }, func(t *testing.T, c *child) caller { return dialThrift(t, c.thrift) }, thriftDataListCall},
+		{"http", func(c *child) net.Addr { return c.http }, func(t *testing.T, c *child) caller { return dialHTTP(t, c.http) }, httpDataListCall},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startGoServer(t, bin, "-stall-timeout", stall.String())
+			stillServes(t, tc.dial(t, c))
+			base := c.status(t, "VmHWM")
+			var conns []net.Conn
+			defer func() {
+				for _, conn := range conns {
+					conn.Close()
+				}
+			}()
+			sent := time.Now()
+			for range nonReaders {
+				conn, err := dialSmallRcvbuf(tc.addr(c))
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns = append(conns, conn)
+				if err := tc.call(conn, nonReaderItems); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(nonReaderHold)
+			// The callers still hold: a normal call on a new connection gets through.
+			stillServes(t, tc.dial(t, c))
+			st := childStats(t, c)
+			peak := c.status(t, "VmHWM")
+			t.Logf("%d callers held %v: peak RSS %d MB (before %d MB); answers held %d MB of %d MB, %d calls waited",
+				len(conns), time.Since(sent).Round(100*time.Millisecond), peak>>20, base>>20,
+				st.Answers.HeldBytes>>20, st.Answers.BudgetBytes>>20, st.Answers.Waits)
+			if peak > floodRSS {
+				t.Errorf("peak RSS %d MB behind %d non-reading callers; want under %d MB", peak>>20, nonReaders, floodRSS>>20)
+			}
+			if st.Answers.HeldBytes > st.Answers.BudgetBytes || st.Answers.HeldBytes == 0 {
+				t.Errorf("answer bytes held %d; want above 0 and within the budget %d", st.Answers.HeldBytes, st.Answers.BudgetBytes)
+			}
+			// The first answers were built at once; their callers have not read
+			// since, so by the stall timeout (and a margin for a loaded machine) they
+			// are cut and their budget goes to the waiting ones.
+			time.Sleep(time.Until(sent.Add(stall + 4*time.Second)))
+			st = childStats(t, c)
+			t.Logf("%d of %d callers cut %v after their call", st.Answers.Cut, len(conns), time.Since(sent).Round(100*time.Millisecond))
+			if st.Answers.Cut == 0 {
+				t.Errorf("no non-reading caller cut %v after its call; want those holding answers cut after the %v stall", time.Since(sent), stall)
+			}
+			stillServes(t, tc.dial(t, c))
+		})
 	}
 }

@@ -207,14 +207,14 @@ func TestHostileHTTP(t *testing.T) {
 	})
 }
 
-// startIdle runs a go-server whose idle timeout is short enough to test.
+// startIdle runs a go-server whose idle and stall timeouts are short enough to test.
 func startIdle(t *testing.T, idle time.Duration) *server.Server {
 	t.Helper()
 	a, _ := auth.New([]byte("test-secret"), time.Minute)
 	svc := service.New(service.Config{Store: store.NewMemory(), Auth: a, CheckAuth: true})
 	s, err := server.Start(server.Config{
 		GRPCAddr: "127.0.0.1:0", ThriftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
-		ReadHeaderTimeout: 300 * time.Millisecond, IdleTimeout: idle, Log: discardLog(t),
+		ReadHeaderTimeout: 300 * time.Millisecond, IdleTimeout: idle, StallTimeout: idle, Log: discardLog(t),
 	}, svc)
 	if err != nil {
 		t.Fatal(err)
@@ -369,7 +369,7 @@ func TestStringsRefusedAlike(t *testing.T) {
 }
 
 // A caller that asks for a big answer and never reads it must not hold the
-// encoded response for ever: once a write has made no progress for the idle
+// encoded response for ever: once a write has made no progress for the stall
 // timeout, the server cuts it. (TestIdleTimeoutSparesLiveConnections reads its
 // answers at once and is never cut.)
 func TestStalledReaderCut(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/rpcbed/rpcbed/internal/service"
 )
@@ -44,17 +43,14 @@ func DataTypeQuery(rawQuery string) (groupName, enName string, err error) {
 var serverName = []string{"rpcbed-go-server"}
 
 type httpData struct {
-	svc   *service.Service
-	stall time.Duration // a response write that makes no progress this long is cut
-	bufs  sync.Pool
+	svc     *service.Service
+	answers *answers
+	bufs    sync.Pool
 }
 
-func newHTTPData(svc *service.Service, stall time.Duration) *httpData {
-	return &httpData{svc: svc, stall: stall, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+func newHTTPData(svc *service.Service, a *answers) *httpData {
+	return &httpData{svc: svc, answers: a, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
 }
-
-// writeChunk is how much of a response one write deadline covers.
-const writeChunk = 256 << 10
 
 func httpAuth(r *http.Request) service.Auth {
 	return service.Auth{ClientID: r.Header.Get("X-Client-Id"), Token: r.Header.Get("X-Token")}
@@ -84,10 +80,14 @@ func writeServiceError(w http.ResponseWriter, err error) {
 	writeError(w, status, err.Error())
 }
 
-func (h *httpData) writeJSON(w http.ResponseWriter, token string, v any) {
+// writeJSON encodes v into a buffer of est bytes (an upper bound of its size:
+// it never grows) and writes it. A connection's write that makes no progress
+// for StallTimeout is cut (stallConn).
+func (h *httpData) writeJSON(w http.ResponseWriter, token string, v any, est int64) {
 	buf := h.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer h.bufs.Put(buf)
+	buf.Grow(int(est))
 	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -97,20 +97,7 @@ func (h *httpData) writeJSON(w http.ResponseWriter, token string, v any) {
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Content-Length", strconv.Itoa(buf.Len()))
 	hd.Set("X-Token", token)
-	// The body goes out in chunks, each with its own write deadline: a reader that
-	// stalls for h.stall is cut (the encoded answer, up to 11 MB, is not held for
-	// ever), while a slow reader that keeps reading never is. net/http's
-	// WriteTimeout would bound the whole response instead.
-	rc := http.NewResponseController(w)
-	for b := buf.Bytes(); len(b) > 0; {
-		k := min(len(b), writeChunk)
-		rc.SetWriteDeadline(time.Now().Add(h.stall))
-		if _, err := w.Write(b[:k]); err != nil {
-			break
-		}
-		b = b[k:]
-	}
-	rc.SetWriteDeadline(time.Time{})
+	writeChunked(w, buf.Bytes())
 }
 
 func (h *httpData) dataType(w http.ResponseWriter, r *http.Request) {
@@ -125,7 +112,7 @@ func (h *httpData) dataType(w http.ResponseWriter, r *http.Request) {
 		writeServiceError(w, err)
 		return
 	}
-	h.writeJSON(w, res.Token, &service.DataTypeBody{Message: "ok", Auth: service.TokenBody{Token: res.Token}, CodeID: res.CodeID, CnName: res.CnName})
+	h.writeJSON(w, res.Token, &service.DataTypeBody{Message: "ok", Auth: service.TokenBody{Token: res.Token}, CodeID: res.CodeID, CnName: res.CnName}, answerOverhead)
 }
 
 func (h *httpData) dataList(w http.ResponseWriter, r *http.Request) {
@@ -140,5 +127,13 @@ func (h *httpData) dataList(w http.ResponseWriter, r *http.Request) {
 		writeServiceError(w, err)
 		return
 	}
-	h.writeJSON(w, tok, &service.DataListBody{Message: "ok", Auth: service.TokenBody{Token: tok}, N: n, Items: items})
+	// The answer's bytes are reserved before it is built, and held until written.
+	est := answerEstimate(len(items), itemJSON)
+	release, err := h.answers.reserve(r.Context(), nil, jsonCopies*est)
+	if err != nil {
+		writeServiceError(w, budgetErr(err))
+		return
+	}
+	defer release()
+	h.writeJSON(w, tok, &service.DataListBody{Message: "ok", Auth: service.TokenBody{Token: tok}, N: n, Items: items}, est)
 }

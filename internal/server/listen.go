@@ -5,6 +5,7 @@ import (
 	"log"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
@@ -84,11 +85,15 @@ func temporary(err error) bool {
 }
 
 // thriftListener is a thrift.TServerTransport over a retryListener. Every accepted
-// connection gets conf's SocketTimeout (IdleTimeout) on each read and write, so an
-// idle or half-open connection is closed instead of held for ever.
+// connection gets conf's SocketTimeout (IdleTimeout) on each read, so an idle or
+// half-open connection is closed instead of held for ever, and the stall
+// deadline on each write (stallConn).
 type thriftListener struct {
-	ln   *retryListener
-	conf *thrift.TConfiguration
+	ln     *retryListener
+	conf   *thrift.TConfiguration
+	stall  time.Duration
+	cuts   *atomic.Int64
+	framed bool
 }
 
 func (l *thriftListener) Listen() error { return nil } // bound by startThrift
@@ -98,7 +103,8 @@ func (l *thriftListener) Accept() (thrift.TTransport, error) {
 	if err != nil {
 		return nil, thrift.NewTTransportExceptionFromError(err)
 	}
-	return thrift.NewTSocketFromConnConf(conn, l.conf), nil
+	sc := &stallConn{Conn: conn, stall: l.stall, cuts: l.cuts}
+	return &thriftConn{TSocket: thrift.NewTSocketFromConnConf(sc, l.conf), framed: l.framed}, nil
 }
 
 func (l *thriftListener) Close() error     { return l.ln.Close() }

@@ -22,7 +22,6 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/rpcbed/rpcbed/internal/gen/pb"
-	"github.com/rpcbed/rpcbed/internal/gen/thriftgen"
 	"github.com/rpcbed/rpcbed/internal/service"
 )
 
@@ -51,6 +50,9 @@ type Config struct {
 	IdleTimeout                    time.Duration // default IdleTimeout
 	KeepaliveTime                  time.Duration // default KeepaliveTime (grpc-go's minimum is 1 s)
 	KeepaliveTimeout               time.Duration // default KeepaliveTimeout
+	StallTimeout                   time.Duration // default StallTimeout
+	AnswerBudget                   int64         // bytes; default AnswerBudget
+	ConnAnswerBudget               int64         // bytes; default ConnAnswerBudget
 	Log                            *log.Logger
 }
 
@@ -60,6 +62,7 @@ type Server struct {
 	svc      *service.Service
 	started  time.Time
 	versions map[string]string
+	answers  *answers
 
 	grpc   *grpc.Server
 	thrift *thrift.TSimpleServer
@@ -89,7 +92,17 @@ func Start(cfg Config, svc *service.Service) (*Server, error) {
 	if cfg.KeepaliveTimeout <= 0 {
 		cfg.KeepaliveTimeout = KeepaliveTimeout
 	}
-	s := &Server{cfg: cfg, svc: svc, started: time.Now(), versions: Versions(), errs: make(chan error, 3)}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = StallTimeout
+	}
+	if cfg.AnswerBudget <= 0 {
+		cfg.AnswerBudget = AnswerBudget
+	}
+	if cfg.ConnAnswerBudget <= 0 {
+		cfg.ConnAnswerBudget = ConnAnswerBudget
+	}
+	s := &Server{cfg: cfg, svc: svc, started: time.Now(), versions: Versions(), errs: make(chan error, 3),
+		answers: newAnswers(cfg.AnswerBudget, cfg.ConnAnswerBudget)}
 	for _, l := range []struct {
 		addr  string
 		start func() error
@@ -124,6 +137,8 @@ func (s *Server) startGRPC() error {
 		return fmt.Errorf("grpc listen %s: %w", s.cfg.GRPCAddr, err)
 	}
 	s.GRPCAddr = ln.Addr()
+	conns := newConnBudgets(s.answers, s.cfg.StallTimeout)
+	pending := &pendingAnswers{}
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxGRPCRecv),
 		grpc.MaxHeaderListSize(MaxHeaderBytes),
@@ -135,14 +150,18 @@ func (s *Server) startGRPC() error {
 		}),
 		// A client may ping every 10 s, idle or not; more often is a flood (GOAWAY).
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.ForceServerCodecV2(newUTF8Codec()),
+		grpc.ForceServerCodecV2(newUTF8Codec(pending)),
 	)
-	pb.RegisterDataServer(s.grpc, newGRPCData(s.svc))
+	pb.RegisterDataServer(s.grpc, newGRPCData(s.svc, s.answers, conns, pending))
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, hs)
 	reflection.Register(s.grpc)
+	watchDone := make(chan struct{})
+	go conns.watch(min(time.Second, s.cfg.StallTimeout/4), watchDone)
 	s.serve("grpc", func() error {
-		if err := s.grpc.Serve(newRetryListener(ln, "grpc", s.cfg.Log)); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		defer close(watchDone)
+		lis := stallListener{Listener: newRetryListener(ln, "grpc", s.cfg.Log), stall: s.cfg.StallTimeout, cuts: &s.answers.cuts, accepted: conns.add}
+		if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			return err
 		}
 		return nil
@@ -162,8 +181,10 @@ func (s *Server) startThrift() error {
 		return fmt.Errorf("thrift listen %s: %w", s.cfg.ThriftAddr, err)
 	}
 	s.ThriftAddr = ln.Addr()
-	sock := &thriftListener{ln: newRetryListener(ln, "thrift", s.cfg.Log), conf: conf}
-	s.thrift = thrift.NewTSimpleServer4(thriftgen.NewDataProcessor(newThriftData(s.svc)), sock, tf, pf)
+	framed := s.cfg.ThriftTransport != "buffered"
+	sock := &thriftListener{ln: newRetryListener(ln, "thrift", s.cfg.Log), conf: conf, stall: s.cfg.StallTimeout, cuts: &s.answers.cuts, framed: framed}
+	procs := thriftProcessors{newThriftData(s.svc, s.answers, s.cfg.ThriftProtocol)}
+	s.thrift = thrift.NewTSimpleServerFactory4(procs, sock, thriftTransports{lib: tf, framed: framed}, pf)
 	// AcceptLoop, not Serve: Serve drops the loop's error, so a listener that
 	// stopped accepting would look healthy (issue 18 #1).
 	s.thrift.SetLogContext(context.Background())
@@ -185,7 +206,7 @@ func (s *Server) startHTTP() error {
 		ErrorLog:          s.cfg.Log,
 	}
 	s.serve("http", func() error {
-		if err := s.http.Serve(newRetryListener(ln, "http", s.cfg.Log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(stallListener{Listener: newRetryListener(ln, "http", s.cfg.Log), stall: s.cfg.StallTimeout, cuts: &s.answers.cuts}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -195,7 +216,7 @@ func (s *Server) startHTTP() error {
 
 // Handler is the HTTP listener's routes.
 func (s *Server) Handler() http.Handler {
-	h := newHTTPData(s.svc, s.cfg.IdleTimeout)
+	h := newHTTPData(s.svc, s.answers)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/datatype", h.dataType)
 	mux.HandleFunc("GET /v1/datalist", h.dataList)

@@ -27,9 +27,22 @@ type Stats struct {
 	Goroutines int                                 `json:"goroutines"`
 	GOMAXPROCS int                                 `json:"gomaxprocs"`
 	Versions   map[string]string                   `json:"versions"`
+	// Answers is the answer budget: bytes reserved now, its size, and the calls
+	// that waited for it or gave up waiting (README: Limits).
+	Answers AnswerStats `json:"answers"`
 	// TimeUnixS is when the counters were read (Unix seconds): the driver
 	// interpolates CPU and calls to the client's measured window with it.
 	TimeUnixS float64 `json:"time_unix_s"`
+}
+
+// AnswerStats is the answer budget's state.
+type AnswerStats struct {
+	HeldBytes   int64 `json:"held_bytes"`
+	BudgetBytes int64 `json:"budget_bytes"`
+	Waits       int64 `json:"waits"`
+	Refusals    int64 `json:"refusals"`
+	// Cut counts the connections closed for not reading their answers.
+	Cut int64 `json:"cut"`
 }
 
 // Versions returns the Go runtime's and the RPC libraries' versions.
@@ -88,5 +101,7 @@ func (s *Server) stats() Stats {
 		UptimeS: time.Since(s.started).Seconds(), Calls: s.svc.Stats.Snapshot(),
 		CPUUserS: user, CPUSystemS: sys, RSSBytes: currentRSS(), MaxRSS: maxRSS,
 		Goroutines: runtime.NumGoroutine(), GOMAXPROCS: runtime.GOMAXPROCS(0), Versions: s.versions,
+		Answers: AnswerStats{HeldBytes: s.answers.total.held.Load(), BudgetBytes: s.answers.total.size,
+			Waits: s.answers.waits.Load(), Refusals: s.answers.refusals.Load(), Cut: s.answers.cuts.Load()},
 	}
 }

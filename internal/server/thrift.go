@@ -21,12 +21,34 @@ const (
 
 // thriftData adapts the service core to thriftgen.Data.
 type thriftData struct {
-	svc   *service.Service
-	items *service.Table[*thriftgen.Item]
+	svc     *service.Service
+	items   *service.Table[*thriftgen.Item]
+	answers *answers
+	perItem int // itemThriftBinary or itemThriftCompact
 }
 
-func newThriftData(svc *service.Service) *thriftData {
-	return &thriftData{svc: svc, items: service.NewTable(ThriftItem)}
+func newThriftData(svc *service.Service, a *answers, protocol string) *thriftData {
+	t := &thriftData{svc: svc, items: service.NewTable(ThriftItem), answers: a, perItem: itemThriftBinary}
+	if protocol == "compact" {
+		t.perItem = itemThriftCompact
+	}
+	return t
+}
+
+// thriftConnData is thriftData for one connection: a DataList answer's bytes are
+// reserved before it is built and held until its frame is written (thriftOut).
+type thriftConnData struct {
+	*thriftData
+	conn *thriftConn // nil: not a framed go-server connection, nothing reserved
+}
+
+// thriftProcessors gives each connection its own processor (TSimpleServer asks
+// for one per connection).
+type thriftProcessors struct{ data *thriftData }
+
+func (f thriftProcessors) GetProcessor(t thrift.TTransport) thrift.TProcessor {
+	c, _ := t.(*thriftConn)
+	return thriftgen.NewDataProcessor(&thriftConnData{thriftData: f.data, conn: c})
 }
 
 // ThriftItem converts a generated item to its Thrift form.
@@ -46,7 +68,7 @@ func thriftErr(err error) error {
 	return &thriftgen.DataError{Code: int32(service.CodeOf(err)), Message: err.Error()}
 }
 
-func (t *thriftData) DataType(ctx context.Context, req *thriftgen.DataTypeRequest) (*thriftgen.DataTypeResponse, error) {
+func (t *thriftConnData) DataType(ctx context.Context, req *thriftgen.DataTypeRequest) (*thriftgen.DataTypeResponse, error) {
 	if req == nil {
 		return nil, thriftErr(&service.Error{Code: service.InvalidArgument, Msg: "missing request"})
 	}
@@ -57,13 +79,21 @@ func (t *thriftData) DataType(ctx context.Context, req *thriftgen.DataTypeReques
 	return &thriftgen.DataTypeResponse{Auth: &thriftgen.AuthReply{Token: res.Token}, CodeId: res.CodeID, CnName: res.CnName}, nil
 }
 
-func (t *thriftData) DataList(ctx context.Context, req *thriftgen.DataListRequest) (*thriftgen.DataListResponse, error) {
+func (t *thriftConnData) DataList(ctx context.Context, req *thriftgen.DataListRequest) (*thriftgen.DataListResponse, error) {
 	if req == nil {
 		return nil, thriftErr(&service.Error{Code: service.InvalidArgument, Msg: "missing request"})
 	}
 	tok, items, err := t.svc.DataList(ctx, service.Thrift, thriftAuth(req.Auth), int(req.N))
 	if err != nil {
 		return nil, thriftErr(err)
+	}
+	if t.conn != nil && t.conn.framed {
+		est := answerEstimate(len(items), t.perItem)
+		release, err := t.answers.reserve(ctx, nil, est)
+		if err != nil {
+			return nil, thriftErr(budgetErr(err))
+		}
+		t.conn.hold(release, est)
 	}
 	return &thriftgen.DataListResponse{Auth: &thriftgen.AuthReply{Token: tok}, Items: t.items.First(len(items))}, nil
 }

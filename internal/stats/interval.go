@@ -165,7 +165,14 @@ func (n Noise) cellVar(logs []float64) (v float64, df int) {
 		return own.Var(), own.DF
 	}
 	prior := min(PriorDF, n.Pool.DF)
-	return (own.SS + float64(prior)*pv) / float64(own.DF+prior), own.DF + prior
+	v = (own.SS + float64(prior)*pv) / float64(own.DF+prior)
+	// The estimate's degrees of freedom, were the pool's variance exact and the
+	// cells alike: 2 E[v]^2 / Var[v] = (own+prior)^2 / own; at most all the run's.
+	df = own.DF + n.Pool.DF
+	if own.DF > 0 {
+		df = min(df, (own.DF+prior)*(own.DF+prior)/own.DF)
+	}
+	return v, df
 }
 
 // medianFactor is the variance of the median of n normal values over the
