@@ -108,10 +108,17 @@ func TestSustained(t *testing.T) {
 	if err != nil || len(rates) != 4 {
 		t.Fatalf("got %v, %v; want 4 slots", rates, err)
 	}
+	// 1 ms works: at most 1000/s. How many fit in a 10 ms slot depends on the
+	// machine's load (a sleep may oversleep by many ms), so only some must.
+	some := false
 	for _, r := range rates {
-		if r < 100 || r > 1000 { // 1 ms works: at most 1000/s, at least a few per 10 ms slot
-			t.Errorf("rate %.0f/s; want between 100 and 1000 for 1 ms works", r)
+		if r > 1000 {
+			t.Errorf("rate %.0f/s; want at most 1000 for 1 ms works", r)
 		}
+		some = some || r > 0
+	}
+	if !some {
+		t.Errorf("rates %v: no slot counted a work", rates)
 	}
 	if _, err := Sustained(context.Background(), -1, time.Millisecond, time.Second, func() {}); err == nil {
 		t.Error("slot longer than total: got no error")
