@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // runParse prints the report in each file as JSON: one object for one file, an
@@ -19,11 +20,14 @@ import (
 func runParse(_ context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
 	fs.SetOutput(s.err)
+	merge := fs.Bool("merge", false, "print the latency of all the files' clients together instead: their latency records\n"+
+		"merged exactly, the merged record and its percentiles (us) as one JSON object")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: rpcbed parse FILE...  (- reads stdin)\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: rpcbed parse [-merge] FILE...  (- reads stdin)\n\n"+
 			"Reads Apache Bench 2.3 output or an rpcbed client's report and prints it as\n"+
 			"JSON: one object for one file, an array for several (null for a file that\n"+
-			"does not parse). Exit code 1 when any file does not parse.")
+			"does not parse). Exit code 1 when any file does not parse (with -merge, or\n"+
+			"has no latency record: \"Latency histogram:\", docs/report-format.md).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -51,7 +55,25 @@ func runParse(_ context.Context, args []string, s stdio) int {
 	}
 
 	var v any = reports
-	if len(files) == 1 {
+	if *merge {
+		if code != 0 {
+			return code
+		}
+		recs := make([]string, len(reports))
+		for i, r := range reports {
+			if r.Rpcbed == nil || r.Rpcbed.LatencyHistogram == "" {
+				fmt.Fprintf(s.err, "rpcbed parse -merge: %s: no latency record (\"Latency histogram:\"): ab, or a report older than the record\n", files[i])
+				return 1
+			}
+			recs[i] = r.Rpcbed.LatencyHistogram
+		}
+		lat, err := stats.LatencyOf(recs...)
+		if err != nil {
+			fmt.Fprintf(s.err, "rpcbed parse -merge: %v\n", err)
+			return 1
+		}
+		v = lat
+	} else if len(files) == 1 {
 		if reports[0] == nil {
 			return code
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 const testdata = "../../internal/report/testdata/"
@@ -99,6 +100,54 @@ func TestParseCommand(t *testing.T) {
 						t.Errorf("report %d: got %v; want null %v", i, r, wantNil)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestParseMerge: -merge prints the files' latency records merged, with the
+// merged percentiles; a file without a record is named and refused.
+func TestParseMerge(t *testing.T) {
+	goRep, phpRep, javaRep := testdata+"go-client-hist-grpc-datalist-200-c8.txt", testdata+"php-hist-grpc-datalist-200-c4.txt",
+		testdata+"java-hist-http-datatype-c2.txt"
+	var recs []string
+	var complete int64
+	for _, f := range []string{goRep, phpRep, javaRep} {
+		r, err := parseFile(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r.Rpcbed.LatencyHistogram)
+		complete += r.Complete
+	}
+	want, err := stats.LatencyOf(recs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := rpcbed(t, "", "parse", "-merge", goRep, phpRep, javaRep)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, errs)
+	}
+	var got stats.Latency
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("stdout is not a latency: %v\n%s", err, out)
+	}
+	if got != want || got.Count != complete || got.Sources != 3 {
+		t.Errorf("merged %+v; want %+v (%d calls from 3 records)", got, want, complete)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"ab", []string{goRep, testdata + "ab-go-datalist-200-c50.txt"}, "ab-go-datalist-200-c50.txt: no latency record"},
+		{"old client", []string{goRep, testdata + "go-client-v11-http-datalist-20-c4-k.txt"}, "go-client-v11-http-datalist-20-c4-k.txt: no latency record"},
+		{"bad file", []string{goRep, "nope.txt"}, "nope.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := rpcbed(t, "", append([]string{"parse", "-merge"}, tc.args...)...)
+			if code != 1 || out != "" || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, and %q", code, out, errs, tc.want)
 			}
 		})
 	}

@@ -5,7 +5,8 @@
 // unreachable server, one that hangs or resets, a verify failure, a server that
 // rejects the token, one that answers an invalid-argument error, one that declares
 // UNAVAILABLE or DEADLINE_EXCEEDED (a declared error is never connect or timeout);
-// and every client's worker mode. The servers are internal/fakeserver on
+// every client's worker mode; and (merge_test.go) every client's latency
+// record, merged across processes and languages. The servers are internal/fakeserver on
 // 127.0.0.1:0 and two misbehaving listeners.
 //
 // go-client is built from this tree. The PHP rows need php and php-client's
@@ -370,6 +371,11 @@ func TestWorkerConformance(t *testing.T) {
 			}
 			if !strings.Contains(reports[0], "\nrpcbed report v1\n") || !strings.Contains(reports[0], "Complete requests:      5\n") {
 				t.Errorf("run ok.1: want its report (5 complete) before its done line, got:\n%s", reports[0])
+			}
+			// Every client writes its latency record (docs/report-format.md), the
+			// report's last line; TestLatencyMerge checks what it holds.
+			if !regexp.MustCompile(`\nLatency histogram: {6}HISTF\S+ \[us\]\n$`).MatchString(reports[0]) {
+				t.Errorf("run ok.1: the report does not end with its \"Latency histogram:\" line:\n%s", tail(reports[0]))
 			}
 			if reports[1] != "" || reports[2] != "" {
 				t.Errorf("stdout before the done lines of b.1 and bad.1: %q, %q; want nothing", reports[1], reports[2])

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
 	"google.golang.org/grpc"
@@ -34,6 +35,9 @@ type Reply struct {
 	// Code, Thrift DataError{Code}, HTTP HTTPStatus(Code). Token is then unused.
 	Code  int32
 	Token string // "" sends "fake-token"
+	// Delay holds the answer back this long: latencies that span many buckets
+	// of a latency record (the merge tests).
+	Delay time.Duration
 }
 
 // Behaviour answers call number i (0-based, counted per protocol and call kind)
@@ -49,6 +53,15 @@ func WrongCount(_ int64, n int) Reply { return Reply{Items: max(n-1, 0), CodeID:
 // Declare answers every call with the declared error code.
 func Declare(code int32) Behaviour {
 	return func(int64, int) Reply { return Reply{Code: code} }
+}
+
+// Slow answers as b does, each call held back by delay(i).
+func Slow(b Behaviour, delay func(i int64) time.Duration) Behaviour {
+	return func(i int64, n int) Reply {
+		r := b(i, n)
+		r.Delay = delay(i)
+		return r
+	}
 }
 
 // After answers the first n calls with first, the rest with then.
@@ -142,6 +155,7 @@ func cnName(enName string) string { return "名称-" + enName }
 
 func (s *grpcData) DataType(_ context.Context, q *pb.DataTypeRequest) (*pb.DataTypeResponse, error) {
 	r := s.b(s.n.next(false), 0)
+	time.Sleep(r.Delay)
 	if r.Code != 0 {
 		return nil, status.Error(codes.Code(r.Code), "fake server: declared error")
 	}
@@ -150,6 +164,7 @@ func (s *grpcData) DataType(_ context.Context, q *pb.DataTypeRequest) (*pb.DataT
 
 func (s *grpcData) DataList(_ context.Context, q *pb.DataListRequest) (*pb.DataListResponse, error) {
 	r := s.b(s.n.next(true), int(q.N))
+	time.Sleep(r.Delay)
 	if r.Code != 0 {
 		return nil, status.Error(codes.Code(r.Code), "fake server: declared error")
 	}
@@ -168,6 +183,7 @@ type thriftData struct {
 
 func (s *thriftData) DataType(_ context.Context, q *thriftgen.DataTypeRequest) (*thriftgen.DataTypeResponse, error) {
 	r := s.b(s.n.next(false), 0)
+	time.Sleep(r.Delay)
 	if r.Code != 0 {
 		return nil, &thriftgen.DataError{Code: r.Code, Message: "fake server: declared error"}
 	}
@@ -176,6 +192,7 @@ func (s *thriftData) DataType(_ context.Context, q *thriftgen.DataTypeRequest) (
 
 func (s *thriftData) DataList(_ context.Context, q *thriftgen.DataListRequest) (*thriftgen.DataListResponse, error) {
 	r := s.b(s.n.next(true), int(q.N))
+	time.Sleep(r.Delay)
 	if r.Code != 0 {
 		return nil, &thriftgen.DataError{Code: r.Code, Message: "fake server: declared error"}
 	}
@@ -206,6 +223,7 @@ func (s *httpData) ServeHTTP(w http.ResponseWriter, q *http.Request) {
 			break
 		}
 		r = s.b(s.n.next(true), n)
+		time.Sleep(r.Delay)
 		items := make([]service.Item, r.Items)
 		for i := range items {
 			items[i] = service.NewItem(i)
@@ -213,6 +231,7 @@ func (s *httpData) ServeHTTP(w http.ResponseWriter, q *http.Request) {
 		body = service.DataListBody{Message: "ok", Auth: service.TokenBody{Token: token(r)}, N: n, Items: items}
 	case "/v1/datatype":
 		r = s.b(s.n.next(false), 0)
+		time.Sleep(r.Delay)
 		body = service.DataTypeBody{Message: "ok", Auth: service.TokenBody{Token: token(r)}, CodeID: r.CodeID, CnName: cnName(q.URL.Query().Get("enName"))}
 	default:
 		http.NotFound(w, q)

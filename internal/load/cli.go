@@ -73,6 +73,7 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Usage(stderr)
 		return ExitUsage
 	}
+	cfg.LatencyDump = os.Getenv(LatencyDumpEnv)
 	res, err := Run(ctx, cfg, stderr)
 	if err != nil {
 		var ee *ExitError
@@ -88,6 +89,12 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitInternal
 	}
 	rep := res.Report()
+	if cfg.LatencyDump != "" {
+		if err := WriteLatencies(cfg.LatencyDump, res.RawLatency); err != nil {
+			fmt.Fprintf(stderr, "go-client: %s: %v\n", LatencyDumpEnv, err)
+			return ExitInternal
+		}
+	}
 	if err := report.Write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "go-client: writing the report: %v\n", err)
 		return ExitInternal
@@ -103,6 +110,21 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return ExitOK
+}
+
+// LatencyDumpEnv names a file every client (go, php, java) writes each latency
+// its record holds to, in microseconds, one a line (docs/report-format.md): how
+// the merge tests compare merged percentiles with the raw latencies'.
+const LatencyDumpEnv = "RPCBED_LATENCY_DUMP"
+
+// WriteLatencies writes the raw latencies in LatencyDumpEnv's format.
+func WriteLatencies(path string, us []int64) error {
+	b := make([]byte, 0, len(us)*6)
+	for _, v := range us {
+		b = strconv.AppendInt(b, v, 10)
+		b = append(b, '\n')
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // Usage prints the usage text and every flag.

@@ -32,6 +32,9 @@ type Config struct {
 	JSONFile    string        // -json
 	ClientID    string
 	CPUProfile  string // pprof CPU profile of the measured part
+	// LatencyDump, when set, is a file that gets every recorded latency (µs, one
+	// a line): the environment's RPCBED_LATENCY_DUMP, for the merge tests only.
+	LatencyDump string
 
 	ThriftTransport string // framed|buffered
 	ThriftProtocol  string // binary|compact

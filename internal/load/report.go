@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // Report turns a result into the rpcbed report (docs/report-format.md, client
@@ -39,6 +40,14 @@ func (r *Result) Report() report.Report {
 		WindowStart:       unixSeconds(r.WindowStart),
 		WindowEnd:         unixSeconds(r.WindowEnd),
 		WarmupSettled:     r.Settled,
+	}
+	if r.Hist != nil {
+		// The bytes.Buffer encoding cannot fail; a record is never left out quietly.
+		rec, err := stats.EncodeLatency(r.Hist)
+		if err != nil {
+			panic(err)
+		}
+		x.LatencyHistogram = rec
 	}
 	if x.WarmupSettled == "" {
 		x.WarmupSettled = report.SettledFixed

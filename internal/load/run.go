@@ -13,6 +13,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // caller makes one worker's calls, carrying the token of each response into the
@@ -67,6 +68,9 @@ type Result struct {
 	Bytes       int64 // response body bytes of measured calls
 	WarmupCalls int64
 	Hist        *hdrhistogram.Histogram // latency in µs of answered measured calls
+	// RawLatency is every value recorded in Hist, unordered; kept only with
+	// Config.LatencyDump (a test's check of the exact merge).
+	RawLatency []int64
 
 	// The measured window (docs/method.md): from the end of the warm-up to the
 	// return of the last measured call. CPU is getrusage(RUSAGE_SELF) over it.
@@ -89,8 +93,9 @@ func (r *Result) Errors() map[string]int64 {
 }
 
 // Highest latency the histograms track (µs): open-loop latencies count from the
-// intended start, so they can exceed the per-call timeout.
-const histMax = int64(time.Hour / time.Microsecond)
+// intended start, so they can exceed the per-call timeout. Every client records
+// with the one geometry of internal/stats, so the records merge exactly.
+const histMax = stats.LatencyHighest
 
 // stallAfter: a run in which calls keep failing and none has succeeded for this
 // long ends early (the server died) and still prints its report.
@@ -101,11 +106,13 @@ const stallAfter = 3 * time.Second
 type worker struct {
 	c       caller
 	hist    *hdrhistogram.Histogram
+	raw     []int64 // every recorded latency, with Config.LatencyDump only
 	byKind  [numKinds]int64
 	bytes   int64
 	warmup  int64
 	ok      atomic.Int64
 	failed  atomic.Int64
+	keepRaw bool
 	quota   int64 // open loop with -n: this worker's share
 	offset  time.Duration
 	lastErr error    // the last failure, for the log
@@ -127,7 +134,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 
 	workers := make([]*worker, cfg.Concurrency)
 	for i := range workers {
-		workers[i] = &worker{c: t.caller(i), hist: hdrhistogram.New(1, histMax, 3)}
+		workers[i] = &worker{c: t.caller(i), hist: stats.NewLatency(), keepRaw: cfg.LatencyDump != ""}
 	}
 	defer func() {
 		for _, w := range workers {
@@ -306,10 +313,11 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 		}
 	}
 
-	res.Hist = hdrhistogram.New(1, histMax, 3)
+	res.Hist = stats.NewLatency()
 	lastErrs := make([]error, len(workers))
 	for i, w := range workers {
 		res.Hist.Merge(w.hist)
+		res.RawLatency = append(res.RawLatency, w.raw...)
 		for k := kindConnect; k < numKinds; k++ {
 			res.ByKind[k] += w.byKind[k]
 			res.Failed += w.byKind[k]
@@ -485,6 +493,9 @@ func (w *worker) record(o outcome, start, end time.Time, measured bool) {
 			us = histMax
 		}
 		w.hist.RecordValue(us)
+		if w.keepRaw {
+			w.raw = append(w.raw, us)
+		}
 	}
 }
 

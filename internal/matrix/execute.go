@@ -87,6 +87,12 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 	e := &executor{o: o, run: run, verified: verified, partial: partial,
 		prog: newProgress(o.Progress, todo, run.Spec.Repeats, partial)}
 	defer o.Runner.Close()
+	if run.Spec.Cluster != nil && len(todo) > 0 {
+		if err := e.runCluster(ctx, todo); err != nil {
+			return nil, err
+		}
+		todo = nil
+	}
 	if len(run.Spec.Hosts) > 0 && len(todo) > 0 {
 		stop, err := e.setUpHosts(ctx)
 		if err != nil {

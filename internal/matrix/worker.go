@@ -43,6 +43,12 @@ func startWorker(ctx context.Context, ws runner.WorkerStarter, key string, spec 
 	if err != nil {
 		return nil, err
 	}
+	return attachWorker(ctx, key, w)
+}
+
+// attachWorker reads a started worker's stdout line by line and waits for its
+// ready line (a cluster run's task connections are workers too).
+func attachWorker(ctx context.Context, key string, w runner.Worker) (*workerProc, error) {
 	p := &workerProc{key: key, w: w, lines: make(chan string, 256)}
 	go func() {
 		defer close(p.lines)

@@ -22,6 +22,9 @@ type Bed struct {
 	Root string // the checkout (docker/netbed.sh under it)
 	Name string // RPCBED_NETBED: namespaces NAME-server, NAME-clients
 	Net  int    // RPCBED_NETBED_NET: 198.18.NET.0/24
+	// Clients is RPCBED_NETBED_CLIENTS: the client hosts (0 or 1: one, NAME-clients
+	// joined by a veth; K >= 2: NAME-c1..NAME-cK on a bridge in the server namespace).
+	Clients int
 	// Env is what `up` printed: NETBED_SERVER_ENGINE, NETBED_SERVER_ADDR, ...
 	Env map[string]string
 	// Extra is added to the script's environment (e.g. RPCBED_NETBED_WAIT).
@@ -51,6 +54,9 @@ func Available() string {
 func (b *Bed) cmd(ctx context.Context, args ...string) *exec.Cmd {
 	c := exec.CommandContext(ctx, filepath.Join(b.Root, "docker", "netbed.sh"), args...)
 	c.Env = append(os.Environ(), fmt.Sprintf("RPCBED_NETBED=%s", b.Name), fmt.Sprintf("RPCBED_NETBED_NET=%d", b.Net))
+	if b.Clients > 1 {
+		c.Env = append(c.Env, fmt.Sprintf("RPCBED_NETBED_CLIENTS=%d", b.Clients))
+	}
 	c.Env = append(c.Env, b.Extra...)
 	// The script traps INT/TERM itself: a cancelled ctx sends TERM, not KILL, so
 	// its trap removes what it made.
@@ -76,6 +82,32 @@ func (b *Bed) Up(ctx context.Context) error {
 	}
 	if b.Env["NETBED_SERVER_ENGINE"] == "" {
 		return fmt.Errorf("netbed up printed no endpoints: %q", out.String())
+	}
+	return nil
+}
+
+// ClientHost is client host k (1-based) of a bed with Clients >= 2: its engine,
+// address, namespace and data device.
+type ClientHost struct{ Engine, Addr, NetNS, Dev string }
+
+// ClientHosts lists a multi-client bed's client hosts, from Up's endpoints.
+func (b *Bed) ClientHosts() []ClientHost {
+	var hs []ClientHost
+	for k := 1; ; k++ {
+		p := fmt.Sprintf("NETBED_CLIENT%d_", k)
+		if b.Env[p+"ENGINE"] == "" {
+			return hs
+		}
+		hs = append(hs, ClientHost{Engine: b.Env[p+"ENGINE"], Addr: b.Env[p+"ADDR"], NetNS: b.Env[p+"NETNS"], Dev: b.Env[p+"DEV"]})
+	}
+}
+
+// Load copies images from the host's engine to every engine of the bed
+// (docker/netbed.sh load: skipped where the image id already matches).
+func (b *Bed) Load(ctx context.Context, images ...string) error {
+	out, err := b.cmd(ctx, append([]string{"load"}, images...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("netbed load: %w: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -21,7 +21,10 @@ type Cell struct {
 	// Link is the link the cell runs over (a spec's links); "" without a link
 	// dimension.
 	Link string `json:"link,omitempty"`
-	Load Load   `json:"-"`
+	// Nodes is the client nodes a cluster run splits the cell's load over
+	// (cluster.nodes); 0 without a cluster.
+	Nodes int  `json:"nodes,omitempty"`
+	Load  Load `json:"-"`
 }
 
 // Name is the cell's one stable name: file name, table row and log line, e.g.
@@ -33,6 +36,12 @@ func (c Cell) Name() string {
 		b.WriteString("-" + strconv.Itoa(c.Items))
 	}
 	b.WriteString("-c" + strconv.Itoa(c.Concurrency))
+	switch {
+	case c.Nodes == 1:
+		b.WriteString("-1node")
+	case c.Nodes > 1:
+		b.WriteString("-" + strconv.Itoa(c.Nodes) + "nodes")
+	}
 	if c.Link != "" {
 		b.WriteString("@" + c.Link)
 	}
@@ -77,12 +86,14 @@ func (s Spec) planLink(link string) []Cell {
 					}
 					for _, n := range items {
 						for _, c := range sortedInts(s.Concurrency) {
-							cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, ServerLang: srv, Link: link}
-							if s.excluded(cell.Name()) {
-								continue
+							for _, nodes := range s.clusterNodes() {
+								cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, ServerLang: srv, Link: link, Nodes: nodes}
+								if s.excluded(cell.Name()) {
+									continue
+								}
+								cell.Load = s.loadFor(cell.Name())
+								cells = append(cells, cell)
 							}
-							cell.Load = s.loadFor(cell.Name())
-							cells = append(cells, cell)
 						}
 					}
 				}

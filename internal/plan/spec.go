@@ -140,6 +140,9 @@ type Spec struct {
 	// link dimension every cell name carries its link (go-http-datalist-5000-c8@100mbit).
 	Link  *Link  `yaml:"link,omitempty" json:"link,omitempty"`
 	Links []Link `yaml:"links,omitempty" json:"links,omitempty"`
+	// Cluster runs the cells on a cluster engine (Docker Swarm): the server on a
+	// node of its pool, each cell's load split over client nodes (docs/scale.md).
+	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
 // Load is how long one timed run of a cell lasts.
@@ -570,6 +573,9 @@ func (s *Spec) Validate() error {
 		if _, err := path.Match(g, ""); err != nil || g == "" {
 			return fieldErr(fmt.Sprintf("exclude[%d]", i), "%q: want a glob on cell names such as php-*-c800", g)
 		}
+	}
+	if err := s.validateCluster(); err != nil {
+		return err
 	}
 	if err := s.validateHosts(); err != nil {
 		return err

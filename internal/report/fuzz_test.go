@@ -9,11 +9,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // FuzzParse: no input panics; an error names a real line of the input (or, for a
 // missing mandatory line, says so); a report that parses can be written, parsed
-// again and stays the same after that one normalisation, and is valid JSON.
+// again and stays the same after that one normalisation, and is valid JSON; a
+// latency record it kept decodes and holds no more calls than completed.
 func FuzzParse(f *testing.F) {
 	ins, err := filepath.Glob("testdata/*.txt")
 	if err != nil {
@@ -51,6 +54,15 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("error %q does not start with its line", err)
 			}
 			return
+		}
+		if r.Rpcbed != nil && r.Rpcbed.LatencyHistogram != "" {
+			h, err := stats.DecodeLatency(r.Rpcbed.LatencyHistogram)
+			if err != nil {
+				t.Fatalf("kept a latency record that does not decode: %v", err)
+			}
+			if h.TotalCount() > r.Complete {
+				t.Fatalf("kept a latency record of %d calls; %d complete", h.TotalCount(), r.Complete)
+			}
 		}
 		if _, err := json.Marshal(r); err != nil {
 			t.Fatalf("json.Marshal(Parse(data)): %v", err)

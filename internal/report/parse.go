@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // ParseError says which line Parse could not read, or which mandatory line it did
@@ -27,7 +29,9 @@ func (e *ParseError) Error() string {
 }
 
 // maxLine bounds a line Parse looks at; longer lines (ab -v bodies) are skipped.
-const maxLine = 16 << 10
+// The longest line Parse reads is "Latency histogram:": a record of the latency
+// geometry is at most 23552 counts of at most 9 bytes, deflated and in base64.
+const maxLine = 512 << 10
 
 // Parse reads ApacheBench 2.3 output or an rpcbed client's report. It works line by
 // line: a line whose label (the text before its first colon) is in the table of
@@ -209,8 +213,9 @@ var v11Fields = []field{
 	{secRpcbed, "Warm-up settled", "", oneOf(func(p *parser) *string { return &p.r.Rpcbed.WarmupSettled }, SettledYes, SettledNo, SettledFixed)},
 }
 
-// optionalFields are keys only some clients print: "JIT compile:" (java-client, the
-// JVM's compile time within the window).
+// optionalFields are keys a report may leave out: "JIT compile:" (java-client, the
+// JVM's compile time within the window) and "Latency histogram:" (every client
+// since it was added; absent from older saved runs).
 var optionalFields = []field{
 	{secRpcbed, "JIT compile", "[ms]", func(p *parser, v string) string {
 		n, msg := parseCount(v)
@@ -223,6 +228,22 @@ var optionalFields = []field{
 		p.r.Rpcbed.JITCompileMs = &n
 		return ""
 	}},
+	{secRpcbed, "Latency histogram", "[us]", setLatencyHistogram},
+}
+
+// setLatencyHistogram keeps the record verbatim (a merge reads it later) once it
+// decodes with the records' geometry and holds no more calls than completed.
+func setLatencyHistogram(p *parser, v string) string {
+	h, err := stats.DecodeLatency(v)
+	if err != nil {
+		return err.Error()
+	}
+	// "Complete requests:" is a head line, so it was read before the rpcbed block.
+	if n := h.TotalCount(); n > p.r.Complete {
+		return fmt.Sprintf("latency record holds %d calls, more than the %d complete requests", n, p.r.Complete)
+	}
+	p.r.Rpcbed.LatencyHistogram = v
+	return ""
 }
 
 // byLabel maps a label to its indexes in fields (two for "Time per request").

@@ -7,6 +7,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // abHead is three head lines: the error tests append to it the line they break.
@@ -69,8 +73,34 @@ func replaceLine(t *testing.T, text, prefix, repl string) string {
 	return ""
 }
 
+// recordOf is a latency record holding n calls of us microseconds.
+func recordOf(t *testing.T, us, n int64) string {
+	t.Helper()
+	h := stats.NewLatency()
+	if err := h.RecordValues(us, n); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := stats.EncodeLatency(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// otherGeometry is a record of a geometry other than the latency records'.
+func otherGeometry(t *testing.T) string {
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	h.RecordValue(10)
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func TestParseErrors(t *testing.T) {
 	full := writeFull(t)
+	rec3 := recordOf(t, 9812, 3)
 	tests := []struct {
 		name string
 		in   string
@@ -137,6 +167,17 @@ func TestParseErrors(t *testing.T) {
 		{"jit negative", full + "JIT compile:            -3 [ms]\n", `line 72: "JIT compile:            -3 [ms]": want milliseconds, not negative`},
 		{"jit unit", full + "JIT compile:            12\n", `line 72: "JIT compile:            12": want "[ms]" after the value`},
 		{"jit repeated", full + "JIT compile:            1 [ms]\nJIT compile:            2 [ms]\n", `line 73: "JIT compile:            2 [ms]": repeated line`},
+		{"histogram unit", full + "Latency histogram:      " + rec3 + "\n", `line 72: "Latency histogram:      ` + rec3 + `": bad number`},
+		{"histogram base64", full + "Latency histogram:      HIST%% [us]\n",
+			`line 72: "Latency histogram:      HIST%% [us]": latency record: illegal base64 data at input byte 4`},
+		{"histogram geometry", full + "Latency histogram:      " + otherGeometry(t) + " [us]\n",
+			`line 72: "Latency histogram:      ` + otherGeometry(t) + ` [us]": latency record: geometry 1..60000000 us at 3 digits; want 1..3600000000 us at 3 digits`},
+		{"histogram cut", full + "Latency histogram:      " + rec3[:len(rec3)-12] + " [us]\n",
+			`line 72: "Latency histogram:      ` + rec3[:len(rec3)-12] + ` [us]": latency record: the compressed contents buffer is smaller than the lengthOfCompressedContents. got 31 want 38`},
+		{"histogram more calls", full + "Latency histogram:      " + recordOf(t, 100, 10001) + " [us]\n",
+			`line 72: "Latency histogram:      ` + recordOf(t, 100, 10001) + ` [us]": latency record holds 10001 calls, more than the 10000 complete requests`},
+		{"histogram repeated", full + "Latency histogram:      " + rec3 + " [us]\nLatency histogram:      " + rec3 + " [us]\n",
+			`line 73: "Latency histogram:      ` + rec3 + ` [us]": repeated line`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

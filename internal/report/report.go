@@ -104,6 +104,12 @@ type Extra struct {
 	// JITCompileMs is the JIT compilers' compile time within the window, in
 	// milliseconds ("JIT compile:", java-client only; nil when the report has none).
 	JITCompileMs *int64 `json:"jit_compile_ms,omitempty"`
+
+	// LatencyHistogram is the client's latency record ("Latency histogram:"):
+	// every answered measured call, in microseconds, as HdrHistogram's V2
+	// compressed encoding in base64 (internal/stats: DecodeLatency, MergeLatency).
+	// Empty for ab and for reports written before the line existed.
+	LatencyHistogram string `json:"latency_histogram,omitempty"`
 }
 
 // V11 tells whether x carries the report v1.1 keys.

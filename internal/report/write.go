@@ -157,6 +157,9 @@ func appendExtra(b []byte, x *Extra) []byte {
 	if x.JITCompileMs != nil {
 		b = label(b, "JIT compile:", strconv.FormatInt(*x.JITCompileMs, 10)+" [ms]")
 	}
+	if x.LatencyHistogram != "" {
+		b = label(b, "Latency histogram:", x.LatencyHistogram+" [us]")
+	}
 	return b
 }
 

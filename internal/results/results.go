@@ -47,6 +47,8 @@ type Run struct {
 	Links []LinkProbe `json:"links,omitempty"`
 	// Primes are the workers' un-recorded priming (Spec.Prime), in run order.
 	Primes []Prime `json:"primes,omitempty"`
+	// Cluster is a cluster run's swarm as the driver found it.
+	Cluster *ClusterRecord `json:"cluster,omitempty"`
 	// Seed is the seed the rounds' order came from (Spec.Seed, or the one the run
 	// picked); Rounds each server group's rounds in the order they ran.
 	Seed   int64        `json:"seed,omitempty"`
@@ -140,6 +142,10 @@ const (
 	// FlagNoisy: the cell's req/s or CPU per call (either side) spread over 10 %, or a
 	// repeat's steal over 2 % of a core.
 	FlagNoisy = "noisy"
+	// FlagWindowSkew: a cluster repeat's client tasks' windows (each on the
+	// driver's clock, through its offset from the ready handshake) started or
+	// ended further apart than SkewShare of the window.
+	FlagWindowSkew = "window-skew"
 	// FlagFewCalls: the window completed fewer than FewCalls calls, so one call more
 	// or less moves its req/s by more than 1/FewCalls (5 %): the figure is counted
 	// too coarsely to compare within the noise threshold.
@@ -157,6 +163,9 @@ const (
 	JITQuiet = 0.05
 	// FewCalls: a window with fewer completed calls is flagged few-calls.
 	FewCalls = 20
+	// SkewShare: a cluster repeat whose tasks' windows lie further apart than
+	// this share of the window is flagged window-skew.
+	SkewShare = 0.01
 )
 
 // JITBusy tells whether ms of JIT compile time over seconds of run is more than
@@ -192,6 +201,9 @@ type Repeat struct {
 	Notes   []string       `json:"notes,omitempty"`
 	Report  *report.Report `json:"report,omitempty"`
 	Metrics Metrics        `json:"metrics"`
+	// Tasks are a cluster repeat's client tasks, one per node: Report and
+	// Metrics are then their merge (sums; percentiles from merged histograms).
+	Tasks []TaskRecord `json:"tasks,omitempty"`
 }
 
 // Window is one repeat's measured window, both sides and the machine over it.
@@ -227,6 +239,9 @@ type Window struct {
 	// for a side without a JIT.
 	ClientJITMs *float64 `json:"client_jit_ms,omitempty"`
 	ServerJITMs *float64 `json:"server_jit_ms,omitempty"`
+	// SkewS: a cluster repeat's largest distance between its tasks' window starts
+	// or ends, on the driver's clock.
+	SkewS float64 `json:"skew_s,omitempty"`
 }
 
 // Metrics are a repeat's figures, derived from its report and window.

@@ -519,6 +519,10 @@ final class Bench
         $rep->keepAliveUsed = $cfg->proto !== 'http' || $cfg->keepAlive;
         $rep->keepAlive = $rep->keepAliveUsed ? $rep->complete : 0;
         $rep->setLatencies($lat);
+        $dump = getenv(LatencyRecord::DUMP_ENV);
+        if (is_string($dump) && $dump !== '' && !LatencyRecord::dump($dump, Report::micros($lat))) {
+            $this->logf('%s: cannot write %s', LatencyRecord::DUMP_ENV, $dump);
+        }
 
         $rep->protocol = $cfg->proto;
         $rep->call = $cfg->call;

@@ -81,6 +81,8 @@ final class Report
     public float $windowEnd = 0.0;
     /** fixed, yes or no (-warmup auto) */
     public string $warmupSettled = '';
+    /** The latency record (LatencyRecord), "" for none: printed last, as "Latency histogram:". */
+    public string $latencyHistogram = '';
 
     /** Whether the v1.1 keys are set. */
     public function v11(): bool
@@ -98,10 +100,11 @@ final class Report
     {
         sort($latenciesNs, SORT_NUMERIC);
         $n = count($latenciesNs);
+        $us = self::micros($latenciesNs);
+        $this->latencyHistogram = LatencyRecord::of($us)->encode();
         if ($n === 0) {
             return;
         }
-        $us = array_map(static fn (int $ns): int => intdiv($ns + 500, 1000), $latenciesNs);
         $mean = array_sum($us) / $n;
         // As ab: the deviation around the truncated mean over n-1, and its median
         // (odd count: the middle value and the one above it averaged; even: the upper middle).
@@ -127,6 +130,18 @@ final class Report
         $this->p999Us = self::rank($us, 0.999);
         $this->meanUs = round($mean, 1);
         $this->maxUs = $us[$n - 1];
+    }
+
+    /**
+     * Latencies in the microseconds every figure and the record use: to the nearest
+     * microsecond, within the record's range.
+     *
+     * @param list<int> $latenciesNs
+     * @return list<int>
+     */
+    public static function micros(array $latenciesNs): array
+    {
+        return array_map(static fn (int $ns): int => min(LatencyRecord::HIGHEST_US, max(0, intdiv($ns + 500, 1000))), $latenciesNs);
     }
 
     /** ab's ap_round_ms: microseconds to the nearest whole millisecond. */
@@ -195,6 +210,9 @@ final class Report
             if ($v !== '' && $v != 0) {
                 $extra[$k] = $v;
             }
+        }
+        if ($this->latencyHistogram !== '') {
+            $extra['latency_histogram'] = $this->latencyHistogram;
         }
         return [
             'server_software' => $this->serverSoftware, 'server_hostname' => $this->serverHostname,
@@ -301,6 +319,9 @@ final class Report
             $o .= $l('Window start:', sprintf('%.6f [s]', $this->windowStart));
             $o .= $l('Window end:', sprintf('%.6f [s]', $this->windowEnd));
             $o .= $l('Warm-up settled:', $this->warmupSettled);
+        }
+        if ($this->latencyHistogram !== '') {
+            $o .= $l('Latency histogram:', "$this->latencyHistogram [us]");
         }
         return $o;
     }

@@ -68,6 +68,7 @@ final class ReportTest extends TestCase
         $r->windowStart = (float) ($x['window_start_s'] ?? 0);
         $r->windowEnd = (float) ($x['window_end_s'] ?? 0);
         $r->warmupSettled = $x['warmup_settled'] ?? '';
+        $r->latencyHistogram = $x['latency_histogram'] ?? '';
         return $r;
     }
 

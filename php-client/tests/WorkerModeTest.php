@@ -77,8 +77,8 @@ final class WorkerModeTest extends TestCase
         }
         $this->assertMatchesRegularExpression("/#rpcbed-worker begin r3\n(.*\n)*?verify: connect: /", $err, 'r3: the verify line inside its markers');
         $this->assertStringContainsString('flag provided but not defined: -nope', $err);
-        // Every report is a whole report: its last key right before its done line.
-        $this->assertSame(3, preg_match_all("/^Warm-up settled:\s+fixed\n#rpcbed-worker done r[125] exit=0$/m", $out));
+        // Every report is a whole report: its last keys right before its done line.
+        $this->assertSame(3, preg_match_all("/^Warm-up settled:\s+fixed\nLatency histogram:\s+HISTF\S+ \\[us\\]\n#rpcbed-worker done r[125] exit=0$/m", $out));
     }
 
     /** A server that answers wrongly fails that run's verify (exit 3); the worker goes on. */

@@ -3,6 +3,7 @@ package rpcbed.bench;
 import java.io.PrintStream;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -25,8 +26,8 @@ import rpcbed.stats.ProcessCpu;
  * read at both ends (docs/method.md).
  */
 public final class Bench {
-    /** Latencies above an hour are clamped: no call lives that long (deadline -timeout). */
-    private static final long HIST_MAX_US = 3_600_000_000L;
+    /** Latencies above an hour are clamped (open loop counts from the due time): LatencyRecord's range. */
+    private static final long HIST_MAX_US = LatencyRecord.HIGHEST_US;
 
     /** How long a worker waits after a refused connection (as go-client). */
     private static final long CONNECT_PAUSE_MS = 10;
@@ -57,6 +58,15 @@ public final class Bench {
             err.println("java-client: " + e);
             e.printStackTrace(err);
             return Exit.INTERNAL;
+        }
+        String dump = System.getenv(LatencyRecord.DUMP_ENV);
+        if (dump != null && !dump.isEmpty()) {
+            try {
+                LatencyRecord.dump(java.nio.file.Path.of(dump), res.raw, res.rawN);
+            } catch (java.io.IOException e) {
+                err.println("java-client: " + LatencyRecord.DUMP_ENV + ": " + e);
+                return Exit.INTERNAL;
+            }
         }
         out.print(ReportWriter.write(res.report));
         out.flush();
@@ -90,10 +100,16 @@ public final class Bench {
     /** The outcome of one run. */
     public static final class Result {
         public ReportWriter.Report report;
+        /** Every latency the report's record holds (us), only with RPCBED_LATENCY_DUMP set. */
+        long[] raw = new long[0];
+        int rawN;
     }
 
     private static final class Worker {
-        final Histogram hist = new Histogram(1, HIST_MAX_US, 3);
+        final Histogram hist = LatencyRecord.histogram();
+        /** Every recorded latency, only when RPCBED_LATENCY_DUMP asks for them (the merge tests). */
+        long[] raw;
+        int rawN;
         final long[] byKind = new long[Kind.values().length];
         long bytes;
         long warmup;
@@ -188,6 +204,9 @@ public final class Bench {
         Thread[] threads = new Thread[c];
         for (int i = 0; i < c; i++) {
             Worker w = new Worker();
+            if (System.getenv(LatencyRecord.DUMP_ENV) != null) {
+                w.raw = new long[1024];
+            }
             workers[i] = w;
             // Round-robin: worker i calls through connection i mod K (K = C: its own).
             Transport.Conn own = conns.get(i % conns.size());
@@ -288,6 +307,13 @@ public final class Bench {
         Result res = new Result();
         double secs = Math.max(0, end - ph.measureStart) / 1e9;
         res.report = report(cfg, t, docLength, workers, secs, cpuEnd.minus(ph.cpuStart));
+        for (Worker w : workers) {
+            if (w.raw != null) {
+                res.raw = Arrays.copyOf(res.raw, res.rawN + w.rawN);
+                System.arraycopy(w.raw, 0, res.raw, res.rawN, w.rawN);
+                res.rawN += w.rawN;
+            }
+        }
         res.report.windowStartMicros = ph.micros(ph.measureStart);
         res.report.windowEndMicros = ph.micros(end);
         if (cfg.warmupAuto) {
@@ -379,7 +405,14 @@ public final class Bench {
         w.lastEnd = end;
         if (k.answered()) {
             w.bytes += bytes;
-            w.hist.recordValue(Math.max(1, Math.min(HIST_MAX_US, (end - start) / 1000)));
+            long us = Math.max(1, Math.min(HIST_MAX_US, (end - start) / 1000));
+            w.hist.recordValue(us);
+            if (w.raw != null) {
+                if (w.rawN == w.raw.length) {
+                    w.raw = Arrays.copyOf(w.raw, w.raw.length * 2);
+                }
+                w.raw[w.rawN++] = us;
+            }
         }
     }
 
@@ -503,7 +536,7 @@ public final class Bench {
 
     static ReportWriter.Report report(Config cfg, Transport t, long docLength, Worker[] workers,
             double secs, ProcessCpu cpu) {
-        Histogram h = new Histogram(1, HIST_MAX_US, 3);
+        Histogram h = LatencyRecord.histogram();
         long[] byKind = new long[Kind.values().length];
         long bytes = 0;
         long warmup = 0;
@@ -572,6 +605,7 @@ public final class Bench {
         r.cpuUser = cpu.user;
         r.cpuSystem = cpu.system;
         r.jitMillis = cpu.jitMillis;
+        r.latencyHistogram = LatencyRecord.encode(h);
         r.versions = new TreeMap<>(t.versions());
         r.versions.put("java", System.getProperty("java.version"));
         return r;

@@ -69,6 +69,8 @@ public final class ReportWriter {
         public String warmupSettled = "fixed";
         /** JIT compile time within the window (ms), -1 when the JVM does not monitor it. */
         public long jitMillis = -1;
+        /** The latency record (LatencyRecord.encode), "" for none. */
+        public String latencyHistogram = "";
     }
 
     private ReportWriter() {}
@@ -162,6 +164,9 @@ public final class ReportWriter {
         label(b, "Warm-up settled:", r.warmupSettled);
         if (r.jitMillis >= 0) {
             label(b, "JIT compile:", r.jitMillis + " [ms]");
+        }
+        if (!r.latencyHistogram.isEmpty()) {
+            label(b, "Latency histogram:", r.latencyHistogram + " [us]");
         }
         return b.toString();
     }

@@ -62,7 +62,7 @@ class WorkerTest {
             // Each report comes right before its done line, and only runs that print one have one.
             String[] reports = got.out.split("#rpcbed-worker done [^\n]*\n", -1);
             assertTrue(reports[0].contains("Complete requests:      20\n") && reports[0].contains("Warm-up settled:        fixed\n")
-                && reports[0].matches("(?s).*\nJIT compile: +\\d+ \\[ms\\]\n"),
+                && reports[0].matches("(?s).*\nJIT compile: +\\d+ \\[ms\\]\nLatency histogram: +HISTF\\S+ \\[us\\]\n"),
                 "a1's report before its done line:\n" + reports[0]);
             assertEquals("", reports[1] + reports[2] + reports[3] + reports[4], "no report for bad commands, -proto soap, unreachable");
             assertTrue(reports[5].contains("Complete requests:      20\n"), "d4's report:\n" + reports[5]);
