@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/swarm"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/stats"
@@ -698,4 +699,39 @@ func (c CellResult) ByRound(f func(Metrics) float64) map[int]float64 {
 		}
 	}
 	return m
+}
+
+// ClusterRecord is a cluster run's set-up as the driver found it: matrix.json's
+// cluster.
+type ClusterRecord struct {
+	Engine  string       `json:"engine"`
+	Manager string       `json:"manager"`
+	Formed  bool         `json:"formed"`
+	Barrier string       `json:"barrier"`
+	Nodes   []swarm.Node `json:"nodes"`
+}
+
+// TaskRecord is one client task of a cluster repeat: where it ran, its share of
+// the load, its clock against the driver's, its own window on the driver's clock
+// and its figures. The merged repeat sums what sums over these.
+type TaskRecord struct {
+	Task     string      `json:"task"`
+	Node     string      `json:"node"`
+	NodeAddr string      `json:"node_addr"`
+	Share    plan.Share  `json:"share"`
+	Clock    swarm.Clock `json:"clock"`
+	// WindowStartUnix and WindowEndUnix: the task's window (its report's) minus its
+	// clock offset.
+	WindowStartUnix float64 `json:"window_start_unix_s,omitempty"`
+	WindowEndUnix   float64 `json:"window_end_unix_s,omitempty"`
+	Complete        int64   `json:"complete"`
+	Failed          int64   `json:"failed"`
+	RPS             float64 `json:"rps"`
+	ClientCPUS      float64 `json:"client_cpu_s"`
+	// State and ExitCode are swarm's view of the task once it ended.
+	State    string `json:"state,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Error    string `json:"error,omitempty"`
+	// Raw is the task's report and stderr, relative to the run.
+	Raw string `json:"raw"`
 }
