@@ -4,127 +4,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/analysis"
 )
 
-// Agreement is how well two runs of the same spec agree, cell by cell: the share
-// of cells whose medians lie within Tol of each other, per figure, and the cells
-// outside with whether either run flagged them noisy (issue 11's reproducibility
-// goal: at least 90 % within ±10 %, every cell outside flagged noisy in at least
-// one of the two runs).
-type Agreement struct {
-	Tol     float64
-	Figures []FigureAgreement
-	// Outside lists every cell outside Tol on any figure.
-	Outside []Disagreement
-	// ProbeA and ProbeB: each run's median CPU probe time (µs), client and server
-	// core; NaN for a run without probes.
-	ProbeA, ProbeB [2]float64
-	// Noise models each figure from the two runs' repeats; Took is run A's wall
-	// time (0 when unknown).
-	Noise []NoiseModel
-	Took  time.Duration
-}
-
-// FigureAgreement is one figure's share of agreeing cells.
-type FigureAgreement struct {
-	Name         string
-	Agree, Cells int // cells with the figure in both runs, and those within Tol
-}
-
-// Disagreement is one cell outside Tol on at least one figure.
-type Disagreement struct {
-	Cell           string
-	Figures        []string // "req/s 1200 -> 1500 (+25 %)"
-	NoisyA, NoisyB bool
-}
-
-// agreeFigures are the figures compared: throughput and CPU per call each side.
-var agreeFigures = []struct {
-	name string
-	f    func(results.Metrics) float64
-}{
-	{"req/s", results.RPS},
-	{"client CPU/call", results.ClientCPU},
-	{"server CPU/call", results.ServerCPU},
-}
-
-// Agree compares run b against run a; goal is the share of agreeing cells the
-// noise model is asked about.
-func Agree(a, b *results.Run, tol, goal float64) Agreement {
-	ag := Agreement{Tol: tol}
-	ag.ProbeA[0], ag.ProbeA[1] = a.ProbeMedian()
-	ag.ProbeB[0], ag.ProbeB[1] = b.ProbeMedian()
-	bcells := map[string]results.CellResult{}
-	for _, c := range b.Cells {
-		bcells[c.Name] = c
-	}
-	out := map[string]*Disagreement{}
-	var order []string
-	for _, f := range agreeFigures {
-		fa := FigureAgreement{Name: f.name}
-		for _, ca := range a.Cells {
-			cb, ok := bcells[ca.Name]
-			if !ok {
-				continue
-			}
-			ma, mb := ca.Stat(f.f).Median, cb.Stat(f.f).Median
-			if math.IsNaN(ma) || math.IsNaN(mb) || ma <= 0 {
-				continue
-			}
-			fa.Cells++
-			d := mb/ma - 1
-			if math.Abs(d) <= tol {
-				fa.Agree++
-				continue
-			}
-			dis, ok := out[ca.Name]
-			if !ok {
-				dis = &Disagreement{Cell: ca.Name, NoisyA: isNoisy(ca), NoisyB: isNoisy(cb)}
-				out[ca.Name] = dis
-				order = append(order, ca.Name)
-			}
-			dis.Figures = append(dis.Figures, fmt.Sprintf("%s %s -> %s (%+.0f %%)", f.name, sig(ma), sig(mb), d*100))
-		}
-		ag.Figures = append(ag.Figures, fa)
-	}
-	for _, n := range order {
-		ag.Outside = append(ag.Outside, *out[n])
-	}
-	ag.Noise = Noise(a, b, ag, tol, goal)
-	if !a.Started.IsZero() && a.Finished.After(a.Started) {
-		ag.Took = a.Finished.Sub(a.Started)
-	}
-	return ag
-}
-
-// isNoisy: the cell's summary (computed now for a run saved without one) says noisy.
-func isNoisy(c results.CellResult) bool {
-	return slices.Contains(summary(c).Flags, results.FlagNoisy)
-}
-
-// Met reports whether the goal holds: every figure at least share within Tol, and
-// every cell outside flagged noisy in at least one run.
-func (ag Agreement) Met(share float64) bool {
-	for _, f := range ag.Figures {
-		if f.Cells == 0 || float64(f.Agree) < share*float64(f.Cells) {
-			return false
-		}
-	}
-	for _, d := range ag.Outside {
-		if !d.NoisyA && !d.NoisyB {
-			return false
-		}
-	}
-	return true
-}
-
-// Write prints the agreement as text.
-func (ag Agreement) Write(w io.Writer, share float64) error {
+// AgreeText prints an agreement as text: rpcbed agree's output.
+func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
 	var b strings.Builder
 	for _, f := range ag.Figures {
 		pct := math.NaN()
@@ -164,7 +51,7 @@ func (ag Agreement) Write(w io.Writer, share float64) error {
 			if !d.NoisyA && !d.NoisyB {
 				unflagged++
 			}
-			fmt.Fprintf(&b, "  %s: %s; %s\n", d.Cell, strings.Join(d.Figures, ", "), flag)
+			fmt.Fprintf(&b, "  %s: %s; %s\n", d.Cell, strings.Join(changeTexts(d.Changes), ", "), flag)
 		}
 	}
 	writeNoise(&b, ag.Noise, ag.Tol, share, ag.Took)
@@ -179,4 +66,49 @@ func (ag Agreement) Write(w io.Writer, share float64) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeNoise prints the models; took is run A's wall time, which scales to the
+// repeats the goal needs (start-up, verify and primes scale too: an upper bound).
+func writeNoise(b *strings.Builder, models []analysis.NoiseModel, tol, goal float64, took time.Duration) {
+	if len(models) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nnoise model (a repeat's distance from its cell's mean within a run, pooled over the cells, resampled %d times per repeat count; docs/method.md, section 6):\n", analysis.NoiseTrials)
+	for _, m := range models {
+		if m.Cells == 0 {
+			fmt.Fprintf(b, "  %-16s no cell has two repeats in both runs\n", m.Figure)
+			continue
+		}
+		var runs []string
+		if m.Shift != 0 {
+			runs = append(runs, fmt.Sprintf("across the cells B lies %+.0f %% from A (the whole run moved)", m.Shift*100))
+		}
+		if m.RunSD > 0 {
+			runs = append(runs, fmt.Sprintf("the runs differ beyond it by %.0f %% per cell (sd)", m.RunSD*100))
+		}
+		if len(runs) == 0 {
+			runs = append(runs, "the runs differ no more than that noise explains")
+		}
+		fmt.Fprintf(b, "  %-16s a repeat lies a median %.0f %% from its cell's mean (%d repeats, %d cells); %s\n", m.Figure, m.MedianDev*100, m.Deviations, m.Cells, strings.Join(runs, "; "))
+		fmt.Fprintf(b, "  %-16s predicts %s within ±%.0f %% at %d repeats (measured %s); ", "", pctOf(m.Predicted), tol*100, m.Repeats, pctOf(m.Measured))
+		switch {
+		case m.Needed == 0:
+			fmt.Fprintf(b, "%.0f %% needs more than %d repeats per cell\n", goal*100, analysis.NoiseRepeats[len(analysis.NoiseRepeats)-1])
+		case took > 0 && m.Repeats > 0:
+			est := took.Minutes() * float64(m.Needed) / float64(m.Repeats)
+			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell (a run of about %.0f min, from run A's %s for %d)\n", goal*100, m.Needed, est, took.Round(time.Second), m.Repeats)
+		default:
+			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell\n", goal*100, m.Needed)
+		}
+	}
+}
+
+// changeTexts prints each figure's change: "req/s 1200 -> 1500 (+25 %)".
+func changeTexts(cs []analysis.FigureChange) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s %s -> %s (%+.0f %%)", c.Figure, sig(c.A), sig(c.B), (c.B/c.A-1)*100))
+	}
+	return out
 }

@@ -8,27 +8,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
-
-// Verdicts of one compared metric, as the compare page colours them.
-const (
-	Improved  = "improved"
-	Regressed = "regressed"
-	NoChange  = "nochange"
-)
-
-// Verdict says whether B is better or worse than A on this metric, or neither
-// (the change is not significant, or there is none).
-func (ch Change) Verdict() string {
-	if !ch.Significant || ch.A == ch.B {
-		return NoChange
-	}
-	if (ch.B > ch.A) == ch.betterHigher {
-		return Improved
-	}
-	return Regressed
-}
 
 type sideFact struct {
 	Key, A, B string
@@ -70,11 +52,11 @@ var compareUnits = map[string]struct {
 // CompareHTML writes the comparison as a page: the two runs' facts side by side,
 // then per cell and metric both medians and the change, coloured improved,
 // regressed or no significant change, sortable by any column.
-func CompareHTML(w io.Writer, a, b *results.Run, changes []CellChange) error {
+func CompareHTML(w io.Writer, a, b *results.Run, changes []analysis.CellChange) error {
 	p := comparePage{A: a, B: b, CSS: pageCSS, JS: sortJS, Facts: sideFacts(a, b)}
-	for _, m := range compared {
-		head := m.name
-		if u, ok := compareUnits[m.name]; ok {
+	for _, m := range analysis.Compared {
+		head := m.Name
+		if u, ok := compareUnits[m.Name]; ok {
 			head = u.head
 		}
 		p.Metrics = append(p.Metrics, head)
@@ -84,19 +66,19 @@ func CompareHTML(w io.Writer, a, b *results.Run, changes []CellChange) error {
 	comparedCells := map[string]bool{}
 	for _, cc := range changes {
 		comparedCells[cc.Cell] = true
-		byMetric := map[string]Change{}
+		byMetric := map[string]analysis.Change{}
 		for _, ch := range cc.Changes {
 			byMetric[ch.Metric] = ch
 		}
 		r := changeRow{Cell: cc.Cell}
-		for _, m := range compared {
-			ch, ok := byMetric[m.name]
+		for _, m := range analysis.Compared {
+			ch, ok := byMetric[m.Name]
 			if !ok {
-				r.Changes = append(r.Changes, changeView{A: "-", B: "-", Delta: "-", Verdict: NoChange})
+				r.Changes = append(r.Changes, changeView{A: "-", B: "-", Delta: "-", Verdict: analysis.NoChange})
 				continue
 			}
 			scale := 1.0
-			if u, ok := compareUnits[m.name]; ok {
+			if u, ok := compareUnits[m.Name]; ok {
 				scale = u.scale
 			}
 			v := changeView{
@@ -108,7 +90,7 @@ func CompareHTML(w io.Writer, a, b *results.Run, changes []CellChange) error {
 			if ch.A != 0 {
 				v.DeltaSort = fmtSort((ch.B - ch.A) / ch.A * 100)
 			}
-			if v.Verdict == NoChange && ch.Significant && ch.A == ch.B {
+			if v.Verdict == analysis.NoChange && ch.Significant && ch.A == ch.B {
 				v.Delta = "0%"
 			}
 			count[v.Verdict]++
@@ -123,7 +105,7 @@ func CompareHTML(w io.Writer, a, b *results.Run, changes []CellChange) error {
 		p.Rows = append(p.Rows, r)
 	}
 	p.Summary = fmt.Sprintf("%d cells compared: %d figures improved, %d regressed, %d without a significant change.",
-		len(p.Rows), count[Improved], count[Regressed], count[NoChange])
+		len(p.Rows), count[analysis.Improved], count[analysis.Regressed], count[analysis.NoChange])
 	p.Missing = notCompared(a, b, comparedCells)
 	return execute(w, "compare", p)
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -415,7 +416,7 @@ func TestHTMLGoldens(t *testing.T) {
 
 	a, b := compareRuns()
 	var out bytes.Buffer
-	if err := CompareHTML(&out, a, b, Compare(a, b)); err != nil {
+	if err := CompareHTML(&out, a, b, analysis.Compare(a, b)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "compare.html", out.Bytes())
@@ -452,7 +453,7 @@ func fiveRepeats(runs ...*results.Run) {
 func TestCompareHTML(t *testing.T) {
 	a, b := compareRuns()
 	var out bytes.Buffer
-	if err := CompareHTML(&out, a, b, Compare(a, b)); err != nil {
+	if err := CompareHTML(&out, a, b, analysis.Compare(a, b)); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseHTML(t, out.Bytes())
@@ -472,8 +473,8 @@ func TestCompareHTML(t *testing.T) {
 		cell string
 		want []string // req/s, p99, client CPU, server CPU
 	}{
-		{"go-grpc-datalist-2-c1", []string{Improved, Regressed, Improved, Improved}},
-		{"go-grpc-datalist-2-c50", []string{NoChange, NoChange, NoChange, NoChange}},
+		{"go-grpc-datalist-2-c1", []string{analysis.Improved, analysis.Regressed, analysis.Improved, analysis.Improved}},
+		{"go-grpc-datalist-2-c50", []string{analysis.NoChange, analysis.NoChange, analysis.NoChange, analysis.NoChange}},
 	} {
 		if !slices.Equal(rows[tc.cell], tc.want) {
 			t.Errorf("%s: got verdicts %v; want %v", tc.cell, rows[tc.cell], tc.want)

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -66,17 +67,6 @@ var CSVHeader = []string{
 	"bytes_per_response", "failed_calls", "error",
 }
 
-// summary is the cell's saved summary, or one computed now (a run saved before
-// summaries existed).
-// summary is the cell's summary under today's rules: computed from its repeats
-// (a saved one may predate a rule), the saved one for a cell without repeats.
-func summary(c results.CellResult) *results.Summary {
-	if len(c.Repeats) == 0 && c.Summary != nil {
-		return c.Summary
-	}
-	return c.Summarize()
-}
-
 // CSV writes matrix.csv.
 func CSV(w io.Writer, run *results.Run) error {
 	cw := csv.NewWriter(w)
@@ -87,7 +77,7 @@ func CSV(w io.Writer, run *results.Run) error {
 		for _, v := range c.Values(results.FailedCalls) {
 			failed += v
 		}
-		sum := summary(c)
+		sum := c.Summarized()
 		spread := math.NaN()
 		if rps.N > 0 {
 			spread = sum.Spread
@@ -176,7 +166,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 		"figures are left out. Bytes is the encoded response.\n")
 
 	drifting := map[string]bool{} // workers the repeat order names
-	for _, o := range repeatOrders(run) {
+	for _, o := range analysis.RepeatOrders(run) {
 		drifting[o.Worker] = o.Drifts
 	}
 	for _, client := range plan.Clients {
@@ -193,7 +183,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 		b.WriteString("| cell | conns | req/s | p50 ms | p99 ms | client CPU µs/call | server CPU µs/call | calls/CPU-s | busy | bound | bytes | note |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
 		for _, c := range rows {
-			sum := summary(c)
+			sum := c.Summarized()
 			if c.Status == results.StatusFailed {
 				fmt.Fprintf(&b, "| %s | %d | - | - | - | - | - | - | - | - | - | failed: %s |\n", c.Name, sum.Conns, mdEscape(short(c.Error, 160)))
 				continue
@@ -223,7 +213,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 	}
 	var flagged []results.CellResult
 	for _, c := range run.Cells {
-		if len(summary(c).Flags) > 0 {
+		if len(c.Summarized().Flags) > 0 {
 			flagged = append(flagged, c)
 		}
 	}
@@ -233,7 +223,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 			"CPU over the window), warmup-unsettled, jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
 			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), results.NoisySpread*100, results.NoisyStealCores*100, results.JITQuiet*100, results.FewCalls, 100.0/results.FewCalls)
 		for _, c := range flagged {
-			sum := summary(c)
+			sum := c.Summarized()
 			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
 				pctOf(sum.Spread), pctOf(sum.MaxStealCores), sig(sum.MaxOutsideCores))
 			if sum.ProbeSpread > 0 {

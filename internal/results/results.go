@@ -735,3 +735,13 @@ type TaskRecord struct {
 	// Raw is the task's report and stderr, relative to the run.
 	Raw string `json:"raw"`
 }
+
+// Summarized is the cell's summary under today's rules: computed from its
+// repeats (a saved one may predate a rule), the saved one for a cell without
+// repeats.
+func (c CellResult) Summarized() *Summary {
+	if len(c.Repeats) == 0 && c.Summary != nil {
+		return c.Summary
+	}
+	return c.Summarize()
+}

@@ -1,12 +1,9 @@
-package render
+package analysis
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/stats"
@@ -37,17 +34,17 @@ type NoiseModel struct {
 	// Predicted is the share of cells within Tol that resampling the deviations
 	// predicts at Repeats; Measured the share the runs have.
 	Predicted, Measured float64
-	// Needed is the fewest repeats per cell (of noiseRepeats) whose predicted share
+	// Needed is the fewest repeats per cell (of NoiseRepeats) whose predicted share
 	// reaches the goal; 0 when none does.
 	Needed int
 }
 
-// noiseRepeats are the repeat counts the model tries, and noiseTrials the
+// NoiseRepeats are the repeat counts the model tries, and NoiseTrials the
 // resampled pairs of runs per count (a predicted share moves by about ±1 % between
 // seeds at 4000).
-var noiseRepeats = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 50, 64}
+var NoiseRepeats = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 50, 64}
 
-const noiseTrials = 4000
+const NoiseTrials = 4000
 
 // Noise models each agreement figure from runs a and b (goal: the share asked for
 // within tol). The resampling is seeded: the same runs give the same model.
@@ -123,9 +120,9 @@ func Noise(a, b *results.Run, ag Agreement, tol, goal float64) []NoiseModel {
 			m.RunSD = math.Sqrt((between - sw*within) / (2 * k))
 		}
 		r := rand.New(rand.NewPCG(11, uint64(i)))
-		m.Predicted = stats.ShareWithin(r, resid, shift, m.RunSD, m.Repeats, noiseTrials, tol)
-		for _, n := range noiseRepeats {
-			if stats.ShareWithin(r, resid, shift, m.RunSD, n, noiseTrials, tol) >= goal {
+		m.Predicted = stats.ShareWithin(r, resid, shift, m.RunSD, m.Repeats, NoiseTrials, tol)
+		for _, n := range NoiseRepeats {
+			if stats.ShareWithin(r, resid, shift, m.RunSD, n, NoiseTrials, tol) >= goal {
 				m.Needed = n
 				break
 			}
@@ -133,40 +130,4 @@ func Noise(a, b *results.Run, ag Agreement, tol, goal float64) []NoiseModel {
 		out = append(out, m)
 	}
 	return out
-}
-
-// writeNoise prints the models; took is run A's wall time, which scales to the
-// repeats the goal needs (start-up, verify and primes scale too: an upper bound).
-func writeNoise(b *strings.Builder, models []NoiseModel, tol, goal float64, took time.Duration) {
-	if len(models) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "\nnoise model (a repeat's distance from its cell's mean within a run, pooled over the cells, resampled %d times per repeat count; docs/method.md, section 6):\n", noiseTrials)
-	for _, m := range models {
-		if m.Cells == 0 {
-			fmt.Fprintf(b, "  %-16s no cell has two repeats in both runs\n", m.Figure)
-			continue
-		}
-		var runs []string
-		if m.Shift != 0 {
-			runs = append(runs, fmt.Sprintf("across the cells B lies %+.0f %% from A (the whole run moved)", m.Shift*100))
-		}
-		if m.RunSD > 0 {
-			runs = append(runs, fmt.Sprintf("the runs differ beyond it by %.0f %% per cell (sd)", m.RunSD*100))
-		}
-		if len(runs) == 0 {
-			runs = append(runs, "the runs differ no more than that noise explains")
-		}
-		fmt.Fprintf(b, "  %-16s a repeat lies a median %.0f %% from its cell's mean (%d repeats, %d cells); %s\n", m.Figure, m.MedianDev*100, m.Deviations, m.Cells, strings.Join(runs, "; "))
-		fmt.Fprintf(b, "  %-16s predicts %s within ±%.0f %% at %d repeats (measured %s); ", "", pctOf(m.Predicted), tol*100, m.Repeats, pctOf(m.Measured))
-		switch {
-		case m.Needed == 0:
-			fmt.Fprintf(b, "%.0f %% needs more than %d repeats per cell\n", goal*100, noiseRepeats[len(noiseRepeats)-1])
-		case took > 0 && m.Repeats > 0:
-			est := took.Minutes() * float64(m.Needed) / float64(m.Repeats)
-			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell (a run of about %.0f min, from run A's %s for %d)\n", goal*100, m.Needed, est, took.Round(time.Second), m.Repeats)
-		default:
-			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell\n", goal*100, m.Needed)
-		}
-	}
 }
