@@ -11,12 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/rpcbed/rpcbed/internal/gen/pb"
-	"github.com/rpcbed/rpcbed/internal/server"
-	"github.com/rpcbed/rpcbed/internal/service"
-
 	"github.com/rpcbed/rpcbed/internal/probe"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
@@ -96,7 +90,7 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 	if *sustained == 0 {
 		return 0
 	}
-	work, err := decodeWork(5000)
+	work, err := probe.DecodeWork(5000)
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed probe: %v\n", err)
 		return 1
@@ -160,23 +154,4 @@ func sustainedLine(cpu int, took time.Duration, rates []float64) string {
 		}
 	}
 	return b.String()
-}
-
-// decodeWork is one client call's decoding: unmarshal the n-item DataList answer
-// go-server sends, into a fresh message, and check the item count.
-func decodeWork(n int) (func(), error) {
-	msg := &pb.DataListResponse{Auth: &pb.AuthReply{Token: "probe"}}
-	for _, it := range service.Items(n) {
-		msg.Items = append(msg.Items, server.PBItem(it))
-	}
-	wire, err := proto.Marshal(msg)
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		var m pb.DataListResponse
-		if err := proto.Unmarshal(wire, &m); err != nil || len(m.Items) != n {
-			panic(fmt.Sprintf("probe: decode: %v (%d items)", err, len(m.Items)))
-		}
-	}, nil
 }

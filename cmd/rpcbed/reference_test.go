@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/render"
-	"github.com/rpcbed/rpcbed/internal/reproduce"
 
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -61,12 +60,12 @@ func TestReferenceReproductionUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var secs []reproduce.Section
+	var secs []results.Section
 	if err := json.Unmarshal(b, &secs); err != nil {
 		t.Fatal(err)
 	}
 	var md bytes.Buffer
-	reproduce.Markdown(&md, secs)
+	render.ReproductionMarkdown(&md, secs)
 	sameBytes(t, "reproduction.md", md.Bytes(), filepath.Join(src, "reproduction.md"))
 	var page bytes.Buffer
 	if err := render.ReproductionHTML(&page, secs); err != nil {

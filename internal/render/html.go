@@ -17,8 +17,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/reproduce"
-
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -131,7 +129,7 @@ type indexPage struct {
 	Tables          []clientTable
 	PHPGo           []phpGoTable
 	Plots           []plotView
-	Repro           []reproduce.Section
+	Repro           []results.Section
 	ReproFrom       string
 }
 
@@ -139,7 +137,7 @@ type indexPage struct {
 type Extras struct {
 	// Reproduction is the run's reproduction (reproduction.json), if it has one;
 	// ReproductionFrom is its page or file, relative to the run directory.
-	Reproduction     []reproduce.Section
+	Reproduction     []results.Section
 	ReproductionFrom string
 }
 
@@ -154,7 +152,7 @@ func LoadExtras(dir string) (Extras, error) {
 		if err != nil {
 			return Extras{}, err
 		}
-		var secs []reproduce.Section
+		var secs []results.Section
 		if err := json.Unmarshal(b, &secs); err != nil {
 			return Extras{}, fmt.Errorf("%s: %w", filepath.Join(dir, rel), err)
 		}
@@ -249,24 +247,6 @@ func writeIndex(dir string, run *results.Run) error {
 		return fmt.Errorf("%s: %w", IndexFile, err)
 	}
 	return results.WriteFileAtomic(filepath.Join(dir, IndexFile), b.Bytes())
-}
-
-// ReproductionHTML writes reproduction.html: the summary and every experiment of
-// reproduction.md, as a page.
-func ReproductionHTML(w io.Writer, secs []reproduce.Section) error {
-	return execute(w, "reproduction", struct {
-		CSS   template.CSS
-		Repro []reproduce.Section
-	}{pageCSS, secs})
-}
-
-// WriteReproductionHTML writes dir/reproduction.html atomically.
-func WriteReproductionHTML(dir string, secs []reproduce.Section) error {
-	var b bytes.Buffer
-	if err := ReproductionHTML(&b, secs); err != nil {
-		return err
-	}
-	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.html"), b.Bytes())
 }
 
 var svgProlog = regexp.MustCompile(`(?s)^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)?`)

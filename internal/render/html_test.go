@@ -13,8 +13,6 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/rpcbed/rpcbed/internal/reproduce"
-
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
@@ -280,9 +278,9 @@ func TestIndexVariantsAndReproduction(t *testing.T) {
 			run.Cells = append(run.Cells, c)
 		}
 	}
-	secs := []reproduce.Section{{Name: "php-go-growth", Setup: []string{"ab at c 1"},
+	secs := []results.Section{{Name: "php-go-growth", Setup: []string{"ab at c 1"},
 		Table:    [][]string{{"path", "p50 ms"}, {"php", "3.1"}},
-		Findings: []reproduce.Finding{{Claim: "Go's latency grows slower", Holds: "yes", Detail: "1.2x vs 3.4x"}}},
+		Findings: []results.Finding{{Claim: "Go's latency grows slower", Holds: "yes", Detail: "1.2x vs 3.4x"}}},
 		{Name: "java-rpc-2015", Err: "java missing"}}
 	doc := parseHTML(t, renderIndex(t, run, Extras{Reproduction: secs, ReproductionFrom: "reproduction.md"}))
 	checkRunPage(t, doc, run)
@@ -380,7 +378,7 @@ func TestAllWritesIndex(t *testing.T) {
 
 func TestReproductionHTML(t *testing.T) {
 	var b bytes.Buffer
-	secs := []reproduce.Section{{Name: "go-grpc-thrift-aerospike", Findings: []reproduce.Finding{
+	secs := []results.Section{{Name: "go-grpc-thrift-aerospike", Findings: []results.Finding{
 		{Claim: "gRPC beats Thrift", Holds: "partly", Published: "+3..+17 %", Measured: "+9 % [4..12]", Tolerance: "yes 0..22%", Reason: "server 94 % busy"},
 		{Claim: "about 30 % more server CPU", Holds: "not distinguishable here"},
 	}}}

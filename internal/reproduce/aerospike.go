@@ -133,8 +133,8 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 	return nil
 }
 
-func (e *grpcThrift) judge(o Options) Section {
-	sec := Section{
+func (e *grpcThrift) judge(o Options) results.Section {
+	sec := results.Section{
 		Setup: []string{
 			"Published: Go client and Go server on two 2 x E5-2630 machines, Aerospike beside the client; c = 50 and 800.",
 			"Here: go-client (worker mode, `-warmup auto`) against go-server over 127.0.0.1, server pinned to CPU " + orAny(o.ServerCPUSet) + ", client to CPU " + orAny(o.ClientCPUSet) + ".",

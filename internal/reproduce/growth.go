@@ -16,6 +16,8 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // growthPath is one path ab drives: a front and the protocol it uses to reach
@@ -247,8 +249,8 @@ func probeConns(ctx context.Context, url string, n, c int) (connTally, error) {
 
 func (e *growth) fig(path string, n int) Figure { return Fig(e.ms[gKey{path, n}]) }
 
-func (e *growth) judge(o Options) Section {
-	sec := Section{
+func (e *growth) judge(o Options) results.Section {
+	sec := results.Section{
 		Setup: []string{
 			"Published: one 6-core laptop, macOS; ab, the fronts and the Go server on it.",
 			fmt.Sprintf("Here: go-server pinned to CPU %s; the fronts and ab share CPU %s. Real Apache Bench: `ab -c %d -n %d -k` against `go-client front` (Go front, gRPC to go-server) and php-client/bin/php-front (`php -S`, default ini, as published; PHP_CLI_SERVER_WORKERS=8; gRPC with the official extension and the protobuf C extension, or HTTP/JSON to go-server's net/http endpoint).",
@@ -282,8 +284,8 @@ func (e *growth) judge(o Options) Section {
 
 // judgeOrder: php-grpc slowest at every size, php-http second, go-grpc fastest,
 // each step beyond the bursts' spread.
-func (e *growth) judgeOrder() Finding {
-	f := Finding{Rule: "php-go-order", Claim: "PHP over gRPC is the slowest path at every size, PHP over HTTP second, Go over gRPC fastest",
+func (e *growth) judgeOrder() results.Finding {
+	f := results.Finding{Rule: "php-go-order", Claim: "PHP over gRPC is the slowest path at every size, PHP over HTTP second, Go over gRPC fastest",
 		Published: "go-grpc < php-http < php-grpc at all 5 sizes", Tolerance: LevelsBand}
 	var held, failed, unclear, missing int
 	var per []string
@@ -318,7 +320,7 @@ func (e *growth) judgeOrder() Finding {
 // the smallest size to the largest the pure-PHP runtime ran at (a fixed
 // per-request cost cancels out): the share of php-pure-grpc's growth beyond
 // go-grpc's that the protobuf C extension removes, bursts paired by index.
-func (e *growth) judgeMessageObjects() Finding {
+func (e *growth) judgeMessageObjects() results.Finding {
 	sz := variantSizes(growthPaths[3], e.items)
 	lo, hi := sz[0], sz[len(sz)-1]
 	r := Rule{Name: "php-message-objects", Prec: 0, Band: ruleMessageObjects,

@@ -310,8 +310,8 @@ func waitQuiet(ctx context.Context, srv *matrix.ServerProc) (quietAfter, error) 
 
 func (e *java2015) tps(fw string, c int) Figure { return figs(e.runs[jKey{fw, c}], rps) }
 
-func (e *java2015) judge(o Options) Section {
-	sec := Section{
+func (e *java2015) judge(o Options) results.Section {
+	sec := results.Section{
 		Setup: []string{
 			"Published: Java 8 clients and servers, Ice 3.6, dubbox 2.8.4, Thrift 0.9.2, gRPC-java 0.7.1; 300 000 calls per client.",
 			fmt.Sprintf("Here: java-client in worker mode (one JVM per framework across all its rows) against the Java baselines (`java-client serve -proto P`), today's libraries, server pinned to CPU %s, client to CPU %s.", orAny(o.ServerCPUSet), orAny(o.ClientCPUSet)),
@@ -442,16 +442,16 @@ func (e *java2015) judge(o Options) Section {
 			o1, o2, o3 := Order(th, ice), Order(du, th), Order(gr, du)
 			return o1 == 1 && o2 == 1 && o3 == 1, o1 == -1 || o2 == -1 || o3 == -1
 		}))
-	sec.Findings = append(sec.Findings, e.judgeGrows(), Finding{
+	sec.Findings = append(sec.Findings, e.judgeGrows(), results.Finding{
 		Rule: "java-ice-vs-avro", Claim: "a second tester measured Ice at about 25 000 tps, about twice Avro",
-		Published: "Ice ≈ 25 000 tps ≈ 2 x Avro", Measured: NotMeasured, Tolerance: "-", Holds: NotMeasured,
+		Published: "Ice ≈ 25 000 tps ≈ 2 x Avro", Measured: results.NotMeasured, Tolerance: "-", Holds: results.NotMeasured,
 		Detail: "The test bed has no Avro client or server, so this claim is not measured."})
 	return sec
 }
 
 // judgeOrder grades an order claim per concurrency: held reports the order held
 // beyond the spread, reversed that some pair is reversed beyond it.
-func (e *java2015) judgeOrder(rule, claim, published string, at func(c int) (held, reversed bool)) Finding {
+func (e *java2015) judgeOrder(rule, claim, published string, at func(c int) (held, reversed bool)) results.Finding {
 	var h, fl, un, miss int
 	var per []string
 	for _, c := range e.levels {
@@ -478,14 +478,14 @@ func (e *java2015) judgeOrder(rule, claim, published string, at func(c int) (hel
 		}
 		per = append(per, fmt.Sprintf("%d clients %s (%s tps)", c, state, strings.Join(order, ", ")))
 	}
-	return Finding{Rule: rule, Claim: claim, Published: published, Tolerance: LevelsBand,
+	return results.Finding{Rule: rule, Claim: claim, Published: published, Tolerance: LevelsBand,
 		Measured: fmt.Sprintf("held at %d of %d concurrencies", h, len(e.levels)), Holds: Levels(h, fl, un, miss),
 		Detail: strings.Join(per, "; ") + ".", Reason: e.reason(javaFrameworks...)}
 }
 
 // judgeLead: Ice's lead over fw, the median over concurrencies of the per-level
 // ratio, its range the extremes of every level's range.
-func (e *java2015) judgeLead(fw string) Finding {
+func (e *java2015) judgeLead(fw string) results.Finding {
 	l := javaLead[fw]
 	var med []float64
 	rng := Figure{Known: true}
@@ -515,7 +515,7 @@ func (e *java2015) judgeLead(fw string) Finding {
 // judgeGrows: Ice's lead grows with concurrency, judged on every step between
 // published concurrencies for every rival, each step beyond the spread or not;
 // no when Ice leads nowhere.
-func (e *java2015) judgeGrows() Finding {
+func (e *java2015) judgeGrows() results.Finding {
 	r := Rule{Name: "java-ice-lead-grows", Claim: "Ice's lead grows with concurrency", Published: "1.4x -> 1.65x over Thrift from 1 to 100 clients", Band: ruleLeadGrows, Prec: 0}
 	var rose, fell, flat, leads int
 	missing := false
@@ -550,8 +550,8 @@ func (e *java2015) judgeGrows() Finding {
 		f = Figure{Median: float64(rose) / float64(steps) * 100, Lo: float64(rose) / float64(steps) * 100, Hi: float64(rose+flat) / float64(steps) * 100, Known: true}
 	}
 	out := r.Verdict(f, fmt.Sprintf("Over %d steps: %d rose, %d fell, %d inside the spread. %s.", steps, rose, fell, flat, strings.Join(per, "; ")), e.reason(javaFrameworks...))
-	if leads == 0 && out.Holds != NotMeasured {
-		out.Holds = No
+	if leads == 0 && out.Holds != results.NotMeasured {
+		out.Holds = results.No
 		out.Detail = "Ice leads at no concurrency beyond the spread, so there is no lead to grow. " + out.Detail
 	}
 	return out

@@ -12,11 +12,11 @@
 package reproduce
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/render"
 	"io"
 	"math"
 	"os"
@@ -38,7 +38,7 @@ import (
 type experiment interface {
 	read(published string) error
 	run(ctx context.Context, o Options) error
-	judge(o Options) Section
+	judge(o Options) results.Section
 }
 
 // experiments in the order reproduction.md lists them.
@@ -83,37 +83,10 @@ type Options struct {
 	Log   io.Writer
 }
 
-// Section is one experiment's part of reproduction.md.
-type Section struct {
-	Name  string   `json:"name"`
-	Setup []string `json:"setup"` // how it ran
-	// Scaled is the "how this was scaled to this machine" paragraph.
-	Scaled   string     `json:"scaled"`
-	Table    [][]string `json:"table"` // header row first
-	Findings []Finding  `json:"findings"`
-	Err      string     `json:"error,omitempty"`
-}
-
-// Finding is a published claim judged by its rule (rule.go): the published and
-// the measured figure, the tolerance, the verdict, and the reason this run's
-// figures give for it.
-type Finding struct {
-	Rule      string `json:"rule"`
-	Claim     string `json:"claim"`
-	Published string `json:"published"`
-	Measured  string `json:"measured"`  // median [lo..hi] over the repeats
-	Tolerance string `json:"tolerance"` // the band for yes / partly / no
-	Holds     string `json:"holds"`     // one of Verdicts
-	Detail    string `json:"detail"`    // the figures the verdict rests on
-	// Reason quotes this run's figures and names the measurement behind each
-	// cause it gives; empty when the run measured none.
-	Reason string `json:"reason,omitempty"`
-}
-
 // Run runs the named experiments (all when which is empty) and writes
-// Dir/reproduction.md and Dir/reproduction.json. An experiment that fails is
+// Dir/reproduction.json, .md and .html. An experiment that fails is
 // reported with its error; the others still run.
-func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
+func Run(ctx context.Context, o Options, which []string) ([]results.Section, error) {
 	if len(which) == 0 || slices.Contains(which, "all") {
 		which = Experiments
 	}
@@ -129,9 +102,9 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 		o.Log = io.Discard
 	}
 	// Sections of experiments not run now are kept from an earlier run in Dir.
-	var secs []Section
+	var secs []results.Section
 	if b, err := os.ReadFile(filepath.Join(o.Dir, "reproduction.json")); err == nil {
-		var old []Section
+		var old []results.Section
 		if json.Unmarshal(b, &old) == nil {
 			for _, s := range old {
 				if !slices.Contains(which, s.Name) {
@@ -155,7 +128,7 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 			fmt.Fprintf(o.Log, "reproduce: %s: %v\n", w, err)
 		}
 		secs = append(secs, s)
-		slices.SortStableFunc(secs, func(a, b Section) int {
+		slices.SortStableFunc(secs, func(a, b results.Section) int {
 			return slices.Index(Experiments, a.Name) - slices.Index(Experiments, b.Name)
 		})
 		if err := write(o.Dir, secs); err != nil {
@@ -167,7 +140,7 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 
 // runOne is one experiment's three steps; a failed run is still judged, so every
 // claim gets a verdict (NotMeasured where its figures are missing).
-func runOne(ctx context.Context, o Options, name string) (Section, error) {
+func runOne(ctx context.Context, o Options, name string) (results.Section, error) {
 	i := slices.IndexFunc(experiments, func(e struct {
 		name string
 		make func() experiment
@@ -176,17 +149,15 @@ func runOne(ctx context.Context, o Options, name string) (Section, error) {
 	})
 	e := experiments[i].make()
 	if err := e.read(o.Published); err != nil {
-		return Section{}, err
+		return results.Section{}, err
 	}
 	runErr := e.run(ctx, o)
 	s := e.judge(o)
 	return s, runErr
 }
 
-func write(dir string, secs []Section) error {
-	var b bytes.Buffer
-	Markdown(&b, secs)
-	if err := results.WriteFileAtomic(filepath.Join(dir, "reproduction.md"), b.Bytes()); err != nil {
+func write(dir string, secs []results.Section) error {
+	if err := render.WriteReproduction(dir, secs); err != nil {
 		return err
 	}
 	j, err := json.MarshalIndent(secs, "", "  ")
@@ -194,70 +165,6 @@ func write(dir string, secs []Section) error {
 		return err
 	}
 	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
-}
-
-// Markdown writes reproduction.md: the summary table of every rule, then each
-// experiment's set-up, scaling, table and findings.
-func Markdown(w io.Writer, secs []Section) {
-	fmt.Fprintf(w, "# Reproduction of the published experiments\n\n")
-	fmt.Fprintf(w, "Published figures are in results/published/. Absolute numbers differ (other hardware, "+
-		"newer libraries); each published claim is one rule (internal/reproduce) with a stated tolerance. "+
-		"Measured figures are the median over the repeats with the range they span in brackets; a difference "+
-		"inside that range is \"%s\", never \"yes\". A reason is given only where a figure of this run measured it.\n", NotDistinguished)
-	fmt.Fprintf(w, "\n## Summary\n\n| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |\n|---|---|---|---|---|---|---|\n")
-	for _, s := range secs {
-		if s.Err != "" && len(s.Findings) == 0 {
-			fmt.Fprintf(w, "| %s | (not run) | - | - | - | %s | error: %s |\n", s.Name, NotMeasured, esc(s.Err))
-		}
-		for _, f := range s.Findings {
-			reason := f.Reason
-			if reason == "" {
-				reason = "(none measured)"
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** | %s |\n", s.Name, esc(f.Claim), esc(f.Published), esc(f.Measured), esc(f.Tolerance), f.Holds, esc(reason))
-		}
-	}
-	for _, s := range secs {
-		fmt.Fprintf(w, "\n## %s\n\n", s.Name)
-		for _, l := range s.Setup {
-			fmt.Fprintf(w, "- %s\n", l)
-		}
-		if s.Scaled != "" {
-			fmt.Fprintf(w, "\n**How this was scaled to this machine.** %s\n", s.Scaled)
-		}
-		if s.Err != "" {
-			fmt.Fprintf(w, "\n**Not completed:** %s\n", esc(s.Err))
-		}
-		if len(s.Table) > 0 {
-			fmt.Fprintln(w)
-			for i, row := range s.Table {
-				fmt.Fprintf(w, "| %s |\n", strings.Join(escAll(row), " | "))
-				if i == 0 {
-					fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(row)))
-				}
-			}
-		}
-		if len(s.Findings) > 0 {
-			fmt.Fprintf(w, "\nFindings:\n\n")
-			for _, f := range s.Findings {
-				fmt.Fprintf(w, "- **%s** (rule `%s`) — holds here: **%s**. Published: %s; measured: %s; tolerance: %s. %s", f.Claim, f.Rule, f.Holds, f.Published, f.Measured, f.Tolerance, f.Detail)
-				if f.Reason != "" {
-					fmt.Fprintf(w, " Reason (measured): %s", f.Reason)
-				}
-				fmt.Fprintln(w)
-			}
-		}
-	}
-}
-
-func esc(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-
-func escAll(v []string) []string {
-	out := make([]string, len(v))
-	for i, s := range v {
-		out[i] = esc(s)
-	}
-	return out
 }
 
 // readCSV reads a published CSV as maps keyed by the header.

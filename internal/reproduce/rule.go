@@ -6,20 +6,9 @@ import (
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/stats"
-)
 
-// Verdicts a rule gives. A rule never gives an empty verdict, and never "yes"
-// without a measurement.
-const (
-	Yes              = "yes"
-	Partly           = "partly"
-	No               = "no"
-	NotDistinguished = "not distinguishable here"
-	NotMeasured      = "not measured"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
-
-// Verdicts lists every verdict a rule may give (tests check against it).
-var Verdicts = []string{Yes, Partly, No, NotDistinguished, NotMeasured}
 
 // Figure is one measured figure over the repeats: its median and the range the
 // repeats span (a ratio's range is its two sides' extremes, see Ratio).
@@ -86,19 +75,19 @@ func at(v float64) *float64 { return &v }
 func (b Band) Judge(f Figure) string {
 	switch {
 	case !f.Known:
-		return NotMeasured
+		return results.NotMeasured
 	case b.Differs != nil && f.Lo <= *b.Differs && *b.Differs <= f.Hi:
-		return NotDistinguished
+		return results.NotDistinguished
 	case b.Differs == nil && (f.Hi < b.Partly[0] || f.Lo > b.Partly[1]):
-		return No
+		return results.No
 	case b.Differs == nil && f.Hi-f.Lo > b.Yes[1]-b.Yes[0]:
-		return NotDistinguished
+		return results.NotDistinguished
 	case in(f.Median, b.Yes):
-		return Yes
+		return results.Yes
 	case in(f.Median, b.Partly):
-		return Partly
+		return results.Partly
 	}
-	return No
+	return results.No
 }
 
 func in(v float64, r [2]float64) bool { return v >= r[0] && v <= r[1] }
@@ -133,7 +122,7 @@ func num(v float64) string {
 // Show prints a figure as "median [lo..hi]unit" ("not measured" when unknown).
 func (f Figure) Show(unit string, prec int) string {
 	if !f.Known {
-		return NotMeasured
+		return results.NotMeasured
 	}
 	p := func(v float64) string { return fmt.Sprintf("%.*f", prec, v) }
 	if f.Lo == f.Hi {
@@ -155,8 +144,8 @@ type Rule struct {
 
 // Verdict judges f and fills a Finding: reason must quote this run's figures and
 // name the measurement behind each cause it claims ("" when there is none).
-func (r Rule) Verdict(f Figure, detail, reason string) Finding {
-	return Finding{
+func (r Rule) Verdict(f Figure, detail, reason string) results.Finding {
+	return results.Finding{
 		Rule: r.Name, Claim: r.Claim, Published: r.Published,
 		Measured: f.Show(r.Band.Unit, r.Prec), Tolerance: r.Band.String(),
 		Holds: r.Band.Judge(f), Detail: detail, Reason: reason,
@@ -170,18 +159,18 @@ func (r Rule) Verdict(f Figure, detail, reason string) Finding {
 func Levels(held, failed, unclear, missing int) string {
 	switch n := held + failed + unclear + missing; {
 	case n == missing:
-		return NotMeasured
+		return results.NotMeasured
 	case held == n:
-		return Yes
+		return results.Yes
 	case failed == n:
-		return No
+		return results.No
 	case held == 0 && failed == 0:
-		return NotDistinguished // inside the spread, or partly missing
+		return results.NotDistinguished // inside the spread, or partly missing
 	case held == 0:
 		// Some reversed, the rest inside the noise: not once shown to hold.
-		return No
+		return results.No
 	}
-	return Partly
+	return results.Partly
 }
 
 // LevelsBand is the tolerance text of a Levels rule.
