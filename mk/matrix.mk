@@ -40,3 +40,7 @@ bench-reproducibility: matrix-setup ## run the default matrix twice; print the s
 	RUNNER=$(RUNNER) scripts/bench-reproducibility.sh
 
 .PHONY: bench-reproducibility
+
+readme: build ## print README.md's and docs/*.md's generated blocks again from the committed runs (rpcbed readme)
+	$(BIN)/rpcbed readme
+.PHONY: readme

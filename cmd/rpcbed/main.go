@@ -33,6 +33,7 @@ var commands = []command{
 	{"compare", "compare two matrix runs cell by cell, with significance over the repeats", runCompare},
 	{"agree", "how well two runs of one spec reproduce: share of cells within ±10 % (make bench-reproducibility)", runAgree},
 	{"slices", "the slice-length trade-off: round noise, switching cost and half-width per slice length (make bench-slices)", runSlices},
+	{"readme", "print the generated blocks of README.md and docs/*.md again from the committed runs they name (-check: only say which differ)", runReadme},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},
 }
 
