@@ -57,7 +57,7 @@ func (e *executor) runCluster(ctx context.Context, todo []plan.Cell) (err error)
 	}
 	defer func() {
 		if cerr := cl.Close(); cerr != nil {
-			e.prog.note("swarm clean-up: " + oneLine(cerr.Error()))
+			e.prog.note("swarm clean-up: " + runner.OneLine(cerr.Error()))
 			if err == nil {
 				err = cerr
 			}
@@ -159,7 +159,7 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []plan.
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fail(oneLine(err.Error()))
+		return fail(runner.OneLine(err.Error()))
 	}
 	node := by[plan.PoolServer][0]
 	e.prog.note(fmt.Sprintf("starting %s on %s", key, node))
@@ -170,7 +170,7 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []plan.
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fail("server " + key + " did not start: " + oneLine(err.Error()))
+		return fail("server " + key + " did not start: " + runner.OneLine(err.Error()))
 	}
 	defer e.stopServer(srv)
 	var states []*cellState
@@ -267,7 +267,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c plan.Cell, 
 		if ctx.Err() != nil {
 			return rep, false, ctx.Err()
 		}
-		rep.Error = oneLine(gerr.Error())
+		rep.Error = runner.OneLine(gerr.Error())
 		return rep, errors.Is(gerr, swarm.ErrShortPool), nil
 	}
 	nodes := by[plan.PoolClients]
@@ -296,7 +296,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c plan.Cell, 
 		if ctx.Err() != nil {
 			return rep, false, ctx.Err()
 		}
-		rep.Error = oneLine(cerr.Error())
+		rep.Error = runner.OneLine(cerr.Error())
 		return rep, false, nil
 	}
 	var runs []*taskRun
@@ -343,7 +343,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c plan.Cell, 
 			if ctx.Err() != nil {
 				return rep, false, ctx.Err()
 			}
-			errs = append(errs, fmt.Sprintf("%s: ready step: %s", nodeName(nodes, t.rec.Node), oneLine(err.Error())))
+			errs = append(errs, fmt.Sprintf("%s: ready step: %s", nodeName(nodes, t.rec.Node), runner.OneLine(err.Error())))
 		}
 	}
 	if len(errs) > 0 {
@@ -387,7 +387,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c plan.Cell, 
 			verr = checkVerify(t.res)
 		}
 		if verr != nil {
-			errs = append(errs, fmt.Sprintf("%s: verify: %s", cr.lostIfDead(nodes, t, r, verr), oneLine(verr.Error())))
+			errs = append(errs, fmt.Sprintf("%s: verify: %s", cr.lostIfDead(nodes, t, r, verr), runner.OneLine(verr.Error())))
 		}
 		_ = i
 	}
@@ -429,7 +429,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c plan.Cell, 
 		raw := filepath.Join(results.RawDir, fmt.Sprintf("%s-t%d.txt", name, i+1))
 		t.rec.Raw = raw
 		if werr := writeRaw(filepath.Join(e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil {
-			errs = append(errs, "raw file: "+oneLine(werr.Error()))
+			errs = append(errs, "raw file: "+runner.OneLine(werr.Error()))
 		}
 		rp, why := judge(t.res, t.err, false)
 		if len(why) > 0 {
@@ -488,7 +488,7 @@ func (cr *clusterRun) taskStates(svc string) string {
 	defer cancel()
 	ts, err := cr.cl.Tasks(ctx, svc)
 	if err != nil {
-		return "tasks unknown: " + oneLine(err.Error())
+		return "tasks unknown: " + runner.OneLine(err.Error())
 	}
 	nodes, _ := cr.cl.Nodes(ctx)
 	var s []string
@@ -534,7 +534,7 @@ func (cr *clusterRun) finishTasks(svc string, n int, runs []*taskRun, rep *resul
 		rep.Tasks = append(rep.Tasks, r.rec)
 	}
 	if err := cr.cl.Remove(svc); err != nil {
-		rep.Notes = append(rep.Notes, "service rm: "+oneLine(err.Error()))
+		rep.Notes = append(rep.Notes, "service rm: "+runner.OneLine(err.Error()))
 	}
 }
 
@@ -589,7 +589,7 @@ func (cr *clusterRun) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, r
 	lat, latErr := mergeLatency(reports)
 	x.P50Us, x.P90Us, x.P99Us, x.P999Us = lat.P50, lat.P90, lat.P99, lat.P999
 	if latErr != nil {
-		rep.Notes = append(rep.Notes, "merged percentiles unknown: "+oneLine(latErr.Error()))
+		rep.Notes = append(rep.Notes, "merged percentiles unknown: "+runner.OneLine(latErr.Error()))
 	}
 
 	w := &results.Window{Source: "report", StartUnix: start, EndUnix: end, Seconds: end - start,
@@ -597,7 +597,7 @@ func (cr *clusterRun) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, r
 	if cpu, calls, err := interpolate(samples, start, end); err == nil {
 		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
 	} else {
-		rep.Notes = append(rep.Notes, "server not sampled over the window: "+oneLine(err.Error()))
+		rep.Notes = append(rep.Notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
 	}
 	if ms, ok := jitOver(samples, start, end); ok {
 		w.ServerJITMs = &ms

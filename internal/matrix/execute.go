@@ -41,13 +41,6 @@ type Options struct {
 	Meta results.Run
 }
 
-// The exit codes every rpcbed client shares (docs/report-format.md).
-const (
-	exitUsage       = 2
-	exitVerify      = 3
-	exitUnreachable = 4
-)
-
 // Execute runs every cell of the plan that has no finished result yet, one server
 // configuration at a time, and returns the run as saved. Within a server group
 // the repeats are interleaved: repeat 1 of every cell, then repeat 2, and so on
@@ -241,7 +234,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 		}
 		for _, c := range cells {
 			e.prog.skip(c)
-			if err := e.record(e.failed(c, "server "+key+" did not start: "+oneLine(err.Error()))); err != nil {
+			if err := e.record(e.failed(c, "server "+key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
 				return err
 			}
 		}
@@ -342,15 +335,15 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 	restarted := ""
 	if g.srv != nil {
 		if err := g.srv.Alive(ctx); err != nil {
-			restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, oneLine(err.Error()))
-			e.prog.note(key + " stopped answering (" + oneLine(err.Error()) + "): restarting it")
+			restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, runner.OneLine(err.Error()))
+			e.prog.note(key + " stopped answering (" + runner.OneLine(err.Error()) + "): restarting it")
 			e.stopServer(g.srv)
 			if g.srv, err = StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key)); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				g.srv = nil
-				e.prog.note(key + " could not be restarted: " + oneLine(err.Error()))
+				e.prog.note(key + " could not be restarted: " + runner.OneLine(err.Error()))
 			}
 		}
 	}
@@ -394,7 +387,7 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 // round is done, or when another try would fail the same way.
 func (e *executor) keep(st *cellState, rep results.Repeat, r int, added, noServer bool) error {
 	st.res.Repeats = append(st.res.Repeats, rep)
-	if rep.Report == nil && (rep.ExitCode == exitUsage || rep.ExitCode == exitVerify || rep.ExitCode == exitUnreachable) {
+	if rep.Report == nil && (rep.ExitCode == report.ExitUsage || rep.ExitCode == report.ExitVerify || rep.ExitCode == report.ExitUnreachable) {
 		// The client refused before timing: another try would refuse the same way.
 		st.final = true
 	}
@@ -492,7 +485,7 @@ func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, ce
 			err = fmt.Errorf("raw file: %w", werr)
 		}
 		if err != nil {
-			v.Status, v.Error = results.StatusFailed, oneLine(err.Error())
+			v.Status, v.Error = results.StatusFailed, runner.OneLine(err.Error())
 		}
 		e.verified[pair] = v
 		e.run.Verify = e.verifyList()
@@ -582,7 +575,7 @@ func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cel
 					err = fmt.Errorf("exit code %d%s", res.ExitCode, exitMeaning(res.ExitCode))
 				}
 				if err != nil {
-					e.prog.note("prime " + name + " failed (the timed repeats go on): " + oneLine(err.Error()))
+					e.prog.note("prime " + name + " failed (the timed repeats go on): " + runner.OneLine(err.Error()))
 					continue
 				}
 				if r, perr := report.ParseClient(bytes.NewReader(res.Stdout)); perr == nil && r.Rpcbed.JITCompileMs != nil {
@@ -668,7 +661,7 @@ func (e *executor) verifyList() []results.Verify {
 // correct call.
 func checkVerify(res runner.Result) error {
 	if res.ExitCode != 0 {
-		return fmt.Errorf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), lastLine(res.Stderr))
+		return fmt.Errorf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), runner.LastLine(res.Stderr))
 	}
 	r, err := report.ParseClient(bytes.NewReader(res.Stdout))
 	if err != nil {
@@ -682,11 +675,11 @@ func checkVerify(res runner.Result) error {
 
 func exitMeaning(code int) string {
 	switch code {
-	case exitUsage:
+	case report.ExitUsage:
 		return " (bad arguments)"
-	case exitVerify:
+	case report.ExitVerify:
 		return " (wrong response)"
-	case exitUnreachable:
+	case report.ExitUnreachable:
 		return " (server unreachable)"
 	}
 	return ""
@@ -714,13 +707,13 @@ func clientArgs(c plan.Cell, addr string, l plan.Load) []string {
 		args = append(args, "-n", strconv.FormatInt(l.N, 10))
 	}
 	if l.Duration > 0 {
-		args = append(args, "-t", formatSeconds(l.Duration.D()))
+		args = append(args, "-t", Seconds(l.Duration.D()))
 	}
 	switch {
 	case l.Warmup.IsAuto():
-		args = append(args, "-warmup", "auto", "-warmup-max", formatSeconds(l.WarmupBound()))
+		args = append(args, "-warmup", "auto", "-warmup-max", Seconds(l.WarmupBound()))
 	case l.Warmup > 0:
-		args = append(args, "-warmup", formatSeconds(l.Warmup.D()))
+		args = append(args, "-warmup", Seconds(l.Warmup.D()))
 	}
 	args = append(args, "-conns", strconv.Itoa(l.ConnsFor(c.Concurrency)))
 	if c.Protocol == "http" {
@@ -738,7 +731,8 @@ func replaceFlag(args []string, flag, v string) []string {
 	return args
 }
 
-func formatSeconds(d time.Duration) string {
+// Seconds is d as a client's duration flag takes it: seconds with an "s" ("1.5s").
+func Seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 
@@ -763,22 +757,4 @@ func errorKinds(r *report.Report) string {
 		kv = append(kv, k+"="+strconv.FormatInt(r.Rpcbed.Errors[k], 10))
 	}
 	return strings.Join(kv, " ")
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			return oneLine(l)
-		}
-	}
-	return "(no stderr)"
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 400 {
-		s = s[:400] + "..."
-	}
-	return s
 }

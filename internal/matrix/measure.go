@@ -100,7 +100,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repea
 	var fail []string
 	if j.Raw != "" {
 		if err := writeRaw(filepath.Join(b.Dir, j.Raw), res.Stdout, res.Stderr); err != nil {
-			fail = append(fail, "raw file: "+oneLine(err.Error()))
+			fail = append(fail, "raw file: "+runner.OneLine(err.Error()))
 		}
 	}
 	rep.ExitCode, rep.WallS = res.ExitCode, res.Wall.Seconds()
@@ -140,7 +140,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repea
 	if cpu, calls, err := interpolate(samples, w.StartUnix, w.EndUnix); err == nil {
 		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
 	} else if srv != nil && j.Proto != "" {
-		rep.Notes = append(rep.Notes, "server not sampled over the window: "+oneLine(err.Error()))
+		rep.Notes = append(rep.Notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
 	}
 	w.Samples = len(samples)
 	if st, err := machine.over(w.StartUnix, w.EndUnix); err == nil {
@@ -259,10 +259,10 @@ func (b *Bench) fallBack(client string, err error) {
 	if b.noWorker == nil {
 		b.noWorker = map[string]string{}
 	}
-	b.noWorker[client] = oneLine(err.Error())
+	b.noWorker[client] = runner.OneLine(err.Error())
 	b.mu.Unlock()
 	if b.Note != nil {
-		b.Note(fmt.Sprintf("%s-client has no worker mode here (%s): one process per run", client, tailText([]byte(err.Error()), 200)))
+		b.Note(fmt.Sprintf("%s-client has no worker mode here (%s): one process per run", client, runner.OneLine(runner.Tail([]byte(err.Error()), 200))))
 	}
 }
 
@@ -273,10 +273,10 @@ func (b *Bench) fallBack(client string, err error) {
 func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
 	var why []string
 	if runErr != nil {
-		why = append(why, oneLine(runErr.Error()))
+		why = append(why, runner.OneLine(runErr.Error()))
 	}
 	if res.ExitCode != 0 {
-		why = append(why, fmt.Sprintf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), lastLine(res.Stderr)))
+		why = append(why, fmt.Sprintf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), runner.LastLine(res.Stderr)))
 	}
 	if len(why) > 0 {
 		return nil, why
@@ -287,7 +287,7 @@ func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) 
 	}
 	r, err := parse(bytes.NewReader(res.Stdout))
 	if err != nil {
-		return nil, []string{"report: " + oneLine(err.Error())}
+		return nil, []string{"report: " + runner.OneLine(err.Error())}
 	}
 	// ParseClient already refuses a report without the v1.1 keys.
 	switch x := r.Rpcbed; {

@@ -162,7 +162,7 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link) results.LinkProbe
 	}
 	srv, err := StartServerProc(ctx, e.hosts.runners[p.To], "go-server", cfg)
 	if err != nil {
-		p.Error = "probe server: " + oneLine(err.Error())
+		p.Error = "probe server: " + runner.OneLine(err.Error())
 		return p
 	}
 	defer srv.Svc.Stop(context.Background())
@@ -174,19 +174,19 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link) results.LinkProbe
 			return report.Report{}, err
 		}
 		if res.ExitCode != 0 {
-			return report.Report{}, fmt.Errorf("exit code %d: %s", res.ExitCode, lastLine(res.Stderr))
+			return report.Report{}, fmt.Errorf("exit code %d: %s", res.ExitCode, runner.LastLine(res.Stderr))
 		}
 		return report.ParseClient(bytes.NewReader(res.Stdout))
 	}
 	var errs []string
 	if r, err := run("linkprobe-rtt", "-proto", "http", "-call", "datatype", "-c", "1", "-n", fmt.Sprint(probeRTTCalls), "-k", "-addr", addr); err != nil {
-		errs = append(errs, "rtt: "+oneLine(err.Error()))
+		errs = append(errs, "rtt: "+runner.OneLine(err.Error()))
 	} else if r.Rpcbed != nil {
 		p.RTTUs = float64(r.Rpcbed.P50Us)
 	}
 	if r, err := run("linkprobe-bulk", "-proto", "http", "-call", "datalist", "-items", fmt.Sprint(probeBulkItems),
-		"-c", fmt.Sprint(probeBulkConc), "-t", formatSeconds(probeBulkWindow), "-k", "-addr", addr); err != nil {
-		errs = append(errs, "throughput: "+oneLine(err.Error()))
+		"-c", fmt.Sprint(probeBulkConc), "-t", Seconds(probeBulkWindow), "-k", "-addr", addr); err != nil {
+		errs = append(errs, "throughput: "+runner.OneLine(err.Error()))
 	} else {
 		p.ThroughputBps = r.RequestsPerSecond * float64(r.DocumentLength) * 8
 	}

@@ -161,7 +161,7 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 		}
 		if rerr := cfg.ReadyFrom(ctx, addrs); rerr != nil {
 			r, _ := svc.Stop(context.Background())
-			return nil, fmt.Errorf("start %s: not ready from the clients' side: %w; stderr: %s", key, rerr, tailText(r.Stderr, 1000))
+			return nil, fmt.Errorf("start %s: not ready from the clients' side: %w; stderr: %s", key, rerr, runner.OneLine(runner.Tail(r.Stderr, 1000)))
 		}
 	}
 	if err != nil {

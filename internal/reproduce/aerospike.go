@@ -114,7 +114,7 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 			for _, proto := range []string{"grpc", "thrift"} {
 				name := fmt.Sprintf("aerospike-go-%s-datatype-c%d-r%d", proto, c, r)
 				fmt.Fprintf(o.Log, "  %s\n", name)
-				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", secs(e.dur), "-addr", srv.Addrs[proto]}
+				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", matrix.Seconds(e.dur), "-addr", srv.Addrs[proto]}
 				if !o.Quick {
 					args = append(args, "-warmup", "auto", "-warmup-max", "2s")
 				}
@@ -245,8 +245,6 @@ func storeWords(store string, o Options) string {
 	}
 	return "Store: go-server's in-memory store: no Aerospike server was given (AEROSPIKE_HOSTS or -aerospike-hosts) and no Redis answered" + path
 }
-
-func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s" }
 
 // pctOf prints a fraction figure as per cent.
 func pctOf(f Figure) string { return scaled(f, 100).Show(" %", 0) }

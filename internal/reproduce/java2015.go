@@ -174,7 +174,7 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 		for _, c := range e.levels {
 			name := fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r)
 			fmt.Fprintf(o.Log, "  %s\n", name)
-			args := []string{"-c", strconv.Itoa(c), "-t", secs(e.dur)}
+			args := []string{"-c", strconv.Itoa(c), "-t", matrix.Seconds(e.dur)}
 			if !o.Quick {
 				args = append(args, "-warmup", "auto", "-warmup-max", javaWarmupMax)
 			}

@@ -292,11 +292,6 @@ func abJob(o Options, name string, args ...string) matrix.Job {
 	return matrix.Job{Name: name, Prog: &prog, Runner: o.Local, AB: true, Timeout: 5 * time.Minute}
 }
 
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}
-
 func pct(a, b float64) string {
 	if b == 0 {
 		return "-"
@@ -323,7 +318,7 @@ func (f *failures) keep(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	*f = append(*f, oneLine(err.Error()))
+	*f = append(*f, runner.OneLine(err.Error()))
 	return nil
 }
 
@@ -333,12 +328,4 @@ func (f failures) setup() []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("Failed runs, left out of every figure (%d): %s.", len(f), strings.Join(f, "; "))}
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }

@@ -181,7 +181,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 						CPUSet: "1", CPUs: 1, MemoryMB: 768, Timeout: clientRun,
 					})
 					if err != nil || res.ExitCode != 0 {
-						t.Fatalf("got error %v, exit code %d; want a report\nstderr:\n%s", err, res.ExitCode, tail(res.Stderr, 4000))
+						t.Fatalf("got error %v, exit code %d; want a report\nstderr:\n%s", err, res.ExitCode, Tail(res.Stderr, 4000))
 					}
 					rep, err := report.Parse(bytes.NewReader(res.Stdout))
 					if err != nil {

@@ -107,7 +107,7 @@ func (l *Local) Start(ctx context.Context, s Task) (Service, error) {
 	})
 	if err != nil {
 		r, _ := svc.Stop(context.Background())
-		return nil, fmt.Errorf("start %s: %w; stderr: %s", s.Name, err, tail(r.Stderr, 2000))
+		return nil, fmt.Errorf("start %s: %w; stderr: %s", s.Name, err, Tail(r.Stderr, 2000))
 	}
 	return svc, nil
 }

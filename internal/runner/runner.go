@@ -234,17 +234,39 @@ func (b *syncBuffer) Bytes() []byte {
 	return bytes.Clone(b.b.Bytes())
 }
 
-// tail is the last n bytes of b, for error messages.
-func tail(b []byte, n int) string {
+// Tail is the last n bytes of b, trimmed, for error messages.
+func Tail(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
 	}
 	return strings.TrimSpace(string(b))
 }
 
+// OneLine folds s's white space into single spaces and cuts it at 400 bytes, so
+// an error quoting a program's output stays one line of a log or a table.
+func OneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "..."
+	}
+	return s
+}
+
+// LastLine is the last line of b that is not blank (OneLine), "(no stderr)" when
+// there is none: what a failed program last said.
+func LastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return OneLine(l)
+		}
+	}
+	return "(no stderr)"
+}
+
 // exitError describes a program that ended before it should have.
 func exitError(name string, r Result) error {
-	return fmt.Errorf("%s exited with code %d; stderr: %s", name, r.ExitCode, tail(r.Stderr, 2000))
+	return fmt.Errorf("%s exited with code %d; stderr: %s", name, r.ExitCode, Tail(r.Stderr, 2000))
 }
 
 // CoresAllowed is how many cores a program started with s may keep busy under r:
