@@ -34,6 +34,7 @@ var commands = []command{
 	{"agree", "how well two runs of one spec reproduce: share of cells within ±10 % (make bench-reproducibility)", runAgree},
 	{"slices", "the slice-length trade-off: round noise, switching cost and half-width per slice length (make bench-slices)", runSlices},
 	{"readme", "print the generated blocks of README.md and docs/*.md again from the committed runs they name (-check: only say which differ)", runReadme},
+	{"vegeta", "vegeta's results (vegeta encode -to csv) in go-client's open-loop figures (make bench-loadgen)", runVegeta},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},
 }
 

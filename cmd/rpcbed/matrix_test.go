@@ -212,3 +212,64 @@ func TestMatrixBadSpecNamesTheField(t *testing.T) {
 		t.Errorf("got exit code %d, stderr %q; want 2 and an error naming clients.go", code, errb.String())
 	}
 }
+
+// Issue 28 #2: a 15 MB spec took 6.2 s and 1574 MB to be refused, a 400 000
+// entry exclude list was accepted, and servers: {grpc: nginx} was refused as
+// "the spec has no cell". rpcbed (built without -race, so its peak RSS is its
+// own) must refuse each naming the field, within 100 MB of peak RSS.
+func TestMatrixHostileSpecsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds rpcbed")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "rpcbed")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/rpcbed")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	list := func(key, v string, bytes int) string {
+		var b strings.Builder
+		b.WriteString(key + ": [")
+		for b.Len() < bytes {
+			b.WriteString(v + ", ")
+		}
+		b.WriteString(v + "]\n")
+		return b.String()
+	}
+	block := func(key, v string, n int) string {
+		return key + ":\n" + strings.Repeat("  - "+v+"\n", n)
+	}
+	tests := []struct {
+		name, spec, want string
+	}{
+		{"15 MB items list", "clients: {go: [grpc]}\n" + list("items", "1", 15<<20), "spec: items: the spec is"},
+		{"400 k entry exclude list", "clients: {go: [grpc]}\n" + block("exclude", "go-grpc-datalist-1-c1", 400000), "spec: exclude: the spec is"},
+		{"exclude just under the size limit", list("exclude", "a", plan.MaxSpecBytes-64), "spec: exclude: 87358 entries; want at most 1000"},
+		{"a server that cannot serve", "servers: {grpc: nginx}\n", "spec: servers.grpc: \"nginx\" cannot serve grpc"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := filepath.Join(dir, "spec.yaml")
+			if err := os.WriteFile(spec, []byte(tc.spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			code, stderr, peak := launched(t, bin, "matrix", "-spec", spec, "-runner", "local", "-out", filepath.Join(dir, "run"))
+			wall := time.Since(start) // the launcher's start included
+			t.Logf("%d bytes: refused within %v, peak RSS %.1f MB: %s", len(tc.spec), wall.Round(time.Millisecond), float64(peak)/(1<<20), strings.TrimSpace(stderr))
+			if code != 2 {
+				t.Errorf("exit code %d; want 2", code)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q; want %q", stderr, tc.want)
+			}
+			if peak > 100<<20 {
+				t.Errorf("peak RSS %d MB; want under 100 MB", peak>>20)
+			}
+			if wall > 10*time.Second { // 1 s is the goal (issue 28); this only catches a hang
+				t.Errorf("refused after %v", wall)
+			}
+		})
+	}
+}

@@ -30,7 +30,8 @@ usage:
 Before timing one call is verified (codeId 101, or exactly -items items, and a
 token). Every timed call decodes its whole response and checks it the same way
 (-check full, docs/method.md); -check length checks status, token and size only,
-as ab, wrk and ghz do. The report (ab 2.3 layout + rpcbed block) goes to stdout,
+as ab, wrk and ghz do (load-generator mode: on HTTP with -k, event loops and a
+hand-written HTTP/1.1 response reader instead of net/http, docs/loadgen.md). The report (ab 2.3 layout + rpcbed block) goes to stdout,
 logs to stderr. Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
 
 exit codes:

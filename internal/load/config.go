@@ -215,6 +215,14 @@ func (c *Config) httpPath() string {
 	return "/v1/datatype?groupName=" + GroupName + "&enName=" + EnName
 }
 
+// eventLoop tells whether the run is in load-generator mode on HTTP/1.1
+// (-check length with -k): event loops and a hand-written response reader
+// (httploop_linux.go, httpwire.go) instead of net/http's codec in one goroutine
+// per worker.
+func (c *Config) eventLoop() bool {
+	return loopSupported && c.Proto == ProtoHTTP && c.Check == CheckLength && c.KeepAlive
+}
+
 // sharedConns tells whether the workers share the connections (gRPC with -conns
 // below -c) or each worker owns one.
 func (c *Config) sharedConns() bool {

@@ -16,8 +16,10 @@ import (
 
 // httpTransport: every worker owns its connection (-conns = -c: HTTP/1.1 carries
 // one call at a time per connection) and speaks HTTP/1.1 through net/http's own
-// codec (Request.Write, ReadResponse) in its goroutine. Without -k every call opens
-// a new connection, as ab does.
+// codec (Request.Write, ReadResponse) in its goroutine, as Go callers do: every
+// -check full run, and the verify call of every run. Without -k every call opens
+// a new connection, as ab does. Load-generator mode (-check length with -k) runs
+// its timed calls on event loops instead (httploop_linux.go).
 //
 // Why not http.Transport: its connection pool hands every request to a write
 // goroutine and every response back from a read goroutine, about six goroutine

@@ -135,7 +135,21 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	if err := verify(ctx, &cfg, workers[0], res, logw); err != nil {
 		return nil, err
 	}
-	prime(ctx, workers[1:], res.DocLength, logw)
+	var loops *httpLoops
+	if cfg.eventLoop() {
+		// The verify call went through net/http; the loops make their own
+		// connections and prime them with its token.
+		tok := workers[0].c.(*httpCaller).token[0]
+		t.close()
+		loops, err = newHTTPLoops(&cfg, workers, res.DocLength, tok)
+		if err != nil {
+			return nil, &ExitError{report.ExitUnreachable, netKind(err).String(), fmt.Errorf("%s server at %s: %v", cfg.Proto, cfg.Addr, err)}
+		}
+		defer loops.close()
+		fmt.Fprintf(logw, "go-client: load-generator mode: %d event loop(s) over %d connections\n", len(loops.loops), cfg.Conns)
+	} else {
+		prime(ctx, workers[1:], res.DocLength, logw)
+	}
 	if cfg.CPUProfile != "" {
 		stopProfile, err := startCPUProfile(cfg.CPUProfile)
 		if err != nil {
@@ -143,7 +157,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		}
 		defer stopProfile()
 	}
-	measure(ctx, &cfg, workers, res, logw)
+	measure(ctx, &cfg, workers, loops, res, logw)
 	return res, nil
 }
 
@@ -235,7 +249,9 @@ func (w *window) at(t time.Time) (measured, over bool) {
 }
 
 // measure runs the warm-up and the measured part, then fills res.
-func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, logw io.Writer) {
+// With loops (load-generator mode on HTTP) the event loops make the calls
+// instead of one goroutine per worker.
+func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoops, res *Result, logw io.Writer) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stop atomic.Bool
@@ -276,7 +292,21 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 	}
 
 	var wg sync.WaitGroup
+	if loops != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &loopRun{stop: &stop, win: win, counted: cfg.Requests > 0, remaining: &remaining, open: cfg.Rate > 0}
+			if r.open {
+				r.interval = time.Duration(float64(cfg.Concurrency) * float64(time.Second) / float64(cfg.Rate))
+			}
+			loops.run(r)
+		}()
+	}
 	for _, w := range workers {
+		if loops != nil {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -342,6 +372,17 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, res *Result, l
 		res.Aborted = "interrupted"
 		fmt.Fprintln(logw, "go-client: interrupted: printing what was measured")
 	}
+}
+
+// loopRun is what the loops share with measure: the stop flag, the window and
+// the count of measured calls left (-n).
+type loopRun struct {
+	stop      *atomic.Bool
+	win       *window
+	counted   bool
+	remaining *atomic.Int64
+	open      bool
+	interval  time.Duration
 }
 
 // monitor watches a run from its own goroutine: it ends the warm-up (and takes

@@ -1,7 +1,10 @@
 package matrix
 
 import (
+	"fmt"
+	"github.com/rpcbed/rpcbed/internal/stats"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -65,5 +68,59 @@ func TestMerge(t *testing.T) {
 	cr.merge(&one, plan.Cell{Concurrency: 25, Nodes: 1}, runs[:1], reps[:1], nil, nil, nil)
 	if one.Metrics.P50Us != 90 || one.Has(results.FlagWindowSkew) {
 		t.Errorf("one task: p50 %v, flags %v; want 90 and no skew", one.Metrics.P50Us, one.Flags)
+	}
+}
+
+// TestMergeLatencyRecords: with every task's latency record, the split repeat's
+// percentiles are the merged histogram's (stats.LatencyOf of all records), and
+// its report keeps the merged record, which holds every task's calls.
+func TestMergeLatencyRecords(t *testing.T) {
+	var reps []*report.Report
+	var recs []string
+	var runs []*taskRun
+	for i, golden := range []string{"go-client-hist-grpc-datalist-200-c8", "php-hist-grpc-datalist-200-c4"} {
+		f, err := os.Open("../report/testdata/" + golden + ".txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := report.ParseClient(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, &r)
+		recs = append(recs, r.Rpcbed.LatencyHistogram)
+		runs = append(runs, &taskRun{rec: results.TaskRecord{NodeAddr: fmt.Sprintf("198.18.1.%d", i+2), WindowStartUnix: r.Rpcbed.WindowStart, WindowEndUnix: r.Rpcbed.WindowEnd}})
+	}
+	want, err := stats.LatencyOf(recs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &clusterRun{e: &executor{run: &results.Run{}}}
+	var rep results.Repeat
+	cr.merge(&rep, plan.Cell{Concurrency: 12, Nodes: 2}, runs, reps, nil, nil, nil)
+	x := rep.Report.Rpcbed
+	for _, tc := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"p50", x.P50Us, want.P50Us}, {"p90", x.P90Us, want.P90Us}, {"p99", x.P99Us, want.P99Us}, {"p999", x.P999Us, want.P999Us},
+		{"metrics p50", int64(rep.Metrics.P50Us), want.P50Us}, {"metrics p99", int64(rep.Metrics.P99Us), want.P99Us},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %d; want the merged histogram's %d", tc.name, tc.got, tc.want)
+		}
+	}
+	back, err := stats.LatencyOf(x.LatencyHistogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Count != reps[0].Complete+reps[1].Complete || back.P99Us != want.P99Us {
+		t.Errorf("the merged record: %d calls, p99 %d; want %d calls, p99 %d", back.Count, back.P99Us, reps[0].Complete+reps[1].Complete, want.P99Us)
+	}
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "percentiles unknown") {
+			t.Errorf("note %q with every record present", n)
+		}
 	}
 }

@@ -348,11 +348,14 @@ func fieldErr(field, format string, a ...any) error {
 
 // ReadSpec reads and validates a YAML spec file.
 func ReadSpec(file string) (Spec, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return Spec{}, err
+	b, err := readSpecFile(file)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+		return Spec{}, err // the error names the file
 	}
-	s, err := ParseSpec(b)
+	s := Spec{}
+	if err == nil {
+		s, err = ParseSpec(b)
+	}
 	if err != nil {
 		return Spec{}, fmt.Errorf("%s: %w", file, err)
 	}
@@ -360,8 +363,13 @@ func ReadSpec(file string) (Spec, error) {
 }
 
 // ParseSpec reads a YAML spec, fills the defaults and validates it. Unknown keys
-// are errors: a misspelt key would otherwise silently change nothing.
+// are errors: a misspelt key would otherwise silently change nothing. A spec over
+// MaxSpecBytes, or with a list over its limit (specLists), is refused before it
+// is decoded.
 func ParseSpec(b []byte) (Spec, error) {
+	if len(b) > MaxSpecBytes {
+		return Spec{}, sizeError(bytes.NewReader(b))
+	}
 	var s Spec
 	given, err := givenKeys(b)
 	if err != nil {
@@ -397,6 +405,9 @@ func givenKeys(b []byte) (map[string]bool, error) {
 	m := doc.Content[0]
 	if m.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("spec: line %d: want a mapping of keys such as clients, items, load", m.Line)
+	}
+	if err := checkSpecLists(&doc); err != nil {
+		return nil, err
 	}
 	keys := map[string]bool{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -580,6 +591,17 @@ func (s *Spec) Validate() error {
 	if err := s.validateHosts(); err != nil {
 		return err
 	}
+	// Before the plan: a cell whose protocol has no server that can serve it is
+	// left out of the plan, and the spec would be refused as having no cell.
+	for _, p := range slices.Sorted(maps.Keys(s.Servers)) {
+		v := s.Servers[p]
+		if !slices.Contains(Protocols, p) {
+			return fieldErr("servers", "unknown protocol %q", p)
+		}
+		if !slices.Contains(serves[v], p) {
+			return fieldErr("servers."+p, "%q cannot serve %s (go serves grpc, thrift, http; java serves all five)", v, p)
+		}
+	}
 	if n := s.maxCells(); n > MaxCells {
 		return fieldErr("clients", "%d cells (clients x protocols x calls x items x concurrency, before exclude); want at most %d", n, MaxCells)
 	}
@@ -611,15 +633,6 @@ func (s *Spec) Validate() error {
 		}
 		if c.Load.N > 0 && c.Load.N < int64(c.Concurrency) {
 			return fieldErr("load.n", "cell %s: n %d is below its concurrency %d", c.Name(), c.Load.N, c.Concurrency)
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(s.Servers)) {
-		v := s.Servers[p]
-		if !slices.Contains(Protocols, p) {
-			return fieldErr("servers", "unknown protocol %q", p)
-		}
-		if !slices.Contains(serves[v], p) {
-			return fieldErr("servers."+p, "%q cannot serve %s (go serves grpc, thrift, http; java serves all five)", v, p)
 		}
 	}
 	for side, r := range map[string]Resources{"client": s.ClientResources, "server": s.ServerResources} {

@@ -85,7 +85,14 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		{"NaN seconds", "load: {duration: NaN}", "duration"},
 		{"override duration past the cap", "overrides: [{match: '*', duration: 3h}]", "load (cell"},
 		{"too many runs", "concurrency: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nitems: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nrepeats: 100", "repeats"},
-		{"too many cells", "concurrency: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nitems: [" + strings.Repeat("1, ", 100) + "2]", "clients"},
+		{"too many cells", "concurrency: [" + strings.Repeat("1, ", 20) + "2]\nitems: [" + strings.Repeat("1, ", 20) + "2]", "clients"},
+		{"items list too long", "items: [" + strings.Repeat("1, ", 100) + "2]", "items"},
+		{"exclude list too long", "exclude: [" + strings.Repeat("a, ", 1000) + "b]", "exclude"},
+		{"a client's list too long", "clients: {go: [" + strings.Repeat("grpc, ", 5) + "http]}", "clients.go"},
+		{"too many servers", "servers: {grpc: go, thrift: go, http: go, ice: java, dubbo: java, x: go}", "servers"},
+		{"server that cannot serve", "servers: {grpc: nginx}", "servers.grpc"},
+		{"unknown protocol in servers", "servers: {carrier-pigeon: go}", "servers"},
+		{"a list nested deep", "overrides: [{match: '*', n: [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]}]", "overrides[0].n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSpec([]byte(tc.spec))
@@ -184,8 +191,8 @@ func TestParseSpecRefusesHugePlan(t *testing.T) {
 	b.WriteString("]\n")
 	_, err := ParseSpec([]byte(b.String()))
 	var fe *FieldError
-	if !errors.As(err, &fe) || fe.Field != "clients" || !strings.Contains(err.Error(), "1000010000 cells") {
-		t.Fatalf("got %v; want a clients error counting 1000010000 cells", err)
+	if !errors.As(err, &fe) || fe.Field != "items" || !strings.Contains(err.Error(), "want at most 262144 (256 KiB) in all") {
+		t.Fatalf("got %v; want the size limit, naming items", err)
 	}
 }
 

@@ -3,7 +3,9 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
@@ -46,7 +48,7 @@ func CompareMarkdown(w io.Writer, a, b *results.Run, changes []analysis.CellChan
 	}
 	if len(warn) > 0 {
 		sb.WriteString("\nWarnings:\n")
-		for w := range warn {
+		for _, w := range slices.Sorted(maps.Keys(warn)) { // sorted: a map has no order
 			fmt.Fprintf(&sb, "- %s\n", w)
 		}
 	}

@@ -155,6 +155,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 		b.WriteString("\n")
 	}
 	b.WriteString(linksMarkdown(run))
+	b.WriteString(clusterMarkdown(run))
 	b.WriteString(primesMarkdown(run))
 	b.WriteString(repeatOrderMarkdown(run))
 	b.WriteString("\nEach figure is the median of the good repeats; [min-max] beside req/s and p99. " +

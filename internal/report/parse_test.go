@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"errors"
+	"math/bits"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"strings"
@@ -303,4 +305,44 @@ func TestParseRefusesPrefixes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseLargestRecord: the longest "Latency histogram:" line a client can
+// print (every bucket of the geometry holding a count that does not compress)
+// is read, not skipped as an over-long line.
+func TestParseLargestRecord(t *testing.T) {
+	h := stats.NewLatency()
+	r := rand.New(rand.NewPCG(27, 1))
+	var total int64
+	for v := int64(0); v <= stats.LatencyHighest; {
+		n := 1 + r.Int64N(1<<40)
+		if err := h.RecordValues(v, n); err != nil {
+			t.Fatal(err)
+		}
+		total += n
+		step := int64(1)
+		if v >= 2048 {
+			step = int64(1) << (bits.Len64(uint64(v)) - 11)
+		}
+		v += step
+	}
+	rec, err := stats.EncodeLatency(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := fullReport()
+	full.Complete = total
+	full.Rpcbed.LatencyHistogram = rec
+	var b bytes.Buffer
+	if err := Write(&b, full); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(&b)
+	if err != nil {
+		t.Fatalf("Parse of a %d-byte record: %v", len(rec), err)
+	}
+	if got.Rpcbed.LatencyHistogram != rec {
+		t.Fatalf("the %d-byte record was not kept", len(rec))
+	}
+	t.Logf("largest record: %d bytes of base64 (maxLine %d)", len(rec), maxLine)
 }

@@ -728,6 +728,9 @@ type TaskRecord struct {
 	Failed          int64   `json:"failed"`
 	RPS             float64 `json:"rps"`
 	ClientCPUS      float64 `json:"client_cpu_s"`
+	// ClientCPUUs is this node's client CPU per call over its window (its CPU /
+	// its calls); the repeat's is the summed CPU over the summed calls.
+	ClientCPUUs float64 `json:"client_cpu_us_per_call,omitempty"`
 	// State and ExitCode are swarm's view of the task once it ended.
 	State    string `json:"state,omitempty"`
 	ExitCode int    `json:"exit_code"`

@@ -1,8 +1,14 @@
 package stats
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -44,6 +50,9 @@ func DecodeLatency(record string) (*hdrhistogram.Histogram, error) {
 	if record == "" {
 		return nil, errors.New("latency record: empty")
 	}
+	if err := checkGeometry(record); err != nil {
+		return nil, fmt.Errorf("latency record: %w", err)
+	}
 	h, err := hdrhistogram.Decode([]byte(record))
 	if err != nil {
 		return nil, fmt.Errorf("latency record: %w", err)
@@ -53,6 +62,36 @@ func DecodeLatency(record string) (*hdrhistogram.Histogram, error) {
 			lo, hi, d, LatencyLowest, LatencyHighest, LatencyDigits)
 	}
 	return h, nil
+}
+
+// checkGeometry reads the geometry from a record's header before anything is
+// allocated for it: the decoder sizes its counts from the header, so a hostile
+// record declaring 1..2^63 at 5 digits would cost ~50 MB to refuse afterwards.
+// A record it cannot read that far is left to the decoder's errors.
+func checkGeometry(record string) error {
+	// 8 bytes of outer header (cookie, length), then a zlib stream whose first
+	// 40 bytes are the inner header (cookie, payload length, offset, digits,
+	// lowest, highest, ratio).
+	raw, err := base64.StdEncoding.DecodeString(record)
+	if err != nil || len(raw) < 8 {
+		return nil
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		return nil
+	}
+	defer z.Close()
+	var h [40]byte
+	if _, err := io.ReadFull(z, h[:]); err != nil {
+		return nil
+	}
+	digits := int64(int32(binary.BigEndian.Uint32(h[12:16])))
+	lo, hi := int64(binary.BigEndian.Uint64(h[16:24])), int64(binary.BigEndian.Uint64(h[24:32]))
+	if lo != LatencyLowest || hi != LatencyHighest || digits != LatencyDigits {
+		return fmt.Errorf("geometry %d..%d us at %d digits; want %d..%d us at %d digits",
+			lo, hi, digits, LatencyLowest, LatencyHighest, LatencyDigits)
+	}
+	return nil
 }
 
 // MergeLatency decodes every record and adds their counts bucket by bucket: the
@@ -136,9 +175,10 @@ func LatencyRank(pct float64, n int64) int64 {
 	return max(1, min(r, n))
 }
 
-// latencyGeometry answers bucket questions without a record.
-var latencyGeometry = NewLatency()
+// latencyGeometry answers bucket questions without a record (made on first use:
+// its counts are 184 KiB, and most programs importing stats never ask).
+var latencyGeometry = sync.OnceValue(NewLatency)
 
 // SameBucket tells whether two latencies (us) fall in one bucket of the latency
 // records' geometry: the histogram cannot tell them apart.
-func SameBucket(a, b int64) bool { return latencyGeometry.ValuesAreEquivalent(a, b) }
+func SameBucket(a, b int64) bool { return latencyGeometry().ValuesAreEquivalent(a, b) }

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -199,5 +200,26 @@ func TestRecordsOfOtherWriters(t *testing.T) {
 	}
 	if !h.Equals(want) {
 		t.Fatalf("php's record decodes to %v; want %v", h.Distribution(), want.Distribution())
+	}
+}
+
+// TestDecodeLatencyWideGeometry: a record declaring the widest geometry is
+// refused from its header, before the decoder allocates its counts.
+func TestDecodeLatencyWideGeometry(t *testing.T) {
+	wide := hdrhistogram.New(1, 1<<62, 5)
+	wide.RecordValue(1 << 61)
+	enc, err := wide.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = DecodeLatency(string(enc))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "geometry 1..4611686018427387904 us at 5 digits") {
+		t.Fatalf("DecodeLatency(1..2^62 at 5 digits): %v; want the geometry refused", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("refusing it allocated %d bytes; want it refused from the header (< 1 MiB)", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -111,11 +112,14 @@ func members(b *netbed.Bed) []Member {
 // tasks connect, answer clock pings, run their program on the connection, stderr
 // on the second one); and that Close leaves no swarm state on any engine.
 func TestSwarm(t *testing.T) {
-	b := bed(t, "rbt-sw", 204)
+	// A name and subnet of this process's own: other checkouts' tests may run a
+	// netbed on this machine at the same time.
+	pid := os.Getpid()
+	b := bed(t, fmt.Sprintf("rbsw%d", pid%100000), 150+pid%50)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ms := members(b)
-	c, err := Form(ctx, ms, "198.19.204.128/25")
+	c, err := Form(ctx, ms, fmt.Sprintf("198.19.%d.128/25", 150+pid%50))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +253,32 @@ func TestSwarm(t *testing.T) {
 		out, _, err := c.Logs(ctx, id)
 		if err != nil || !strings.Contains(string(out), "") {
 			t.Errorf("logs: %v", err)
+		}
+	})
+
+	t.Run("attach to an existing swarm", func(t *testing.T) {
+		a, err := Attach(ctx, c.Manager)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Attach(ctx, ms[1].Engine); err == nil {
+			t.Error("attach to a worker: got no error; want not a manager")
+		}
+		if _, err := a.Create(ctx, Service{Name: "attached", Image: "rpcbed/go:latest", Entrypoint: "/bin/bash",
+			Args: []string{"-c", "sleep 30"}, Pool: "server"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Only what it created is gone: the swarm and its nodes stay.
+		if left, err := a.Services(ctx); err != nil || len(left) != 0 {
+			t.Errorf("after Close: services %v (%v); want none of its own", left, err)
+		}
+		for _, m := range ms {
+			if st, err := LocalState(ctx, m.Engine); err != nil || st != "active" {
+				t.Errorf("engine %s after an attached Close: state %q (%v); want active (it formed nothing)", m.Engine, st, err)
+			}
 		}
 	})
 

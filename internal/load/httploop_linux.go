@@ -1,0 +1,631 @@
+//go:build linux
+
+package load
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The event loop of load-generator mode on HTTP/1.1 (-check length -k), as wrk
+// does it: a few loops (one per GOMAXPROCS), each with its own epoll set over its
+// share of the connections, write and read non-blocking sockets themselves.
+// A response wakes no goroutine of its own: a loop's goroutine parks in Go's
+// netpoller on its epoll set, and one wake-up returns every connection that
+// became readable; each is read once, its head parsed (httpwire.go), and its next
+// request written at once (closed loop) or when it is due (open loop). Every
+// connection still books its calls in its own worker (histogram, kinds, the
+// monitor's counters), so the report is the same as the goroutine engine's.
+
+const loopSupported = true
+
+// loopConn is one connection of a loop, and the worker its calls book into.
+type loopConn struct {
+	w   *worker
+	fd  int // -1 when not connected
+	idx int32
+
+	req   []byte // the request, rendered with token
+	token []byte
+	out   []byte // the part of req not yet written
+
+	waitOut bool // EPOLLOUT is asked for: a short write
+
+	buf      []byte
+	n        int // bytes of an incomplete head in buf
+	head     respHead
+	haveHead bool
+	got      []byte // the response's X-Token
+	body     int64  // body bytes still to come, once the head is read
+
+	inFlight bool
+	measured bool      // the call in flight is inside the window
+	start    time.Time // its start, or open loop its due time
+	sentAt   time.Time // when it was sent: the per-call timeout counts from here
+	reused   bool      // the connection has carried a call before this one
+	retried  bool      // this call was already sent again on a new connection
+	sent     int64     // open loop: measured calls sent, for the worker's quota
+	due      time.Time // open loop: when the next call is due; closed loop: not before
+	finished bool      // no more calls on this connection
+}
+
+// httpLoops is the load of one run over L loops.
+type httpLoops struct {
+	cfg   *Config
+	addr  *net.TCPAddr
+	fam   int
+	want  int64 // the verified body length
+	loops []*httpLoop
+}
+
+type httpLoop struct {
+	l        *httpLoops
+	sa       unix.Sockaddr // the server's; each loop its own (Connect writes into it)
+	epfd     int
+	conns    []*loopConn
+	events   []unix.EpollEvent
+	f        *os.File // epfd, in Go's netpoller
+	rc       syscall.RawConn
+	deadline time.Time // lp.f's read deadline
+	active   int       // connections not finished
+	idle     bool      // some connection waits for its next call (open loop, after a failure)
+}
+
+// newHTTPLoops connects one socket per worker, spread over the loops, and makes
+// one unrecorded call on each (the prime of the goroutine engine), carrying token.
+func newHTTPLoops(cfg *Config, workers []*worker, want int64, token string) (*httpLoops, error) {
+	if bytes.ContainsAny([]byte(cfg.ClientID), "\r\n") {
+		return nil, fmt.Errorf("-client-id %q: no line breaks in an HTTP header", cfg.ClientID)
+	}
+	ta, err := net.ResolveTCPAddr("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	hl := &httpLoops{cfg: cfg, want: want, addr: ta, fam: unix.AF_INET6}
+	if ta.IP.To4() != nil {
+		hl.fam = unix.AF_INET
+	}
+	n := min(runtime.GOMAXPROCS(0), len(workers))
+	for range n {
+		epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			hl.close()
+			return nil, err
+		}
+		lp := &httpLoop{l: hl, epfd: epfd, events: make([]unix.EpollEvent, 256), sa: hl.sockaddr()}
+		hl.loops = append(hl.loops, lp)
+		// Go's netpoller watches the epoll set itself: it is readable when one of
+		// its connections is (wait).
+		if err := unix.SetNonblock(epfd, true); err != nil {
+			unix.Close(epfd)
+			hl.close()
+			return nil, err
+		}
+		lp.f = os.NewFile(uintptr(epfd), "epoll")
+		if lp.rc, err = lp.f.SyscallConn(); err != nil {
+			hl.close()
+			return nil, err
+		}
+	}
+	for i, w := range workers {
+		lp := hl.loops[i%n]
+		c := &loopConn{w: w, fd: -1, idx: int32(len(lp.conns)), buf: make([]byte, 32<<10), token: []byte(token)}
+		c.req = renderRequest(nil, cfg, c.token)
+		lp.conns = append(lp.conns, c)
+	}
+	// The prime: one call per connection, in turn, before anything is timed.
+	for _, lp := range hl.loops {
+		for _, c := range lp.conns {
+			if err := lp.prime(c); err != nil {
+				hl.close()
+				return nil, fmt.Errorf("priming call: %v", err)
+			}
+		}
+	}
+	return hl, nil
+}
+
+func (hl *httpLoops) sockaddr() unix.Sockaddr {
+	if hl.fam == unix.AF_INET {
+		sa := &unix.SockaddrInet4{Port: hl.addr.Port}
+		copy(sa.Addr[:], hl.addr.IP.To4())
+		return sa
+	}
+	sa := &unix.SockaddrInet6{Port: hl.addr.Port}
+	copy(sa.Addr[:], hl.addr.IP.To16())
+	return sa
+}
+
+func (hl *httpLoops) close() {
+	for _, lp := range hl.loops {
+		for _, c := range lp.conns {
+			lp.drop(c)
+		}
+		if lp.f != nil {
+			lp.f.Close()
+		}
+	}
+}
+
+// dial connects c without blocking the thread past the per-call timeout.
+func (lp *httpLoop) dial(c *loopConn) error {
+	fd, err := unix.Socket(lp.l.fam, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return err
+	}
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	err = unix.Connect(fd, lp.sa)
+	if err == unix.EINPROGRESS {
+		err = waitFD(fd, unix.POLLOUT, lp.l.cfg.Timeout)
+		if err == nil {
+			var soerr int
+			soerr, err = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+			if err == nil && soerr != 0 {
+				err = unix.Errno(soerr)
+			}
+		}
+	}
+	if err == nil {
+		err = unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.idx})
+	}
+	if err != nil {
+		unix.Close(fd)
+		return &net.OpError{Op: "dial", Net: "tcp", Err: err}
+	}
+	c.fd, c.reused, c.n, c.haveHead = fd, false, 0, false
+	return nil
+}
+
+// waitFD waits until fd is ready for events, at most d.
+func waitFD(fd int, events int16, d time.Duration) error {
+	end := time.Now().Add(d)
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			return timeoutError{}
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: events}}
+		n, err := unix.Poll(pfd, int(max(left/time.Millisecond, 1)))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}
+
+// timeoutError is a net.Error that netKind books as a timeout.
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+func (lp *httpLoop) drop(c *loopConn) {
+	if c.fd >= 0 {
+		unix.Close(c.fd) // closing removes it from the epoll set
+		c.fd = -1
+	}
+	c.inFlight, c.n, c.haveHead, c.out, c.waitOut = false, 0, false, nil, false
+}
+
+// prime makes one call on c synchronously and checks it.
+func (lp *httpLoop) prime(c *loopConn) error {
+	if err := lp.dial(c); err != nil {
+		return err
+	}
+	c.inFlight = true
+	defer func() { c.inFlight = false }()
+	if err := lp.write(c); err != nil {
+		return err
+	}
+	for c.out != nil {
+		if err := waitFD(c.fd, unix.POLLOUT, lp.l.cfg.Timeout); err != nil {
+			return err
+		}
+		if err := lp.write(c); err != nil {
+			return err
+		}
+	}
+	for {
+		if err := waitFD(c.fd, unix.POLLIN, lp.l.cfg.Timeout); err != nil {
+			return err
+		}
+		o, done := lp.read(c)
+		if !done {
+			continue
+		}
+		if o.kind != kindOK {
+			return o.err
+		}
+		if c.head.close {
+			lp.drop(c)
+			return lp.dial(c)
+		}
+		return nil
+	}
+}
+
+// write writes what is left of c's request. A short write (the socket's buffer
+// is full) waits for EPOLLOUT.
+func (lp *httpLoop) write(c *loopConn) error {
+	if c.out == nil {
+		c.out = c.req
+	}
+	for len(c.out) > 0 {
+		m, err := rawWrite(c.fd, c.out)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		c.out = c.out[m:]
+	}
+	short := len(c.out) > 0
+	if short != c.waitOut {
+		ev := uint32(unix.EPOLLIN)
+		if short {
+			ev |= unix.EPOLLOUT
+		}
+		if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: ev, Fd: c.idx}); err != nil {
+			return err
+		}
+		c.waitOut = short
+	}
+	if !short {
+		c.out = nil
+	}
+	return nil
+}
+
+// read reads once from c and tells whether its call ended, and how. Body bytes
+// are counted, not kept: only the head is parsed.
+func (lp *httpLoop) read(c *loopConn) (outcome, bool) {
+	m, err := rawRead(c.fd, c.buf[c.n:])
+	for err == unix.EINTR {
+		m, err = rawRead(c.fd, c.buf[c.n:])
+	}
+	if err == unix.EAGAIN {
+		return outcome{}, false
+	}
+	if !c.inFlight {
+		// A kept connection the server closed between calls, or bytes nobody
+		// asked for: the next call opens a new connection.
+		lp.drop(c)
+		return outcome{}, false
+	}
+	if err != nil || m == 0 {
+		if err == nil {
+			err = errEarlyClose
+		}
+		return fail(kindReceive, err), true
+	}
+	c.n += m
+	if !c.haveHead {
+		err := parseHead(c.buf[:c.n], &c.head)
+		if err == errHeadShort {
+			return outcome{}, false
+		}
+		if err != nil {
+			return fail(kindReceive, err), true
+		}
+		c.haveHead = true
+		c.got = append(c.got[:0], c.head.token...) // the buffer is reused for the body
+		c.body = c.head.length - int64(c.n-c.head.headLen)
+	} else {
+		c.body -= int64(m)
+	}
+	c.n = 0
+	if c.body > 0 {
+		return outcome{}, false
+	}
+	if c.body < 0 {
+		return fail(kindReceive, fmt.Errorf("%d bytes after the %d-byte body", -c.body, c.head.length)), true
+	}
+	return lp.answer(c), true
+}
+
+// rawRead and rawWrite never block (the sockets are non-blocking): the runtime
+// need not treat them as system calls that might.
+func rawRead(fd int, b []byte) (int, error) {
+	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+func rawWrite(fd int, b []byte) (int, error) {
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+var errEarlyClose = errors.New("connection closed before the response ended")
+
+// headerValue tells whether b can be sent back as a header value.
+func headerValue(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// answer checks a whole response: status, length against the verified one, token.
+func (lp *httpLoop) answer(c *loopConn) outcome {
+	h := &c.head
+	c.haveHead = false
+	if h.status < 200 || h.status > 299 {
+		if h.status == 401 {
+			c.setToken(nil, lp.l.cfg)
+		}
+		return statusOutcome(h.status)
+	}
+	if lp.l.want >= 0 && h.length != lp.l.want {
+		return fail(kindLength, fmt.Errorf("got %d body bytes; want %d", h.length, lp.l.want))
+	}
+	if len(c.got) == 0 {
+		return fail(kindLength, errNoToken)
+	}
+	if !bytes.Equal(c.got, c.token) {
+		if !headerValue(c.got) {
+			return fail(kindLength, fmt.Errorf("X-Token %q is not a header value", clip(c.got)))
+		}
+		c.setToken(c.got, lp.l.cfg)
+	}
+	c.reused = true
+	return ok(h.length)
+}
+
+func (c *loopConn) setToken(tok []byte, cfg *Config) {
+	c.token = append(c.token[:0], tok...)
+	c.req = renderRequest(c.req[:0], cfg, c.token)
+}
+
+// run runs every loop in its own goroutine until its connections finish. The
+// goroutines are not locked to threads: parked in the netpoller, an unlocked
+// loop resumes on whichever thread polled, where a locked one needs its own
+// thread woken (about 9.8 against 7.3 µs of client CPU per call in four
+// alternating 5 s rounds on the shared build machine, wrk 7.1).
+func (hl *httpLoops) run(r *loopRun) {
+	var wg sync.WaitGroup
+	for _, lp := range hl.loops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lp.run(r)
+		}()
+	}
+	wg.Wait()
+}
+
+// expireEvery is how often a loop looks for calls past their deadline, and the
+// longest it waits before it looks at the stop flag again.
+const expireEvery = 10 * time.Millisecond
+
+func (lp *httpLoop) run(r *loopRun) {
+	now := time.Now()
+	lp.active = len(lp.conns)
+	if r.open {
+		for _, c := range lp.conns {
+			c.due = r.win.base.Add(c.w.offset)
+		}
+		lp.idle = true // the first calls go out when they are due
+	} else {
+		for _, c := range lp.conns {
+			lp.next(c, r, now)
+		}
+	}
+	lastExpire := now
+	for lp.active > 0 {
+		wake := now.Add(expireEvery)
+		if lp.idle {
+			for _, c := range lp.conns {
+				if !c.inFlight && !c.finished && c.due.Before(wake) {
+					wake = c.due
+				}
+			}
+		}
+		n := lp.wait(wake.Sub(now))
+		now = time.Now()
+		for _, ev := range lp.events[:n] {
+			c := lp.conns[ev.Fd]
+			if c.fd < 0 {
+				continue
+			}
+			if ev.Events&unix.EPOLLOUT != 0 && c.out != nil {
+				if err := lp.write(c); err != nil {
+					lp.end(c, r, fail(netKind(err), err), now)
+					continue
+				}
+			}
+			if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+				if o, done := lp.read(c); done {
+					lp.end(c, r, o, now)
+				}
+			}
+		}
+		if now.Sub(lastExpire) >= expireEvery {
+			lastExpire = now
+			for _, c := range lp.conns {
+				if c.inFlight && now.Sub(c.sentAt) > lp.l.cfg.Timeout {
+					lp.end(c, r, fail(kindTimeout, timeoutError{}), now)
+				}
+			}
+			if r.stop.Load() {
+				lp.idle = true // the idle ones finish below
+			}
+		}
+		if lp.idle {
+			lp.idle = false
+			for _, c := range lp.conns {
+				if !c.inFlight && !c.finished && (!c.due.After(now) || r.stop.Load()) {
+					lp.next(c, r, now)
+				}
+				if !c.inFlight && !c.finished {
+					lp.idle = true
+				}
+			}
+		}
+	}
+}
+
+// wait waits for events at most d and returns how many are in lp.events. The
+// goroutine parks in Go's own netpoller (which watches the loop's epoll set)
+// rather than blocking its thread in epoll_wait: a thread blocked in a system
+// call has its P taken by sysmon, which then keeps waking every 20 µs, and the
+// thread has to win a P back on every return (in an open loop at 5000 calls/s,
+// 12000 nanosleeps and 7000 futex calls over 15000 calls, strace -c; in a closed
+// loop, 18-28 against 9-21 µs of client CPU per call in five alternating 2 s
+// rounds on the shared build machine).
+func (lp *httpLoop) wait(d time.Duration) int {
+	if d <= 0 {
+		return lp.poll()
+	}
+	// The deadline is moved only when it has passed or comes too late: a timer
+	// change per wake-up would cost more than an early wake-up.
+	now := time.Now()
+	if wake := now.Add(d); !lp.deadline.After(now) || lp.deadline.After(wake) {
+		lp.deadline = wake
+		lp.f.SetReadDeadline(wake)
+	}
+	n := 0
+	lp.rc.Read(func(uintptr) bool {
+		n = lp.poll()
+		return n > 0
+	})
+	return n
+}
+
+// poll is epoll_wait without waiting.
+func (lp *httpLoop) poll() int {
+	for {
+		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])), uintptr(len(lp.events)), 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0
+		}
+		return int(r)
+	}
+}
+
+// end books the call on c that just ended, and starts the next one in a closed
+// loop.
+func (lp *httpLoop) end(c *loopConn, r *loopRun, o outcome, now time.Time) {
+	retry := o.kind == kindReceive && c.reused && !c.retried && c.n == 0 && !c.haveHead
+	if o.kind != kindOK || c.head.close {
+		lp.drop(c)
+	}
+	if retry {
+		// A kept connection the server closed meanwhile: send once more on a new
+		// one, as http.Transport does for a GET; the call keeps its start.
+		c.retried = true
+		c.sentAt = now
+		if err := lp.send(c); err == nil {
+			return
+		}
+	}
+	c.inFlight, c.retried = false, false
+	c.w.record(o, c.start, now, c.measured)
+	if o.kind == kindConnect {
+		c.due = now.Add(connectPause) // nothing listens: do not spin
+	}
+	if r.open {
+		// Finish now rather than at the next due time, past the window: the
+		// window ends with the last measured call (the achieved rate).
+		if _, over := r.win.at(c.due); over || (c.w.quota > 0 && c.sent >= c.w.quota) {
+			lp.finish(c)
+			return
+		}
+	}
+	if r.open || c.due.After(now) {
+		lp.idle = true
+		return
+	}
+	lp.next(c, r, now)
+}
+
+// next starts c's next call if the run wants one, and marks c finished if not.
+func (lp *httpLoop) next(c *loopConn, r *loopRun, now time.Time) {
+	if r.stop.Load() {
+		lp.finish(c)
+		return
+	}
+	start := now
+	if r.open {
+		start = c.due
+		if c.w.quota > 0 && c.sent >= c.w.quota {
+			lp.finish(c)
+			return
+		}
+	}
+	measured, over := r.win.at(start)
+	if over {
+		lp.finish(c)
+		return
+	}
+	if r.counted && measured && r.remaining.Add(-1) < 0 {
+		lp.finish(c)
+		return
+	}
+	if r.open {
+		c.due = c.due.Add(r.interval)
+		if measured {
+			c.sent++
+		}
+	}
+	c.start, c.sentAt, c.measured = start, now, measured
+	if err := lp.send(c); err != nil {
+		o := fail(netKind(err), err)
+		c.w.record(o, start, time.Now(), measured)
+		if o.kind == kindConnect && !r.open {
+			c.due = now.Add(connectPause)
+		}
+		lp.idle = true
+	}
+}
+
+func (lp *httpLoop) finish(c *loopConn) {
+	c.finished = true
+	lp.active--
+}
+
+// send writes c's request, on a new connection if c has none.
+func (lp *httpLoop) send(c *loopConn) error {
+	if c.fd < 0 {
+		if err := lp.dial(c); err != nil {
+			return err
+		}
+	}
+	c.inFlight = true
+	err := lp.write(c)
+	if err != nil {
+		lp.drop(c)
+		return err
+	}
+	return nil
+}

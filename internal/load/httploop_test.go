@@ -1,0 +1,224 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The event loop against the real go-server (auth on: every call carries the
+// token of the one before): closed loop with -n, open loop with -n and -t.
+func TestEventLoopGoServer(t *testing.T) {
+	if !loopSupported {
+		t.Skip("no event loop on this system")
+	}
+	addr := goServer(t)[ProtoHTTP]
+	cases := []struct {
+		name string
+		cfg  Config
+	}{
+		{"closed-n", Config{Call: CallDataType, Concurrency: 8, Requests: 2000}},
+		{"closed-datalist-200", Config{Call: CallDataList, Items: 200, Concurrency: 3, Requests: 300}},
+		{"closed-t-warmup", Config{Call: CallDataType, Concurrency: 5, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond}},
+		{"open-n", Config{Call: CallDataType, Concurrency: 4, Requests: 400, Rate: 2000}},
+		{"open-t", Config{Call: CallDataType, Concurrency: 7, Duration: 400 * time.Millisecond, Rate: 1000}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Proto, cfg.Check, cfg.KeepAlive, cfg.Addr = ProtoHTTP, CheckLength, true, addr
+			var log bytes.Buffer
+			res, err := Run(context.Background(), cfg, &log)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if !strings.Contains(log.String(), "event loop(s) over") {
+				t.Errorf("log %q; want the event loop named", log.String())
+			}
+			if res.Failed != 0 {
+				t.Errorf("failed = %d (%v); want 0\n%s", res.Failed, res.Errors(), log.String())
+			}
+			if cfg.Requests > 0 && res.Complete != cfg.Requests {
+				t.Errorf("complete = %d; want %d", res.Complete, cfg.Requests)
+			}
+			if res.Complete == 0 || res.Hist.TotalCount() != res.Complete {
+				t.Errorf("complete %d, latencies %d; want equal and above 0", res.Complete, res.Hist.TotalCount())
+			}
+			if res.Bytes != res.DocLength*res.Complete {
+				t.Errorf("bytes = %d; want %d x %d", res.Bytes, res.DocLength, res.Complete)
+			}
+			if cfg.Rate > 0 {
+				// An open loop cannot end before its last call is due.
+				if cfg.Requests > 0 {
+					if min := time.Duration(float64(cfg.Requests-int64(cfg.Concurrency)) / float64(cfg.Rate) * float64(time.Second)); res.TimeTaken < min {
+						t.Errorf("time taken %v; want at least %v at %d calls/s", res.TimeTaken, min, cfg.Rate)
+					}
+				} else if want := int64(float64(cfg.Rate) * cfg.Duration.Seconds()); res.Complete != want {
+					t.Errorf("complete = %d; want %d calls due in %v at %d/s", res.Complete, want, cfg.Duration, cfg.Rate)
+				}
+			}
+			if got := res.Report().Rpcbed.Check; got != CheckLength {
+				t.Errorf("report Check = %q; want %q", got, CheckLength)
+			}
+		})
+	}
+}
+
+// hostileServer answers the first good requests on the whole server correctly
+// (the verify call through net/http and the loop's prime), then every request
+// with answer, which may close the connection.
+func hostileServer(t *testing.T, good int, answer func(w *bufio.Writer, c net.Conn) bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	body := `{"code":0,"message":"","auth":{"token":"tok"},"codeId":101,"cnName":"x"}`
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br, bw := bufio.NewReader(c), bufio.NewWriter(c)
+				for {
+					// Read one request head.
+					for {
+						line, err := br.ReadString('\n')
+						if err != nil {
+							return
+						}
+						if line == "\r\n" {
+							break
+						}
+					}
+					if served.Add(1) <= int64(good) {
+						fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-Token: tok\r\nServer: hostile\r\n\r\n%s", len(body), body)
+						bw.Flush()
+						continue
+					}
+					if !answer(bw, c) {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// Whatever the server sends after a good start, every measured call ends with
+// the failure it deserves, within the per-call timeout, and the run ends.
+func TestEventLoopHostileServer(t *testing.T) {
+	if !loopSupported {
+		t.Skip("no event loop on this system")
+	}
+	const bodyLen = 72 // the good answer's body
+	send := func(s string, keep bool) func(*bufio.Writer, net.Conn) bool {
+		return func(w *bufio.Writer, _ net.Conn) bool {
+			w.WriteString(s)
+			w.Flush()
+			return keep
+		}
+	}
+	head := func(extra string, n int) string {
+		return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n", n, extra)
+	}
+	cases := []struct {
+		name   string
+		answer func(*bufio.Writer, net.Conn) bool
+		kind   string
+	}{
+		{"garbage", send("SSH-2.0-OpenSSH_9.2\r\n\r\n", true), "receive"},
+		{"negative length", send("HTTP/1.1 200 OK\r\nContent-Length: -1\r\nX-Token: tok\r\n\r\n", true), "receive"},
+		{"huge length", send("HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\nX-Token: tok\r\n\r\n", true), "receive"},
+		{"chunked", send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Token: tok\r\n\r\n5\r\nhello\r\n0\r\n\r\n", true), "receive"},
+		{"early close in head", send("HTTP/1.1 200 OK\r\nContent-Le", false), "receive"},
+		{"close before answer", send("", false), "receive"},
+		{"short body", send(head("X-Token: tok\r\n", bodyLen)+"{}", false), "receive"},
+		{"extra bytes", send(head("X-Token: tok\r\n", 2)+"{}"+"HTTP/1.1 200 OK\r\n", true), "receive"},
+		{"endless head", send("HTTP/1.1 200 OK\r\nX-Pad: "+strings.Repeat("p", 40<<10), true), "receive"},
+		{"wrong length", send(head("X-Token: tok\r\n", 2)+"{}", true), "length"},
+		{"no token", send(head("", bodyLen)+strings.Repeat(" ", bodyLen), true), "length"},
+		{"bad token", send(head("X-Token: a\x01b\r\n", bodyLen)+strings.Repeat(" ", bodyLen), true), "length"},
+		{"401", send("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n", true), "unauthenticated"},
+		{"503", send("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n", true), "exceptions"},
+		{"stall", func(*bufio.Writer, net.Conn) bool { time.Sleep(2 * time.Second); return false }, "timeout"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := hostileServer(t, 2, tc.answer)
+			cfg := Config{Proto: ProtoHTTP, Call: CallDataType, Concurrency: 1, Requests: 5, KeepAlive: true,
+				Check: CheckLength, Timeout: 300 * time.Millisecond, Addr: addr}
+			var log bytes.Buffer
+			start := time.Now()
+			res, err := Run(context.Background(), cfg, &log)
+			if err != nil {
+				t.Fatalf("Run: %v\n%s", err, log.String())
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("run took %v; want it bounded by the per-call timeout", took)
+			}
+			if res.Complete != 5 || res.Failed != 5 || res.Errors()[tc.kind] != 5 {
+				t.Errorf("complete %d, failed %d, errors %v; want 5 calls, all %s\n%s", res.Complete, res.Failed, res.Errors(), tc.kind, log.String())
+			}
+		})
+	}
+}
+
+// A server that closes a kept connection between calls costs no failure: the
+// call goes again on a new connection, as http.Transport does for a GET.
+func TestEventLoopServerClosesKeptConnection(t *testing.T) {
+	if !loopSupported {
+		t.Skip("no event loop on this system")
+	}
+	body := `{"code":0,"message":"","auth":{"token":"tok"},"codeId":101,"cnName":"x"}`
+	good := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-Token: tok\r\n\r\n%s", len(body), body)
+	// Every connection answers two requests, the second with Connection: close
+	// every other time and by closing silently afterwards otherwise.
+	var n atomic.Int64
+	addr := hostileServer(t, 0, func(w *bufio.Writer, c net.Conn) bool {
+		w.WriteString(good)
+		w.Flush()
+		return n.Add(1)%2 == 1
+	})
+	cfg := Config{Proto: ProtoHTTP, Call: CallDataType, Concurrency: 2, Requests: 50, KeepAlive: true,
+		Check: CheckLength, Timeout: time.Second, Addr: addr}
+	res, err := Run(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Complete != 50 || res.Failed != 0 {
+		t.Errorf("complete %d, failed %d (%v); want 50 and 0", res.Complete, res.Failed, res.Errors())
+	}
+}
