@@ -1,19 +1,14 @@
 package matrix
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"maps"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
@@ -202,7 +197,7 @@ func (e *executor) serverRunner(key string) runner.Runner {
 	return e.o.Runner
 }
 
-// clientRunner is the engine a cell's client runs on (nil: Bench's).
+// clientRunner is the engine a cell's client runs on (nil: RunPath's).
 func (e *executor) clientRunner(c plan.Cell) runner.Runner {
 	if e.hosts != nil {
 		return e.hosts.runnerFor(c.Client, c.ServerLang, e.link)
@@ -242,7 +237,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 	}
 	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv}
 	defer func() { e.stopServer(g.srv) }()
-	bench := &Bench{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
+	bench := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
 	g.bench = bench
 	if *e.run.Spec.Worker {
@@ -293,7 +288,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 type groupRun struct {
 	key, group string
 	srv        *ServerProc
-	bench      *Bench
+	bench      *RunPath
 }
 
 // shuffle is round r's order of a group's cells: a permutation drawn from the
@@ -453,238 +448,6 @@ func (e *executor) stopServer(srv *ServerProc) {
 	srv.Svc = nil
 }
 
-// verify runs one call per client x protocol x call these cells need (through the
-// client's worker, which then stays warm for the timed runs), unless a previous
-// (resumed) pass already checked it.
-func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, cells []plan.Cell) error {
-	seen := map[string]bool{}
-	for _, c := range cells {
-		pair := c.Pair()
-		if seen[pair] {
-			continue
-		}
-		seen[pair] = true
-		if v, ok := e.verified[pair]; ok && v.Status == results.StatusOK {
-			continue
-		}
-		e.prog.note("verify " + pair)
-		args := clientArgs(c, e.clientAddr(srv, c), plan.Load{N: 1, Conns: 1})
-		args = replaceFlag(args, "-c", "1")
-		raw := filepath.Join(results.RawDir, "verify-"+pair+".txt")
-		var rep results.Repeat
-		res, err := bench.run(ctx, &rep, Job{Name: "verify-" + pair, Client: c.Client, Args: args, Proto: c.Protocol, Timeout: 90 * time.Second, Worker: true, Runner: e.clientRunner(c)})
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		werr := writeRaw(filepath.Join(e.o.Dir, raw), res.Stdout, res.Stderr)
-		v := results.Verify{Pair: pair, Status: results.StatusOK, ExitCode: res.ExitCode, Raw: raw}
-		if err == nil {
-			err = checkVerify(res)
-		}
-		if err == nil && werr != nil {
-			err = fmt.Errorf("raw file: %w", werr)
-		}
-		if err != nil {
-			v.Status, v.Error = results.StatusFailed, runner.OneLine(err.Error())
-		}
-		e.verified[pair] = v
-		e.run.Verify = e.verifyList()
-		if err := results.WriteJSON(filepath.Join(e.o.Dir, results.VerifyFile), e.run.Verify); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// prime runs, for each client the spec primes, un-recorded runs through each of
-// its workers these cells use (Spec.Prime): rounds of one run per call and item
-// count of the worker's cells (a 5000-item answer runs other code than a 2-item
-// one), with no warm-up, each round at the next of its cells' concurrencies
-// (largest first). A JVM's JIT takes tens of seconds on the one core it shares with
-// the load (docs/method.md, section 5), so with prime_max the rounds go on until
-// one after every concurrency was primed shows the JIT at rest on both sides
-// (client and server compile time each at most JITQuiet of the round), or
-// prime_max is spent. Without prime_max, or without a JIT on either side, it is
-// one round at the largest concurrency. A failed prime is noted and changes
-// nothing else: the timed repeats judge themselves.
-func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cells []plan.Cell) error {
-	type shapes struct {
-		shapes []plan.Cell // one per call and item count
-		concs  []int       // its cells' concurrencies, largest first
-	}
-	plans := map[string]*shapes{}
-	var workers []string
-	seen := map[string]bool{}
-	for _, c := range cells {
-		if e.run.Spec.Prime[c.Client] <= 0 {
-			continue
-		}
-		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
-			continue
-		}
-		worker := c.Client + "-" + c.Protocol
-		p := plans[worker]
-		if p == nil {
-			p = &shapes{}
-			plans[worker] = p
-			workers = append(workers, worker)
-		}
-		key := primeKey(c)
-		if !seen[key] {
-			seen[key] = true
-			p.shapes = append(p.shapes, c)
-		}
-		if !slices.Contains(p.concs, c.Concurrency) {
-			p.concs = append(p.concs, c.Concurrency)
-		}
-	}
-	for _, worker := range workers {
-		p := plans[worker]
-		slices.SortFunc(p.concs, func(a, b int) int { return b - a })
-		client := p.shapes[0].Client
-		d := e.run.Spec.Prime[client]
-		budget := e.run.Spec.PrimeBudget(client, p.shapes[0].Protocol)
-		var spent time.Duration
-		for round := 1; ; round++ {
-			conc := p.concs[(round-1)%len(p.concs)]
-			j0, sok0 := e.serverJIT(ctx, srv)
-			t0 := time.Now()
-			var clientJIT, windows float64
-			clientKnown := false
-			for _, c := range p.shapes {
-				c.Concurrency = conc
-				key := primeKey(c)
-				name := "prime-" + key
-				if round > 1 {
-					name += "-r" + strconv.Itoa(round)
-				}
-				if round == 1 {
-					e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
-				}
-				l := plan.Load{Duration: d, Conns: c.Load.Conns}
-				var rep results.Repeat
-				res, err := bench.run(ctx, &rep, Job{Name: name, Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
-					Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true, Runner: e.clientRunner(c)})
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if werr := writeRaw(filepath.Join(e.o.Dir, results.RawDir, name+".txt"), res.Stdout, res.Stderr); werr != nil && err == nil {
-					err = werr
-				}
-				if err == nil && res.ExitCode != 0 {
-					err = fmt.Errorf("exit code %d%s", res.ExitCode, exitMeaning(res.ExitCode))
-				}
-				if err != nil {
-					e.prog.note("prime " + name + " failed (the timed repeats go on): " + runner.OneLine(err.Error()))
-					continue
-				}
-				if r, perr := report.ParseClient(bytes.NewReader(res.Stdout)); perr == nil && r.Rpcbed.JITCompileMs != nil {
-					clientKnown = true
-					clientJIT += float64(*r.Rpcbed.JITCompileMs)
-					windows += math.Max(0, r.Rpcbed.WindowEnd-r.Rpcbed.WindowStart)
-				}
-			}
-			wall := time.Since(t0)
-			spent += wall
-			j1, sok1 := e.serverJIT(ctx, srv)
-			serverKnown := sok0 && sok1
-			pr := results.Prime{Worker: worker, Rounds: round, Seconds: spent.Seconds(), LastRoundS: wall.Seconds()}
-			if clientKnown {
-				pr.LastClientJITMs, pr.LastWindowS = &clientJIT, windows
-			}
-			if serverKnown {
-				ms := j1 - j0
-				pr.LastServerJITMs = &ms
-			}
-			if budget <= 0 || (!clientKnown && !serverKnown) {
-				e.run.Primes = append(e.run.Primes, pr)
-				break // no JIT to wait for, or no budget to wait with: one round
-			}
-			quiet := true
-			var parts []string
-			if clientKnown {
-				quiet = quiet && !results.JITBusy(clientJIT, windows)
-				parts = append(parts, fmt.Sprintf("client JIT %.0f ms of %.1f s measured", clientJIT, windows))
-			}
-			if serverKnown {
-				quiet = quiet && !results.JITBusy(j1-j0, wall.Seconds())
-				parts = append(parts, fmt.Sprintf("server JIT %.0f ms of %.1f s", j1-j0, wall.Seconds()))
-			}
-			e.prog.note(fmt.Sprintf("prime %s round %d at c=%d: %s", worker, round, conc, strings.Join(parts, ", ")))
-			if quiet && round >= len(p.concs) {
-				pr.AtRest = true
-				e.run.Primes = append(e.run.Primes, pr)
-				e.prog.note(fmt.Sprintf("prime %s: JIT at rest after %d rounds, %.1f s", worker, round, spent.Seconds()))
-				break
-			}
-			if spent+wall > budget {
-				e.run.Primes = append(e.run.Primes, pr)
-				e.prog.note(fmt.Sprintf("prime %s: JIT not at rest after %d rounds, %.1f s (prime_max %v): its first repeats may show %s", worker, round, spent.Seconds(), budget, results.FlagJIT))
-				break
-			}
-		}
-	}
-	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
-}
-
-// primeKey names a prime run: the cell's pair and, for datalist, its item count.
-func primeKey(c plan.Cell) string {
-	key := c.Pair()
-	if c.Call == "datalist" {
-		key += "-" + strconv.Itoa(c.Items)
-	}
-	return key
-}
-
-// serverJIT is a JVM server's accumulated JIT compile time (ms) from /stats; ok is
-// false for a server without one (go-server) or one that did not answer.
-func (e *executor) serverJIT(ctx context.Context, srv *ServerProc) (float64, bool) {
-	if srv == nil || srv.StatsURL == "" {
-		return 0, false
-	}
-	st, _, err := srv.readStats(ctx)
-	if err != nil || st.JITCompileMs == nil {
-		return 0, false
-	}
-	return float64(*st.JITCompileMs), true
-}
-
-func (e *executor) verifyList() []results.Verify {
-	var vs []results.Verify
-	for _, k := range slices.Sorted(maps.Keys(e.verified)) {
-		vs = append(vs, e.verified[k])
-	}
-	return vs
-}
-
-// checkVerify accepts a verify run that exited 0 with a report of one complete,
-// correct call.
-func checkVerify(res runner.Result) error {
-	if res.ExitCode != 0 {
-		return fmt.Errorf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), runner.LastLine(res.Stderr))
-	}
-	r, err := report.ParseClient(bytes.NewReader(res.Stdout))
-	if err != nil {
-		return fmt.Errorf("report: %v", err)
-	}
-	if r.Complete < 1 || r.Failed > 0 {
-		return fmt.Errorf("%d complete, %d failed (%s)", r.Complete, r.Failed, errorKinds(&r))
-	}
-	return nil
-}
-
-func exitMeaning(code int) string {
-	switch code {
-	case report.ExitUsage:
-		return " (bad arguments)"
-	case report.ExitVerify:
-		return " (wrong response)"
-	case report.ExitUnreachable:
-		return " (server unreachable)"
-	}
-	return ""
-}
-
 // record writes a cell's result file atomically and refreshes run.json.
 func (e *executor) record(c results.CellResult) error {
 	if err := results.WriteJSON(filepath.Join(e.o.Dir, results.CellsDir, c.Name+".json"), c); err != nil {
@@ -694,67 +457,4 @@ func (e *executor) record(c results.CellResult) error {
 		e.prog.note(c.Name + " failed: " + c.Error)
 	}
 	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
-}
-
-// clientArgs are the flags every rpcbed client takes (go-client's).
-func clientArgs(c plan.Cell, addr string, l plan.Load) []string {
-	args := []string{"-proto", c.Protocol, "-call", c.Call}
-	if c.Call == "datalist" {
-		args = append(args, "-items", strconv.Itoa(c.Items))
-	}
-	args = append(args, "-c", strconv.Itoa(c.Concurrency))
-	if l.N > 0 {
-		args = append(args, "-n", strconv.FormatInt(l.N, 10))
-	}
-	if l.Duration > 0 {
-		args = append(args, "-t", Seconds(l.Duration.D()))
-	}
-	switch {
-	case l.Warmup.IsAuto():
-		args = append(args, "-warmup", "auto", "-warmup-max", Seconds(l.WarmupBound()))
-	case l.Warmup > 0:
-		args = append(args, "-warmup", Seconds(l.Warmup.D()))
-	}
-	args = append(args, "-conns", strconv.Itoa(l.ConnsFor(c.Concurrency)))
-	if c.Protocol == "http" {
-		args = append(args, "-k")
-	}
-	return append(args, "-addr", addr)
-}
-
-func replaceFlag(args []string, flag, v string) []string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == flag {
-			args[i+1] = v
-		}
-	}
-	return args
-}
-
-// Seconds is d as a client's duration flag takes it: seconds with an "s" ("1.5s").
-func Seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-}
-
-// runTimeout bounds one client run: its planned time plus room for start-up.
-func runTimeout(l plan.Load) time.Duration {
-	if l.Timeout > 0 {
-		return l.Timeout.D()
-	}
-	if l.Duration > 0 {
-		return l.WarmupBound() + l.Duration.D() + 60*time.Second
-	}
-	return l.WarmupBound() + 120*time.Second
-}
-
-func errorKinds(r *report.Report) string {
-	if r.Rpcbed == nil || len(r.Rpcbed.Errors) == 0 {
-		return fmt.Sprintf("connect=%d receive=%d length=%d exceptions=%d",
-			r.FailedBy.Connect, r.FailedBy.Receive, r.FailedBy.Length, r.FailedBy.Exceptions)
-	}
-	var kv []string
-	for _, k := range slices.Sorted(maps.Keys(r.Rpcbed.Errors)) {
-		kv = append(kv, k+"="+strconv.FormatInt(r.Rpcbed.Errors[k], 10))
-	}
-	return strings.Join(kv, " ")
 }

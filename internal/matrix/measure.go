@@ -24,12 +24,12 @@ import (
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// Bench is the one run path `rpcbed matrix` and `rpcbed reproduce` share: it runs
+// RunPath is the one run path `rpcbed matrix` and `rpcbed reproduce` share: it runs
 // one client run against a running server (as a worker or a one-shot process),
 // samples the server's /stats and the machine's /proc/stat every 100 ms while it
 // runs, keeps the raw output, and measures both sides over the client's measured
 // window (docs/method.md, sections 2, 3, 6 and 9).
-type Bench struct {
+type RunPath struct {
 	Runner   runner.Runner
 	Programs Programs
 	// Dir is the run directory; Job.Raw is relative to it.
@@ -53,19 +53,19 @@ type Bench struct {
 type Job struct {
 	// Name names the run (runner logs, container names), e.g. go-grpc-datalist-2-c1-r1.
 	Name string
-	// Raw is where the raw output goes, relative to Bench.Dir.
+	// Raw is where the raw output goes, relative to RunPath.Dir.
 	Raw string
 	// Client is go|php|php-pure|java, run with Args (its flags); Prog, when set,
 	// is run instead as one process (ab, a front's load).
 	Client string
 	Args   []string
 	Prog   *Program
-	// Runner overrides Bench.Runner for this job (ab runs under Local).
+	// Runner overrides RunPath.Runner for this job (ab runs under Local).
 	Runner runner.Runner
 	// Proto and Call select the server's counters; empty = the server is not sampled.
 	Proto, Call string
 	Timeout     time.Duration
-	// Worker: run through the client's worker (when Bench has a pool and the client one).
+	// Worker: run through the client's worker (when RunPath has a pool and the client one).
 	Worker bool
 	// AB: the report is ab's (parsed by report.Parse, no rpcbed block required).
 	AB bool
@@ -74,7 +74,7 @@ type Job struct {
 // Once runs j against srv (nil: no server is sampled) and returns its repeat,
 // Index and Flags left to the caller. Only ctx's cancellation is an error;
 // everything else is recorded in the Repeat.
-func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
+func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
 	rep := results.Repeat{Raw: j.Raw}
 	var smp *sampler
 	if srv != nil && j.Proto != "" {
@@ -204,7 +204,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repea
 }
 
 // run runs j as a worker run or a one-shot process.
-func (b *Bench) run(ctx context.Context, rep *results.Repeat, j Job) (runner.Result, error) {
+func (b *RunPath) run(ctx context.Context, rep *results.Repeat, j Job) (runner.Result, error) {
 	rr := b.Runner
 	if j.Runner != nil {
 		rr = j.Runner
@@ -247,14 +247,14 @@ func (b *Bench) run(ctx context.Context, rep *results.Repeat, j Job) (runner.Res
 	return rr.Run(ctx, spec)
 }
 
-func (b *Bench) lacksWorker(client string) bool {
+func (b *RunPath) lacksWorker(client string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	_, no := b.noWorker[client]
 	return no
 }
 
-func (b *Bench) fallBack(client string, err error) {
+func (b *RunPath) fallBack(client string, err error) {
 	b.mu.Lock()
 	if b.noWorker == nil {
 		b.noWorker = map[string]string{}
@@ -610,7 +610,7 @@ func (s *ServerProc) sample(ctx context.Context, proto, call string) (serverSamp
 
 // KeepWorkers makes b run worker jobs (Job.Worker) through long-lived client
 // workers, one per client and protocol, as `rpcbed matrix` does; stop ends them.
-func (b *Bench) KeepWorkers() (stop func()) {
+func (b *RunPath) KeepWorkers() (stop func()) {
 	b.Workers = newWorkerPool()
 	return b.Workers.close
 }
@@ -625,7 +625,7 @@ func fewCallsStep(n int64) string {
 
 // probeSides times the probe on the client's and the server's core; 0 where it
 // failed.
-func (b *Bench) probeSides() (client, server float64) {
+func (b *RunPath) probeSides() (client, server float64) {
 	if d, err := probe.CPU(probe.FirstCPU(b.ClientResources.CPUSet)); err == nil {
 		client = float64(d.Microseconds())
 	}

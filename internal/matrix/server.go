@@ -24,10 +24,10 @@ type ServerProc struct {
 	// StatsURL is the server's /stats (go-server's HTTP listener, a Java baseline's
 	// -stats-port); "" when it has none.
 	StatsURL string
-	ready    runner.Probe
+	ready    runner.Check
 	// alive, when set, is Alive's check instead of ready (a multi-host server:
 	// ready is probed from the clients' hosts once, alive by the driver).
-	alive runner.Probe
+	alive runner.Check
 }
 
 // ServerProcConfig is what StartServerProc needs besides the key.
@@ -102,8 +102,8 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 			args = append(args, "-aerospike-hosts", cfg.AerospikeHosts)
 		}
 		prog = cfg.Programs.GoServer(args...)
-		http := runner.HTTPProbe("http://" + s.Addrs["http"] + "/healthz")
-		tcp := runner.TCPProbe(s.Addrs["grpc"], s.Addrs["thrift"])
+		http := runner.HTTPCheck("http://" + s.Addrs["http"] + "/healthz")
+		tcp := runner.TCPCheck(s.Addrs["grpc"], s.Addrs["thrift"])
 		s.ready = func(ctx context.Context) error {
 			if err := http(ctx); err != nil {
 				return err
@@ -133,9 +133,9 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 			// The baseline's /stats listener (docs/method.md, section 10).
 			args = append(args, "-stats-port", strconv.Itoa(sp))
 			s.StatsURL = "http://" + statsAddr + "/stats"
-			s.ready = runner.TCPProbe(s.Addrs[proto], statsAddr)
+			s.ready = runner.TCPCheck(s.Addrs[proto], statsAddr)
 		} else {
-			s.ready = runner.TCPProbe(s.Addrs[proto])
+			s.ready = runner.TCPCheck(s.Addrs[proto])
 		}
 		prog = cfg.Programs.JavaServer(args...)
 	}
@@ -144,7 +144,7 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 		// Running is enough here: the clients' side checks the ports below.
 		ready = nil
 		if s.StatsURL != "" {
-			s.alive = runner.HTTPProbe(s.StatsURL)
+			s.alive = runner.HTTPCheck(s.StatsURL)
 		} else {
 			s.alive = func(context.Context) error { return nil }
 		}

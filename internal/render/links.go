@@ -112,7 +112,7 @@ func linkRates(run *results.Run, links []string) map[string]float64 {
 	return rates
 }
 
-func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[string]float64, probes []results.LinkProbe) (*figure, error) {
+func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[string]float64, probes []results.LinkCheck) (*figure, error) {
 	probed := func(l string) string {
 		for _, p := range probes {
 			if p.Link == l && p.ThroughputBps > 0 {

@@ -26,7 +26,7 @@ links: [unshaped, 100mbit, 20mbit]
 		t.Fatal(err)
 	}
 	run := &results.Run{ID: "links", Spec: spec, Runner: "docker",
-		Links: []results.LinkProbe{{Link: "unshaped", From: "b", To: "a", RTTUs: 90, ThroughputBps: 900e6},
+		Links: []results.LinkCheck{{Link: "unshaped", From: "b", To: "a", RTTUs: 90, ThroughputBps: 900e6},
 			{Link: "100mbit", Rate: "100mbit", From: "b", To: "a", RTTUs: 95, ThroughputBps: 94e6}}}
 	rps := map[string]float64{"unshaped": 300, "100mbit": 22, "20mbit": 4.5}
 	for _, c := range spec.Plan() {

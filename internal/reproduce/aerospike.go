@@ -105,7 +105,7 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer srv.Svc.Stop(context.Background())
-	b, stop := newBench(o)
+	b, stop := newRunPath(o)
 	defer stop()
 	e.runs = map[gtKey][]measured{}
 	// Repeats interleave the protocols, so drift hits both alike.

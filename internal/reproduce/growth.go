@@ -127,7 +127,7 @@ func (e *growth) run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer srv.Svc.Stop(context.Background())
-	b, stop := newBench(o)
+	b, stop := newRunPath(o)
 	defer stop()
 
 	// The backend message sizes, from one verified call per protocol and size.
@@ -153,7 +153,7 @@ func (e *growth) run(ctx context.Context, o Options) error {
 
 // runPath runs every size on one front: an untimed burst of 20, then the bursts;
 // on a PHP front, a probe of its channel headers last.
-func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *matrix.ServerProc, p growthPath) error {
+func (e *growth) runPath(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, p growthPath) error {
 	front, url, err := startFront(ctx, o, srv, p)
 	if err != nil {
 		return err
@@ -186,7 +186,7 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *m
 		}
 	}
 	if p.front == "php" {
-		t, err := probeConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", url, e.items[0], p.proto), 40, 8)
+		t, err := countConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", url, e.items[0], p.proto), 40, 8)
 		if err != nil {
 			return e.failed.keep(ctx, fmt.Errorf("%s: channel probe: %w", p.name, err))
 		}
@@ -195,10 +195,10 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *m
 	return nil
 }
 
-// probeConns makes n requests, c at a time, and tallies the front's
+// countConns makes n requests, c at a time, and tallies the front's
 // X-Rpcbed-Conn (new: a channel created for this request; reused) and
 // X-Rpcbed-Pid headers: the channel creations the front made per request.
-func probeConns(ctx context.Context, url string, n, c int) (connTally, error) {
+func countConns(ctx context.Context, url string, n, c int) (connTally, error) {
 	var mu sync.Mutex
 	var t connTally
 	pids := map[string]bool{}
@@ -398,7 +398,7 @@ func startFront(ctx context.Context, o Options, srv *matrix.ServerProc, p growth
 	}
 	svc, err := o.Runner.Start(ctx, runner.Task{
 		Name: "front-" + p.name, Image: prog.Image, Args: prog.Args, Env: prog.Env,
-		CPUSet: o.ClientCPUSet, Timeout: time.Minute, Ready: runner.HTTPProbe("http://" + listen + "/healthz"),
+		CPUSet: o.ClientCPUSet, Timeout: time.Minute, Ready: runner.HTTPCheck("http://" + listen + "/healthz"),
 	})
 	if err != nil {
 		return nil, "", err

@@ -135,7 +135,7 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 		return err
 	}
 	defer srv.Svc.Stop(context.Background())
-	b, stop := newBench(o)
+	b, stop := newRunPath(o)
 	defer stop()
 	job := func(name string, args ...string) matrix.Job {
 		return matrix.Job{Name: name, Client: "java", Worker: true, Proto: fw, Call: "datatype", Timeout: 3 * time.Minute,
@@ -210,7 +210,7 @@ type jitRest struct {
 // primeUntilRest runs rounds of 1 s un-recorded runs, one per published
 // concurrency, while either JVM's JIT compiled for more than matrix.JITQuiet of
 // the round's windows, at most javaPrimeMax; the first round always runs.
-func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.Bench, srv *matrix.ServerProc, fw string,
+func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, fw string,
 	job func(string, ...string) matrix.Job) (jitRest, error) {
 	var r jitRest
 	start := time.Now()

@@ -8,7 +8,7 @@
 // the measurement behind it.
 //
 // Each experiment is three steps (read the published data, run, judge) and
-// runs on the matrix's run path (matrix.Bench, with client workers).
+// runs on the matrix's run path (matrix.RunPath, with client workers).
 package reproduce
 
 import (
@@ -195,7 +195,7 @@ func readCSV(file string) ([]map[string]string, error) {
 }
 
 // measured is one client run's outcome, both sides over the client's measured
-// window (matrix.Bench).
+// window (matrix.RunPath).
 type measured struct {
 	Report    report.Report
 	ClientCPU float64 // seconds over the window: the client's own (ab: the runner's)
@@ -254,11 +254,11 @@ func cliPerCall(m measured) float64 {
 	return m.ClientCPU * 1e6 / float64(m.Report.Complete)
 }
 
-// newBench is an experiment's run path: the matrix's (matrix.Bench), so a
+// newRunPath is an experiment's run path: the matrix's (matrix.RunPath), so a
 // reproduction's figures mean what the matrix's do, with long-lived client
 // workers (warm-up paid once per client and protocol); stop ends the workers.
-func newBench(o Options) (*matrix.Bench, func()) {
-	b := &matrix.Bench{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
+func newRunPath(o Options) (*matrix.RunPath, func()) {
+	b := &matrix.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
 		ClientResources: plan.Resources{CPUSet: o.ClientCPUSet}, ServerResources: plan.Resources{CPUSet: o.ServerCPUSet},
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
 	return b, b.KeepWorkers()
@@ -266,7 +266,7 @@ func newBench(o Options) (*matrix.Bench, func()) {
 
 // once runs one job on b against srv (nil: not sampled), keeping its raw output
 // as raw/NAME.txt, and measures both sides over the client's measured window.
-func once(ctx context.Context, b *matrix.Bench, srv *matrix.ServerProc, j matrix.Job) (measured, error) {
+func once(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matrix.Job) (measured, error) {
 	j.Raw = filepath.Join("raw", j.Name+".txt")
 	rep, err := b.Once(ctx, srv, j)
 	if err != nil {

@@ -45,7 +45,7 @@ type Run struct {
 	Spec     plan.Spec         `json:"spec"`
 	Verify   []Verify          `json:"verify"`
 	// Links are the links of a multi-host run as probed before their cells.
-	Links []LinkProbe `json:"links,omitempty"`
+	Links []LinkCheck `json:"links,omitempty"`
 	// Primes are the workers' un-recorded priming (Spec.Prime), in run order.
 	Primes []Prime `json:"primes,omitempty"`
 	// Cluster is a cluster run's swarm as the driver found it.
@@ -638,9 +638,9 @@ func (r *Run) ProbeMedian() (client, server float64) {
 	return stats.Of(cv).Median, stats.Of(sv).Median
 }
 
-// LinkProbe is a link as the driver measured it before its cells ran: matrix.json's
+// LinkCheck is a link as the driver measured it before its cells ran: matrix.json's
 // links, matrix.md's "Link" section.
-type LinkProbe struct {
+type LinkCheck struct {
 	Link string `json:"link"`
 	// Rate is the shaping asked for ("" unshaped); Loopback: no link at all.
 	Rate     string `json:"rate,omitempty"`
@@ -654,10 +654,10 @@ type LinkProbe struct {
 	// ThroughputBps is the bytes per second carried by HTTP datalist-5000 answers
 	// at c=4, times 8: the link's rate where the link, not a CPU, is the limit.
 	ThroughputBps float64 `json:"throughput_bps"`
-	// Probe says what was run; Error why a figure is missing.
-	Probe string    `json:"probe"`
-	Error string    `json:"error,omitempty"`
-	At    time.Time `json:"at"`
+	// Method says what was run; Error why a figure is missing.
+	Method string    `json:"probe"`
+	Error  string    `json:"error,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // Finish sets a cell's status, joined error and summary once its repeats are done.

@@ -107,10 +107,10 @@ func clientsAgainstServers(t *testing.T, s setup) {
 		Args:   append(args, "-grpc", grpcAddr, "-thrift", thriftAddr, "-http", httpAddr),
 		CPUSet: "0", MemoryMB: 512,
 		Ready: func(ctx context.Context) error {
-			if err := TCPProbe(grpcAddr, thriftAddr)(ctx); err != nil {
+			if err := TCPCheck(grpcAddr, thriftAddr)(ctx); err != nil {
 				return err
 			}
-			return HTTPProbe("http://" + httpAddr + "/healthz")(ctx)
+			return HTTPCheck("http://" + httpAddr + "/healthz")(ctx)
 		},
 	})
 	if err != nil {
@@ -136,7 +136,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 				Name: "java-" + proto + "-server", Image: image,
 				Args:   append(append([]string{}, args...), "-proto", proto, "-port", port),
 				CPUSet: "0", MemoryMB: 512, Timeout: 2 * time.Minute,
-				Ready: TCPProbe(addr),
+				Ready: TCPCheck(addr),
 			})
 			if err != nil {
 				t.Errorf("start java %s server: %v", proto, err)
