@@ -3,12 +3,10 @@ package matrix
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/matrix/matrixtest"
 	"math"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,275 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/report"
-	"github.com/rpcbed/rpcbed/internal/runner"
-
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
 )
-
-// fakeRunner stands in for Docker/Local: servers are in-process listeners that
-// answer /healthz and /stats, clients print a synthetic report. Its runs and
-// outcomes are scripted by cell (or verify) name.
-type fakeRunner struct {
-	mu    sync.Mutex
-	runs  []string
-	calls map[string]int64 // "proto/call" -> calls served
-	// outcome maps a run name prefix to what the client does: "exit3", "exit1",
-	// "garbage" (stdout without a report).
-	outcome map[string]string
-	// cancelAfter cancels cancel once this many timed runs (not verify) finished.
-	cancelAfter int
-	cancel      context.CancelFunc
-	timed       int
-	// afterRun is called after each run; clientCPU overrides the CPU a run's
-	// report claims over its window, by run name.
-	afterRun  func(name string)
-	args      map[string][]string // each run's arguments, by task name
-	clientCPU map[string]float64
-	// jit puts "JIT compile: N [ms]" in the report of runs whose name starts with
-	// a key (the longest matching key wins).
-	jit      map[string]int64
-	services []*fakeService
-	// rps, when set, gives each timed run's req/s by run name.
-	rps func(name string) float64
-}
-
-// stopServers closes every fake server's listeners: the server died.
-func (f *fakeRunner) stopServers() {
-	f.mu.Lock()
-	svcs := f.services
-	f.mu.Unlock()
-	for _, s := range svcs {
-		for _, l := range s.listeners {
-			l.Close()
-		}
-	}
-}
-
-func newFakeRunner() *fakeRunner {
-	return &fakeRunner{calls: map[string]int64{}, outcome: map[string]string{}}
-}
-
-func flagValue(args []string, name string) string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == name {
-			return args[i+1]
-		}
-	}
-	return ""
-}
-
-func (f *fakeRunner) Run(ctx context.Context, s runner.Task) (runner.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return runner.Result{}, err
-	}
-	f.mu.Lock()
-	f.runs = append(f.runs, s.Name)
-	if f.args == nil {
-		f.args = map[string][]string{}
-	}
-	f.args[s.Name] = s.Args
-	outcome := ""
-	for prefix, o := range f.outcome {
-		if strings.HasPrefix(s.Name, prefix) {
-			outcome = o
-		}
-	}
-	f.mu.Unlock()
-	res := runner.Result{CPUUser: 40 * time.Millisecond, CPUSystem: 10 * time.Millisecond, Wall: time.Second}
-	switch outcome {
-	case "exit3":
-		res.ExitCode, res.Stderr = 3, []byte("go-client: verify: got 3 items; want 2\n")
-		return res, nil
-	case "exit1":
-		res.ExitCode, res.Stderr = 1, []byte("boom\n")
-		return res, nil
-	case "garbage":
-		res.Stdout = []byte("this is not a report\n")
-		return res, nil
-	}
-	proto, call := flagValue(s.Args, "-proto"), flagValue(s.Args, "-call")
-	n, _ := strconv.ParseInt(flagValue(s.Args, "-n"), 10, 64)
-	if n == 0 {
-		n = 1000
-	}
-	items, _ := strconv.Atoi(flagValue(s.Args, "-items"))
-	c, _ := strconv.Atoi(flagValue(s.Args, "-c"))
-	// The measured window lies inside the run, as a real client's does, and the
-	// server counts the run's calls in the middle of it: a /stats sample taken
-	// between the window's end and the count would otherwise leave the window
-	// with no calls.
-	t0 := time.Now()
-	time.Sleep(15 * time.Millisecond)
-	f.mu.Lock()
-	f.calls[proto+"/"+call] += n + 10
-	f.mu.Unlock()
-	time.Sleep(15 * time.Millisecond)
-	ws := float64(t0.Add(5*time.Millisecond).UnixMicro()) / 1e6
-	r := report.Report{
-		ServerHostname: "127.0.0.1", DocumentPath: "/x", DocumentLength: int64(28 * items),
-		Concurrency: c, TimeTakenSeconds: 0.5, Complete: n, RequestsPerSecond: float64(n) / 0.5,
-		Rpcbed: &report.Extra{Client: "go", Protocol: proto, Call: call, Items: items, Connections: 1, Loop: "closed",
-			P50Us: 100, P90Us: 150, P99Us: 300, P999Us: 400, MeanUs: 110, MaxUs: 500,
-			WarmupCalls: 9, CPUUserSeconds: 0.002, CPUSystemSeconds: 0.001,
-			Versions: map[string]string{"go": "go1.26.8"},
-			Check:    report.CheckFull, Runtime: "go", CPUScope: report.ScopeWindow,
-			WindowStart: ws, WindowEnd: ws + 0.02, WarmupSettled: report.SettledFixed},
-	}
-	if f.rps != nil && !strings.HasPrefix(s.Name, "verify-") {
-		r.RequestsPerSecond = f.rps(s.Name)
-	}
-	if v, ok := f.clientCPU[s.Name]; ok {
-		r.Rpcbed.CPUUserSeconds, r.Rpcbed.CPUSystemSeconds = v, 0
-	}
-	best := ""
-	for prefix := range f.jit {
-		if strings.HasPrefix(s.Name, prefix) && len(prefix) > len(best) {
-			best = prefix
-		}
-	}
-	if best != "" {
-		ms := f.jit[best]
-		r.Rpcbed.JITCompileMs = &ms
-	}
-	if f.afterRun != nil {
-		defer f.afterRun(s.Name)
-	}
-	var out bytes.Buffer
-	if err := report.Write(&out, r); err != nil {
-		return res, err
-	}
-	res.Stdout = out.Bytes()
-	f.mu.Lock()
-	if !strings.HasPrefix(s.Name, "verify-") {
-		f.timed++
-		if f.cancelAfter > 0 && f.timed == f.cancelAfter {
-			f.cancel()
-		}
-	}
-	f.mu.Unlock()
-	return res, nil
-}
-
-func (f *fakeRunner) Start(ctx context.Context, s runner.Task) (runner.Service, error) {
-	svc := &fakeService{name: s.Name}
-	f.mu.Lock()
-	f.services = append(f.services, svc)
-	f.mu.Unlock()
-	listen := func(addr string) error {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			return err
-		}
-		svc.listeners = append(svc.listeners, l)
-		return nil
-	}
-	if addr := flagValue(s.Args, "-http"); addr != "" {
-		if err := listen(addr); err != nil {
-			return nil, err
-		}
-		mux := http.NewServeMux()
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {})
-		mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) { f.serveStats(w) })
-		go http.Serve(svc.listeners[0], mux)
-		for _, fl := range []string{"-grpc", "-thrift"} {
-			if err := listen(flagValue(s.Args, fl)); err != nil {
-				svc.Stop(ctx)
-				return nil, err
-			}
-		}
-	} else if port := flagValue(s.Args, "-port"); port != "" {
-		if err := listen("127.0.0.1:" + port); err != nil {
-			return nil, err
-		}
-		if sp := flagValue(s.Args, "-stats-port"); sp != "" {
-			// A Java baseline's stats listener: the same JSON as go-server's /stats.
-			if err := listen("127.0.0.1:" + sp); err != nil {
-				return nil, err
-			}
-			mux := http.NewServeMux()
-			mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) { f.serveStats(w) })
-			go http.Serve(svc.listeners[1], mux)
-		}
-		go func() {
-			for {
-				c, err := svc.listeners[0].Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-	}
-	if s.Ready != nil {
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		for s.Ready(rctx) != nil {
-			if rctx.Err() != nil {
-				svc.Stop(ctx)
-				return nil, fmt.Errorf("fake %s not ready", s.Name)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	return svc, nil
-}
-
-func (f *fakeRunner) Close() error { return nil }
-
-// serveStats answers /stats as go-server does (without time_unix_s: the driver
-// then uses its own clock).
-func (f *fakeRunner) serveStats(w http.ResponseWriter) {
-	f.mu.Lock()
-	calls := map[string]map[string]map[string]int64{}
-	var total int64
-	for k, v := range f.calls {
-		p, c, _ := strings.Cut(k, "/")
-		if calls[p] == nil {
-			calls[p] = map[string]map[string]int64{}
-		}
-		calls[p][c] = map[string]int64{"requests": v}
-		total += v
-	}
-	f.mu.Unlock()
-	json.NewEncoder(w).Encode(map[string]any{
-		"cpu_user_s": float64(total) * 20e-6, "cpu_system_s": float64(total) * 5e-6,
-		"calls": calls, "versions": map[string]string{"go": "go1.26.8"},
-	})
-}
-
-func (f *fakeRunner) timedRuns() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var v []string
-	for _, r := range f.runs {
-		if !strings.HasPrefix(r, "verify-") {
-			v = append(v, r)
-		}
-	}
-	return v
-}
-
-type fakeService struct {
-	name      string
-	listeners []net.Listener
-	cpu       time.Duration
-}
-
-func (s *fakeService) Name() string { return s.name }
-func (s *fakeService) Usage(context.Context) (time.Duration, time.Duration, error) {
-	s.cpu += 100 * time.Millisecond
-	return s.cpu, 0, nil
-}
-func (s *fakeService) Stop(context.Context) (runner.Result, error) {
-	for _, l := range s.listeners {
-		l.Close()
-	}
-	return runner.Result{Stderr: []byte("stopped\n")}, nil
-}
 
 const fakeSpec = `
 clients: {go: [grpc, thrift, http], java: [dubbo]}
@@ -302,10 +36,10 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	fr := newFakeRunner()
-	fr.outcome["go-thrift-datalist-2-c1-"] = "exit1"
-	fr.outcome["go-thrift-datalist-200-c4-r2"] = "garbage"
-	fr.outcome["verify-go-http-datalist"] = "exit3"
+	fr := matrixtest.New()
+	fr.Outcome["go-thrift-datalist-2-c1-"] = "exit1"
+	fr.Outcome["go-thrift-datalist-200-c4-r2"] = "garbage"
+	fr.Outcome["verify-go-http-datalist"] = "exit3"
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +78,7 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 				tc.cell, c.Status, c.Error, with, tc.status, tc.errPart, tc.repeatsWithReport)
 		}
 	}
-	for _, r := range fr.timedRuns() {
+	for _, r := range fr.TimedRuns() {
 		if strings.HasPrefix(r, "go-http-") {
 			t.Errorf("cell run %s was timed although its verify failed", r)
 		}
@@ -395,10 +129,10 @@ func TestExecuteResume(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	fr := newFakeRunner()
+	fr := matrixtest.New()
 	// Repeats are interleaved: the first 4 runs are repeat 1 of the first 4 cells;
 	// the 5th is cancelled and not recorded.
-	fr.cancel, fr.cancelAfter = cancel, 5
+	fr.Cancel, fr.CancelAfter = cancel, 5
 	_, err = Execute(ctx, Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: got %v; want context.Canceled", err)
@@ -415,11 +149,11 @@ func TestExecuteResume(t *testing.T) {
 			t.Errorf("%s: got status %s with %d repeats; want partial with repeat 1 kept", c.Name, c.Status, len(c.Repeats))
 		}
 	}
-	if _, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: newFakeRunner()}); err == nil {
+	if _, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: matrixtest.New()}); err == nil {
 		t.Fatal("a second run into the same directory without Resume: got no error")
 	}
 
-	fr2 := newFakeRunner()
+	fr2 := matrixtest.New()
 	run, err := Execute(context.Background(), Options{Dir: dir, Resume: true, Runner: fr2, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
@@ -427,14 +161,14 @@ func TestExecuteResume(t *testing.T) {
 	if got, want := len(run.Cells), len(spec.Plan()); got != want {
 		t.Fatalf("after resume: got %d cells; want %d", got, want)
 	}
-	for _, r := range fr2.timedRuns() {
+	for _, r := range fr2.TimedRuns() {
 		for _, c := range cells {
 			if r == c.Name+"-r1" {
 				t.Errorf("resume re-ran kept repeat %s", r)
 			}
 		}
 	}
-	if got, want := len(fr2.timedRuns()), 2*len(spec.Plan())-4; got != want {
+	if got, want := len(fr2.TimedRuns()), 2*len(spec.Plan())-4; got != want {
 		t.Errorf("resume: got %d timed runs; want %d", got, want)
 	}
 	for i, c := range run.Cells {
@@ -461,12 +195,12 @@ func TestExecuteRandomRounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr := newFakeRunner()
+		fr := matrixtest.New()
 		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return run, fr.timedRuns()
+		return run, fr.TimedRuns()
 	}
 	a, ranA := execute(t, "seed: 26\n")
 	_, ranB := execute(t, "seed: 26\n")
@@ -525,12 +259,12 @@ func TestExecutePrecision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr := newFakeRunner()
+		fr := matrixtest.New()
 		var mu sync.Mutex
 		n := map[string]int{}
 		// go-grpc-datalist-2-c1 alternates 1000 and 1300 req/s; the other 11 cells
 		// are steady.
-		fr.rps = func(name string) float64 {
+		fr.RPS = func(name string) float64 {
 			mu.Lock()
 			defer mu.Unlock()
 			if !strings.HasPrefix(name, "go-grpc-datalist-2-c1-") {
@@ -676,14 +410,14 @@ func TestRepeatWarmup(t *testing.T) {
 // after every concurrency was primed shows the JIT at rest; a JIT that never
 // rests ends the priming at prime_max; a client without a JIT gets one round.
 func TestExecutePrimeUntilJITQuiet(t *testing.T) {
-	primes := func(t *testing.T, spec string, jit map[string]int64) ([]string, *fakeRunner, []string) {
+	primes := func(t *testing.T, spec string, jit map[string]int64) ([]string, *matrixtest.Runner, []string) {
 		t.Helper()
 		sp, err := plan.ParseSpec([]byte(spec))
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr := newFakeRunner()
-		fr.jit = jit
+		fr := matrixtest.New()
+		fr.JIT = jit
 		var out bytes.Buffer // the progress writer is used from one goroutine
 		_, err = Execute(context.Background(), Options{Spec: sp, Dir: t.TempDir(), Runner: fr, RunnerName: "fake", Progress: &out})
 		if err != nil {
@@ -691,7 +425,7 @@ func TestExecutePrimeUntilJITQuiet(t *testing.T) {
 		}
 		notes := strings.Split(out.String(), "\n")
 		var v []string
-		for _, r := range fr.timedRuns() {
+		for _, r := range fr.TimedRuns() {
 			if strings.HasPrefix(r, "prime-") {
 				v = append(v, r)
 			}
@@ -706,9 +440,9 @@ func TestExecutePrimeUntilJITQuiet(t *testing.T) {
 		if strings.Join(got, " ") != want {
 			t.Fatalf("primes: got %q; want %q", got, want)
 		}
-		fr.mu.Lock()
-		c1, c2 := flagValue(fr.args["prime-go-grpc-datalist-2"], "-c"), flagValue(fr.args["prime-go-grpc-datalist-2-r2"], "-c")
-		fr.mu.Unlock()
+		fr.Mu.Lock()
+		c1, c2 := matrixtest.FlagValue(fr.Args["prime-go-grpc-datalist-2"], "-c"), matrixtest.FlagValue(fr.Args["prime-go-grpc-datalist-2-r2"], "-c")
+		fr.Mu.Unlock()
 		if c1 != "50" || c2 != "1" {
 			t.Errorf("round concurrencies: got %s, %s; want 50 then 1", c1, c2)
 		}
@@ -755,8 +489,8 @@ func TestExecuteFlagsJIT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := newFakeRunner()
-	fr.jit = map[string]int64{"go-grpc-datalist-2-c1": 0, "go-grpc-datalist-2-c50": 15}
+	fr := matrixtest.New()
+	fr.JIT = map[string]int64{"go-grpc-datalist-2-c1": 0, "go-grpc-datalist-2-c50": 15}
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
@@ -784,13 +518,13 @@ func TestExecutePrimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := newFakeRunner()
+	fr := matrixtest.New()
 	dir := t.TempDir()
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := fr.timedRuns()
+	runs := fr.TimedRuns()
 	var primes []string
 	for i, r := range runs {
 		if strings.HasPrefix(r, "prime-") {
@@ -804,10 +538,10 @@ func TestExecutePrimes(t *testing.T) {
 	if got := strings.Join(primes, " "); got != want {
 		t.Fatalf("primes: got %q; want %q", got, want)
 	}
-	fr.mu.Lock()
-	args := fr.args["prime-go-grpc-datalist-200"]
-	fr.mu.Unlock()
-	if flagValue(args, "-c") != "50" || flagValue(args, "-t") != "0.3s" || flagValue(args, "-items") != "200" || flagValue(args, "-warmup") != "" {
+	fr.Mu.Lock()
+	args := fr.Args["prime-go-grpc-datalist-200"]
+	fr.Mu.Unlock()
+	if matrixtest.FlagValue(args, "-c") != "50" || matrixtest.FlagValue(args, "-t") != "0.3s" || matrixtest.FlagValue(args, "-items") != "200" || matrixtest.FlagValue(args, "-warmup") != "" {
 		t.Errorf("prime args %q: want -items 200 -c 50 -t 0.3s and no warm-up", args)
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.RawDir, "prime-go-grpc-datalist-200.txt")); err != nil {
@@ -834,7 +568,7 @@ func TestExecuteFlagsFewCalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: newFakeRunner(), RunnerName: "fake"})
+		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: matrixtest.New(), RunnerName: "fake"})
 		if err != nil {
 			t.Fatal(err)
 		}

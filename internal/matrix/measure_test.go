@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/matrix/matrixtest"
 	"io"
 	"math"
 	"os"
@@ -28,16 +29,16 @@ import (
 // would. A run whose id starts with a prefix in die makes the worker exit
 // mid-run; one in hang makes it stop answering.
 type fakeWorkers struct {
-	*fakeRunner
+	*matrixtest.Runner
 	die, hang []string
 	mu        sync.Mutex
 	started   int
 }
 
 func (f *fakeWorkers) StartWorker(ctx context.Context, s runner.Task) (runner.Worker, error) {
-	f.mu.Lock()
+	f.Mu.Lock()
 	f.started++
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	w := &fakeWorker{stdin: inW, stdout: outR, done: make(chan struct{})}
@@ -62,7 +63,7 @@ func (f *fakeWorkers) StartWorker(ctx context.Context, s runner.Task) (runner.Wo
 				<-w.kill
 				return
 			}
-			res, _ := w.f().fakeRunner.Run(ctx, runner.Task{Name: id, Args: append([]string{"go-client"}, f[2:]...)})
+			res, _ := w.f().Runner.Run(ctx, runner.Task{Name: id, Args: append([]string{"go-client"}, f[2:]...)})
 			w.errb.Write([]byte("#rpcbed-worker begin " + id + "\n"))
 			w.errb.Write(res.Stderr)
 			outW.Write(res.Stdout)
@@ -118,7 +119,7 @@ func TestExecuteWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fw := &fakeWorkers{fakeRunner: newFakeRunner(),
+	fw := &fakeWorkers{Runner: matrixtest.New(),
 		die: []string{"go-grpc-datalist-2-c4-r1"}, hang: []string{"go-http-datalist-2-c1-r2"}}
 	dir := t.TempDir()
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fw, RunnerName: "fake"})
@@ -221,10 +222,10 @@ func TestExecuteRestartsADeadServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := newFakeRunner()
-	fr.afterRun = func(name string) {
+	fr := matrixtest.New()
+	fr.AfterRun = func(name string) {
 		if name == "go-grpc-datalist-2-c1-r1" {
-			fr.stopServers()
+			fr.StopServers()
 		}
 	}
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
@@ -255,7 +256,7 @@ func TestRawWriteErrorFailsTheRepeat(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, results.RawDir, "go-grpc-datalist-2-c1-r1.txt", "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: newFakeRunner(), RunnerName: "fake"})
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: matrixtest.New(), RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,9 +273,9 @@ func TestInvariantFlagsABusySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := newFakeRunner()
+	fr := matrixtest.New()
 	// r1's client claims 0.2 s of CPU over its 20 ms window: 10 cores.
-	fr.clientCPU = map[string]float64{"go-grpc-datalist-2-c1-r1": 0.2}
+	fr.ClientCPU = map[string]float64{"go-grpc-datalist-2-c1-r1": 0.2}
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
