@@ -39,4 +39,8 @@ generate-java: setup-java-generate ## regenerate java-client/src/main/gen from i
 	thrift --gen java:generated_annotations=suppress -out $(JAVA_GEN) idl/data.thrift
 	slice2java --output-dir $(JAVA_GEN) idl/data.ice
 
-.PHONY: setup-java setup-java-generate test-java generate-java
+IDLE ?= 10000
+idle-java: $(JAVA_JAR) ## IDLE idle connections (default 10000) against each Java baseline while a normal call runs; figures in the test log
+	RPCBED_IDLE_CONNS=$(IDLE) go test ./java-client -run TestJavaBaselinesIdleConnections -count=1 -v -timeout 30m
+
+.PHONY: setup-java setup-java-generate test-java generate-java idle-java

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/render"
 
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -51,7 +50,7 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		}
 		runs[i] = r
 	}
-	changes := analysis.Compare(runs[0], runs[1])
+	changes := render.Compare(runs[0], runs[1])
 	if len(changes) == 0 {
 		fmt.Fprintln(s.err, "rpcbed compare: the two runs have no successful cell in common")
 		return 1
@@ -62,7 +61,7 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 	}
 	for _, o := range []struct {
 		file  string
-		write func(io.Writer, *results.Run, *results.Run, []analysis.CellChange) error
+		write func(io.Writer, *results.Run, *results.Run, []render.CellChange) error
 	}{{*out, render.CompareMarkdown}, {*htmlOut, render.CompareHTML}} {
 		if o.file == "" {
 			continue

@@ -19,7 +19,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RPCBED_TEST_LAUNCH") == "1" {
 		os.Exit(launch(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.root != "" {
+		os.RemoveAll(built.root)
+	}
+	os.Exit(code)
 }
 
 func launch(args []string) int {

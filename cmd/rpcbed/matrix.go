@@ -86,6 +86,15 @@ func runMatrix(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "rpcbed matrix: %v\n", err)
 		return 2
 	}
+	// What an earlier run, killed outright, left behind: its servers, workers and
+	// containers, found by their driver's pid and start time (a live run's are
+	// never touched).
+	d, _ := r.(*runner.Docker)
+	if reaped, err := runner.Reap(ctx, d); err != nil {
+		fmt.Fprintf(s.err, "rpcbed matrix: reaping an earlier run's leftovers: %v\n", err)
+	} else if reaped.Processes+reaped.Containers > 0 {
+		fmt.Fprintf(s.err, "rpcbed matrix: %v\n", reaped)
+	}
 	var progress io.Writer = s.err
 	if *quiet {
 		progress = nil

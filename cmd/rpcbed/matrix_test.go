@@ -222,12 +222,7 @@ func TestMatrixHostileSpecsRefused(t *testing.T) {
 		t.Skip("builds rpcbed")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rpcbed")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/rpcbed")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	_, bin := buildRpcbed(t)
 	list := func(key, v string, bytes int) string {
 		var b strings.Builder
 		b.WriteString(key + ": [")

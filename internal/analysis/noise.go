@@ -46,18 +46,19 @@ var NoiseRepeats = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 
 
 const NoiseTrials = 4000
 
-// Noise models each agreement figure from runs a and b (goal: the share asked for
-// within tol). The resampling is seeded: the same runs give the same model.
-func Noise(a, b *results.Run, ag Agreement, tol, goal float64) []NoiseModel {
+// Noise models each agreement figure (AgreeFigures) from runs a and b: measured
+// is the share of cells the runs agree on per figure (NaN: unknown), goal the
+// share asked for within tol. The resampling is seeded: the same runs give the same model.
+func Noise(a, b *results.Run, measured []float64, tol, goal float64) []NoiseModel {
 	bcells := map[string]results.CellResult{}
 	for _, c := range b.Cells {
 		bcells[c.Name] = c
 	}
 	var out []NoiseModel
-	for i, f := range agreeFigures {
-		m := NoiseModel{Figure: f.name, Measured: math.NaN()}
-		if i < len(ag.Figures) && ag.Figures[i].Cells > 0 {
-			m.Measured = float64(ag.Figures[i].Agree) / float64(ag.Figures[i].Cells)
+	for i, f := range AgreeFigures {
+		m := NoiseModel{Figure: f.Name, Measured: math.NaN()}
+		if i < len(measured) {
+			m.Measured = measured[i]
 		}
 		var resid []float64
 		var reps []int
@@ -67,7 +68,7 @@ func Noise(a, b *results.Run, ag Agreement, tol, goal float64) []NoiseModel {
 			if !ok {
 				continue
 			}
-			la, lb := stats.Logs(ca.Values(f.f)), stats.Logs(cb.Values(f.f))
+			la, lb := stats.Logs(ca.Values(f.F)), stats.Logs(cb.Values(f.F))
 			if len(la) < 2 || len(lb) < 2 {
 				continue
 			}
@@ -130,4 +131,15 @@ func Noise(a, b *results.Run, ag Agreement, tol, goal float64) []NoiseModel {
 		out = append(out, m)
 	}
 	return out
+}
+
+// AgreeFigures are the figures two runs' agreement is judged on: throughput and
+// CPU per call each side.
+var AgreeFigures = []struct {
+	Name string
+	F    func(results.Metrics) float64
+}{
+	{"req/s", results.RPS},
+	{"client CPU/call", results.ClientCPU},
+	{"server CPU/call", results.ServerCPU},
 }

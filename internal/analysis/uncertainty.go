@@ -5,6 +5,7 @@
 package analysis
 
 import (
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"math"
 	"slices"
 
@@ -85,6 +86,9 @@ func UncertaintyOf(r *results.Run) *Uncertainty {
 	}
 	return u
 }
+
+// Spec is the spec of the run u models.
+func (u *Uncertainty) Spec() plan.Spec { return u.run.Spec }
 
 // Noise is the noise model of figure f for client's cells.
 func (u *Uncertainty) Noise(f Figure, client string) stats.Noise { return u.noise[f.Key+"/"+client] }
@@ -212,3 +216,7 @@ func Width(c results.CellResult, cells []results.CellResult) float64 {
 	}
 	return w
 }
+
+// DefaultPrecision is the half-width the report holds a cell's in-run interval
+// to when the spec sets no precision: past it, the cell's note gives its width.
+const DefaultPrecision = 0.05

@@ -76,9 +76,11 @@ type httpLoop struct {
 	events   []unix.EpollEvent
 	f        *os.File // epfd, in Go's netpoller
 	rc       syscall.RawConn
-	deadline time.Time // lp.f's read deadline
-	active   int       // connections not finished
-	idle     bool      // some connection waits for its next call (open loop, after a failure)
+	deadline time.Time          // lp.f's read deadline
+	pollFn   func(uintptr) bool // poll for rc.Read, made once (a closure per wait would allocate)
+	polled   int
+	active   int  // connections not finished
+	idle     bool // some connection waits for its next call (open loop, after a failure)
 }
 
 // newHTTPLoops connects one socket per worker, spread over the loops, and makes
@@ -110,6 +112,10 @@ func newHTTPLoops(cfg *Config, workers []*worker, want int64, token string) (*ht
 			unix.Close(epfd)
 			hl.close()
 			return nil, err
+		}
+		lp.pollFn = func(uintptr) bool {
+			lp.polled = lp.poll()
+			return lp.polled > 0
 		}
 		lp.f = os.NewFile(uintptr(epfd), "epoll")
 		if lp.rc, err = lp.f.SyscallConn(); err != nil {
@@ -511,12 +517,9 @@ func (lp *httpLoop) wait(d time.Duration) int {
 		lp.deadline = wake
 		lp.f.SetReadDeadline(wake)
 	}
-	n := 0
-	lp.rc.Read(func(uintptr) bool {
-		n = lp.poll()
-		return n > 0
-	})
-	return n
+	lp.polled = 0
+	lp.rc.Read(lp.pollFn)
+	return lp.polled
 }
 
 // poll is epoll_wait without waiting.

@@ -447,6 +447,9 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c plan.Cell, 
 		rp, why := judge(t.res, t.err, false)
 		if len(why) > 0 {
 			t.rec.Error = strings.Join(why, "; ")
+			if errors.Is(t.err, errWorker) {
+				t.rec.Error = runner.OneLine(t.err.Error()) // the task died: its exit line says no more
+			}
 			errs = append(errs, fmt.Sprintf("%s: %s", cr.lostIfDead(nodes, t, r, t.err), t.rec.Error))
 			continue
 		}

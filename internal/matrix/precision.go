@@ -76,13 +76,14 @@ func (e *executor) budgetFor(want int) int {
 	cellsDone := max(1, e.timedRuns/max(1, e.run.Spec.Repeats))
 	overhead := max(0, elapsed-e.timed) / time.Duration(cellsDone)
 	later := time.Duration(e.later) * (time.Duration(e.run.Spec.Repeats)*perRun + overhead)
-	left := e.run.Spec.Budget.D() - elapsed - later
+	// 15 s stay in reserve: the later groups' server starts and primes are
+	// estimated from this one's.
+	left := e.run.Spec.Budget.D() - budgetReserve - elapsed - later
 	if left <= 0 || perRun <= 0 {
 		return 0
 	}
 	return min(want, int(left/perRun))
 }
 
-// DefaultPrecision is the half-width the report holds a cell's in-run interval
-// to when the spec sets no precision: past it, the cell's note gives its width.
-const DefaultPrecision = 0.05
+// budgetReserve is the part of Spec.Budget added rounds leave unspent.
+const budgetReserve = 15 * time.Second

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rpcbed/rpcbed/internal/analysis"
 	"image"
 	"image/png"
 	"io"
@@ -129,7 +128,7 @@ func TestBrowser(t *testing.T) {
 			c.Repeats[i].Metrics.RPS *= 1.5
 		}
 		var page bytes.Buffer
-		if err := CompareHTML(&page, run, &b, analysis.Compare(run, &b)); err != nil {
+		if err := CompareHTML(&page, run, &b, Compare(run, &b)); err != nil {
 			t.Fatal(err)
 		}
 		file := filepath.Join(t.TempDir(), "compare.html")

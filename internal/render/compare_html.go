@@ -8,9 +8,27 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
+
+// Verdicts of one compared metric, as the compare page colours them.
+const (
+	Improved  = "improved"
+	Regressed = "regressed"
+	NoChange  = "nochange"
+)
+
+// Verdict says whether B is better or worse than A on this metric, or neither
+// (the change is not significant, or there is none).
+func (ch Change) Verdict() string {
+	if !ch.Significant || ch.A == ch.B {
+		return NoChange
+	}
+	if (ch.B > ch.A) == ch.betterHigher {
+		return Improved
+	}
+	return Regressed
+}
 
 type sideFact struct {
 	Key, A, B string
@@ -52,11 +70,11 @@ var compareUnits = map[string]struct {
 // CompareHTML writes the comparison as a page: the two runs' facts side by side,
 // then per cell and metric both medians and the change, coloured improved,
 // regressed or no significant change, sortable by any column.
-func CompareHTML(w io.Writer, a, b *results.Run, changes []analysis.CellChange) error {
+func CompareHTML(w io.Writer, a, b *results.Run, changes []CellChange) error {
 	p := comparePage{A: a, B: b, CSS: pageCSS, JS: sortJS, Facts: sideFacts(a, b)}
-	for _, m := range analysis.Compared {
-		head := m.Name
-		if u, ok := compareUnits[m.Name]; ok {
+	for _, m := range compared {
+		head := m.name
+		if u, ok := compareUnits[m.name]; ok {
 			head = u.head
 		}
 		p.Metrics = append(p.Metrics, head)
@@ -66,31 +84,31 @@ func CompareHTML(w io.Writer, a, b *results.Run, changes []analysis.CellChange) 
 	comparedCells := map[string]bool{}
 	for _, cc := range changes {
 		comparedCells[cc.Cell] = true
-		byMetric := map[string]analysis.Change{}
+		byMetric := map[string]Change{}
 		for _, ch := range cc.Changes {
 			byMetric[ch.Metric] = ch
 		}
 		r := changeRow{Cell: cc.Cell}
-		for _, m := range analysis.Compared {
-			ch, ok := byMetric[m.Name]
+		for _, m := range compared {
+			ch, ok := byMetric[m.name]
 			if !ok {
-				r.Changes = append(r.Changes, changeView{A: "-", B: "-", Delta: "-", Verdict: analysis.NoChange})
+				r.Changes = append(r.Changes, changeView{A: "-", B: "-", Delta: "-", Verdict: NoChange})
 				continue
 			}
 			scale := 1.0
-			if u, ok := compareUnits[m.Name]; ok {
+			if u, ok := compareUnits[m.name]; ok {
 				scale = u.scale
 			}
 			v := changeView{
 				A: sig(ch.A * scale), B: sig(ch.B * scale),
 				ASort: fmtSort(ch.A * scale), BSort: fmtSort(ch.B * scale),
 				Delta: ch.Delta, Verdict: ch.Verdict(),
-				Title: fmt.Sprintf("p=%.3f, repeats %d (A) + %d (B)", ch.P, ch.NA, ch.NB),
+				Title: fmt.Sprintf("B/A %s, 95 %% interval %s-%s: %s; p=%.3f, rounds %d (A) + %d (B)", sig(ch.Ratio.Center), sig(ch.Ratio.Low), sig(ch.Ratio.High), ch.Faster, ch.P, ch.NA, ch.NB),
 			}
 			if ch.A != 0 {
 				v.DeltaSort = fmtSort((ch.B - ch.A) / ch.A * 100)
 			}
-			if v.Verdict == analysis.NoChange && ch.Significant && ch.A == ch.B {
+			if v.Verdict == NoChange && ch.Significant && ch.A == ch.B {
 				v.Delta = "0%"
 			}
 			count[v.Verdict]++
@@ -104,8 +122,8 @@ func CompareHTML(w io.Writer, a, b *results.Run, changes []analysis.CellChange) 
 		}
 		p.Rows = append(p.Rows, r)
 	}
-	p.Summary = fmt.Sprintf("%d cells compared: %d figures improved, %d regressed, %d without a significant change.",
-		len(p.Rows), count[analysis.Improved], count[analysis.Regressed], count[analysis.NoChange])
+	p.Summary = fmt.Sprintf("%d cells compared: %d figures improved, %d regressed, %d indistinguishable (their 95 %% interval holds no change).",
+		len(p.Rows), count[Improved], count[Regressed], count[NoChange])
 	p.Missing = notCompared(a, b, comparedCells)
 	return execute(w, "compare", p)
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -127,6 +128,7 @@ type indexPage struct {
 	NoisyPct        float64
 	Columns         []column
 	Tables          []clientTable
+	Ratios          []ratioTable
 	PHPGo           []phpGoTable
 	Plots           []plotView
 	Repro           []results.Section
@@ -202,11 +204,13 @@ func Index(w io.Writer, run *results.Run, x Extras) error {
 			p.AttentionCounts = append(p.AttentionCounts, fact{kind, strconv.Itoa(n)})
 		}
 	}
+	u := analysis.UncertaintyOf(run)
+	p.Ratios = ratioTables(u)
 	for _, client := range runClients(run) {
 		t := clientTable{Client: client}
 		for _, c := range run.Cells {
 			if c.Client == client {
-				t.Rows = append(t.Rows, row(c))
+				t.Rows = append(t.Rows, row(c, u))
 			}
 		}
 		p.Tables = append(p.Tables, t)
@@ -391,27 +395,28 @@ func spread(c results.CellResult) float64 {
 	return (s.Max - s.Min) / s.Median * 100
 }
 
-// noisy is the cell's noisy flag (a run without summaries: its spread).
+// noisy is the cell's noisy flag under today's rules (steal; summary).
 func noisy(c results.CellResult) bool {
-	if c.Summary != nil {
-		return c.Flagged(results.FlagNoisy)
+	if len(c.Repeats) == 0 && c.Summary == nil {
+		return spread(c) > NoisyPct // a run saved with figures only
 	}
-	return spread(c) > NoisyPct
+	return slices.Contains(c.Summarized().Flags, results.FlagNoisy)
 }
 
 // cellFlags are the cell's flags other than noisy (which needsAttention words
 // itself), each with the reasons that name it (the summary's "rN flag: ..." and
 // "flag: ..." lines).
 func cellFlags(c results.CellResult) (flags []fact) {
-	if c.Summary == nil {
+	if c.Summary == nil && len(c.Repeats) == 0 {
 		return nil
 	}
-	for _, f := range c.Summary.Flags {
+	sum := c.Summarized()
+	for _, f := range sum.Flags {
 		if f == results.FlagNoisy {
 			continue
 		}
 		var why []string
-		for _, r := range c.Summary.Reasons {
+		for _, r := range sum.Reasons {
 			if strings.HasPrefix(r, f+": ") || strings.Contains(r, " "+f+": ") {
 				why = append(why, r)
 			}
@@ -533,15 +538,15 @@ var cellColumns = []column{
 		}
 		return cellValue{Text: strconv.Itoa(n), Sort: strconv.Itoa(n)}
 	}},
-	{"req/s", "requests per second, median of the good repeats (hover: lowest and highest repeat)", true, func(c results.CellResult) cellValue {
+	{"req/s", "requests per second, median of the good rounds ± its 95 % interval (hover: the bounds, the lowest and highest round)", true, func(c results.CellResult) cellValue {
 		s := c.Stat(results.RPS)
 		v := numValue(s.Median, sig(s.Median))
 		if s.N > 1 {
-			v.Title = "min " + sig(s.Min) + ", max " + sig(s.Max)
+			v.Title = "lowest round " + sig(s.Min) + ", highest " + sig(s.Max)
 		}
 		return v
 	}},
-	{"spread %", "(max - min) / median of req/s over the good repeats; noisy over 10 %", true, func(c results.CellResult) cellValue {
+	{"spread %", "(max - min) / median of req/s over the good rounds (the 95 % interval beside req/s says what it means)", true, func(c results.CellResult) cellValue {
 		v := spread(c)
 		cv := numValue(v, strconv.FormatFloat(v, 'f', 1, 64))
 		cv.Class = "spread"
@@ -571,7 +576,7 @@ var cellColumns = []column{
 	}},
 }
 
-func row(c results.CellResult) cellRow {
+func row(c results.CellResult, u *analysis.Uncertainty) cellRow {
 	r := cellRow{Name: c.Name}
 	for i, rep := range c.Repeats {
 		if rep.Raw == "" {
@@ -601,13 +606,73 @@ func row(c results.CellResult) cellRow {
 		if col.Num {
 			v.Class = strings.TrimSpace("n " + v.Class)
 		}
+		if f, ok := intervalColumns[col.Head]; ok {
+			// The figure's 95 % interval: its half-width beside it, the bounds on hover.
+			if iv := u.Interval(c, f); iv.Valid() {
+				v.Text += pm(iv)
+				v.Title = strings.TrimSpace("95 % interval " + sig(iv.Low) + "-" + sig(iv.High) + " (where a rerun's median lands). " + v.Title)
+			}
+		}
 		r.Values = append(r.Values, v)
 	}
 	if noisy(c) {
 		r.Class = "noisy"
 	}
 	r.Note = short(c.Error, 200)
+	if w := u.Width(c); w > precisionOf(u.Spec()) {
+		r.Note = strings.TrimPrefix(r.Note+"; ", "; ") + fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(precisionOf(u.Spec())))
+	}
 	return r
+}
+
+// intervalColumns are the cell table's columns that carry a 95 % interval, by head.
+var intervalColumns = map[string]analysis.Figure{
+	"req/s":              analysis.Figures[0],
+	"p99 ms":             analysis.Figures[2],
+	"client CPU µs/call": analysis.Figures[3],
+	"server CPU µs/call": analysis.Figures[4],
+}
+
+// ratioTable is one kind of comparison for index.html.
+type ratioTable struct {
+	Title, Tally string
+	Figures      []string
+	Rows         []ratioHTMLRow
+}
+
+type ratioHTMLRow struct {
+	A, B  string
+	Cells []cellValue
+}
+
+// ratioTables are the run's ratio tables (as matrix.md's), for index.html.
+func ratioTables(u *analysis.Uncertainty) []ratioTable {
+	cs := u.Comparisons()
+	var out []ratioTable
+	for _, k := range ratioKinds {
+		rows, figures := ratioRows(cs, k.kind)
+		if len(rows) == 0 {
+			continue
+		}
+		t := ratioTable{Title: k.title, Tally: verdictTally(rows, figures)}
+		for _, f := range figures {
+			t.Figures = append(t.Figures, f.Name+" A/B")
+		}
+		for _, r := range rows {
+			hr := ratioHTMLRow{A: r.a, B: r.b}
+			for _, f := range figures {
+				c, ok := r.by[f.Key]
+				v := cellValue{Text: ratioString(c, ok)}
+				if ok {
+					v.Class = "verdict-" + c.Verdict
+				}
+				hr.Cells = append(hr.Cells, v)
+			}
+			t.Rows = append(t.Rows, hr)
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // cmp is a when it is set, else b.

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -116,6 +117,38 @@ func (f *figure) line(name string, xs, ys []float64, c color.Color, dash []vg.Le
 	f.lines++
 	return nil
 }
+
+// errorBars draws each point's 95 % interval [lo, hi] as a vertical bar
+// (points without a valid interval get none).
+func (f *figure) errorBars(xs, ys, lo, hi []float64, c color.Color) error {
+	var pts errPoints
+	for i := range xs {
+		if ys[i] > 0 && xs[i] > 0 && lo[i] > 0 && hi[i] >= ys[i] && !math.IsInf(hi[i], 0) {
+			pts.xy = append(pts.xy, plotter.XY{X: xs[i], Y: ys[i]})
+			pts.err = append(pts.err, struct{ Low, High float64 }{ys[i] - lo[i], hi[i] - ys[i]})
+		}
+	}
+	if len(pts.xy) == 0 {
+		return nil
+	}
+	b, err := plotter.NewYErrorBars(pts)
+	if err != nil {
+		return err
+	}
+	b.Color, b.Width = c, vg.Points(1)
+	f.p.Add(b)
+	return nil
+}
+
+// errPoints are points with their distances to an interval's ends.
+type errPoints struct {
+	xy  plotter.XYs
+	err plotter.YErrors
+}
+
+func (p errPoints) Len() int                        { return len(p.xy) }
+func (p errPoints) XY(i int) (float64, float64)     { return p.xy[i].X, p.xy[i].Y }
+func (p errPoints) YError(i int) (float64, float64) { return p.err[i].Low, p.err[i].High }
 
 // fixLogRange widens a log axis that spans a single value (one concurrency, one
 // size): gonum would otherwise pad it down to zero.
@@ -252,6 +285,7 @@ func runFigures(run *results.Run) ([]namedFigure, error) {
 
 // cellIndex finds a run's successful cells by their coordinates.
 type cellIndex struct {
+	u       *analysis.Uncertainty
 	cells   map[string]results.CellResult
 	clients []string
 	protos  map[string][]string // client -> protocols with a result
@@ -261,7 +295,7 @@ type cellIndex struct {
 }
 
 func index(run *results.Run) *cellIndex {
-	x := &cellIndex{cells: map[string]results.CellResult{}, protos: map[string][]string{}}
+	x := &cellIndex{u: analysis.UncertaintyOf(run), cells: map[string]results.CellResult{}, protos: map[string][]string{}}
 	for _, c := range run.Cells {
 		if c.Status != results.StatusOK {
 			continue
@@ -302,6 +336,19 @@ func (x *cellIndex) median(c plan.Cell, f func(results.Metrics) float64) float64
 	return r.Stat(f).Median
 }
 
+// interval of one figure in a cell: its 95 % bounds (NaN when it has none).
+func (x *cellIndex) interval(c plan.Cell, f analysis.Figure) (lo, hi float64) {
+	r, ok := x.cells[c.Name()]
+	if !ok {
+		return math.NaN(), math.NaN()
+	}
+	iv := x.u.Interval(r, f)
+	if !iv.Valid() {
+		return math.NaN(), math.NaN()
+	}
+	return iv.Low, iv.High
+}
+
 type callItems struct {
 	call  string
 	items int
@@ -336,15 +383,20 @@ func floats(v []int) []float64 {
 }
 
 func rpsVsConcurrency(x *cellIndex, k callItems) (*figure, error) {
-	f := newFigure("Requests/s vs concurrency, "+k.String(), "concurrency (-c, log scale)", "requests/s (median, log scale)", true, true)
+	f := newFigure("Requests/s vs concurrency, "+k.String(), "concurrency (-c, log scale)", "requests/s (median, 95 % interval, log scale)", true, true)
 	f.xTicksAt(x.conc)
 	for _, client := range x.clients {
 		for _, proto := range x.protos[client] {
-			ys := make([]float64, len(x.conc))
+			ys, lo, hi := make([]float64, len(x.conc)), make([]float64, len(x.conc)), make([]float64, len(x.conc))
 			for i, c := range x.conc {
-				ys[i] = x.median(plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, results.RPS)
+				cell := plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}
+				ys[i] = x.median(cell, results.RPS)
+				lo[i], hi[i] = x.interval(cell, analysis.Figures[0])
 			}
 			if err := f.line(client+"-"+proto, floats(x.conc), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+			if err := f.errorBars(floats(x.conc), ys, lo, hi, clientColor[client]); err != nil {
 				return nil, err
 			}
 		}
@@ -388,15 +440,20 @@ func clientCPUVsItems(x *cellIndex, c int) (*figure, error) {
 		return nil, nil
 	}
 	f := newFigure(fmt.Sprintf("Client CPU per call by language, datalist, c=%d", c),
-		"items per response (log scale)", "client CPU µs per call (whole process, log scale)", true, true)
+		"items per response (log scale)", "client CPU µs per call (95 % interval, log scale)", true, true)
 	f.xTicksAt(x.items)
 	for _, client := range x.clients {
 		for _, proto := range x.protos[client] {
-			ys := make([]float64, len(x.items))
+			ys, lo, hi := make([]float64, len(x.items)), make([]float64, len(x.items)), make([]float64, len(x.items))
 			for i, n := range x.items {
-				ys[i] = x.median(plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, results.ClientCPU)
+				cell := plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
+				ys[i] = x.median(cell, results.ClientCPU)
+				lo[i], hi[i] = x.interval(cell, analysis.Figures[3])
 			}
 			if err := f.line(client+"-"+proto, floats(x.items), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+			if err := f.errorBars(floats(x.items), ys, lo, hi, clientColor[client]); err != nil {
 				return nil, err
 			}
 		}

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpcbed/rpcbed/internal/stats"
+
 	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -57,7 +59,7 @@ func All(dir string, run *results.Run) error {
 // (status "missing" for a cell with no result), figures are the median over the
 // good repeats unless named _min/_max. CPU figures are over each repeat's measured
 // window and leave out repeats whose CPU is not used (a flag says why).
-var CSVHeader = []string{
+var CSVHeader = append([]string{
 	"cell", "client", "protocol", "call", "items", "concurrency", "conns", "server", "status", "repeats_ok",
 	"rps_median", "rps_min", "rps_max", "rps_spread",
 	"p50_us_median", "p99_us_median", "p99_us_min", "p99_us_max",
@@ -65,12 +67,25 @@ var CSVHeader = []string{
 	"client_calls_per_cpu_s", "server_calls_per_cpu_s", "client_busy", "server_busy", "bottleneck",
 	"max_steal_cores", "max_outside_cores", "flags",
 	"bytes_per_response", "failed_calls", "error",
+}, ciColumns()...)
+
+// ciColumns are matrix.csv's interval columns, after CSVHeader's: for every timed
+// figure, <figure>_ci_low and <figure>_ci_high, the 95 % interval where a rerun's
+// median lands (docs/method.md, section 11), and in_run_half_width, the
+// widest in-run half-width of req/s and CPU per call (what Spec.Precision holds).
+func ciColumns() []string {
+	var h []string
+	for _, f := range analysis.Figures {
+		h = append(h, f.Key+"_ci_low", f.Key+"_ci_high")
+	}
+	return append(h, "in_run_half_width")
 }
 
 // CSV writes matrix.csv.
 func CSV(w io.Writer, run *results.Run) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
+	u := analysis.UncertaintyOf(run)
 	for _, c := range run.Cells {
 		rps, p99 := c.Stat(results.RPS), c.Stat(results.P99)
 		failed := 0.0
@@ -82,7 +97,7 @@ func CSV(w io.Writer, run *results.Run) error {
 		if rps.N > 0 {
 			spread = sum.Spread
 		}
-		cw.Write([]string{
+		cw.Write(append([]string{
 			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), strconv.Itoa(sum.Conns), c.ServerLang, c.Status,
 			strconv.Itoa(rps.N),
 			num(rps.Median, 2), num(rps.Min, 2), num(rps.Max, 2), num(spread, 3),
@@ -92,15 +107,34 @@ func CSV(w io.Writer, run *results.Run) error {
 			num(c.Stat(results.ClientBusy).Median, 3), num(c.Stat(results.ServerBusy).Median, 3), sum.Bottleneck,
 			num(sum.MaxStealCores, 3), num(sum.MaxOutsideCores, 3), strings.Join(sum.Flags, " "),
 			num(c.Stat(results.BytesPerResponse).Median, 0), num(failed, 0), c.Error,
-		})
+		}, ciRow(u, c)...))
 	}
 	for _, c := range missing(run) {
 		cw.Write([]string{c.Name(), c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency),
 			strconv.Itoa(c.Load.ConnsFor(c.Concurrency)), c.ServerLang, "missing", "0",
-			"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "no result: the run did not reach it"})
+			"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "no result: the run did not reach it",
+			"", "", "", "", "", "", "", "", "", "", ""})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// ciRow is a cell's ciColumns.
+func ciRow(u *analysis.Uncertainty, c results.CellResult) []string {
+	var row []string
+	for _, f := range analysis.Figures {
+		iv := u.Interval(c, f)
+		if !iv.Valid() {
+			row = append(row, "", "")
+			continue
+		}
+		prec := 2
+		if f.Key != "rps" {
+			prec = 1
+		}
+		row = append(row, num(iv.Low, prec), num(iv.High, prec))
+	}
+	return append(row, num(u.Width(c), 3))
 }
 
 // missing lists the plan's cells that have no result in the run.
@@ -142,8 +176,8 @@ func Markdown(w io.Writer, run *results.Run) error {
 	fmt.Fprintf(&b, "; runner %s; commit %s\n", run.Runner, orDash(run.Commit))
 	m := run.Machine
 	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
-	fmt.Fprintf(&b, "- load per run: %s; %d repeats, interleaved%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
-		loadString(s.Load), s.Repeats, primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
+	fmt.Fprintf(&b, "- load per run: %s; %d rounds, %s%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
+		loadString(s.Load), s.Repeats, orderWords(run), primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
 	for _, o := range s.Overrides {
 		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
 	}
@@ -158,7 +192,10 @@ func Markdown(w io.Writer, run *results.Run) error {
 	b.WriteString(clusterMarkdown(run))
 	b.WriteString(primesMarkdown(run))
 	b.WriteString(repeatOrderMarkdown(run))
-	b.WriteString("\nEach figure is the median of the good repeats; [min-max] beside req/s and p99. " +
+	b.WriteString("\nEach figure is the median of the good rounds; [low-high] beside req/s and p99, and ±% beside CPU per call, " +
+		"is its 95 % interval: where a rerun's median on this machine lands, this run's noise pooled over its cells and a whole " +
+		"run's shift of " + pctOf(s.Shift()) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
+		pctOf(precisionOf(s)) + " says so in its note. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
 		"same window. Calls/CPU-s is calls per CPU-second, client / server. Busy is each side's CPU over the window / " +
@@ -166,6 +203,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 		"A repeat whose CPU breaks the invariant (busier than its cores + 5 %) is flagged cpu-invariant and its CPU " +
 		"figures are left out. Bytes is the encoded response.\n")
 
+	u := analysis.UncertaintyOf(run)
 	drifting := map[string]bool{} // workers the repeat order names
 	for _, o := range analysis.RepeatOrders(run) {
 		drifting[o.Worker] = o.Drifts
@@ -203,15 +241,20 @@ func Markdown(w io.Writer, run *results.Run) error {
 			if c.Error != "" {
 				notes = append(notes, short(c.Error, 120))
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s | %s | %s / %s | %s / %s | %s | %s | %s |\n",
-				c.Name, sum.Conns, sig(rps.Median), sig(rps.Min), sig(rps.Max),
-				ms(c.Stat(results.P50).Median), ms(p99.Median), ms(p99.Min), ms(p99.Max),
-				sig(c.Stat(results.ClientCPU).Median), sig(c.Stat(results.ServerCPU).Median),
+			riv, piv := u.Interval(c, analysis.Figures[0]), u.Interval(c, analysis.Figures[2])
+			if w := u.Width(c); w > precisionOf(s) {
+				notes = append(notes, fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(precisionOf(s))))
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s%s | %s%s | %s / %s | %s / %s | %s | %s | %s |\n",
+				c.Name, sum.Conns, sig(rps.Median), sig(riv.Low), sig(riv.High),
+				ms(c.Stat(results.P50).Median), ms(p99.Median), ms(piv.Low), ms(piv.High),
+				sig(c.Stat(results.ClientCPU).Median), pm(u.Interval(c, analysis.Figures[3])), sig(c.Stat(results.ServerCPU).Median), pm(u.Interval(c, analysis.Figures[4])),
 				sig(c.Stat(results.ClientCallsPerCPUS).Median), sig(c.Stat(results.ServerCallsPerCPUS).Median),
 				pctOf(c.Stat(results.ClientBusy).Median), pctOf(c.Stat(results.ServerBusy).Median), orDash(sum.Bottleneck),
 				num(c.Stat(results.BytesPerResponse).Median, 0), mdEscape(strings.Join(notes, "; ")))
 		}
 	}
+	b.WriteString(ratiosMarkdown(run, u))
 	var flagged []results.CellResult
 	for _, c := range run.Cells {
 		if len(c.Summarized().Flags) > 0 {
@@ -219,10 +262,11 @@ func Markdown(w io.Writer, run *results.Run) error {
 		}
 	}
 	if len(flagged) > 0 {
-		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (req/s or CPU per call spread over %.0f %% or steal over %.0f %% of a core), "+
-			"cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
-			"CPU over the window), warmup-unsettled, jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
-			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), results.NoisySpread*100, results.NoisyStealCores*100, results.JITQuiet*100, results.FewCalls, 100.0/results.FewCalls)
+		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (steal over %.0f %% of a core; a wide spread is no flag, "+
+			"the interval gives it), cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
+			"CPU over the window), warmup-unsettled (only where an unsettled round's req/s lies outside the settled rounds' range), "+
+			"jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
+			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), results.NoisyStealCores*100, results.JITQuiet*100, results.FewCalls, 100.0/results.FewCalls)
 		for _, c := range flagged {
 			sum := c.Summarized()
 			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
@@ -267,6 +311,42 @@ func Markdown(w io.Writer, run *results.Run) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// orderWords says how the rounds were ordered: seeded random, or a fixed
+// interleaved order (a run from before the rounds were shuffled).
+func orderWords(run *results.Run) string {
+	if run.Seed == 0 {
+		return "interleaved in a fixed order"
+	}
+	w := fmt.Sprintf("each in a random order (seed %d)", run.Seed)
+	if s := run.Spec; s.Precision > 0 {
+		added := 0
+		for _, r := range run.Rounds {
+			if r.Added {
+				added += len(r.Order)
+			}
+		}
+		w += fmt.Sprintf(", rounds added to cells wider than ±%s within a budget of %v: %d runs", pctOf(float64(s.Precision)), s.Budget.D(), added)
+	}
+	return w
+}
+
+// precisionOf is the precision cells are held to: the spec's, or
+// analysis.DefaultPrecision.
+func precisionOf(s plan.Spec) float64 {
+	if s.Precision > 0 {
+		return float64(s.Precision)
+	}
+	return analysis.DefaultPrecision
+}
+
+// pm prints an interval's half-width as " ±12 %" ("" when it has none).
+func pm(iv stats.Interval) string {
+	if !iv.Valid() {
+		return ""
+	}
+	return " ±" + pctOf(iv.HalfWidth())
 }
 
 func workerWords(w *bool) string {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"flag"
-	"github.com/rpcbed/rpcbed/internal/analysis"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -237,6 +236,51 @@ func TestPlotsWritten(t *testing.T) {
 	}
 }
 
+func TestCompare(t *testing.T) {
+	a, b := synthetic("a", 1), synthetic("b", 1.5)
+	fiveRepeats(a, b) // go-grpc-datalist-2-c1
+	changes := Compare(a, b)
+	byCell := map[string]CellChange{}
+	for _, c := range changes {
+		byCell[c.Cell] = c
+	}
+	if _, ok := byCell["php-http-datalist-2-c1"]; ok {
+		t.Error("a cell failed on both sides was compared")
+	}
+	for _, tc := range []struct {
+		cell, metric string
+		significant  bool
+		delta        string
+	}{
+		{"go-grpc-datalist-2-c1", "req/s", true, "+50.00%"},
+		// 3 vs 3 rounds: Mann-Whitney's smallest p is 0.1, but +50 % lies beyond the
+		// interval (quiet rounds and a 6 % run shift): the interval tells.
+		{"go-grpc-datalist-2-c50", "req/s", true, "+50.00%"},
+		{"go-grpc-datalist-2-c1", "p99", false, "~"}, // unchanged
+	} {
+		var ch *Change
+		for i, c := range byCell[tc.cell].Changes {
+			if c.Metric == tc.metric {
+				ch = &byCell[tc.cell].Changes[i]
+			}
+		}
+		if ch == nil {
+			t.Errorf("%s %s: not compared", tc.cell, tc.metric)
+			continue
+		}
+		if ch.Significant != tc.significant || ch.Delta != tc.delta {
+			t.Errorf("%s %s: got significant=%v delta %q (p=%.3f); want %v %q", tc.cell, tc.metric, ch.Significant, ch.Delta, ch.P, tc.significant, tc.delta)
+		}
+	}
+	var out bytes.Buffer
+	if err := CompareMarkdown(&out, a, b, changes); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "| go-grpc-datalist-2-c1 |") || !strings.Contains(out.String(), "+50.00% [") || !strings.Contains(out.String(), "faster, better") || !strings.Contains(out.String(), "~ [") {
+		t.Errorf("compare table lacks the significant change:\n%s", out.String())
+	}
+}
+
 // A run with one size and one concurrency still plots (log axes over one value).
 func TestPlotsSinglePoint(t *testing.T) {
 	run := synthetic("x", 1)
@@ -292,7 +336,8 @@ func TestMissingCellsAreNamed(t *testing.T) {
 }
 
 // Agree: cells within ±10 % count as agreeing, per figure; a cell outside is
-// listed with whether either run flagged it noisy.
+// listed with whether the other run's median lies in its interval; calibration
+// counts the cells whose intervals hold the other run's median.
 func TestAgree(t *testing.T) {
 	a, b := synthetic("a", 1), synthetic("b", 1)
 	for i := range b.Cells {
@@ -312,69 +357,33 @@ func TestAgree(t *testing.T) {
 			b.Cells[i].Repeats[j].Probe = &results.Probe{ClientUs: [2]float64{6600, 6600}, ServerUs: [2]float64{5000, 5000}}
 		}
 	}
-	ag := analysis.Agree(a, b, 0.10, 0.9)
+	ag := Agree(a, b, 0.10, 0.9)
 	want := map[string][2]int{"req/s": {11, 12}, "client CPU/call": {11, 12}, "server CPU/call": {12, 12}}
 	for _, f := range ag.Figures {
 		if w := want[f.Name]; f.Agree != w[0] || f.Cells != w[1] {
 			t.Errorf("%s: got %d of %d; want %d of %d", f.Name, f.Agree, f.Cells, w[0], w[1])
 		}
 	}
-	if len(ag.Outside) != 2 || ag.Outside[0].Cell != "go-grpc-datalist-2-c1" || ag.Outside[0].NoisyA || !ag.Outside[1].NoisyA || !ag.Outside[1].NoisyB {
-		t.Errorf("outside: got %+v; want go-grpc-datalist-2-c1 (not noisy) and go-http-datalist-2-c1 (noisy in both)", ag.Outside)
+	if len(ag.Outside) != 2 || ag.Outside[0].Cell != "go-grpc-datalist-2-c1" || ag.Outside[1].Cell != "go-http-datalist-2-c1" {
+		t.Errorf("outside: got %+v; want go-grpc-datalist-2-c1 and go-http-datalist-2-c1", ag.Outside)
 	}
-	if ag.Met(0.9) {
-		t.Error("goal: got met; want not met (a cell outside is flagged in neither run)")
+	if len(ag.Calibration) != 3 {
+		t.Fatalf("calibration: %d figures; want 3", len(ag.Calibration))
+	}
+	if c := ag.Calibration[0]; c.Cells != 12 || c.BInA > 11 {
+		t.Errorf("req/s calibration: B in A's interval %d of %d; want at most 11 of 12 (a cell moved 20 %% on quiet rounds)", c.BInA, c.Cells)
+	}
+	// 11 of 12 is over 90 % and no verdict flipped: the goal holds; at 95 % it does not.
+	if !ag.Met(0.9) || ag.Met(0.95) {
+		t.Errorf("goal: met at 90 %% %v, at 95 %% %v; want met, not met", ag.Met(0.9), ag.Met(0.95))
 	}
 	var out bytes.Buffer
-	AgreeText(&out, ag, 0.9)
+	ag.Write(&out, 0.9)
 	for _, w := range []string{"req/s            11 of 12 cells within ±10 %: 92 %",
 		"CPU probe, client core: median 6000 µs in A, 6600 µs in B (+10 %: the same work took that much longer in B)",
-		"CPU probe, server core: median 5000 µs in A, 5000 µs in B (+0 %: the same time in both runs)", "go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %); noisy in neither run", "not met"} {
+		"CPU probe, server core: median 5000 µs in A, 5000 µs in B (+0 %: the same time in both runs)", "go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %, outside A's interval)", "calibration", "B in A's: 11 of 12, 92 %", "): met"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q:\n%s", w, out.String())
 		}
-	}
-}
-
-func TestCompare(t *testing.T) {
-	a, b := synthetic("a", 1), synthetic("b", 1.5)
-	fiveRepeats(a, b) // go-grpc-datalist-2-c1
-	changes := analysis.Compare(a, b)
-	byCell := map[string]analysis.CellChange{}
-	for _, c := range changes {
-		byCell[c.Cell] = c
-	}
-	if _, ok := byCell["php-http-datalist-2-c1"]; ok {
-		t.Error("a cell failed on both sides was compared")
-	}
-	for _, tc := range []struct {
-		cell, metric string
-		significant  bool
-		delta        string
-	}{
-		{"go-grpc-datalist-2-c1", "req/s", true, "+50.00%"},
-		{"go-grpc-datalist-2-c50", "req/s", false, "~"}, // 3 vs 3 repeats: min p is 0.1
-		{"go-grpc-datalist-2-c1", "p99", false, "~"},    // unchanged
-	} {
-		var ch *analysis.Change
-		for i, c := range byCell[tc.cell].Changes {
-			if c.Metric == tc.metric {
-				ch = &byCell[tc.cell].Changes[i]
-			}
-		}
-		if ch == nil {
-			t.Errorf("%s %s: not compared", tc.cell, tc.metric)
-			continue
-		}
-		if ch.Significant != tc.significant || ch.Delta != tc.delta {
-			t.Errorf("%s %s: got significant=%v delta %q (p=%.3f); want %v %q", tc.cell, tc.metric, ch.Significant, ch.Delta, ch.P, tc.significant, tc.delta)
-		}
-	}
-	var out bytes.Buffer
-	if err := CompareMarkdown(&out, a, b, changes); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "| go-grpc-datalist-2-c1 |") || !strings.Contains(out.String(), "+50.00% better") {
-		t.Errorf("compare table lacks the significant change:\n%s", out.String())
 	}
 }

@@ -20,8 +20,9 @@ func ReproductionMarkdown(w io.Writer, secs []results.Section) {
 	fmt.Fprintf(w, "# Reproduction of the published experiments\n\n")
 	fmt.Fprintf(w, "Published figures are in results/published/. Absolute numbers differ (other hardware, "+
 		"newer libraries); each published claim is one rule (internal/reproduce) with a stated tolerance. "+
-		"Measured figures are the median over the repeats with the range they span in brackets; a difference "+
-		"inside that range is \"%s\", never \"yes\". A reason is given only where a figure of this run measured it.\n", results.NotDistinguished)
+		"Measured figures are the median over the repeats with its 95 %% interval in brackets (from the repeats' own "+
+		"spread, Student's t); a claim whose interval straddles its tolerance, or holds no difference, is \"%s\", "+
+		"never \"yes\". A reason is given only where a figure of this run measured it.\n", results.NotDistinguished)
 	fmt.Fprintf(w, "\n## Summary\n\n| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range secs {
 		if s.Err != "" && len(s.Findings) == 0 {

@@ -3,7 +3,7 @@
 // published claim is one named rule (rule.go; the bands sit beside each
 // experiment's code): the claim's words, the published figure, the measured
 // figure over the repeats (median [range]), the tolerance for yes / partly / no,
-// and a verdict that says "not distinguishable here" when the repeats' spread
+// and a verdict that says "inconclusive" when the 95 % interval
 // holds the difference. A reason is printed only from this run's figures, naming
 // the measurement behind it.
 //

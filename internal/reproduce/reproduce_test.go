@@ -35,6 +35,10 @@ func TestRuleBands(t *testing.T) {
 		{"throughput inside the noise", ruleThroughput, Figure{Median: 8, Lo: -3, Hi: 19, Known: true}, results.NotDistinguished},
 		{"throughput range touches 0", ruleThroughput, Figure{Median: 5, Lo: 0, Hi: 9, Known: true}, results.NotDistinguished},
 		{"throughput negative beyond noise", ruleThroughput, Figure{Median: -10, Lo: -15, Hi: -4, Known: true}, results.No},
+		{"throughput straddles the yes edge, inside partly", ruleThroughput, Figure{Median: 20, Lo: 15, Hi: 30, Known: true}, results.Partly},
+		{"throughput straddles the partly edge", ruleThroughput, Figure{Median: 38, Lo: 30, Hi: 50, Known: true}, results.NotDistinguished},
+		{"throughput interval inside partly", ruleThroughput, Figure{Median: 30, Lo: 25, Hi: 35, Known: true}, results.Partly},
+		{"throughput interval beyond partly", ruleThroughput, Figure{Median: 60, Lo: 45, Hi: 80, Known: true}, results.No},
 		{"throughput missing", ruleThroughput, Figure{}, results.NotMeasured},
 		// about 30 % more server CPU: yes 15..45, partly 0..90.
 		{"extra CPU +16 %", ruleExtraCPU, exact(16), results.Yes},
@@ -109,9 +113,17 @@ func TestLevels(t *testing.T) {
 
 func TestMarginRatioOrder(t *testing.T) {
 	a, b := Fig([]float64{110, 120, 115}), Fig([]float64{100, 100, 105})
+	// Three repeats' 95 % interval (Student's t at 2 degrees of freedom) is wider
+	// than the range they span.
+	if !(a.Lo < 110 && a.Hi > 120 && a.Median == 115) {
+		t.Errorf("Fig(110, 120, 115): got %+v; want median 115 inside an interval wider than 110..120", a)
+	}
+	if one := Fig([]float64{7}); one.Lo != 7 || one.Hi != 7 || !one.Known {
+		t.Errorf("Fig(7): got %+v; want 7 with no interval", one)
+	}
 	m := Margin(a, b)
-	if math.Abs(m.Median-15) > 1e-9 || math.Abs(m.Lo-(110.0/105-1)*100) > 1e-9 || math.Abs(m.Hi-20) > 1e-9 {
-		t.Errorf("Margin: got %+v; want 15 [4.76..20]", m)
+	if math.Abs(m.Median-15) > 1e-9 || math.Abs(m.Lo-(a.Lo/b.Hi-1)*100) > 1e-9 || math.Abs(m.Hi-(a.Hi/b.Lo-1)*100) > 1e-9 {
+		t.Errorf("Margin: got %+v; want 15 [a.Lo/b.Hi-1 .. a.Hi/b.Lo-1]", m)
 	}
 	if r := Ratio(a, b); math.Abs(r.Median-1.15) > 1e-9 || !r.Known {
 		t.Errorf("Ratio: got %+v; want 1.15", r)

@@ -10,8 +10,8 @@ import (
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// Figure is one measured figure over the repeats: its median and the range the
-// repeats span (a ratio's range is its two sides' extremes, see Ratio).
+// Figure is one measured figure over the repeats: its median and its 95 %
+// interval (Fig; a ratio's interval is its two sides' extremes, see Ratio).
 type Figure struct {
 	Median, Lo, Hi float64
 	// Known is false when nothing was measured (the run failed, the server was
@@ -19,7 +19,9 @@ type Figure struct {
 	Known bool
 }
 
-// Fig is a figure from repeats' values (unknown when there are none or one is NaN).
+// Fig is a figure from repeats' values (unknown when there are none or one is
+// NaN): their median with its in-run 95 % interval from their own spread
+// (stats.Noise.InRun, Student's t at n-1 degrees of freedom); one value has none.
 func Fig(v []float64) Figure {
 	if len(v) == 0 {
 		return Figure{}
@@ -30,7 +32,13 @@ func Fig(v []float64) Figure {
 		}
 	}
 	s := stats.Of(v)
-	return Figure{Median: s.Median, Lo: s.Min, Hi: s.Max, Known: true}
+	f := Figure{Median: s.Median, Lo: s.Median, Hi: s.Median, Known: true}
+	if iv := (stats.Noise{}).InRun(v); iv.Valid() {
+		f.Lo, f.Hi = iv.Low, iv.High
+	} else if s.N > 1 {
+		f.Lo, f.Hi = s.Min, s.Max // non-positive values: no log-scale interval
+	}
+	return f
 }
 
 // Margin is a/b - 1 in per cent, its range from the two sides' extremes: the
@@ -64,14 +72,16 @@ type Band struct {
 
 func at(v float64) *float64 { return &v }
 
-// Judge grades a measured figure against the band:
+// Judge grades a measured figure and its 95 % interval against the band:
 //   - nothing measured: NotMeasured;
-//   - the repeats' range holds the value the claim says it differs from (a
-//     difference smaller than the spread): NotDistinguished;
+//   - the interval holds the value the claim says it differs from (a
+//     difference smaller than the noise): NotDistinguished (inconclusive);
 //   - a claim of no difference (Differs nil): No when the whole range lies
 //     outside the "partly" band, else NotDistinguished when the range is wider
 //     than the "yes" band (the noise could hide any change);
-//   - else the median's place: Yes, Partly or No (edges count as inside).
+//   - else the interval's place: Yes or Partly when it lies wholly inside that
+//     band, No when wholly outside "partly", inconclusive when it straddles an
+//     edge (edges count as inside).
 func (b Band) Judge(f Figure) string {
 	switch {
 	case !f.Known:
@@ -82,12 +92,20 @@ func (b Band) Judge(f Figure) string {
 		return results.No
 	case b.Differs == nil && f.Hi-f.Lo > b.Yes[1]-b.Yes[0]:
 		return results.NotDistinguished
-	case in(f.Median, b.Yes):
+	case b.Differs == nil && in(f.Median, b.Yes):
 		return results.Yes
-	case in(f.Median, b.Partly):
+	case b.Differs == nil && in(f.Median, b.Partly):
 		return results.Partly
+	case b.Differs == nil:
+		return results.No
+	case in(f.Lo, b.Yes) && in(f.Hi, b.Yes):
+		return results.Yes
+	case in(f.Lo, b.Partly) && in(f.Hi, b.Partly):
+		return results.Partly
+	case f.Hi < b.Partly[0] || f.Lo > b.Partly[1]:
+		return results.No
 	}
-	return results.No
+	return results.NotDistinguished // the interval straddles the tolerance's edge
 }
 
 func in(v float64, r [2]float64) bool { return v >= r[0] && v <= r[1] }
@@ -96,9 +114,9 @@ func in(v float64, r [2]float64) bool { return v >= r[0] && v <= r[1] }
 func (b Band) String() string {
 	s := fmt.Sprintf("yes %s; partly %s; else no", span(b.Yes, b.Unit), span(b.Partly, b.Unit))
 	if b.Differs != nil {
-		s += fmt.Sprintf("; a range over the repeats that holds %s%s is not distinguishable", num(*b.Differs), b.Unit)
+		s += fmt.Sprintf("; a 95 %% interval that holds %s%s or straddles a band's edge is inconclusive", num(*b.Differs), b.Unit)
 	} else {
-		s += fmt.Sprintf("; a range over the repeats wider than %s%s is not distinguishable", num(b.Yes[1]-b.Yes[0]), b.Unit)
+		s += fmt.Sprintf("; a 95 %% interval wider than %s%s is inconclusive", num(b.Yes[1]-b.Yes[0]), b.Unit)
 	}
 	return s
 }

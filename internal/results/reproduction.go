@@ -32,10 +32,12 @@ type Finding struct {
 // Verdicts a rule gives. A rule never gives an empty verdict, and never "yes"
 // without a measurement.
 const (
-	Yes              = "yes"
-	Partly           = "partly"
-	No               = "no"
-	NotDistinguished = "not distinguishable here"
+	Yes    = "yes"
+	Partly = "partly"
+	No     = "no"
+	// NotDistinguished: the 95 % interval straddles the claim's tolerance (or
+	// holds the value the claim says the figure differs from).
+	NotDistinguished = "inconclusive"
 	NotMeasured      = "not measured"
 )
 

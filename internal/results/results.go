@@ -131,7 +131,9 @@ const (
 	// FlagCPUScope: the client could not measure its CPU over the window (CPU
 	// scope: process); its CPU figures are not used.
 	FlagCPUScope = "cpu-scope"
-	// FlagWarmup: an auto warm-up reached warmup_max without settling.
+	// FlagWarmup: an auto warm-up reached warmup_max without settling. A cell
+	// carries it only where it mattered (warmupMatters): an unsettled round's
+	// req/s outside its settled rounds' range.
 	FlagWarmup = "warmup-unsettled"
 	// FlagServerRestarted: the server had stopped answering and was restarted
 	// before this repeat.
@@ -140,8 +142,8 @@ const (
 	// window (the report's "JIT compile:", a Java server's /stats): the repeat
 	// measured code still being compiled, not the steady state.
 	FlagJIT = "jit-compiling"
-	// FlagNoisy: the cell's req/s or CPU per call (either side) spread over 10 %, or a
-	// repeat's steal over 2 % of a core.
+	// FlagNoisy: a repeat's steal over 2 % of a core. (A wide spread is no flag:
+	// the cell's 95 % interval gives its width.)
 	FlagNoisy = "noisy"
 	// FlagWindowSkew: a cluster repeat's client tasks' windows (each on the
 	// driver's clock, through its offset from the ready handshake) started or
@@ -486,8 +488,12 @@ func (c CellResult) Summarize() *Summary {
 	if rps.N > 0 && rps.Median > 0 {
 		s.Spread = (rps.Max - rps.Min) / rps.Median
 	}
+	warmupMatters := c.warmupMatters()
 	for _, r := range c.Repeats {
 		for _, f := range r.Flags {
+			if f == FlagWarmup && !warmupMatters {
+				continue
+			}
 			for _, n := range r.Notes {
 				if strings.HasPrefix(n, f+": ") {
 					add(f, fmt.Sprintf("r%d %s", r.Index, n))
@@ -501,11 +507,8 @@ func (c CellResult) Summarize() *Summary {
 		s.MaxStealCores = math.Max(s.MaxStealCores, r.Window.StealCores)
 		s.MaxOutsideCores = math.Max(s.MaxOutsideCores, r.Window.OutsideCores)
 	}
-	if rps.N > 1 && s.Spread > NoisySpread {
-		add(FlagNoisy, fmt.Sprintf("noisy: req/s spread %.0f %% over %d repeats ((max-min)/median > %.0f %%)", s.Spread*100, rps.N, NoisySpread*100))
-	}
-	// CPU per call is a figure of its own (rpcbed agree compares it): its spread
-	// flags the cell too.
+	// A wide spread is not flagged: the cell's 95 % interval says how wide it is
+	// (Uncertainty; matrix.md's note gives it past the precision).
 	for _, side := range []struct {
 		name string
 		f    func(Metrics) float64
@@ -517,9 +520,6 @@ func (c CellResult) Summarize() *Summary {
 			continue
 		}
 		*side.dst = sp
-		if sp > NoisySpread {
-			add(FlagNoisy, fmt.Sprintf("noisy: %s CPU/call spread %.0f %% over %d repeats", side.name, sp*100, len(v)))
-		}
 	}
 	if s.MaxStealCores > NoisyStealCores {
 		add(FlagNoisy, fmt.Sprintf("noisy: steal %.1f %% of a core in a repeat (> %.0f %%)", s.MaxStealCores*100, NoisyStealCores*100))
@@ -529,6 +529,36 @@ func (c CellResult) Summarize() *Summary {
 	}
 	s.Bottleneck = Bottleneck(c.Stat(ClientBusy).Median, c.Stat(ServerBusy).Median)
 	return s
+}
+
+// warmupMatters says whether a warm-up that did not settle changed the cell's
+// req/s: an unsettled round outside the range of the cell's settled rounds, or
+// fewer than two settled rounds to tell by.
+func (c CellResult) warmupMatters() bool {
+	var settled, unsettled []float64
+	for _, r := range c.Repeats {
+		if r.Report == nil {
+			continue
+		}
+		if slices.Contains(r.Flags, FlagWarmup) {
+			unsettled = append(unsettled, r.Metrics.RPS)
+		} else {
+			settled = append(settled, r.Metrics.RPS)
+		}
+	}
+	if len(unsettled) == 0 {
+		return false
+	}
+	if len(settled) < 2 {
+		return true
+	}
+	lo, hi := slices.Min(settled), slices.Max(settled)
+	for _, v := range unsettled {
+		if v < lo || v > hi {
+			return true
+		}
+	}
+	return false
 }
 
 // Bottleneck labels a cell from each side's busy fraction over the window

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -124,27 +122,25 @@ func (d *Docker) Close() error {
 	return errors.Join(errs...)
 }
 
-// Sweep removes the rpcbed containers whose starting process is gone: leftovers of
-// a run that was killed before it could clean up. Containers of live processes
-// (another matrix, another test) are left alone.
+// Sweep removes the rpcbed containers whose driver is gone (its pid, with its
+// start time): leftovers of a run that was killed before it could clean up.
+// Containers of live drivers (another matrix, another test) are left alone; with
+// EnvScope set, so are those of another scope.
 func (d *Docker) Sweep(ctx context.Context) (removed int, err error) {
-	cs, err := d.Containers(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var errs []error
-	for _, c := range cs {
-		pid, _ := strconv.Atoi(c.Labels[LabelPID])
-		if pid > 0 && alive(pid) {
-			continue
-		}
-		if err := d.pool.Client.RemoveContainer(dc.RemoveContainerOptions{ID: c.ID, Force: true, RemoveVolumes: true, Context: ctx}); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		removed++
-	}
-	return removed, errors.Join(errs...)
+	cs, err := d.removeWhere(ctx, func(l map[string]string) bool {
+		return orphaned(firstOf(l[LabelDriver], l[LabelPID]), l[LabelScope])
+	})
+	return len(cs), err
+}
+
+// labels are a new container's: the runner, the task's name, its driver (and
+// scope); the watcher is told of the engine, so that it removes the driver's
+// containers if the driver dies.
+func (d *Docker) labels(name string) map[string]string {
+	tell("docker", d.endpoint)
+	l := driverLabels()
+	l[LabelRunner], l[LabelName] = "docker", name
+	return l
 }
 
 // alive: signal 0 reaches the process, or it exists but belongs to another user.
@@ -215,11 +211,7 @@ func (d *Docker) create(ctx context.Context, s Task) (*dc.Container, error) {
 		Env:        s.Env,
 		Entrypoint: []string{"/bin/bash", "-c", wrapper, "rpcbed-runner"},
 		Cmd:        s.Args,
-		Labels: map[string]string{
-			LabelRunner: "docker",
-			LabelName:   s.Name,
-			LabelPID:    strconv.Itoa(os.Getpid()),
-		},
+		Labels:     d.labels(s.Name),
 	}
 	// Registered before it exists: if RunWithOptions fails between create and
 	// start, the container is still removed by name.

@@ -243,13 +243,16 @@ func interruptedChild(t *testing.T) {
 func TestDockerSweep(t *testing.T) {
 	d := newDocker(t)
 	buildImages(t)
+	// Only this test's containers: the engine may be shared with other runs.
+	sc := "sweep-" + strconv.Itoa(os.Getpid())
+	t.Setenv(EnvScope, sc)
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
 	orphan, err := d.pool.RunWithOptions(&dockertest.RunOptions{
 		Name: containerName("sweep-orphan"), Repository: "rpcbed/base", Tag: "latest", Cmd: []string{"sleep", "60"},
-		Labels: map[string]string{LabelRunner: "docker", LabelName: "sweep-orphan", LabelPID: strconv.Itoa(dead.Process.Pid)},
+		Labels: map[string]string{LabelRunner: "docker", LabelName: "sweep-orphan", LabelPID: strconv.Itoa(dead.Process.Pid), LabelScope: sc},
 	}, func(hc *dc.HostConfig) { hc.NetworkMode = "host"; hc.PublishAllPorts = false })
 	if err != nil {
 		t.Fatal(err)

@@ -43,9 +43,10 @@ func (l *Local) Run(ctx context.Context, s Task) (Result, error) {
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startChild(cmd); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", s.Name, err)
 	}
+	defer forgetChild(cmd)
 	done := make(chan struct{})
 	go func() {
 		// The whole process group goes: a client's forked workers too.
@@ -80,7 +81,7 @@ func (l *Local) Start(ctx context.Context, s Task) (Service, error) {
 	svc := &localService{l: l, name: s.Name, cmd: cmd, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &svc.out, &svc.err
 	svc.start = time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startChild(cmd); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	go func() { svc.waitErr = cmd.Wait(); close(svc.exited) }()
@@ -140,7 +141,8 @@ func (l *Local) command(s Task) (*exec.Cmd, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Dir = l.Dir
-	// Its own process group, so a kill reaches every child it forked.
+	// Its own process group, so a kill reaches every child it forked; startChild
+	// makes it die with this process.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = 5 * time.Second
 	return cmd, nil
@@ -255,6 +257,7 @@ func (s *localService) Stop(ctx context.Context) (Result, error) {
 		<-s.exited
 	}
 	s.result = result(s.cmd, s.start, s.out.Bytes(), s.err.Bytes())
+	forgetChild(s.cmd)
 	s.l.mu.Lock()
 	delete(s.l.live, s)
 	s.l.mu.Unlock()

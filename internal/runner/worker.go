@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,7 +63,7 @@ func (l *Local) StartWorker(ctx context.Context, s Task) (Worker, error) {
 	cmd.Stdout, cmd.Stderr = pw, &w.errb
 	w.stdout = pr
 	w.start = time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startChild(cmd); err != nil {
 		pr.Close()
 		pw.Close()
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
@@ -137,6 +136,7 @@ func (w *localWorker) Stop(ctx context.Context) (Result, error) {
 	syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
 	<-w.done
 	w.stdout.Close()
+	forgetChild(w.cmd)
 	w.result = result(w.cmd, w.start, nil, w.errb.Bytes())
 	w.forget()
 	return w.result, nil
@@ -165,7 +165,7 @@ func (d *Docker) StartWorker(ctx context.Context, s Task) (Worker, error) {
 			Cmd:        s.Args,
 			OpenStdin:  true, StdinOnce: true, // EOF on our side is EOF for the program
 			AttachStdin: true, AttachStdout: true, AttachStderr: true,
-			Labels: map[string]string{LabelRunner: "docker", LabelName: s.Name, LabelPID: strconv.Itoa(os.Getpid())},
+			Labels: d.labels(s.Name),
 		},
 		HostConfig: hc,
 		Context:    ctx,

@@ -256,6 +256,52 @@ func TestSwarm(t *testing.T) {
 		}
 	})
 
+	// A drained node: swarm stops its task (SIGTERM, then SIGKILL after the grace
+	// period), so the task's connection to the barrier ends — what the matrix
+	// takes for a lost node — and the gang check no longer counts the node.
+	t.Run("drained node", func(t *testing.T) {
+		bar, err := Listen(b.Env["NETBED_DRIVER_ADDR"] + ":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bar.Close()
+		token := "d" + newID()
+		forget := bar.Expect(token, 1)
+		defer forget()
+		victim := by["clients"][1]
+		id, err := c.Create(ctx, Service{Name: "drained", Image: "rpcbed/go:latest", Entrypoint: "/bin/bash",
+			Args: []string{"-c", TaskScript, "rpcbed-task", "/bin/bash", "-c", "sleep 120"},
+			Env:  TaskEnv(bar.Addr(), token), Node: victim.ID, Replicas: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Remove(id)
+		actx, acancel := context.WithTimeout(ctx, time.Minute)
+		defer acancel()
+		tcs, err := bar.Await(actx, token, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := tcs[0]
+		if err := tc.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go io.Copy(io.Discard, tc.Stdout())
+		if _, err := docker(ctx, c.Manager, "node", "update", "--availability", "drain", victim.ID); err != nil {
+			t.Fatal(err)
+		}
+		defer docker(context.Background(), c.Manager, "node", "update", "--availability", "active", victim.ID)
+		select {
+		case <-tc.Done():
+		case <-time.After(40 * time.Second):
+			t.Fatal("the drained node's task still holds its connection after 40 s")
+		}
+		_, err = c.Gang(ctx, map[string]int{"clients": 2}, nil)
+		if !errors.Is(err, ErrShortPool) || !strings.Contains(err.Error(), victim.Addr) || !strings.Contains(err.Error(), "drain") {
+			t.Errorf("gang with a drained node: got %v; want a short pool naming %s drained", err, victim.Addr)
+		}
+	})
+
 	t.Run("attach to an existing swarm", func(t *testing.T) {
 		a, err := Attach(ctx, c.Manager)
 		if err != nil {

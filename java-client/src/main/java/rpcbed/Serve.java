@@ -26,7 +26,8 @@ public final class Serve {
         Default ports: ice 10000, dubbo 20880, grpc 50052, thrift 9091, http 8082 (0 = any).
         Prints "listening proto=P addr=HOST:PORT" on stderr when ready; SIGTERM stops it.
         -auth-secret (or env RPCBED_AUTH_SECRET) signs tokens; default: random per process.
-        -threads sizes the server's worker pool (default: 4 x cores, at least 16).
+        -threads sizes the server's worker pool (default: 4 x cores, at least 16; ice,
+        dubbo, http: gRPC and Thrift run handlers on their Netty event loops).
         -stats-port N serves GET /stats (time, process CPU, calls answered) on
         -host's address, port N (0 = any free port; printed as "listening proto=stats addr=...");
         off when not given. -idle-timeout closes connections that carry nothing that long.
@@ -121,7 +122,7 @@ public final class Serve {
             case "ice" -> new IceServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
             case "dubbo" -> new DubboServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
             case "grpc" -> new GrpcServer(svc, o.host(), o.port(), o.idleMillis());
-            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
+            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.idleMillis());
             case "http" -> new HttpJsonServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
             default -> throw new IllegalArgumentException("unknown proto " + o.proto());
         };

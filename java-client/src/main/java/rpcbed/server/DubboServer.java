@@ -103,9 +103,10 @@ public final class DubboServer implements BaselineServer {
         // as the gRPC server does with directExecutor().
         // DubboGuard is "direct" whose error replies carry no stack trace (issue 18 #11).
         p.setDispatcher(DubboGuard.NAME);
-        // At most Limits.MAX_CONNECTIONS connections; one idle for idleMillis is closed
+        // No cap on connections, as go-server (Dubbo's accepts=1024 closed every caller
+        // behind 1,024 idle connections: issue 28 #4); one idle for idleMillis is closed
         // (Dubbo's heartbeat.timeout; its heartbeat must be at most a third of it).
-        p.setAccepts(Limits.MAX_CONNECTIONS);
+        p.setAccepts(0);
         int idle = (int) Math.min(Integer.MAX_VALUE, idleMillis);
         p.setHeartbeat(Math.max(1000, idle / 3));
         p.setParameters(new java.util.HashMap<>(java.util.Map.of("heartbeat.timeout", Integer.toString(idle))));

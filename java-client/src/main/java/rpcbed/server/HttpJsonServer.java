@@ -70,7 +70,9 @@ public final class HttpJsonServer implements BaselineServer {
         System.setProperty("sun.net.httpserver.maxReqTime", Integer.toString(Limits.HTTP_REQUEST_SECONDS));
         System.setProperty("sun.net.httpserver.maxReqHeaderSize", Integer.toString(Limits.MAX_HTTP_HEADER));
         System.setProperty("sun.net.httpserver.maxReqHeaders", "100");
-        System.setProperty("sun.net.httpserver.maxConnections", Integer.toString(Limits.MAX_CONNECTIONS));
+        // No cap on connections (go-server has none): idle ones hold no thread, only a
+        // socket, and idleInterval closes them (issue 28: 10,000 idle, a call answered).
+        System.clearProperty("sun.net.httpserver.maxConnections");
         System.setProperty("sun.net.httpserver.idleInterval", Long.toString(Math.max(1, idleMillis / 1000)));
     }
 

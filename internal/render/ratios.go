@@ -1,0 +1,111 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/stats"
+
+	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/results"
+)
+
+// ratioRow is one pair of cells with its comparisons, by figure key.
+type ratioRow struct {
+	a, b string
+	by   map[string]analysis.Comparison
+}
+
+// ratioRows groups a kind's comparisons by pair, in the run's order.
+func ratioRows(cs []analysis.Comparison, kind string) (rows []ratioRow, figures []analysis.Figure) {
+	idx := map[string]int{}
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if c.Kind != kind {
+			continue
+		}
+		k := c.A + " " + c.B
+		i, ok := idx[k]
+		if !ok {
+			i = len(rows)
+			idx[k] = i
+			rows = append(rows, ratioRow{a: c.A, b: c.B, by: map[string]analysis.Comparison{}})
+		}
+		rows[i].by[c.Figure.Key] = c
+		if !seen[c.Figure.Key] {
+			seen[c.Figure.Key] = true
+			figures = append(figures, c.Figure)
+		}
+	}
+	return rows, figures
+}
+
+// ratioString is "0.82 [0.75-0.90] slower" ("-" for none); paired marks an
+// unpaired interval with "(unpaired)".
+func ratioString(c analysis.Comparison, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	s := fmt.Sprintf("%sx [%s-%s] %s", sig(c.Ratio.Center), sig(c.Ratio.Low), sig(c.Ratio.High), c.Verdict)
+	if !c.Ratio.Paired {
+		s += " (unpaired)"
+	}
+	return s
+}
+
+// verdictTally counts a kind's verdicts per figure: "req/s: 12 faster, 30 slower,
+// 6 indistinguishable".
+func verdictTally(rows []ratioRow, figures []analysis.Figure) string {
+	var parts []string
+	for _, f := range figures {
+		n := map[string]int{}
+		for _, r := range rows {
+			if c, ok := r.by[f.Key]; ok {
+				n[c.Verdict]++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d faster, %d slower, %d indistinguishable", f.Name,
+			n[stats.Faster], n[stats.Slower], n[stats.Indistinguishable]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ratioKinds are the comparison tables, in the order the report gives them.
+var ratioKinds = []struct{ kind, title string }{
+	{analysis.VsGo, "Each client against go (same protocol, call, items, concurrency)"},
+	{analysis.VsGRPC, "Each protocol against grpc (same client, call, items, concurrency)"},
+}
+
+// ratiosMarkdown writes matrix.md's ratio tables: every client against go, every
+// protocol against grpc, each ratio with its 95 % interval and verdict.
+func ratiosMarkdown(run *results.Run, u *analysis.Uncertainty) string {
+	cs := u.Comparisons()
+	if len(cs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Ratios\n\nEach ratio is cell A's figure over cell B's, the median of the per-round ratios where A and B ran " +
+		"in the same rounds (paired: the machine's drift cancels), with its 95 % interval; the verdict is A faster or slower " +
+		"than B when the interval excludes 1 (less CPU per call is faster), indistinguishable when it holds 1. Unpaired ratios " +
+		"(cells on two servers, which ran minutes apart) add both cells' noise and the run shift (docs/method.md, section 11).\n")
+	for _, k := range ratioKinds {
+		rows, figures := ratioRows(cs, k.kind)
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n| A | B |", k.title, verdictTally(rows, figures))
+		for _, f := range figures {
+			fmt.Fprintf(&b, " %s A/B |", f.Name)
+		}
+		b.WriteString("\n|---|---|" + strings.Repeat("---|", len(figures)) + "\n")
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s | %s |", r.a, r.b)
+			for _, f := range figures {
+				c, ok := r.by[f.Key]
+				fmt.Fprintf(&b, " %s |", ratioString(c, ok))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
