@@ -264,7 +264,7 @@ up() {
 	else
 		# The server namespace routes between the bridge and the management link:
 		# the tasks on the client hosts reach the driver, and it reaches them.
-		nsenter --net="/var/run/netns/$(ns server)" sysctl -qw net.ipv4.ip_forward=1
+		nsenter --net="/var/run/netns/$(ns server)" sh -c "echo 1 >/proc/sys/net/ipv4/ip_forward"
 		ip route add "198.18.$NET.0/24" via "$MGMT_NS_ADDR" dev "$MGMT_H"
 		for r in "${ROLES[@]:1}"; do
 			ip -n "$(ns "$r")" route add "$MGMT_HOST_ADDR/32" via "$(addr server)"

@@ -41,6 +41,16 @@ bench-reproducibility: matrix-setup ## run the default matrix twice; print the s
 
 .PHONY: bench-reproducibility
 
+## ---- slice length: many short rounds or few long ones ------------------------------
+# Not part of `make test`: one 8-cell spec at 0.25/0.5/1/2 s slices, 6 rounds each
+# (about 6 minutes), then `rpcbed slices` prints each length's round noise, its
+# switching cost and the half-width it reaches in a fixed time (docs/method.md,
+# section 11). LENGTHS="0.25 0.5 1 2" ROUNDS=6 RUNNER=auto OUT=results/slices-<time>
+bench-slices: matrix-setup ## measure the slice-length trade-off (round noise, switching cost, half-width per length)
+	RUNNER=$(RUNNER) scripts/bench-slices.sh
+
+.PHONY: bench-slices
+
 readme: build ## print README.md's and docs/*.md's generated blocks again from the committed runs (rpcbed readme)
 	$(BIN)/rpcbed readme
 .PHONY: readme

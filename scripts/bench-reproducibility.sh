@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make bench-reproducibility: run one matrix spec twice back to back and print how
-# well the two runs agree (rpcbed agree): the share of cells whose medians lie
-# within ±10 %, for req/s and for client and server CPU per call, and every cell
-# outside with whether either run flagged it noisy. Issue 11's goal: >= 90 %, and
-# every cell outside flagged noisy in at least one run. It prints figures and
-# never fails on them (a goal lives in a benchmark, not in a test).
+# well the two runs agree (rpcbed agree): per figure (req/s, client and server CPU
+# per call) the share of cells whose run-B median lies inside run A's 95 %
+# interval and the other way round, the verdicts (faster, slower,
+# indistinguishable) that flipped between the runs, and the share of cells whose
+# medians lie within ±10 %. Issue 26's goal: >= 90 % both ways, no flip. It prints
+# figures and never fails on them (a goal lives in a benchmark, not in a test).
 #
 #   SPEC=matrix.yaml      the spec both runs use
 #   RUNNER=auto           docker, local or auto (as make matrix)

@@ -21,8 +21,9 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: rpcbed agree [-tol 0.10] [-goal 0.90] RUN_A RUN_B\n\n"+
 			"Prints, for req/s and for client and server CPU per call, the share of cells whose\n"+
-			"medians agree within the tolerance between two runs, and the cells outside with\n"+
-			"whether either run flagged them noisy.")
+			"medians agree within the tolerance between two runs and the cells outside; the\n"+
+			"calibration (cells whose other run's median lies in their 95 % interval, both\n"+
+			"ways) and the ratio verdicts that flipped; and the noise model of the two runs.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

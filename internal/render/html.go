@@ -26,8 +26,8 @@ import (
 const IndexFile = "index.html"
 
 // NoisyPct is the req/s spread over the repeats ((max - min) / median, in %) above
-// which a cell is flagged noisy (docs/method.md, "Noise on the record"); runs with
-// cell summaries carry the flag themselves.
+// which a cell of a run saved with figures only (no repeats, no summary) counts as
+// noisy; other cells are noisy by their steal (docs/method.md, section 6).
 const NoisyPct = results.NoisySpread * 100
 
 //go:embed templates
