@@ -47,6 +47,7 @@ func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
 		tokenTTL     = fs.Duration("token-ttl", auth.DefaultTTL, "lifetime of issued tokens")
 		pprofOn      = fs.Bool("pprof", false, "serve /debug/pprof on the HTTP listener")
 		drainTimeout = fs.Duration("drain", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight calls may take to finish")
+		setupTimeout = fs.Duration("setup-timeout", server.ReadHeaderTimeout, "how long a gRPC connection's set-up (preface, settings) and an HTTP request's head may take (rpcbed cost raises it: a client under callgrind runs 50-100 times slower)")
 		stall        = fs.Duration("stall-timeout", server.StallTimeout, "cut a connection whose answer write made no progress this long (the caller stopped reading)")
 		budgetMB     = fs.Int64("answer-budget-mb", server.AnswerBudget>>20, "MiB of answers in flight in the whole server; a large answer is built only once it fits")
 		connBudgetMB = fs.Int64("conn-answer-budget-mb", server.ConnAnswerBudget>>20, "MiB of answers in flight per connection (gRPC streams)")
@@ -89,7 +90,7 @@ func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
 	srv, err := server.Start(server.Config{
 		GRPCAddr: *grpcAddr, ThriftAddr: *thriftAddr, HTTPAddr: *httpAddr,
 		ThriftTransport: *thriftTrans, ThriftProtocol: *thriftProto,
-		Pprof: *pprofOn, StoreKind: *storeKind, CheckAuth: *checkAuth, Log: logger,
+		Pprof: *pprofOn, StoreKind: *storeKind, CheckAuth: *checkAuth, Log: logger, ReadHeaderTimeout: *setupTimeout,
 		StallTimeout: *stall, AnswerBudget: *budgetMB << 20, ConnAnswerBudget: *connBudgetMB << 20,
 	}, svc)
 	if err != nil {

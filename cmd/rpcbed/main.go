@@ -32,6 +32,8 @@ var commands = []command{
 	{"reproduce", "re-run the published experiments; write results/<run>/reproduction.md", runReproduce},
 	{"compare", "compare two matrix runs cell by cell: each figure's change with its 95 % interval and verdict", runCompare},
 	{"agree", "how well two runs of one spec reproduce: calibration of the intervals, flipped verdicts, share within ±10 % (make bench-reproducibility)", runAgree},
+	{"cost", "count instructions, estimated cycles, syscalls and bytes per call under callgrind (cost.yaml; docs/cost.md)", runCost},
+	{"gate", "compare two cost runs: exit 1 when a cell's instructions or estimated cycles per call grew beyond -max %", runGate},
 	{"slices", "the slice-length trade-off: round noise, switching cost and half-width per slice length (make bench-slices)", runSlices},
 	{"readme", "print the generated blocks of README.md and docs/*.md again from the committed runs they name (-check: only say which differ)", runReadme},
 	{"vegeta", "vegeta's results (vegeta encode -to csv) in go-client's open-loop figures (make bench-loadgen)", runVegeta},

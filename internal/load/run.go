@@ -542,6 +542,9 @@ func (w *worker) closedLoop(ctx context.Context, stop *atomic.Bool, win *window,
 			return
 		}
 		o := w.c.call(ctx)
+		if padRounds > 0 {
+			pad(padRounds)
+		}
 		w.record(o, start, time.Now(), measured)
 		if o.kind == kindConnect {
 			// Nothing listens: do not spin (ab would have given up already).

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -133,6 +134,7 @@ type indexPage struct {
 	Plots           []plotView
 	Repro           []results.Section
 	ReproFrom       string
+	Cost            template.HTML
 }
 
 // Extras are what a run's page shows beside the run itself.
@@ -141,11 +143,34 @@ type Extras struct {
 	// ReproductionFrom is its page or file, relative to the run directory.
 	Reproduction     []results.Section
 	ReproductionFrom string
+	// Cost is the run's cost section (internal/cost) when the run directory holds
+	// a cost run in cost/ (cost/cost.json).
+	Cost template.HTML
 }
 
 // LoadExtras finds what belongs on dir's page: the reproduction in
-// dir/reproduction.json or dir/reproduction/reproduction.json.
+// dir/reproduction.json or dir/reproduction/reproduction.json, and the cost run in
+// dir/cost (set against the run's own matrix.csv).
 func LoadExtras(dir string) (Extras, error) {
+	x, err := loadReproduction(dir)
+	if err != nil {
+		return x, err
+	}
+	costDir := filepath.Join(dir, "cost")
+	if _, err := os.Stat(filepath.Join(costDir, cost.JSONFile)); err == nil {
+		res, err := cost.LoadResult(costDir)
+		if err != nil {
+			return x, err
+		}
+		timed, _ := cost.LoadTimed(dir) // none: the section leaves the comparison out
+		if x.Cost, err = cost.HTMLSection(res, timed, "cost"); err != nil {
+			return x, err
+		}
+	}
+	return x, nil
+}
+
+func loadReproduction(dir string) (Extras, error) {
 	for _, rel := range []string{"reproduction.json", filepath.Join("reproduction", "reproduction.json")} {
 		b, err := os.ReadFile(filepath.Join(dir, rel))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -174,7 +199,7 @@ func HTML(w io.Writer, run *results.Run) error { return Index(w, run, Extras{}) 
 func Index(w io.Writer, run *results.Run, x Extras) error {
 	p := indexPage{Run: run, CSS: pageCSS, JS: sortJS, NoisyPct: NoisyPct, Columns: cellColumns,
 		Facts: runFacts(run), Versions: versionFacts(run), Attention: needsAttention(run),
-		Repro: x.Reproduction, ReproFrom: x.ReproductionFrom}
+		Repro: x.Reproduction, ReproFrom: x.ReproductionFrom, Cost: x.Cost}
 	ok, partial := 0, 0
 	for _, c := range run.Cells {
 		switch c.Status {

@@ -1,0 +1,290 @@
+// Package cost measures what one call costs in counts that do not depend on the
+// machine's speed: instructions, simulated cache misses, estimated cycles, system
+// calls and wire bytes, from valgrind's callgrind (docs/cost.md). It reads
+// callgrind's output (Parse), takes the marginal cost between two runs of
+// different lengths (Marginal), maps functions to layers (Layers), runs the
+// cells (Run) and compares two cost runs (Gate).
+package cost
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Profile is one callgrind output file: its events, its total and the self cost
+// of every function (exclusive: what the function's own instructions did, not
+// its callees').
+type Profile struct {
+	Cmd    string
+	PID    int
+	Thread int // with --separate-threads=yes: the thread's number (1 = the main one)
+	// Caches are the simulated caches from the desc: lines (I1, D1, LL ->
+	// "32768 B, 64 B, 8-way associative").
+	Caches map[string]string
+	Events []string
+	// Totals is the file's total, from its `totals:` line (or `summary:` when the
+	// file has no totals line): one of the two, never both.
+	Totals []uint64
+	// Self is each function's self cost, keyed "OBJECT\x00FUNCTION" (Key).
+	Self map[string][]uint64
+	// Calls counts the calls made to each function (from `calls=` lines), keyed
+	// as Self.
+	Calls map[string]uint64
+}
+
+// Key is Self's key for a function in an object file.
+func Key(object, function string) string { return object + "\x00" + function }
+
+// SplitKey gives back Key's object and function.
+func SplitKey(k string) (object, function string) {
+	object, function, _ = strings.Cut(k, "\x00")
+	return object, function
+}
+
+// Event gives the total of one event, 0 when the file does not have it.
+func (p *Profile) Event(name string) uint64 {
+	for i, e := range p.Events {
+		if e == name && i < len(p.Totals) {
+			return p.Totals[i]
+		}
+	}
+	return 0
+}
+
+// maxLine bounds one line of a callgrind file: long C++ or Go names stay well
+// below it; anything longer is not callgrind's output.
+const maxLine = 1 << 20
+
+// Parse reads one callgrind output file (format version 1, as callgrind 3.x
+// writes it, compressed names or not).
+func Parse(r io.Reader) (*Profile, error) {
+	p := &Profile{Self: map[string][]uint64{}, Calls: map[string]uint64{}, Caches: map[string]string{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), maxLine)
+	names := map[string]map[string]string{} // kind (ob, fl, fn) -> id -> name
+	for _, k := range []string{"ob", "fl", "fn"} {
+		names[k] = map[string]string{}
+	}
+	var (
+		object, function string
+		cobject, cfn     string
+		afterCalls       bool // the next cost line is a call's inclusive cost
+		summary          []uint64
+		haveTotals       bool
+		lineNo           int
+		npos             = 1
+		sawEvents        bool
+	)
+	// name reads "(ID) NAME", "(ID)" or "NAME" for a kind of compressed name.
+	name := func(kind, v string) (string, error) {
+		if !strings.HasPrefix(v, "(") {
+			return v, nil
+		}
+		end := strings.IndexByte(v, ')')
+		if end < 0 {
+			return "", fmt.Errorf("line %d: %s=%q: no closing parenthesis", lineNo, kind, v)
+		}
+		id, rest := v[1:end], strings.TrimSpace(v[end+1:])
+		if rest != "" {
+			names[kind][id] = rest
+			return rest, nil
+		}
+		n, ok := names[kind][id]
+		if !ok {
+			return "", fmt.Errorf("line %d: %s=(%s) used before it was named", lineNo, kind, id)
+		}
+		return n, nil
+	}
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		c := line[0]
+		if (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '*' {
+			if !sawEvents {
+				return nil, fmt.Errorf("line %d: a cost line before the events: line", lineNo)
+			}
+			cost, err := costLine(line, npos, len(p.Events))
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", lineNo, err)
+			}
+			if afterCalls {
+				afterCalls = false // inclusive cost of a call: the callee's, not this function's
+				continue
+			}
+			k := Key(object, function)
+			self := p.Self[k]
+			if self == nil {
+				self = make([]uint64, len(p.Events))
+				p.Self[k] = self
+			}
+			for i, v := range cost {
+				self[i] += v
+			}
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		if ok && !strings.Contains(key, " ") && !strings.Contains(key, ":") {
+			var err error
+			switch key {
+			case "ob":
+				object, err = name("ob", val)
+				cobject = object
+			case "fl", "fi", "fe":
+				_, err = name("fl", val)
+			case "fn":
+				function, err = name("fn", val)
+				cobject = object
+			case "cob":
+				cobject, err = name("ob", val)
+			case "cfi", "cfl":
+				_, err = name("fl", val)
+			case "cfn":
+				cfn, err = name("fn", val)
+			case "calls":
+				f := strings.Fields(val)
+				if len(f) == 0 {
+					return nil, fmt.Errorf("line %d: calls= without a count", lineNo)
+				}
+				n, perr := strconv.ParseUint(f[0], 10, 64)
+				if perr != nil {
+					return nil, fmt.Errorf("line %d: calls=%q: %v", lineNo, val, perr)
+				}
+				p.Calls[Key(cobject, cfn)] += n
+				cobject = object
+				afterCalls = true
+			case "jump", "jcnd":
+				// --collect-jumps: no cost of its own.
+			default:
+				// Other key=value lines (none in format 1 today) carry no cost.
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		key, val, ok = strings.Cut(line, ":")
+		if !ok {
+			return nil, fmt.Errorf("line %d: %q is not a callgrind line", lineNo, trim(line))
+		}
+		val = strings.TrimSpace(val)
+		switch key {
+		case "events":
+			p.Events = strings.Fields(val)
+			sawEvents = len(p.Events) > 0
+		case "positions":
+			npos = len(strings.Fields(val))
+			if npos == 0 {
+				npos = 1
+			}
+		case "cmd":
+			p.Cmd = val
+		case "desc":
+			if k, v, ok := strings.Cut(val, " cache:"); ok && (k == "I1" || k == "D1" || k == "LL") {
+				p.Caches[k] = strings.TrimSpace(v)
+			}
+		case "pid":
+			p.PID, _ = strconv.Atoi(val)
+		case "thread":
+			p.Thread, _ = strconv.Atoi(val)
+		case "summary", "totals":
+			v, err := numbers(val, len(p.Events))
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %s: %w", lineNo, key, err)
+			}
+			if key == "totals" {
+				p.Totals, haveTotals = v, true
+			} else {
+				summary = v
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", lineNo+1, err)
+	}
+	if !sawEvents {
+		return nil, errors.New("not a callgrind file: no events: line")
+	}
+	if !haveTotals {
+		if summary == nil {
+			return nil, errors.New("no totals: or summary: line (the run did not finish its dump)")
+		}
+		p.Totals = summary
+	}
+	return p, nil
+}
+
+// costLine reads "POSITION... COST..." (a position may be relative: +N, -N, *);
+// missing trailing costs are 0.
+func costLine(line string, npos, nev int) ([]uint64, error) {
+	f := strings.Fields(line)
+	if len(f) < npos {
+		return nil, fmt.Errorf("cost line %q: fewer fields than positions", trim(line))
+	}
+	return numbers(strings.Join(f[npos:], " "), nev)
+}
+
+func numbers(s string, n int) ([]uint64, error) {
+	f := strings.Fields(s)
+	if len(f) > n {
+		return nil, fmt.Errorf("%d values for %d events", len(f), n)
+	}
+	v := make([]uint64, n)
+	for i, x := range f {
+		u, err := strconv.ParseUint(x, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("value %q: %v", trim(x), err)
+		}
+		v[i] = u
+	}
+	return v, nil
+}
+
+func trim(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// HasFunction tells whether any function of the profile is named fn.
+func (p *Profile) HasFunction(fn string) bool {
+	for k := range p.Self {
+		if _, f := SplitKey(k); f == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// timeDrivenRoots name the threads whose work follows the clock, not the calls:
+// Go's sysmon, the runtime's watchdog, wakes every 20 µs to 10 ms whatever the
+// program does. Under callgrind a call takes 50-100 times its native time, so
+// such a thread would add to every call in proportion to how slow valgrind ran
+// (docs/cost.md, "Time-driven work").
+var timeDrivenRoots = []string{"runtime.sysmon"}
+
+// SplitTimeDriven separates the time-driven threads' profiles (one profile per
+// thread, --separate-threads=yes) from the others.
+func SplitTimeDriven(profiles []*Profile) (counted, timeDriven []*Profile) {
+	for _, p := range profiles {
+		td := false
+		for _, fn := range timeDrivenRoots {
+			if p.HasFunction(fn) {
+				td = true
+			}
+		}
+		if td {
+			timeDriven = append(timeDriven, p)
+		} else {
+			counted = append(counted, p)
+		}
+	}
+	return counted, timeDriven
+}

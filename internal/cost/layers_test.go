@@ -1,0 +1,88 @@
+package cost
+
+import "testing"
+
+func TestLayers(t *testing.T) {
+	l, err := NewLayers(Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin := "/work/bin/go-client"
+	for _, tc := range []struct{ object, function, want string }{
+		// Go client and server.
+		{goBin, "google.golang.org/protobuf/internal/impl.(*MessageInfo).unmarshalPointerEager'2", LayerCodec},
+		{goBin, "google.golang.org/protobuf/encoding/protowire.ConsumeBytes", LayerCodec},
+		{goBin, "github.com/rpcbed/rpcbed/internal/gen/pb.(*Item).Reset", LayerCodec},
+		{goBin, "github.com/rpcbed/rpcbed/internal/gen/thriftgen/data.(*DataList).Read", LayerCodec},
+		{goBin, "github.com/apache/thrift/lib/go/thrift.(*TBinaryProtocol).ReadString", LayerCodec},
+		{goBin, "github.com/apache/thrift/lib/go/thrift.(*TFramedTransport).Read", LayerRPC},
+		{goBin, "encoding/json.(*decodeState).object", LayerCodec},
+		{goBin, "unicode/utf8.Valid", LayerCodec},
+		{goBin, "google.golang.org/grpc/internal/transport.(*http2Client).reader", LayerRPC},
+		{goBin, "golang.org/x/net/http2.(*Framer).ReadFrame", LayerRPC},
+		{goBin, "golang.org/x/net/http2/hpack.(*Decoder).Write", LayerRPC},
+		{goBin, "net/http.ReadResponse", LayerRPC},
+		{goBin, "internal/poll.(*FD).Read", LayerTransport},
+		{goBin, "net.(*conn).Write", LayerTransport},
+		{goBin, "syscall.Syscall", LayerTransport},
+		{goBin, "internal/runtime/syscall.Syscall6", LayerTransport},
+		{goBin, "runtime.netpoll", LayerTransport},
+		{goBin, "runtime.mallocgc", LayerRuntime},
+		{goBin, "runtime.scanobject", LayerRuntime},
+		{goBin, "runtime.schedule", LayerRuntime},
+		{goBin, "runtime.memmove", LayerRuntime},
+		{goBin, "reflect.New", LayerRuntime},
+		{goBin, "sync.(*Mutex).Lock", LayerRuntime},
+		{goBin, "github.com/rpcbed/rpcbed/internal/load.(*grpcConn).call", LayerRpcbed},
+		{goBin, "github.com/rpcbed/rpcbed/internal/service.(*Service).DataList", LayerRpcbed},
+		{goBin, "github.com/HdrHistogram/hdrhistogram-go.(*Histogram).RecordValue", LayerBookkeeping},
+		// PHP and its extensions, by object.
+		{"/work/php-client/ext/build/protobuf.so", "upb_Decoder_Decode", LayerCodec},
+		{"/usr/lib/php/20220829/thrift_protocol.so", "binary_deserialize", LayerCodec},
+		{"/work/php-client/ext/build/grpc.so", "zim_Call_startBatch", LayerRPC},
+		{"/usr/lib/x86_64-linux-gnu/libgrpc.so.29", "grpc_call_start_batch", LayerRPC},
+		{"/usr/lib/x86_64-linux-gnu/libabsl_synchronization.so.20220623", "absl::Mutex::Lock", LayerRPC},
+		{"/usr/bin/php8.2", "php_json_parser_parse", LayerCodec},
+		{"/usr/bin/php8.2", "php_stream_socket_read", LayerTransport},
+		{"/usr/bin/php8.2", "zif_fwrite", LayerTransport},
+		{"/usr/bin/php8.2", "execute_ex", LayerRuntime},
+		{"/usr/bin/php8.2", "_emalloc_56", LayerRuntime},
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "__libc_recv", LayerTransport},
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "write", LayerTransport},
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "__memmove_avx_unaligned_erms", LayerRuntime},
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "_int_malloc", LayerRuntime},
+		{"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "_dl_relocate_object", LayerRuntime},
+		{"/usr/lib/x86_64-linux-gnu/libIce.so.37", "IceInternal::BasicStream::read", LayerRPC},
+		{"/opt/unknown.so", "mystery", LayerOther},
+	} {
+		if got := l.Of(tc.object, tc.function); got != tc.want {
+			t.Errorf("Of(%s, %s) = %s; want %s", tc.object, tc.function, got, tc.want)
+		}
+	}
+	for _, r := range Rules {
+		if _, ok := LayerNames[r.Layer]; !ok {
+			t.Errorf("rule %q: layer %q has no name", r.Func+r.Object, r.Layer)
+		}
+		if r.Why == "" {
+			t.Errorf("rule %q %q: no why", r.Object, r.Func)
+		}
+	}
+	if _, err := NewLayers([]Rule{{Layer: LayerCodec, Func: "("}}); err == nil {
+		t.Error("a bad pattern compiled")
+	}
+}
+
+func TestAllocations(t *testing.T) {
+	p := &Profile{Calls: map[string]uint64{
+		Key("/bin/go-client", "runtime.mallocgc"):                 500,
+		Key("/bin/go-client", "runtime.mallocgcTiny"):             300, // inside mallocgc: not counted again
+		Key("/usr/bin/php8.2", "_emalloc_56"):                     20,
+		Key("/usr/bin/php8.2", "_emalloc"):                        5,
+		Key("/usr/bin/php8.2", "_safe_emalloc"):                   3, // ends in _emalloc
+		Key("/usr/lib/x86_64-linux-gnu/libc.so.6", "malloc"):      7,
+		Key("/usr/lib/x86_64-linux-gnu/libc.so.6", "_int_malloc"): 7,
+	}}
+	if got := Allocations([]*Profile{p}); got != 532 {
+		t.Errorf("Allocations = %v; want 532", got)
+	}
+}

@@ -1,0 +1,281 @@
+package cost
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// PlotsDir is where a cost run's plots go, inside its directory.
+const PlotsDir = "plots"
+
+// Plot is one figure of a cost run, drawn as SVG.
+type Plot struct {
+	Name, Caption string
+	SVG, PNG      []byte
+}
+
+// layerColors: one per layer, in LayerOrder.
+var layerColors = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, // codec
+	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, // rpc
+	color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, // transport
+	color.RGBA{0x94, 0x67, 0xbd, 0xff}, // runtime
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, // rpcbed
+	color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, // other
+}
+
+// Plots draws the cost run's figures: PHP over Go, the layers per cell on each
+// side, and (with a matrix run) estimated cycles against CPU per call.
+func Plots(r *Result, t Timed) ([]Plot, error) {
+	var out []Plot
+	add := func(name, caption string, p *plot.Plot, w, h vg.Length, err error) error {
+		if err != nil || p == nil {
+			return err
+		}
+		b, err := draw1(p, w, h, "svg")
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", name, err)
+		}
+		pb, err := draw1(p, w, h, "png")
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", name, err)
+		}
+		out = append(out, Plot{Name: name, Caption: caption, SVG: b, PNG: pb})
+		return nil
+	}
+	p, err := phpOverGoPlot(r)
+	if err := add("php-over-go", "PHP's client cost per call as a multiple of Go's, same protocol and size (1 = as Go)", p, 9*vg.Inch, 4.5*vg.Inch, err); err != nil {
+		return nil, err
+	}
+	for _, side := range []string{SideClient, SideServer} {
+		p, h, err := layersPlot(r, side)
+		if err := add("layers-"+side, "Where the "+side+"'s instructions per call go, by layer (share of the call's instructions)", p, 9*vg.Inch, h, err); err != nil {
+			return nil, err
+		}
+	}
+	if t != nil {
+		p, err := cyclesVsCPUPlot(r, t)
+		if err := add("cycles-vs-cpu", "Estimated cycles per call against the matrix's CPU µs per call (same cells, same side)", p, 7*vg.Inch, 5*vg.Inch, err); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// WritePlots writes dir/plots/NAME.svg and NAME.png for every figure.
+func WritePlots(dir string, r *Result, t Timed) error {
+	plots, err := Plots(r, t)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
+		return err
+	}
+	for _, p := range plots {
+		if err := os.WriteFile(filepath.Join(dir, PlotsDir, p.Name+".svg"), p.SVG, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, PlotsDir, p.Name+".png"), p.PNG, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func draw1(p *plot.Plot, w, h vg.Length, format string) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	wt, err := p.WriterTo(w, h, format)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func phpOverGoPlot(r *Result) (*plot.Plot, error) {
+	rows := PHPOverGo(r)
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	// Categories: protocol-items in the order seen; series: client x measure.
+	var cats []string
+	catIdx := map[string]int{}
+	for _, x := range rows {
+		k := x.Protocol + "-" + strconv.Itoa(x.Items)
+		if _, ok := catIdx[k]; !ok {
+			catIdx[k] = len(cats)
+			cats = append(cats, k)
+		}
+	}
+	type series struct {
+		name    string
+		client  string
+		measure func(Ratio) float64
+	}
+	all := []series{
+		{"php instructions", "php", func(x Ratio) float64 { return x.Instructions }},
+		{"php est. cycles", "php", func(x Ratio) float64 { return x.Cycles }},
+		{"php-pure instructions", "php-pure", func(x Ratio) float64 { return x.Instructions }},
+		{"php-pure est. cycles", "php-pure", func(x Ratio) float64 { return x.Cycles }},
+	}
+	p := plot.New()
+	p.Title.Text = "PHP client over Go client, per call (c=1)"
+	p.Y.Label.Text = "x Go"
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	w := vg.Points(7)
+	n := 0
+	for _, s := range all {
+		vals := make(plotter.Values, len(cats))
+		have := false
+		for i := range vals {
+			vals[i] = math.NaN()
+		}
+		for _, x := range rows {
+			if x.Client == s.client {
+				vals[catIdx[x.Protocol+"-"+strconv.Itoa(x.Items)]] = s.measure(x)
+				have = true
+			}
+		}
+		if !have {
+			continue
+		}
+		for i, v := range vals {
+			if math.IsNaN(v) || v <= 0 {
+				vals[i] = 0 // not measured: no bar
+			}
+		}
+		bc, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return nil, err
+		}
+		bc.Color = plotutil.Color(n)
+		bc.LineStyle.Width = 0
+		bc.Offset = w * vg.Length(float64(n)-1.5)
+		p.Add(bc)
+		p.Legend.Add(s.name, bc)
+		n++
+	}
+	p.NominalX(cats...)
+	p.Y.Min = 0
+	one := plotter.NewFunction(func(float64) float64 { return 1 })
+	one.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(one)
+	return p, nil
+}
+
+func layersPlot(r *Result, side string) (*plot.Plot, vg.Length, error) {
+	var cells []CellRun
+	for _, c := range r.Cells {
+		if c.Side == side && c.Status == StatusOK && c.PerCall.Ir > 0 {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) == 0 {
+		return nil, 0, nil
+	}
+	p := plot.New()
+	p.Title.Text = "Instructions per call by layer, " + side + " side"
+	p.X.Label.Text = "% of the call's instructions"
+	p.Legend.Top = true
+	p.Legend.Left = false
+	var names []string
+	for i := len(cells) - 1; i >= 0; i-- { // first cell on top
+		names = append(names, cells[i].Cell)
+	}
+	var prev *plotter.BarChart
+	for li, l := range LayerOrder {
+		vals := make(plotter.Values, len(names))
+		for i := range names {
+			c := cells[len(cells)-1-i]
+			v := 100 * c.PerCall.Layers[l] / c.PerCall.Ir
+			if v < 0 {
+				v = 0 // a layer that shrank between the runs: noise around 0
+			}
+			vals[i] = v
+		}
+		bc, err := plotter.NewBarChart(vals, vg.Points(9))
+		if err != nil {
+			return nil, 0, err
+		}
+		bc.Horizontal = true
+		bc.Color = layerColors[li]
+		bc.LineStyle.Width = 0
+		if prev != nil {
+			bc.StackOn(prev)
+		}
+		p.Add(bc)
+		p.Legend.Add(LayerNames[l], bc)
+		prev = bc
+	}
+	p.NominalY(names...)
+	p.X.Min, p.X.Max = 0, 130 // room on the right for the legend
+	h := vg.Points(float64(14*len(names) + 90))
+	return p, h, nil
+}
+
+func cyclesVsCPUPlot(r *Result, t Timed) (*plot.Plot, error) {
+	cmp := CompareTimed(r, t)
+	if len(cmp.Points) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Estimated cycles vs measured CPU per call (Spearman %.2f)", cmp.Spearman)
+	p.X.Label.Text = "CPU µs per call (matrix, timed)"
+	p.Y.Label.Text = "estimated cycles per call (callgrind)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	groups := []struct {
+		name   string
+		side   string
+		client string
+	}{
+		{"go client", SideClient, "go"}, {"php client", SideClient, "php"}, {"php-pure client", SideClient, "php-pure"},
+		{"go-server (go clients)", SideServer, "go"}, {"go-server (php clients)", SideServer, "php"}, {"go-server (php-pure clients)", SideServer, "php-pure"},
+	}
+	for i, g := range groups {
+		var pts plotter.XYs
+		for _, pt := range cmp.Points {
+			if pt.Side == g.side && pt.Client == g.client && pt.CPUus > 0 && pt.Cycles > 0 {
+				pts = append(pts, plotter.XY{X: pt.CPUus, Y: pt.Cycles})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		s, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		s.Color = plotutil.Color(i % 3)
+		s.Radius = vg.Points(3.5)
+		if g.side == SideServer {
+			s.Shape = draw.BoxGlyph{}
+		} else {
+			s.Shape = draw.CircleGlyph{}
+		}
+		p.Add(s)
+		p.Legend.Add(g.name, s)
+	}
+	return p, nil
+}

@@ -1,0 +1,153 @@
+package cost
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// Cell statuses.
+const (
+	StatusOK          = "ok"
+	StatusFailed      = "failed"       // measured, but a run failed: Error says why
+	StatusNotMeasured = "not measured" // excluded by the spec or impossible here: Error says why
+)
+
+// Result is one cost run: what ran, how, and every cell's cost per call.
+type Result struct {
+	Version  int       `json:"version"`
+	Started  string    `json:"started"`
+	Finished string    `json:"finished"`
+	Seconds  float64   `json:"seconds"`
+	Setup    Setup     `json:"setup"`
+	Cells    []CellRun `json:"cells"`
+}
+
+// ResultVersion is cost.json's version.
+const ResultVersion = 1
+
+// Setup is what a cost figure depends on, recorded with the run.
+type Setup struct {
+	Valgrind     string   `json:"valgrind"`
+	ValgrindArgs []string `json:"valgrind_args"`
+	// Env is the environment every measured process ran with (GODEBUG, GOGC,
+	// GOMAXPROCS, GLIBC_TUNABLES).
+	Env []string `json:"env"`
+	// GuestCPU is the CPU as the programs see it under valgrind (valgrind
+	// presents its own CPUID): glibc's cpu_features and Go's choices follow it.
+	GuestCPU string `json:"guest_cpu"`
+	HostCPU  string `json:"host_cpu"`
+	Kernel   string `json:"kernel"`
+	Go       string `json:"go"`
+	PHP      string `json:"php"`
+	// Pinning: client and server CPUs, ASLR off (setarch -R).
+	Pinning string `json:"pinning"`
+	// LoadBefore and LoadAfter are /proc/loadavg around the run: counts do not
+	// move with the machine's load, but the record says what else ran.
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
+	Rules      int    `json:"layer_rules"`
+}
+
+// CellRun is one cell on one side.
+type CellRun struct {
+	Cell     string `json:"cell"` // go-grpc-datalist-200-c1
+	Client   string `json:"client"`
+	Protocol string `json:"protocol"`
+	Items    int    `json:"items"`
+	Side     string `json:"side"`   // client|server: the side under callgrind
+	Server   string `json:"server"` // go|java
+	Status   string `json:"status"`
+	Error    string `json:"error,omitempty"`
+	// ShortCalls and LongCalls are the two runs' calls; PerCall is their
+	// marginal cost (Marginal).
+	ShortCalls int64   `json:"short_calls"`
+	LongCalls  int64   `json:"long_calls"`
+	PerCall    PerCall `json:"per_call"`
+	// Allocs is the allocations per call: calls to the runtime's allocator
+	// entry points (runtime.mallocgc, the Zend allocator's _emalloc*, malloc).
+	Allocs  float64 `json:"allocs"`
+	Seconds float64 `json:"seconds"` // wall time of the cell's runs under callgrind
+}
+
+// ID is the cell's name with its side.
+func (c CellRun) ID() string { return c.Cell + "/" + c.Side }
+
+// WriteJSON writes the result as cost.json.
+func (r *Result) WriteJSON(file string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(b, '\n'), 0o644)
+}
+
+// LoadResult reads cost.json (a file or a run directory holding one).
+func LoadResult(file string) (*Result, error) {
+	if st, err := os.Stat(file); err == nil && st.IsDir() {
+		file = file + "/cost.json"
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if r.Version != ResultVersion {
+		return nil, fmt.Errorf("%s: cost.json version %d, want %d", file, r.Version, ResultVersion)
+	}
+	return &r, nil
+}
+
+// Lookup indexes the run's cells by ID.
+func (r *Result) Lookup() map[string]CellRun {
+	m := make(map[string]CellRun, len(r.Cells))
+	for _, c := range r.Cells {
+		m[c.ID()] = c
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// Merge adds o's cells that r does not have, has only as not measured or as
+// failed where o measured them (a run
+// split over processes, e.g. -only /client and -only /server), and widens r's
+// time span and load record to cover both.
+func (r *Result) Merge(o *Result) {
+	have := r.Lookup()
+	for _, c := range o.Cells {
+		if h, ok := have[c.ID()]; ok && (h.Status == StatusOK || c.Status != StatusOK && h.Status != StatusNotMeasured) {
+			continue // keep a measured cell; a failed one gives way to a measured one
+		}
+		if _, ok := have[c.ID()]; ok {
+			for i := range r.Cells {
+				if r.Cells[i].ID() == c.ID() {
+					r.Cells[i] = c
+				}
+			}
+			continue
+		}
+		r.Cells = append(r.Cells, c)
+	}
+	if o.Started < r.Started {
+		r.Started = o.Started
+	}
+	if o.Finished > r.Finished {
+		r.Finished = o.Finished
+	}
+	r.Seconds += o.Seconds
+	r.Setup.LoadBefore += "; " + o.Setup.LoadBefore
+	r.Setup.LoadAfter += "; " + o.Setup.LoadAfter
+	sortCells(r.Cells)
+}

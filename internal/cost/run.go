@@ -1,0 +1,824 @@
+package cost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/report"
+)
+
+// Options is one cost run.
+type Options struct {
+	Spec Spec
+	// Root is the checkout: bin/go-client, bin/go-server, php-client/bin/client.php,
+	// java-client/target/java-client.jar.
+	Root string
+	// Dir is the run directory: cost.json, cost.csv, cost.md and raw/ (every
+	// callgrind file, client report and log).
+	Dir string
+	Log io.Writer
+	// ClientCPU and ServerCPU pin the two sides (taskset); "" = not pinned.
+	ClientCPU, ServerCPU string
+	// Only, when set, keeps the cells whose ID contains one of these strings.
+	Only []string
+	// KeepRaw keeps the callgrind files (they are large; by default only the
+	// summed segment files are kept).
+	KeepRaw bool
+}
+
+// The environment every measured Go process runs with: no asynchronous
+// preemption (a signal-driven preemption lands on a timer, not on the work),
+// one P (the side is pinned to one CPU anyway).
+func (o Options) goEnv() []string {
+	gogc := o.Spec.GOGC
+	if gogc == "" {
+		gogc = "100"
+	}
+	return []string{"GODEBUG=asyncpreemptoff=1", "GOGC=" + gogc, "GOMAXPROCS=1"}
+}
+
+// ValgrindArgs are callgrind's options for every measured process (CodSpeed's
+// instrumentation set, without --instr-atstart=no: rpcbed's marginal method
+// needs no client request in the measured program).
+func ValgrindArgs() []string {
+	return []string{"--tool=callgrind", "--cache-sim=yes",
+		"--I1=" + Geometry.I1, "--D1=" + Geometry.D1, "--LL=" + Geometry.LL,
+		"--collect-systime=nsec", "--trace-children=yes",
+		// One file per thread, so the time-driven threads can be told apart (TimeDriven).
+		"--separate-threads=yes"}
+}
+
+// Run measures every cell of the spec and writes cost.json, cost.csv, cost.md.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	for _, tool := range []string{"valgrind", "callgrind_control"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("%s not found: apt-get install valgrind", tool)
+		}
+	}
+	layers, err := NewLayers(Rules)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(o.Dir, "raw"), 0o755); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res := &Result{Version: ResultVersion, Started: start.UTC().Format(time.RFC3339)}
+	res.Setup = setup(ctx, o)
+	res.Setup.Rules = len(Rules)
+	cells, skipped := o.Spec.Plan()
+	for _, s := range skipped {
+		res.Cells = append(res.Cells, cellRun(s.Cell, StatusNotMeasured, s.Reason))
+	}
+	var keep []Cell
+	for _, c := range cells {
+		if len(o.Only) == 0 || containsAny(c.ID(), o.Only) {
+			keep = append(keep, c)
+		}
+	}
+	e := &executor{o: o, layers: layers}
+	defer e.stopAll()
+	for i, c := range keep {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		t0 := time.Now()
+		cr := e.cell(ctx, c)
+		cr.Seconds = round(time.Since(t0).Seconds(), 1)
+		fmt.Fprintf(o.Log, "cost: [%d/%d] %s: %s\n", i+1, len(keep), c.ID(), summary(cr))
+		res.Cells = append(res.Cells, cr)
+		// Every cell on disk at once: an interrupted run keeps what it measured,
+		// and the same -out resumes it (loadSaved).
+		_ = res.WriteJSON(filepath.Join(o.Dir, JSONFile))
+	}
+	e.stopAll()
+	res.Setup.LoadAfter = loadavg()
+	res.Finished = time.Now().UTC().Format(time.RFC3339)
+	res.Seconds = round(time.Since(start).Seconds(), 1)
+	sortCells(res.Cells)
+	if err := WriteAll(o.Dir, res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func summary(c CellRun) string {
+	if c.Status != StatusOK {
+		return c.Status + ": " + c.Error
+	}
+	return fmt.Sprintf("%.0f instructions, %.0f est. cycles, %.1f syscalls, %.0f/%.0f bytes in/out per call (%.0f s)",
+		c.PerCall.Ir, c.PerCall.Cycles, c.PerCall.Syscalls, c.PerCall.BytesIn, c.PerCall.BytesOut, c.Seconds)
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func cellRun(c Cell, status, why string) CellRun {
+	return CellRun{Cell: c.Name(), Client: c.Client, Protocol: c.Protocol, Items: c.Items, Side: c.Side,
+		Server: c.Server, Status: status, Error: why, ShortCalls: c.Calls.Short, LongCalls: c.Calls.Long}
+}
+
+// executor keeps the servers a run needs: a native one per server kind for the
+// client side, go-server under callgrind for the server side.
+type executor struct {
+	o       Options
+	layers  *Layers
+	native  map[string]*proc // go, java
+	under   *proc            // go-server under callgrind
+	seq     int
+	failed  map[string]string // server kind -> why it could not start
+	dumpSeq int
+}
+
+type proc struct {
+	cmd   *exec.Cmd
+	addrs map[string]string
+	out   *bytes.Buffer
+	pid   int
+	done  chan struct{}
+	file  string // callgrind's --callgrind-out-file (under callgrind)
+}
+
+func (e *executor) cell(ctx context.Context, c Cell) CellRun {
+	cr := cellRun(c, StatusOK, "")
+	var short, long Segment
+	var allocs [2]float64
+	var err error
+	if sh, lo, al, ok := e.loadSaved(c); ok {
+		short, long, allocs = sh, lo, al
+	} else if c.Side == SideClient {
+		short, long, allocs, err = e.clientSide(ctx, c)
+	} else {
+		short, long, allocs, err = e.serverSide(ctx, c)
+	}
+	if err != nil {
+		var nm *notMeasured
+		if errors.As(err, &nm) {
+			cr.Status = StatusNotMeasured
+		} else {
+			cr.Status = StatusFailed
+		}
+		cr.Error = err.Error()
+		return cr
+	}
+	pc, err := Marginal(short, long)
+	if err != nil {
+		cr.Status, cr.Error = StatusFailed, err.Error()
+		return cr
+	}
+	cr.PerCall = pc
+	cr.Allocs = (allocs[1] - allocs[0]) / float64(long.Calls-short.Calls)
+	return cr
+}
+
+// notMeasured is a cell that cannot be measured here (a missing program), not a
+// failed measurement.
+type notMeasured struct{ why string }
+
+func (n *notMeasured) Error() string { return n.why }
+
+// clientSide runs the client under callgrind twice against a native server.
+func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment, allocs [2]float64, err error) {
+	srv, err := e.nativeServer(ctx, c.Server)
+	if err != nil {
+		return short, long, allocs, err
+	}
+	addr := srv.addrs[c.Protocol]
+	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
+		dir := filepath.Join(e.o.Dir, "raw", fileName(c.ID()), strconv.FormatInt(n, 10))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return short, long, allocs, err
+		}
+		removeProfiles(dir, "callgrind.") // an interrupted earlier attempt's files
+		before, err := readIO(srv.pid)
+		if err != nil {
+			return short, long, allocs, err
+		}
+		argv, env, err := e.clientCommand(ctx, c, addr, n)
+		if err != nil {
+			return short, long, allocs, err
+		}
+		vg := append([]string{"valgrind"}, ValgrindArgs()...)
+		vg = append(vg, "--callgrind-out-file="+filepath.Join(dir, "callgrind.%p.out"))
+		full := e.wrap(e.o.ClientCPU, true, append(vg, argv...))
+		rep, err := runClient(ctx, full, env, dir, n, clientTimeout(c, n))
+		if err != nil {
+			return short, long, allocs, err
+		}
+		after, err := readIO(srv.pid)
+		if err != nil {
+			return short, long, allocs, err
+		}
+		profiles, err := e.readProfiles(dir, "callgrind.")
+		if err != nil {
+			return short, long, allocs, err
+		}
+		seg := e.segment(n, profiles, dir)
+		seg.Seconds = rep.TimeTakenSeconds
+		if !e.o.KeepRaw {
+			removeProfiles(dir, "callgrind.")
+		}
+		// The native server read what the client wrote, and wrote what it read.
+		seg.BytesIn = after.wchar - before.wchar
+		seg.BytesOut = after.rchar - before.rchar
+		counted, _ := SplitTimeDriven(profiles)
+		allocs[i] = Allocations(counted)
+		saveSegment(dir, seg, allocs[i])
+		if i == 0 {
+			short = seg
+		} else {
+			long = seg
+		}
+	}
+	return short, long, allocs, nil
+}
+
+// serverSide runs a native client twice against go-server under callgrind,
+// dumping callgrind's counters after each run (callgrind_control -d).
+func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment, allocs [2]float64, err error) {
+	if c.Server != "go" {
+		return short, long, allocs, &notMeasured{"the server side of Java baselines is not measured: " + javaReason}
+	}
+	srv, err := e.serverUnderCallgrind(ctx)
+	if err != nil {
+		return short, long, allocs, err
+	}
+	addr := srv.addrs[c.Protocol]
+	if err := callgrindControl(ctx, "-z", srv.pid); err != nil {
+		return short, long, allocs, err
+	}
+	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
+		dir := filepath.Join(e.o.Dir, "raw", fileName(c.ID()), strconv.FormatInt(n, 10))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return short, long, allocs, err
+		}
+		removeProfiles(dir, "callgrind.") // an interrupted earlier attempt's files
+		argv, env, err := e.clientCommand(ctx, c, addr, n)
+		if err != nil {
+			return short, long, allocs, err
+		}
+		before, err := readIO(srv.pid)
+		if err != nil {
+			return short, long, allocs, err
+		}
+		rep, err := runClient(ctx, e.wrap(e.o.ClientCPU, false, argv), env, dir, n, clientTimeout(c, n))
+		if err != nil {
+			return short, long, allocs, err
+		}
+		after, err := readIO(srv.pid)
+		if err != nil {
+			return short, long, allocs, err
+		}
+		// The dump is written after the second reading: its bytes are not the wire's.
+		if err := callgrindControl(ctx, "-d", srv.pid); err != nil {
+			return short, long, allocs, err
+		}
+		e.dumpSeq++
+		files, err := filepath.Glob(fmt.Sprintf("%s.%d-*", srv.file, e.dumpSeq))
+		if err == nil && len(files) == 0 {
+			err = fmt.Errorf("callgrind dump %d of the server: no file", e.dumpSeq)
+		}
+		if err != nil {
+			return short, long, allocs, err
+		}
+		for _, f := range files {
+			if err := os.Rename(f, filepath.Join(dir, "callgrind.server."+strings.TrimPrefix(filepath.Ext(f), "."))); err != nil {
+				return short, long, allocs, err
+			}
+		}
+		profiles, err := e.readProfiles(dir, "callgrind.")
+		if err != nil {
+			return short, long, allocs, err
+		}
+		seg := e.segment(n, profiles, dir)
+		seg.Seconds = rep.TimeTakenSeconds
+		if !e.o.KeepRaw {
+			removeProfiles(dir, "callgrind.")
+		}
+		seg.BytesIn = after.rchar - before.rchar
+		seg.BytesOut = after.wchar - before.wchar
+		counted, _ := SplitTimeDriven(profiles)
+		allocs[i] = Allocations(counted)
+		saveSegment(dir, seg, allocs[i])
+		if i == 0 {
+			short = seg
+		} else {
+			long = seg
+		}
+	}
+	return short, long, allocs, nil
+}
+
+// segment sums a run's profiles and keeps what was summed in segment.json
+// (each process's totals, the layers) beside the run's report.
+func (e *executor) segment(n int64, profiles []*Profile, dir string) Segment {
+	counted, timed := SplitTimeDriven(profiles)
+	seg := Segment{Calls: n, Layers: e.layers.Split(counted)}
+	type threadTotals struct {
+		PID        int     `json:"pid"`
+		Thread     int     `json:"thread"`
+		Cmd        string  `json:"cmd"`
+		Counts     Counts  `json:"counts"`
+		Allocs     float64 `json:"allocs"`
+		TimeDriven bool    `json:"time_driven,omitempty"`
+	}
+	var threads []threadTotals
+	seg.Counts, seg.Bookkeeping = e.layers.Counted(counted)
+	delete(seg.Layers, LayerBookkeeping)
+	for _, p := range counted {
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), false})
+	}
+	for _, p := range timed {
+		seg.TimeDriven += float64(p.Event("Ir"))
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), true})
+	}
+	seg.threads = threads
+	return seg
+}
+
+// savedSegment is segment.json: one run's sums, kept beside its report so a run
+// can resume and a figure can be re-derived without the callgrind files.
+type savedSegment struct {
+	Version     int                `json:"version"`
+	Calls       int64              `json:"calls"`
+	Counts      Counts             `json:"counts"`
+	Layers      map[string]float64 `json:"layers"`
+	TimeDriven  float64            `json:"time_driven_ir"`
+	Bookkeeping float64            `json:"bookkeeping_ir"`
+	BytesIn     float64            `json:"bytes_in"`
+	BytesOut    float64            `json:"bytes_out"`
+	Seconds     float64            `json:"seconds"`
+	Allocs      float64            `json:"allocs"`
+	Threads     any                `json:"threads"`
+}
+
+const segmentVersion = 2
+
+func saveSegment(dir string, seg Segment, allocs float64) {
+	b, _ := json.MarshalIndent(savedSegment{segmentVersion, seg.Calls, seg.Counts, seg.Layers, seg.TimeDriven, seg.Bookkeeping,
+		seg.BytesIn, seg.BytesOut, seg.Seconds, allocs, seg.threads}, "", "  ")
+	_ = os.WriteFile(filepath.Join(dir, "segment.json"), append(b, '\n'), 0o644)
+}
+
+// loadSaved gives a cell's two segments from an earlier, interrupted run of the
+// same directory, when both were saved.
+func (e *executor) loadSaved(c Cell) (short, long Segment, allocs [2]float64, ok bool) {
+	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
+		b, err := os.ReadFile(filepath.Join(e.o.Dir, "raw", fileName(c.ID()), strconv.FormatInt(n, 10), "segment.json"))
+		if err != nil {
+			return short, long, allocs, false
+		}
+		var sv savedSegment
+		if json.Unmarshal(b, &sv) != nil || sv.Version != segmentVersion || sv.Calls != n {
+			return short, long, allocs, false
+		}
+		seg := Segment{Calls: n, Counts: sv.Counts, Layers: sv.Layers, TimeDriven: sv.TimeDriven, Bookkeeping: sv.Bookkeeping,
+			BytesIn: sv.BytesIn, BytesOut: sv.BytesOut, Seconds: sv.Seconds}
+		allocs[i] = sv.Allocs
+		if i == 0 {
+			short = seg
+		} else {
+			long = seg
+		}
+	}
+	return short, long, allocs, true
+}
+
+func removeProfiles(dir, prefix string) {
+	ents, _ := os.ReadDir(dir)
+	for _, de := range ents {
+		if strings.HasPrefix(de.Name(), prefix) {
+			_ = os.Remove(filepath.Join(dir, de.Name()))
+		}
+	}
+}
+
+// clientCommand is the client's command line for n calls, no warm-up (the
+// short run's calls are the warm-up the marginal cost cancels), c=1.
+func (e *executor) clientCommand(ctx context.Context, c Cell, addr string, n int64) (argv, env []string, err error) {
+	args := []string{"-proto", c.Protocol, "-call", "datalist", "-items", strconv.Itoa(c.Items),
+		"-c", "1", "-n", strconv.FormatInt(n, 10), "-conns", "1", "-timeout", "120s"}
+	if c.Protocol == "http" {
+		args = append(args, "-k")
+	}
+	args = append(args, "-addr", addr)
+	switch c.Client {
+	case "go":
+		bin := filepath.Join(e.o.Root, "bin", "go-client")
+		if _, err := os.Stat(bin); err != nil {
+			return nil, nil, &notMeasured{"bin/go-client not built (make build)"}
+		}
+		return append([]string{bin}, args...), e.o.goEnv(), nil
+	case "php", "php-pure":
+		script := filepath.Join(e.o.Root, "php-client", "bin", "client.php")
+		if _, err := os.Stat(script); err != nil {
+			return nil, nil, &notMeasured{"php-client/bin/client.php not found"}
+		}
+		if c.Client == "php-pure" {
+			args = append([]string{"-runtime", "pure"}, args...)
+		}
+		// client.php restarts PHP with the protocol's extensions: that restart's
+		// command line, asked of client.php's own code natively, is what runs
+		// under callgrind (one PHP start-up under valgrind instead of two).
+		host, err := e.phpHost(ctx, script, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		return append(append(host, script), args...), []string{"RPCBED_PHP_CLIENT_HOST=1"}, nil
+	}
+	return nil, nil, &notMeasured{"client " + c.Client + " is not measured: " + javaReason}
+}
+
+// phpHost is the PHP command line client.php restarts itself with for args
+// (Extensions::phpArgs).
+func (e *executor) phpHost(ctx context.Context, script string, args []string) ([]string, error) {
+	code := `require getenv('RPCBED_AUTOLOAD'); $cfg = Rpcbed\Client\Config::parse(array_slice($argv, 1)); echo json_encode([PHP_BINARY, ...Rpcbed\Client\Extensions::phpArgs($cfg)]);`
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "php", append([]string{"-n", "-r", code, "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "RPCBED_AUTOLOAD="+filepath.Join(filepath.Dir(filepath.Dir(script)), "autoload.php"))
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("php-client's command line: %v", err)
+	}
+	var argv []string
+	if err := json.Unmarshal(out, &argv); err != nil || len(argv) < 2 {
+		return nil, fmt.Errorf("php-client's command line: %q", out)
+	}
+	return argv, nil
+}
+
+// javaReason is what was measured when the JVM ran under valgrind 3.19 here
+// (docs/cost.md, "Java").
+const javaReason = "the JVM under valgrind 3.19 (Debian 12) does not get through a run: grpc-java's epoll transport needs epoll_pwait2 (syscall 441), which valgrind 3.19 does not know; with Netty's NIO transport the JVM died with SIGSEGV in C2-compiled code about 30 s in (docs/cost.md, Java)"
+
+func clientTimeout(c Cell, n int64) time.Duration {
+	// Under callgrind a 5000-item pure-PHP call takes tens of seconds.
+	return 10*time.Minute + time.Duration(n)*time.Second
+}
+
+// wrap pins argv to cpu (taskset) and, for a process under callgrind, turns
+// address-space randomisation off (setarch -R), as CodSpeed does.
+func (e *executor) wrap(cpu string, noASLR bool, argv []string) []string {
+	if noASLR {
+		if p, err := exec.LookPath("setarch"); err == nil {
+			argv = append([]string{p, "-R"}, argv...)
+		}
+	}
+	if cpu != "" {
+		if p, err := exec.LookPath("taskset"); err == nil {
+			argv = append([]string{p, "-c", cpu}, argv...)
+		}
+	}
+	return argv
+}
+
+// runClient runs a client to its end, keeps its report and log in dir, and
+// checks that it made exactly n calls, none failed.
+func runClient(ctx context.Context, argv, env []string, dir string, n int64, timeout time.Duration) (report.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	_ = os.WriteFile(filepath.Join(dir, "report.txt"), stdout.Bytes(), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "stderr.txt"), stderr.Bytes(), 0o644)
+	if err != nil {
+		return report.Report{}, fmt.Errorf("%s: %v: %s", filepath.Base(argv[0]), err, lastLine(stderr.String()))
+	}
+	rep, err := report.Parse(bytes.NewReader(stdout.Bytes()))
+	if err != nil {
+		return rep, fmt.Errorf("client report: %v", err)
+	}
+	if rep.Complete != n || rep.Failed != 0 {
+		return rep, fmt.Errorf("client made %d calls, %d failed: want %d, none failed", rep.Complete, rep.Failed, n)
+	}
+	return rep, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l != "" && !strings.HasPrefix(l, "==") && !strings.HasPrefix(l, "--") {
+			if len(l) > 300 {
+				l = l[:300] + "..."
+			}
+			return l
+		}
+	}
+	return "(no stderr)"
+}
+
+// readProfiles parses every callgrind file in dir whose name starts with prefix.
+func (e *executor) readProfiles(dir, prefix string) ([]*Profile, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Profile
+	for _, de := range ents {
+		if !strings.HasPrefix(de.Name(), prefix) {
+			continue
+		}
+		if info, err := de.Info(); err == nil && info.Size() == 0 {
+			continue // with --separate-threads=yes the file without a thread suffix stays empty
+		}
+		p, err := parseFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			return nil, err
+		}
+		if err := checkGeometry(p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no callgrind file", dir)
+	}
+	return out, nil
+}
+
+func parseFile(file string) (*Profile, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(file), err)
+	}
+	return p, nil
+}
+
+// checkGeometry refuses a file whose simulated caches are not Geometry's.
+func checkGeometry(p *Profile) error {
+	if len(p.Caches) == 0 {
+		return fmt.Errorf("callgrind file of pid %d: no cache description (not --cache-sim=yes)", p.PID)
+	}
+	want := map[string]string{"I1": "32768 B, 64 B, 8-way", "D1": "32768 B, 64 B, 8-way", "LL": "8388608 B, 64 B, 16-way"}
+	for k, v := range want {
+		if !strings.HasPrefix(p.Caches[k], v) {
+			return fmt.Errorf("callgrind file of pid %d: %s cache %q, want %q", p.PID, k, p.Caches[k], v)
+		}
+	}
+	return nil
+}
+
+func callgrindControl(ctx context.Context, flag string, pid int) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "callgrind_control", flag, strconv.Itoa(pid)).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "OK") {
+		return fmt.Errorf("callgrind_control %s %d: %v: %s", flag, pid, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// ioCounts are /proc/PID/io's rchar and wchar: bytes read and written by
+// read/write-family system calls (sockets included), before any page cache.
+type ioCounts struct{ rchar, wchar float64 }
+
+func readIO(pid int) (ioCounts, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return ioCounts{}, fmt.Errorf("the server's byte counters: %v", err)
+	}
+	var c ioCounts
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		switch k {
+		case "rchar":
+			c.rchar = n
+		case "wchar":
+			c.wchar = n
+		}
+	}
+	return c, nil
+}
+
+// nativeServer starts (once) the native server of a kind: go-server with the
+// matrix's flags (memory store, auth on), or the Java baseline for ice.
+func (e *executor) nativeServer(ctx context.Context, kind string) (*proc, error) {
+	if e.native == nil {
+		e.native, e.failed = map[string]*proc{}, map[string]string{}
+	}
+	if p, ok := e.native[kind]; ok {
+		if err := p.alive(); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	if why, ok := e.failed[kind]; ok {
+		return nil, errors.New(why)
+	}
+	p, err := e.startServer(ctx, kind, false)
+	if err != nil {
+		e.failed[kind] = err.Error()
+		return nil, err
+	}
+	e.native[kind] = p
+	return p, nil
+}
+
+func (e *executor) serverUnderCallgrind(ctx context.Context) (*proc, error) {
+	if e.under != nil {
+		if err := e.under.alive(); err != nil {
+			return nil, err
+		}
+		return e.under, nil
+	}
+	if e.failed == nil {
+		e.failed = map[string]string{}
+	}
+	if why, ok := e.failed["go-callgrind"]; ok {
+		return nil, errors.New(why)
+	}
+	p, err := e.startServer(ctx, "go", true)
+	if err != nil {
+		e.failed["go-callgrind"] = err.Error()
+		return nil, err
+	}
+	e.under = p
+	return p, nil
+}
+
+func (p *proc) alive() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("the server exited: %s", lastLine(p.out.String()))
+	default:
+		return nil
+	}
+}
+
+func (e *executor) startServer(ctx context.Context, kind string, underCallgrind bool) (*proc, error) {
+	p := &proc{addrs: map[string]string{}, out: &bytes.Buffer{}, done: make(chan struct{})}
+	var argv, env []string
+	var ports []string
+	switch kind {
+	case "go":
+		free, err := freePorts(3)
+		if err != nil {
+			return nil, err
+		}
+		for i, proto := range []string{"grpc", "thrift", "http"} {
+			p.addrs[proto] = "127.0.0.1:" + free[i]
+			ports = append(ports, p.addrs[proto])
+		}
+		bin := filepath.Join(e.o.Root, "bin", "go-server")
+		if _, err := os.Stat(bin); err != nil {
+			return nil, &notMeasured{"bin/go-server not built (make build)"}
+		}
+		argv = []string{bin, "-grpc", p.addrs["grpc"], "-thrift", p.addrs["thrift"], "-http", p.addrs["http"], "-store", "memory", "-auth=true",
+			// A client under callgrind takes seconds to send gRPC's preface or an HTTP head.
+			"-setup-timeout", "120s"}
+		env = e.o.goEnv()
+	case "java":
+		jar := filepath.Join(e.o.Root, "java-client", "target", "java-client.jar")
+		if _, err := os.Stat(jar); err != nil {
+			return nil, &notMeasured{"java-client/target/java-client.jar not built (make setup-java)"}
+		}
+		free, err := freePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		port := free[0]
+		p.addrs["ice"] = "127.0.0.1:" + port
+		ports = []string{p.addrs["ice"]}
+		argv = []string{"java", "-jar", jar, "serve", "-proto", "ice", "-port", port, "-auth=true"}
+	default:
+		return nil, fmt.Errorf("no server %q", kind)
+	}
+	wait := 30 * time.Second
+	if underCallgrind {
+		e.seq++
+		dir := filepath.Join(e.o.Dir, "raw", "server")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		p.file = filepath.Join(dir, fmt.Sprintf("callgrind.go-server.%d.out", e.seq))
+		vg := append([]string{"valgrind"}, ValgrindArgs()...)
+		argv = append(append(vg, "--callgrind-out-file="+p.file), argv...)
+		wait = 120 * time.Second
+	}
+	argv = e.wrap(e.o.ServerCPU, underCallgrind, argv)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	// taskset, setarch and valgrind exec or become the program: the pid stays.
+	p.cmd, p.pid = cmd, cmd.Process.Pid
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	deadline := time.Now().Add(wait)
+	for _, a := range ports {
+		for {
+			c, err := net.DialTimeout("tcp", a, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if err := p.alive(); err != nil {
+				return nil, fmt.Errorf("start %s server: %v", kind, err)
+			}
+			if time.Now().After(deadline) {
+				p.stop()
+				return nil, fmt.Errorf("start %s server: %s did not answer within %v", kind, a, wait)
+			}
+			select {
+			case <-ctx.Done():
+				p.stop()
+				return nil, ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return p, nil
+}
+
+func (p *proc) stop() {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (e *executor) stopAll() {
+	for k, p := range e.native {
+		p.stop()
+		delete(e.native, k)
+	}
+	if e.under != nil {
+		e.under.stop()
+		if !e.o.KeepRaw {
+			// The exit dump holds what ran between cells: not a figure.
+			_ = os.Remove(e.under.file)
+		}
+		e.under = nil
+	}
+}
+
+// freePorts asks the kernel for n distinct free loopback ports, holding each
+// until all are chosen (a port closed at once may be handed out again).
+func freePorts(n int) ([]string, error) {
+	var ports []string
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	}
+	return ports, nil
+}
+
+func fileName(id string) string { return strings.ReplaceAll(id, "/", "_") }
+
+func round(v float64, digits int) float64 {
+	p := 1.0
+	for i := 0; i < digits; i++ {
+		p *= 10
+	}
+	return float64(int64(v*p+0.5)) / p
+}

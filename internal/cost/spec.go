@@ -1,0 +1,226 @@
+package cost
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Sides: which process runs under callgrind. The other one runs natively.
+const (
+	SideClient = "client"
+	SideServer = "server"
+)
+
+// Spec is a cost run (cost.yaml): which cells, how many calls in the short and
+// the long run of each, and which side is measured.
+type Spec struct {
+	// Clients maps a client (go, php, php-pure) to its protocols.
+	Clients map[string][]string `yaml:"clients"`
+	Items   []int               `yaml:"items"`
+	Sides   []string            `yaml:"sides"`
+	// Calls are the short and the long run's calls; the marginal cost is taken
+	// over their difference. Overrides change them per cell.
+	Calls     Calls      `yaml:"calls"`
+	Overrides []Override `yaml:"overrides"`
+	// Exclude lists cells (path.Match patterns on Cell.Name) not measured, each
+	// with its reason, printed in cost.md.
+	Exclude []Exclusion `yaml:"exclude"`
+	// Servers says where each protocol is served: go (go-server) or java.
+	Servers map[string]string `yaml:"servers"`
+	// GOGC is the Go processes' fixed GOGC, a percentage or off (recorded with
+	// the run); "" = 100.
+	GOGC string `yaml:"gogc"`
+}
+
+// Calls are a cell's short and long run.
+type Calls struct {
+	Short int64 `yaml:"short"`
+	Long  int64 `yaml:"long"`
+}
+
+// Override sets the calls of the cells Match names (path.Match on Cell.Name,
+// without the side), by item count when Items is set.
+type Override struct {
+	Match string `yaml:"match"`
+	Calls Calls  `yaml:"calls"`
+}
+
+// Exclusion is a cell left out, and why.
+type Exclusion struct {
+	Match  string `yaml:"match"`
+	Reason string `yaml:"reason"`
+}
+
+// Cell is one measured point: a client calling a server over one protocol for a
+// DataList of Items items at c=1, with one Side under callgrind.
+type Cell struct {
+	Client   string `json:"client"`
+	Protocol string `json:"protocol"`
+	Items    int    `json:"items"`
+	Side     string `json:"side"`
+	Server   string `json:"server"` // go|java
+	Calls    Calls  `json:"-"`
+}
+
+// Name is the matrix's cell name (go-grpc-datalist-200-c1).
+func (c Cell) Name() string {
+	return c.Client + "-" + c.Protocol + "-datalist-" + strconv.Itoa(c.Items) + "-c1"
+}
+
+// ID is the cell's name with its side: go-grpc-datalist-200-c1/client.
+func (c Cell) ID() string { return c.Name() + "/" + c.Side }
+
+// vocabularies, in the project's order.
+var (
+	clientOrder   = []string{"go", "php", "php-pure", "java"}
+	protocolOrder = []string{"grpc", "thrift", "http", "ice", "dubbo"}
+)
+
+// LoadSpec reads a cost spec; unknown keys are errors.
+func LoadSpec(file string) (Spec, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Spec{}, err
+	}
+	var s Spec
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", file, err)
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return s, nil
+}
+
+// Validate names the first field that is wrong.
+func (s Spec) Validate() error {
+	if len(s.Clients) == 0 {
+		return fmt.Errorf("clients: none")
+	}
+	for c, ps := range s.Clients {
+		if !slices.Contains(clientOrder, c) {
+			return fmt.Errorf("clients: unknown client %q (want go, php, php-pure, java)", c)
+		}
+		for _, p := range ps {
+			if !slices.Contains(protocolOrder, p) {
+				return fmt.Errorf("clients.%s: unknown protocol %q", c, p)
+			}
+			if _, ok := s.Servers[p]; !ok {
+				return fmt.Errorf("servers: no server for %q", p)
+			}
+		}
+	}
+	if len(s.Items) == 0 {
+		return fmt.Errorf("items: none")
+	}
+	for _, n := range s.Items {
+		if n < 0 || n > 100000 {
+			return fmt.Errorf("items: %d outside 0..100000", n)
+		}
+	}
+	for _, sd := range s.Sides {
+		if sd != SideClient && sd != SideServer {
+			return fmt.Errorf("sides: %q (want client, server)", sd)
+		}
+	}
+	if err := s.Calls.validate("calls"); err != nil {
+		return err
+	}
+	for i, o := range s.Overrides {
+		if _, err := path.Match(o.Match, ""); err != nil {
+			return fmt.Errorf("overrides[%d].match: %v", i, err)
+		}
+		if err := o.Calls.validate(fmt.Sprintf("overrides[%d].calls", i)); err != nil {
+			return err
+		}
+	}
+	for i, e := range s.Exclude {
+		if _, err := path.Match(e.Match, ""); err != nil {
+			return fmt.Errorf("exclude[%d].match: %v", i, err)
+		}
+		if e.Reason == "" {
+			return fmt.Errorf("exclude[%d]: a reason is required", i)
+		}
+	}
+	for p, srv := range s.Servers {
+		if srv != "go" && srv != "java" {
+			return fmt.Errorf("servers.%s: %q (want go, java)", p, srv)
+		}
+	}
+	if s.GOGC != "" && s.GOGC != "off" {
+		if n, err := strconv.Atoi(s.GOGC); err != nil || n < 1 {
+			return fmt.Errorf("gogc: %q (want a percentage above 0, or off)", s.GOGC)
+		}
+	}
+	return nil
+}
+
+func (c Calls) validate(field string) error {
+	if c.Short < 1 || c.Long <= c.Short {
+		return fmt.Errorf("%s: short %d, long %d: want 1 <= short < long", field, c.Short, c.Long)
+	}
+	return nil
+}
+
+// Plan lists the cells to measure, the client side of every cell first, and the
+// cells excluded with their reason.
+func (s Spec) Plan() (cells []Cell, excluded []Skipped) {
+	sides := s.Sides
+	if len(sides) == 0 {
+		sides = []string{SideClient, SideServer}
+	}
+	for _, side := range []string{SideClient, SideServer} {
+		if !slices.Contains(sides, side) {
+			continue
+		}
+		for _, client := range clientOrder {
+			for _, proto := range protocolOrder {
+				if !slices.Contains(s.Clients[client], proto) {
+					continue
+				}
+				items := slices.Clone(s.Items)
+				slices.Sort(items)
+				for _, n := range slices.Compact(items) {
+					c := Cell{Client: client, Protocol: proto, Items: n, Side: side, Server: s.Servers[proto], Calls: s.Calls}
+					for _, o := range s.Overrides {
+						if ok, _ := path.Match(o.Match, c.Name()); ok {
+							c.Calls = o.Calls
+						}
+					}
+					if why, ok := s.excluded(c); ok {
+						excluded = append(excluded, Skipped{Cell: c, Reason: why})
+						continue
+					}
+					cells = append(cells, c)
+				}
+			}
+		}
+	}
+	return cells, excluded
+}
+
+// Skipped is a cell not measured, with its reason.
+type Skipped struct {
+	Cell   Cell
+	Reason string
+}
+
+func (s Spec) excluded(c Cell) (string, bool) {
+	for _, e := range s.Exclude {
+		if ok, _ := path.Match(e.Match, c.Name()); ok {
+			return e.Reason, true
+		}
+		if ok, _ := path.Match(e.Match, c.ID()); ok {
+			return e.Reason, true
+		}
+	}
+	return "", false
+}
