@@ -146,7 +146,7 @@ type executor struct {
 	native  map[string]*proc // go, java
 	under   *proc            // go-server under callgrind
 	seq     int
-	failed  map[string]string // server kind -> why it could not start
+	failed  map[string]error // server kind -> why it could not start
 	dumpSeq int
 }
 
@@ -628,7 +628,7 @@ func readIO(pid int) (ioCounts, error) {
 // matrix's flags (memory store, auth on), or the Java baseline for ice.
 func (e *executor) nativeServer(ctx context.Context, kind string) (*proc, error) {
 	if e.native == nil {
-		e.native, e.failed = map[string]*proc{}, map[string]string{}
+		e.native, e.failed = map[string]*proc{}, map[string]error{}
 	}
 	if p, ok := e.native[kind]; ok {
 		if err := p.alive(); err != nil {
@@ -636,12 +636,12 @@ func (e *executor) nativeServer(ctx context.Context, kind string) (*proc, error)
 		}
 		return p, nil
 	}
-	if why, ok := e.failed[kind]; ok {
-		return nil, errors.New(why)
+	if err, ok := e.failed[kind]; ok {
+		return nil, err // the same error, not measured or failed, for every cell
 	}
 	p, err := e.startServer(ctx, kind, false)
 	if err != nil {
-		e.failed[kind] = err.Error()
+		e.failed[kind] = err
 		return nil, err
 	}
 	e.native[kind] = p
@@ -656,14 +656,14 @@ func (e *executor) serverUnderCallgrind(ctx context.Context) (*proc, error) {
 		return e.under, nil
 	}
 	if e.failed == nil {
-		e.failed = map[string]string{}
+		e.failed = map[string]error{}
 	}
-	if why, ok := e.failed["go-callgrind"]; ok {
-		return nil, errors.New(why)
+	if err, ok := e.failed["go-callgrind"]; ok {
+		return nil, err
 	}
 	p, err := e.startServer(ctx, "go", true)
 	if err != nil {
-		e.failed["go-callgrind"] = err.Error()
+		e.failed["go-callgrind"] = err
 		return nil, err
 	}
 	e.under = p
