@@ -6,8 +6,9 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/render"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // runAgree is `rpcbed agree A B`: how well two runs of one spec reproduce each
@@ -35,12 +36,12 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 		fs.Usage()
 		return 2
 	}
-	a, err := matrix.LoadRun(fs.Arg(0))
+	a, err := results.LoadRun(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
 		return 1
 	}
-	b, err := matrix.LoadRun(fs.Arg(1))
+	b, err := results.LoadRun(fs.Arg(1))
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
 		return 1

@@ -9,8 +9,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/render"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // runCompare is `rpcbed compare A B`: per cell, B against A.
@@ -40,9 +41,9 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		fs.Usage()
 		return 2
 	}
-	runs := make([]*matrix.Run, 2)
+	runs := make([]*results.Run, 2)
 	for i, dir := range runArgs {
-		r, err := matrix.LoadRun(dir)
+		r, err := results.LoadRun(dir)
 		if err != nil {
 			fmt.Fprintf(s.err, "rpcbed compare: %v\n", err)
 			return 1
@@ -60,7 +61,7 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 	}
 	for _, o := range []struct {
 		file  string
-		write func(io.Writer, *matrix.Run, *matrix.Run, []render.CellChange) error
+		write func(io.Writer, *results.Run, *results.Run, []render.CellChange) error
 	}{{*out, render.CompareMarkdown}, {*htmlOut, render.CompareHTML}} {
 		if o.file == "" {
 			continue

@@ -35,6 +35,7 @@ var commands = []command{
 	{"cost", "count instructions, estimated cycles, syscalls and bytes per call under callgrind (cost.yaml; docs/cost.md)", runCost},
 	{"gate", "compare two cost runs: exit 1 when a cell's instructions or estimated cycles per call grew beyond -max %", runGate},
 	{"slices", "the slice-length trade-off: round noise, switching cost and half-width per slice length (make bench-slices)", runSlices},
+	{"readme", "print the generated blocks of README.md and docs/*.md again from the committed runs they name (-check: only say which differ)", runReadme},
 	{"vegeta", "vegeta's results (vegeta encode -to csv) in go-client's open-loop figures (make bench-loadgen)", runVegeta},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},
 }

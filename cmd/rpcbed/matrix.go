@@ -17,6 +17,9 @@ import (
 	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // runMatrix is `rpcbed matrix`: run a spec's cells, then render the run.
@@ -63,13 +66,13 @@ func runMatrix(ctx context.Context, args []string, s stdio) int {
 		return 2
 	}
 
-	var spec matrix.Spec
+	var spec plan.Spec
 	dir := *out
 	if *resume != "" {
 		dir = *resume
-		spec, err = matrix.ReadSpec(filepath.Join(dir, matrix.SpecFile))
+		spec, err = plan.ReadSpec(filepath.Join(dir, results.SpecFile))
 	} else {
-		spec, err = matrix.ReadSpec(*specFile)
+		spec, err = plan.ReadSpec(*specFile)
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed matrix: %v\n", err)
@@ -122,7 +125,7 @@ func runMatrix(ctx context.Context, args []string, s stdio) int {
 	linkLatest(dir)
 	failed := 0
 	for _, c := range run.Cells {
-		if c.Status != matrix.StatusOK {
+		if c.Status != results.StatusOK {
 			failed++
 		}
 	}
@@ -139,7 +142,7 @@ func defaultSpec() string {
 }
 
 func renderRun(dir string, stderr io.Writer) error {
-	run, err := matrix.LoadRun(dir)
+	run, err := results.LoadRun(dir)
 	if err != nil {
 		return err
 	}
@@ -193,8 +196,8 @@ func linkLatest(dir string) {
 }
 
 // meta describes the machine, the toolchain and the checkout a run is made on.
-func meta(ctx context.Context, root, runnerName string) matrix.Run {
-	m := matrix.Run{Machine: machine(), Versions: map[string]string{"rpcbed go": runtime.Version()}}
+func meta(ctx context.Context, root, runnerName string) results.Run {
+	m := results.Run{Machine: machine(), Versions: map[string]string{"rpcbed go": runtime.Version()}}
 	// The checkout rpcbed runs in, which is root unless -root points at a copy.
 	if m.Commit = gitCommit(ctx, "."); m.Commit == "" {
 		m.Commit = gitCommit(ctx, root)
@@ -207,8 +210,8 @@ func meta(ctx context.Context, root, runnerName string) matrix.Run {
 	return m
 }
 
-func machine() matrix.Machine {
-	m := matrix.Machine{Cores: runtime.NumCPU()}
+func machine() results.Machine {
+	m := results.Machine{Cores: runtime.NumCPU()}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/aerospiketest"
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // `store: aerospike` in a spec: go-server runs on the Aerospike store the spec
@@ -51,7 +52,7 @@ func TestMatrixAerospikeStore(t *testing.T) {
 			if code := run(ctx, []string{"matrix", "-spec", specFile, "-out", dir, "-runner", runnerName, "-root", root, "-q"}, stdio{nil, &out, &errb}); code != 0 {
 				t.Fatalf("rpcbed matrix: exit code %d\nstderr:\n%s", code, errb.String())
 			}
-			r, err := matrix.LoadRun(dir)
+			r, err := results.LoadRun(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +60,7 @@ func TestMatrixAerospikeStore(t *testing.T) {
 				t.Fatalf("got %d cells; want 2", len(r.Cells))
 			}
 			for _, c := range r.Cells {
-				if c.Status != matrix.StatusOK || len(c.Repeats) != 1 || c.Repeats[0].Metrics.Complete != 100 {
+				if c.Status != results.StatusOK || len(c.Repeats) != 1 || c.Repeats[0].Metrics.Complete != 100 {
 					t.Errorf("%s: status %s (%s); want ok with 100 calls", c.Name, c.Status, c.Error)
 				}
 			}

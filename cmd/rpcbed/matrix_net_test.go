@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/netbed"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // TestMatrixNet is `make matrix-net`: matrix-net.yaml through docker/netbed.sh —
@@ -36,7 +38,7 @@ func TestMatrixNet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := matrix.ReadSpec(filepath.Join(root, "matrix-net.yaml"))
+	spec, err := plan.ReadSpec(filepath.Join(root, "matrix-net.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +84,14 @@ func TestMatrixNet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := matrix.LoadRun(dir)
+	r, err := results.LoadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var answered int64
 	clients := map[string]bool{}
 	for _, c := range r.Cells {
-		if c.Status != matrix.StatusOK {
+		if c.Status != results.StatusOK {
 			t.Errorf("%s: %s: %s", c.Name, c.Status, c.Error)
 			continue
 		}
@@ -114,11 +116,11 @@ func TestMatrixNet(t *testing.T) {
 		t.Logf("link %s: RTT %.0f µs, throughput %.1f Mbit/s %s", p.Link, p.RTTUs, p.ThroughputBps/1e6, p.Error)
 	}
 	for _, c := range r.Cells {
-		rate, err := matrix.ParseRate(c.Link)
-		if err != nil || c.Protocol != "http" || c.Items != 5000 || c.Status != matrix.StatusOK {
+		rate, err := plan.ParseRate(c.Link)
+		if err != nil || c.Protocol != "http" || c.Items != 5000 || c.Status != results.StatusOK {
 			continue
 		}
-		rps := c.Stat(matrix.RPS).Median
+		rps := c.Stat(results.RPS).Median
 		size := float64(c.Repeats[0].Metrics.BytesPerResponse)
 		want := float64(rate) / 8 / size
 		t.Logf("%s: %.2f calls/s; rate / response size = %s / %.0f B = %.2f calls/s; ratio %.2f", c.Name, rps, c.Link, size, want, rps/want)

@@ -15,16 +15,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/netbed"
 	"github.com/rpcbed/rpcbed/internal/swarm"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // swarmBed makes a three-host netbed (server + 2 client hosts) and points spec's
 // cluster at it: its engines, addresses, the driver's address and an address pool
 // of its own. It is removed on every exit path, and nothing of it may be left:
 // no namespace, veth or daemon, and no swarm state on any engine.
-func swarmBed(t *testing.T, ctx context.Context, root, name string, net int, purge bool, spec *matrix.Spec) *netbed.Bed {
+func swarmBed(t *testing.T, ctx context.Context, root, name string, net int, purge bool, spec *plan.Spec) *netbed.Bed {
 	t.Helper()
 	b := &netbed.Bed{Root: root, Name: name, Net: net, Clients: 2, Purge: purge}
 	var engines []string
@@ -48,9 +50,9 @@ func swarmBed(t *testing.T, ctx context.Context, root, name string, net int, pur
 	if err := b.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	form := []swarm.Member{{Engine: b.Env["NETBED_SERVER_ENGINE"], Address: b.Env["NETBED_SERVER_ADDR"], Pool: matrix.PoolServer}}
+	form := []swarm.Member{{Engine: b.Env["NETBED_SERVER_ENGINE"], Address: b.Env["NETBED_SERVER_ADDR"], Pool: plan.PoolServer}}
 	for _, h := range b.ClientHosts() {
-		form = append(form, swarm.Member{Engine: h.Engine, Address: h.Addr, Pool: matrix.PoolClients})
+		form = append(form, swarm.Member{Engine: h.Engine, Address: h.Addr, Pool: plan.PoolClients})
 	}
 	for _, m := range form {
 		engines = append(engines, m.Engine)
@@ -62,9 +64,9 @@ func swarmBed(t *testing.T, ctx context.Context, root, name string, net int, pur
 }
 
 // runSpec writes spec to a file and runs `rpcbed matrix` on it into dir.
-func runSpec(t *testing.T, ctx context.Context, root string, spec matrix.Spec, dir string) *matrix.Run {
+func runSpec(t *testing.T, ctx context.Context, root string, spec plan.Spec, dir string) *results.Run {
 	t.Helper()
-	b, err := matrix.MarshalSpec(spec)
+	b, err := plan.MarshalSpec(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func runSpec(t *testing.T, ctx context.Context, root string, spec matrix.Spec, d
 	if code != 0 {
 		t.Fatalf("rpcbed matrix: exit %d", code)
 	}
-	r, err := matrix.LoadRun(dir)
+	r, err := results.LoadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestMatrixSwarm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := matrix.ReadSpec(filepath.Join(root, "matrix-swarm.yaml"))
+	spec, err := plan.ReadSpec(filepath.Join(root, "matrix-swarm.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func TestMatrixSwarm(t *testing.T) {
 	}
 	clients := map[string]bool{}
 	for _, c := range r.Cells {
-		if c.Status != matrix.StatusOK {
+		if c.Status != results.StatusOK {
 			t.Errorf("%s: %s: %s", c.Name, c.Status, c.Error)
 			continue
 		}
@@ -155,7 +157,7 @@ func TestMatrixSwarm(t *testing.T) {
 			checkMerged(t, dir, c, rep, []int{25, 25})
 		}
 		t.Logf("%s: %.0f req/s merged (median of %d), client %.1f µs/call, server %.1f µs/call, skew %s",
-			c.Name, c.Stat(matrix.RPS).Median, c.Stat(matrix.RPS).N, c.Stat(matrix.ClientCPU).Median, c.Stat(matrix.ServerCPU).Median, skews(c))
+			c.Name, c.Stat(results.RPS).Median, c.Stat(results.RPS).N, c.Stat(results.ClientCPU).Median, c.Stat(results.ServerCPU).Median, skews(c))
 	}
 	for _, c := range []string{"go", "php", "java"} {
 		if !clients[c] {
@@ -173,7 +175,7 @@ func bedName(def string, net int) (string, int) {
 	return name, n
 }
 
-func skews(c matrix.CellResult) string {
+func skews(c results.CellResult) string {
 	var s []string
 	for _, r := range c.Repeats {
 		if r.Window != nil {
@@ -185,7 +187,7 @@ func skews(c matrix.CellResult) string {
 
 // checkMerged checks one good cluster repeat: its tasks' shares, one node each,
 // the sums, the clocks, and the raw files.
-func checkMerged(t *testing.T, dir string, c matrix.CellResult, rep matrix.Repeat, shares []int) {
+func checkMerged(t *testing.T, dir string, c results.CellResult, rep results.Repeat, shares []int) {
 	t.Helper()
 	name := fmt.Sprintf("%s r%d", c.Name, rep.Index)
 	if rep.Report == nil || rep.Window == nil {
@@ -251,13 +253,13 @@ func TestMatrixSwarmFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := matrix.ReadSpec(filepath.Join(root, "matrix-swarm.yaml"))
+	spec, err := plan.ReadSpec(filepath.Join(root, "matrix-swarm.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec.Clients = map[string][]string{"go": {"grpc"}}
 	spec.Repeats = 3
-	spec.Load.Duration = matrix.Duration(4 * time.Second)
+	spec.Load.Duration = plan.Duration(4 * time.Second)
 	spec.Prime = nil
 	spec.Cluster.Nodes = []int{1, 2}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -277,7 +279,7 @@ func TestMatrixSwarmFault(t *testing.T) {
 	r := runSpec(t, ctx, root, spec, dir)
 	why := <-killed
 	t.Logf("fault: %s", why)
-	cells := map[int]matrix.CellResult{}
+	cells := map[int]results.CellResult{}
 	for _, c := range r.Cells {
 		cells[c.Nodes] = c
 		for _, rep := range c.Repeats {

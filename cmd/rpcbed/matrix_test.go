@@ -15,8 +15,10 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // tinySpec: the Go client over every go-server protocol, two concurrencies, two
@@ -80,8 +82,8 @@ func endToEnd(t *testing.T, root, runnerName string) {
 	if err := os.WriteFile(specFile, []byte(tinySpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	results := t.TempDir()
-	dir := filepath.Join(results, "run1")
+	resultsDir := t.TempDir()
+	dir := filepath.Join(resultsDir, "run1")
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"matrix", "-spec", specFile, "-out", dir, "-runner", runnerName, "-root", root}, stdio{nil, &out, &errb})
 	if code != 0 {
@@ -92,9 +94,9 @@ func endToEnd(t *testing.T, root, runnerName string) {
 		t.Errorf("progress lines missing from stderr:\n%s", errb.String())
 	}
 
-	spec, _ := matrix.ParseSpec([]byte(tinySpec))
+	spec, _ := plan.ParseSpec([]byte(tinySpec))
 	plan := spec.Plan()
-	r, err := matrix.LoadRun(dir)
+	r, err := results.LoadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func endToEnd(t *testing.T, root, runnerName string) {
 		t.Fatalf("got %d cells; want %d", len(r.Cells), len(plan))
 	}
 	for _, c := range r.Cells {
-		if c.Status != matrix.StatusOK || len(c.Repeats) != 2 {
+		if c.Status != results.StatusOK || len(c.Repeats) != 2 {
 			t.Errorf("%s: got status %s (%s), %d repeats; want ok, 2", c.Name, c.Status, c.Error, len(c.Repeats))
 			continue
 		}
@@ -167,7 +169,7 @@ func endToEnd(t *testing.T, root, runnerName string) {
 	if page, err := os.ReadFile(filepath.Join(dir, "index.html")); err != nil || !bytes.Contains(page, []byte(`data-cell="go-grpc-datalist-2-c1"`)) {
 		t.Errorf("index.html: %v; want a page with every cell", err)
 	}
-	if target, err := os.Readlink(filepath.Join(results, "latest")); err != nil || target != "run1" {
+	if target, err := os.Readlink(filepath.Join(resultsDir, "latest")); err != nil || target != "run1" {
 		t.Errorf("results/latest: got %q, %v; want run1", target, err)
 	}
 
@@ -190,7 +192,7 @@ func endToEnd(t *testing.T, root, runnerName string) {
 	}
 
 	// A run missing a cell of its plan says which when rendered (issue 18 #10).
-	if err := os.Remove(filepath.Join(dir, matrix.CellsDir, "go-thrift-datalist-2-c2.json")); err != nil {
+	if err := os.Remove(filepath.Join(dir, results.CellsDir, "go-thrift-datalist-2-c2.json")); err != nil {
 		t.Fatal(err)
 	}
 	errb.Reset()
@@ -238,7 +240,7 @@ func TestMatrixHostileSpecsRefused(t *testing.T) {
 	}{
 		{"15 MB items list", "clients: {go: [grpc]}\n" + list("items", "1", 15<<20), "spec: items: the spec is"},
 		{"400 k entry exclude list", "clients: {go: [grpc]}\n" + block("exclude", "go-grpc-datalist-1-c1", 400000), "spec: exclude: the spec is"},
-		{"exclude just under the size limit", list("exclude", "a", matrix.MaxSpecBytes-64), "spec: exclude: 87358 entries; want at most 1000"},
+		{"exclude just under the size limit", list("exclude", "a", plan.MaxSpecBytes-64), "spec: exclude: 87358 entries; want at most 1000"},
 		{"a server that cannot serve", "servers: {grpc: nginx}\n", "spec: servers.grpc: \"nginx\" cannot serve grpc"},
 	}
 	for _, tc := range tests {

@@ -11,12 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/rpcbed/rpcbed/internal/gen/pb"
-	"github.com/rpcbed/rpcbed/internal/matrix"
-	"github.com/rpcbed/rpcbed/internal/server"
-	"github.com/rpcbed/rpcbed/internal/service"
+	"github.com/rpcbed/rpcbed/internal/probe"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // runProbe is `rpcbed probe`: how steady this machine is, in the figures that
@@ -29,7 +25,7 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 	rounds := fs.Int("rounds", 25, "probes per CPU and kind (1..1000)")
 	gap := fs.Duration("gap", 300*time.Millisecond, "pause between rounds (0..10s)")
 	cpus := fs.String("cpus", "0,1", "CPUs to probe, comma-separated (-1: unpinned)")
-	steps := fs.Int("mem-steps", matrix.ProbeMemSteps, "steps of one memory probe (1000..100000000)")
+	steps := fs.Int("mem-steps", probe.MemSteps, "steps of one memory probe (1000..100000000)")
 	sustained := fs.Duration("sustained", 0, "also decode a 5000-item DataList back to back for this long on every CPU at once (4s..10m; 0: off) and print how much its rate moves over 0.25, 1, 4 and 16 s windows, and how the CPUs' rates move together")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: rpcbed probe [-rounds 25] [-gap 300ms] [-cpus 0,1] [-mem-steps N] [-sustained 64s]\n\n"+
@@ -68,8 +64,8 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 		name string
 		f    func(cpu int) (time.Duration, error)
 	}{
-		{"compute", matrix.ProbeCPU},
-		{"memory", func(cpu int) (time.Duration, error) { return matrix.ProbeMemory(cpu, *steps) }},
+		{"compute", probe.CPU},
+		{"memory", func(cpu int) (time.Duration, error) { return probe.Memory(cpu, *steps) }},
 	}
 	for _, cpu := range list {
 		for _, k := range kinds {
@@ -86,7 +82,7 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 				v = append(v, float64(d.Microseconds())/1000)
 				time.Sleep(*gap)
 			}
-			st := matrix.StatOf(v)
+			st := stats.Of(v)
 			fmt.Fprintf(s.out, "CPU %2d %-7s probe: min %.2f ms, median %.2f ms, max %.2f ms, spread %.0f %% over %d rounds\n",
 				cpu, k.name, st.Min, st.Median, st.Max, (st.Max-st.Min)/st.Median*100, st.N)
 		}
@@ -94,7 +90,7 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 	if *sustained == 0 {
 		return 0
 	}
-	work, err := decodeWork(5000)
+	work, err := probe.DecodeWork(5000)
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed probe: %v\n", err)
 		return 1
@@ -107,7 +103,7 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rates[i], errs[i] = matrix.ProbeSustained(ctx, cpu, *sustained, sustainedSlot, work)
+			rates[i], errs[i] = probe.Sustained(ctx, cpu, *sustained, sustainedSlot, work)
 		}()
 	}
 	wg.Wait()
@@ -123,7 +119,7 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 	}
 	for i := range list {
 		for j := i + 1; j < len(list); j++ {
-			if r := matrix.WindowCorrelation(rates[i], rates[j], 4); !math.IsNaN(r) {
+			if r := probe.WindowCorrelation(rates[i], rates[j], 4); !math.IsNaN(r) {
 				fmt.Fprintf(s.out, "CPU %2d and CPU %2d at the same time: correlation of their 1s windows' rates %.2f (1: they slow down together; 0: each on its own)\n", list[i], list[j], r)
 			}
 		}
@@ -141,8 +137,8 @@ var sustainedWidths = []int{1, 4, 16, 64}
 // length the sd of the rate and, in brackets, what independent slots would give.
 func sustainedLine(cpu int, took time.Duration, rates []float64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CPU %2d sustained decode (5000-item DataList, protobuf) for %s: median %.0f decodes/s; sd of the rate over", cpu, took, matrix.StatOf(rates).Median)
-	ws := matrix.WindowNoise(rates, sustainedWidths)
+	fmt.Fprintf(&b, "CPU %2d sustained decode (5000-item DataList, protobuf) for %s: median %.0f decodes/s; sd of the rate over", cpu, took, stats.Of(rates).Median)
+	ws := probe.WindowNoise(rates, sustainedWidths)
 	if len(ws) == 0 {
 		b.WriteString(" no window: too few slots")
 		return b.String()
@@ -158,23 +154,4 @@ func sustainedLine(cpu int, took time.Duration, rates []float64) string {
 		}
 	}
 	return b.String()
-}
-
-// decodeWork is one client call's decoding: unmarshal the n-item DataList answer
-// go-server sends, into a fresh message, and check the item count.
-func decodeWork(n int) (func(), error) {
-	msg := &pb.DataListResponse{Auth: &pb.AuthReply{Token: "probe"}}
-	for _, it := range service.Items(n) {
-		msg.Items = append(msg.Items, server.PBItem(it))
-	}
-	wire, err := proto.Marshal(msg)
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		var m pb.DataListResponse
-		if err := proto.Unmarshal(wire, &m); err != nil || len(m.Items) != n {
-			panic(fmt.Sprintf("probe: decode: %v (%d items)", err, len(m.Items)))
-		}
-	}, nil
 }

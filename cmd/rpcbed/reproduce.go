@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
-	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -70,12 +69,6 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 		Programs:     matrix.Programs{Docker: name == "docker", Root: absRoot},
 		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, AerospikeHosts: *aerospike, RedisAddr: *redis, Quick: *quick, Log: log,
 	}, fs.Args())
-	if len(secs) > 0 {
-		if herr := render.WriteReproductionHTML(dir, secs); herr != nil {
-			fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", herr)
-			return 1
-		}
-	}
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", err)
 		return 1

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/aerospiketest"
-	"github.com/rpcbed/rpcbed/internal/reproduce"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // The Go-only experiment end to end, shrunk (-quick): the shape of
@@ -63,15 +64,15 @@ func TestReproduceGoGRPCThrift(t *testing.T) {
 			if err != nil || !bytes.Contains(page, []byte("gRPC throughput beats Thrift")) {
 				t.Errorf("reproduction.html: %v; want the page with the findings", err)
 			}
-			var secs []reproduce.Section
+			var secs []results.Section
 			b, _ := os.ReadFile(filepath.Join(dir, "reproduction.json"))
 			if err := json.Unmarshal(b, &secs); err != nil || len(secs) != 1 || len(secs[0].Findings) != 5 {
 				t.Fatalf("reproduction.json: %v, %+v; want one section with 5 findings", err, secs)
 			}
 			for _, f := range secs[0].Findings {
-				if !slices.Contains(reproduce.Verdicts, f.Holds) || f.Detail == "" || f.Tolerance == "" || f.Measured == "" {
+				if !slices.Contains(results.Verdicts, f.Holds) || f.Detail == "" || f.Tolerance == "" || f.Measured == "" {
 					t.Errorf("finding %q: holds %q, measured %q, tolerance %q, detail %q; want a verdict of %v and every field",
-						f.Claim, f.Holds, f.Measured, f.Tolerance, f.Detail, reproduce.Verdicts)
+						f.Claim, f.Holds, f.Measured, f.Tolerance, f.Detail, results.Verdicts)
 				}
 			}
 		})

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/results"
+
+	"github.com/rpcbed/rpcbed/internal/analysis"
 )
 
 // runSlices is `rpcbed slices RUN...`: the slice-length trade-off from runs of one
@@ -38,12 +40,12 @@ func runSlices(ctx context.Context, args []string, s stdio) int {
 	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "slice\trounds\tcells\trun wall\tswitching\tsd req/s\tsd client CPU\tsd server CPU\thalf-width in %gs: req/s\tclient CPU\tserver CPU\tfor ±5 %%: req/s\tclient CPU\tserver CPU\n", *per)
 	for _, dir := range fs.Args() {
-		run, err := matrix.LoadRun(dir)
+		run, err := results.LoadRun(dir)
 		if err != nil {
 			fmt.Fprintf(s.err, "rpcbed slices: %v\n", err)
 			return 1
 		}
-		sl := matrix.Slices(run)
+		sl := analysis.Slices(run)
 		fmt.Fprintf(tw, "%gs\t%d\t%d\t%.2f s\t%.2f s", sl.Length, sl.Rounds, sl.Cells, sl.RunWallS, sl.SwitchS)
 		for _, f := range sl.SigmaFigures {
 			fmt.Fprintf(tw, "\t%.1f %%", sl.Sigma[f.Key]*100)

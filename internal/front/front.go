@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/report"
 	"io"
 	"net"
 	"net/http"
@@ -168,26 +169,26 @@ func Main(args []string, stderr io.Writer) int {
 	load.ThriftFlags(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return load.ExitOK
+			return report.ExitOK
 		}
-		return load.ExitUsage
+		return report.ExitUsage
 	}
 	if host, _, err := net.SplitHostPort(cfg.Addr); err != nil || host == "" || cfg.Conns < 1 || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "go-client front: -addr %q must be HOST:PORT, -conns at least 1, no extra arguments\n", cfg.Addr)
-		return load.ExitUsage
+		return report.ExitUsage
 	}
 	switch cfg.Proto {
 	case load.ProtoGRPC, load.ProtoThrift, load.ProtoHTTP:
 	default:
 		fmt.Fprintf(stderr, "go-client front: -proto %q: want grpc, thrift or http\n", cfg.Proto)
-		return load.ExitUsage
+		return report.ExitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	f, err := New(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "go-client front: cannot reach %s server at %s: %v\n", cfg.Proto, cfg.Addr, err)
-		return load.ExitUnreachable
+		return report.ExitUnreachable
 	}
 	defer f.Close()
 	ln, err := net.Listen("tcp", listen)
@@ -200,5 +201,5 @@ func Main(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "go-client front: %v\n", err)
 		return 1
 	}
-	return load.ExitOK
+	return report.ExitOK
 }

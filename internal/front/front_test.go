@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/rpcbed/rpcbed/internal/report"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -121,14 +122,14 @@ func TestFrontExitCodes(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"help", []string{"-h"}, load.ExitOK},
-		{"bad-proto", []string{"-proto", "ice", "-addr", dead}, load.ExitUsage},
-		{"no-addr", []string{"-proto", "grpc"}, load.ExitUsage},
-		{"zero-conns", []string{"-conns", "0", "-addr", dead}, load.ExitUsage},
-		{"unknown-flag", []string{"-bogus"}, load.ExitUsage},
-		{"grpc-unreachable", []string{"-proto", "grpc", "-timeout", "2s", "-addr", dead}, load.ExitUnreachable},
-		{"http-unreachable", []string{"-proto", "http", "-timeout", "2s", "-addr", dead}, load.ExitUnreachable},
-		{"thrift-unreachable", []string{"-proto", "thrift", "-timeout", "2s", "-addr", dead}, load.ExitUnreachable},
+		{"help", []string{"-h"}, report.ExitOK},
+		{"bad-proto", []string{"-proto", "ice", "-addr", dead}, report.ExitUsage},
+		{"no-addr", []string{"-proto", "grpc"}, report.ExitUsage},
+		{"zero-conns", []string{"-conns", "0", "-addr", dead}, report.ExitUsage},
+		{"unknown-flag", []string{"-bogus"}, report.ExitUsage},
+		{"grpc-unreachable", []string{"-proto", "grpc", "-timeout", "2s", "-addr", dead}, report.ExitUnreachable},
+		{"http-unreachable", []string{"-proto", "http", "-timeout", "2s", "-addr", dead}, report.ExitUnreachable},
+		{"thrift-unreachable", []string{"-proto", "thrift", "-timeout", "2s", "-addr", dead}, report.ExitUnreachable},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -67,12 +67,12 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := ParseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
 		Usage(stdout)
-		return ExitOK
+		return report.ExitOK
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "go-client: %v\n", err)
 		Usage(stderr)
-		return ExitUsage
+		return report.ExitUsage
 	}
 	cfg.LatencyDump = os.Getenv(LatencyDumpEnv)
 	res, err := Run(ctx, cfg, stderr)
@@ -87,18 +87,18 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ee.Code
 		}
 		fmt.Fprintf(stderr, "go-client: %v\n", err)
-		return ExitInternal
+		return report.ExitInternal
 	}
 	rep := res.Report()
 	if cfg.LatencyDump != "" {
 		if err := WriteLatencies(cfg.LatencyDump, res.RawLatency); err != nil {
 			fmt.Fprintf(stderr, "go-client: %s: %v\n", LatencyDumpEnv, err)
-			return ExitInternal
+			return report.ExitInternal
 		}
 	}
 	if err := report.Write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "go-client: writing the report: %v\n", err)
-		return ExitInternal
+		return report.ExitInternal
 	}
 	if cfg.JSONFile != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -107,10 +107,10 @@ func RunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "go-client: -json: %v\n", err)
-			return ExitInternal
+			return report.ExitInternal
 		}
 	}
-	return ExitOK
+	return report.ExitOK
 }
 
 // LatencyDumpEnv names a file every client (go, php, java) writes each latency

@@ -165,38 +165,38 @@ func TestExitCodes(t *testing.T) {
 	var cases []tc
 	for _, p := range protos {
 		cases = append(cases,
-			tc{p + "-verify-items", []string{"-proto", p, "-call", "datalist", "-items", "3", "-n", "10", "-addr", bad[p]}, ExitVerify, "verify: length: " + p},
-			tc{p + "-verify-items-text", []string{"-proto", p, "-call", "datalist", "-items", "3", "-n", "10", "-addr", bad[p]}, ExitVerify, "got 2 items; want 3"},
-			tc{p + "-verify-code", []string{"-proto", p, "-call", "datatype", "-n", "10", "-addr", bad[p]}, ExitVerify, "got codeId 7; want 101"},
-			tc{p + "-unreachable", []string{"-proto", p, "-call", "datatype", "-c", "2", "-n", "10", "-timeout", "2s", "-addr", dead}, ExitUnreachable, "verify: connect: cannot reach"},
+			tc{p + "-verify-items", []string{"-proto", p, "-call", "datalist", "-items", "3", "-n", "10", "-addr", bad[p]}, report.ExitVerify, "verify: length: " + p},
+			tc{p + "-verify-items-text", []string{"-proto", p, "-call", "datalist", "-items", "3", "-n", "10", "-addr", bad[p]}, report.ExitVerify, "got 2 items; want 3"},
+			tc{p + "-verify-code", []string{"-proto", p, "-call", "datatype", "-n", "10", "-addr", bad[p]}, report.ExitVerify, "got codeId 7; want 101"},
+			tc{p + "-unreachable", []string{"-proto", p, "-call", "datatype", "-c", "2", "-n", "10", "-timeout", "2s", "-addr", dead}, report.ExitUnreachable, "verify: connect: cannot reach"},
 		)
 	}
 	cases = append(cases,
-		tc{"no-proto", []string{"-call", "datatype", "-n", "1", "-addr", dead}, ExitUsage, "-proto"},
-		tc{"bad-proto", []string{"-proto", "ice", "-call", "datatype", "-n", "1", "-addr", dead}, ExitUsage, "-proto"},
-		tc{"bad-call", []string{"-proto", "grpc", "-call", "datasets", "-n", "1", "-addr", dead}, ExitUsage, "-call"},
-		tc{"items-too-many", []string{"-proto", "grpc", "-call", "datalist", "-items", "100001", "-n", "1", "-addr", dead}, ExitUsage, "-items"},
-		tc{"items-on-datatype", []string{"-proto", "grpc", "-call", "datatype", "-items", "2", "-n", "1", "-addr", dead}, ExitUsage, "-items"},
-		tc{"no-n-no-t", []string{"-proto", "grpc", "-call", "datatype", "-addr", dead}, ExitUsage, "-n"},
-		tc{"c-above-n", []string{"-proto", "grpc", "-call", "datatype", "-c", "5", "-n", "2", "-addr", dead}, ExitUsage, "greater than -n"},
-		tc{"c-zero", []string{"-proto", "grpc", "-call", "datatype", "-c", "0", "-n", "2", "-addr", dead}, ExitUsage, "-c"},
-		tc{"conns-above-c", []string{"-proto", "grpc", "-call", "datatype", "-c", "2", "-conns", "3", "-n", "2", "-addr", dead}, ExitUsage, "-conns"},
-		tc{"conns-zero", []string{"-proto", "grpc", "-call", "datatype", "-c", "2", "-conns", "-1", "-n", "2", "-addr", dead}, ExitUsage, "-conns"},
-		tc{"http-conns-below-c", []string{"-proto", "http", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", dead}, ExitUsage, "want -conns = -c"},
-		tc{"thrift-conns-below-c", []string{"-proto", "thrift", "-call", "datatype", "-c", "4", "-conns", "2", "-n", "4", "-addr", dead}, ExitUsage, "want -conns = -c"},
-		tc{"bad-check", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-check", "bytes", "-addr", dead}, ExitUsage, "-check"},
-		tc{"bad-warmup", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "later", "-addr", dead}, ExitUsage, "or auto"},
-		tc{"warmup-max-negative", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "auto", "-warmup-max", "-1", "-addr", dead}, ExitUsage, "-warmup-max"},
-		tc{"usage-on-stderr", []string{"-proto", "grpc", "-bogus"}, ExitUsage, "exit codes:"},
-		tc{"bad-duration", []string{"-proto", "grpc", "-call", "datatype", "-t", "soon", "-addr", dead}, ExitUsage, "duration"},
-		tc{"negative-rate", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-rate", "-1", "-addr", dead}, ExitUsage, "-rate"},
-		tc{"no-addr", []string{"-proto", "grpc", "-call", "datatype", "-n", "1"}, ExitUsage, "-addr"},
-		tc{"addr-no-port", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-addr", "localhost"}, ExitUsage, "-addr"},
-		tc{"unknown-flag", []string{"-proto", "grpc", "-bogus"}, ExitUsage, "bogus"},
-		tc{"extra-arg", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-addr", dead, "extra"}, ExitUsage, "unexpected"},
-		tc{"bad-thrift-transport", []string{"-proto", "thrift", "-call", "datatype", "-n", "1", "-thrift-transport", "zlib", "-addr", dead}, ExitUsage, "-thrift-transport"},
-		tc{"help", []string{"-h"}, ExitOK, ""},
-		tc{"help-long", []string{"-help"}, ExitOK, ""},
+		tc{"no-proto", []string{"-call", "datatype", "-n", "1", "-addr", dead}, report.ExitUsage, "-proto"},
+		tc{"bad-proto", []string{"-proto", "ice", "-call", "datatype", "-n", "1", "-addr", dead}, report.ExitUsage, "-proto"},
+		tc{"bad-call", []string{"-proto", "grpc", "-call", "datasets", "-n", "1", "-addr", dead}, report.ExitUsage, "-call"},
+		tc{"items-too-many", []string{"-proto", "grpc", "-call", "datalist", "-items", "100001", "-n", "1", "-addr", dead}, report.ExitUsage, "-items"},
+		tc{"items-on-datatype", []string{"-proto", "grpc", "-call", "datatype", "-items", "2", "-n", "1", "-addr", dead}, report.ExitUsage, "-items"},
+		tc{"no-n-no-t", []string{"-proto", "grpc", "-call", "datatype", "-addr", dead}, report.ExitUsage, "-n"},
+		tc{"c-above-n", []string{"-proto", "grpc", "-call", "datatype", "-c", "5", "-n", "2", "-addr", dead}, report.ExitUsage, "greater than -n"},
+		tc{"c-zero", []string{"-proto", "grpc", "-call", "datatype", "-c", "0", "-n", "2", "-addr", dead}, report.ExitUsage, "-c"},
+		tc{"conns-above-c", []string{"-proto", "grpc", "-call", "datatype", "-c", "2", "-conns", "3", "-n", "2", "-addr", dead}, report.ExitUsage, "-conns"},
+		tc{"conns-zero", []string{"-proto", "grpc", "-call", "datatype", "-c", "2", "-conns", "-1", "-n", "2", "-addr", dead}, report.ExitUsage, "-conns"},
+		tc{"http-conns-below-c", []string{"-proto", "http", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", dead}, report.ExitUsage, "want -conns = -c"},
+		tc{"thrift-conns-below-c", []string{"-proto", "thrift", "-call", "datatype", "-c", "4", "-conns", "2", "-n", "4", "-addr", dead}, report.ExitUsage, "want -conns = -c"},
+		tc{"bad-check", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-check", "bytes", "-addr", dead}, report.ExitUsage, "-check"},
+		tc{"bad-warmup", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "later", "-addr", dead}, report.ExitUsage, "or auto"},
+		tc{"warmup-max-negative", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "auto", "-warmup-max", "-1", "-addr", dead}, report.ExitUsage, "-warmup-max"},
+		tc{"usage-on-stderr", []string{"-proto", "grpc", "-bogus"}, report.ExitUsage, "exit codes:"},
+		tc{"bad-duration", []string{"-proto", "grpc", "-call", "datatype", "-t", "soon", "-addr", dead}, report.ExitUsage, "duration"},
+		tc{"negative-rate", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-rate", "-1", "-addr", dead}, report.ExitUsage, "-rate"},
+		tc{"no-addr", []string{"-proto", "grpc", "-call", "datatype", "-n", "1"}, report.ExitUsage, "-addr"},
+		tc{"addr-no-port", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-addr", "localhost"}, report.ExitUsage, "-addr"},
+		tc{"unknown-flag", []string{"-proto", "grpc", "-bogus"}, report.ExitUsage, "bogus"},
+		tc{"extra-arg", []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-addr", dead, "extra"}, report.ExitUsage, "unexpected"},
+		tc{"bad-thrift-transport", []string{"-proto", "thrift", "-call", "datatype", "-n", "1", "-thrift-transport", "zlib", "-addr", dead}, report.ExitUsage, "-thrift-transport"},
+		tc{"help", []string{"-h"}, report.ExitOK, ""},
+		tc{"help-long", []string{"-help"}, report.ExitOK, ""},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -205,10 +205,10 @@ func TestExitCodes(t *testing.T) {
 			if got != c.want {
 				t.Errorf("exit = %d; want %d (stderr: %s)", got, c.want, stderr.String())
 			}
-			if c.want != ExitOK && stdout.Len() > 0 {
+			if c.want != report.ExitOK && stdout.Len() > 0 {
 				t.Errorf("stdout = %q; want no report", stdout.String())
 			}
-			if c.want == ExitOK && (!strings.Contains(stdout.String(), "exit codes:") || stderr.Len() > 0) {
+			if c.want == report.ExitOK && (!strings.Contains(stdout.String(), "exit codes:") || stderr.Len() > 0) {
 				t.Errorf("-h: stdout %q, stderr %q; want the usage on stdout only", stdout.String(), stderr.String())
 			}
 			if !strings.Contains(stderr.String(), c.stderrIs) {
@@ -229,7 +229,7 @@ func TestServerDies(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			px.KillAfter(64 << 10)
 			code := testbed.Within(t, 45*time.Second, func() int { return Main(args, &stdout, &stderr) })
-			if code != ExitOK {
+			if code != report.ExitOK {
 				t.Fatalf("exit = %d; want 0 (stderr: %s)", code, stderr.String())
 			}
 			rep := stdout.String()
@@ -496,7 +496,7 @@ func TestThriftVariants(t *testing.T) {
 				addr := goServerThrift(t, tr, pr)[ProtoThrift]
 				args := []string{"-proto", "thrift", "-call", "datalist", "-items", "3", "-c", "2", "-n", "20", "-thrift-transport", tr, "-thrift-protocol", pr, "-addr", addr}
 				var stdout, stderr bytes.Buffer
-				if code := Main(args, &stdout, &stderr); code != ExitOK {
+				if code := Main(args, &stdout, &stderr); code != report.ExitOK {
 					t.Fatalf("exit = %d; want 0 (stderr: %s)", code, stderr.String())
 				}
 				if !strings.Contains(stdout.String(), "Failed requests:        0\n") {
@@ -506,7 +506,7 @@ func TestThriftVariants(t *testing.T) {
 				args = []string{"-proto", "thrift", "-call", "datatype", "-n", "1", "-timeout", "2s", "-thrift-transport", other, "-thrift-protocol", pr, "-addr", addr}
 				stderr.Reset()
 				code := testbed.Within(t, 20*time.Second, func() int { return Main(args, io.Discard, &stderr) })
-				if code != ExitVerify && code != ExitUnreachable {
+				if code != report.ExitVerify && code != report.ExitUnreachable {
 					t.Errorf("-thrift-transport %s against a %s server: exit = %d; want 3 (stderr: %s)", other, tr, code, stderr.String())
 				}
 			})

@@ -32,22 +32,11 @@ type transport interface {
 	close()
 }
 
-// Exit codes, documented in the usage text.
-const (
-	ExitOK          = 0 // report printed (even with failures)
-	ExitUsage       = 2 // bad arguments
-	ExitVerify      = 3 // the verify call's answer was wrong: no report
-	ExitUnreachable = 4 // no connection before timing: no report
-)
-
-// ExitInternal: the report could not be written, or the client itself failed.
-const ExitInternal = 1
-
 // ExitError carries the exit code a failure maps to, and for a failed verify
 // (or no connection) the error kind (docs/report-format.md).
 type ExitError struct {
 	Code int
-	Kind string // "" unless Code is ExitVerify or ExitUnreachable
+	Kind string // "" unless Code is report.ExitVerify or report.ExitUnreachable
 	Err  error
 }
 
@@ -124,11 +113,11 @@ type worker struct {
 func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
-		return nil, &ExitError{Code: ExitUsage, Err: err}
+		return nil, &ExitError{Code: report.ExitUsage, Err: err}
 	}
 	t, err := dial(ctx, &cfg)
 	if err != nil {
-		return nil, &ExitError{ExitUnreachable, kindConnect.String(), fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, err)}
+		return nil, &ExitError{report.ExitUnreachable, kindConnect.String(), fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, err)}
 	}
 	defer t.close()
 
@@ -154,7 +143,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		t.close()
 		loops, err = newHTTPLoops(&cfg, workers, res.DocLength, tok)
 		if err != nil {
-			return nil, &ExitError{ExitUnreachable, netKind(err).String(), fmt.Errorf("%s server at %s: %v", cfg.Proto, cfg.Addr, err)}
+			return nil, &ExitError{report.ExitUnreachable, netKind(err).String(), fmt.Errorf("%s server at %s: %v", cfg.Proto, cfg.Addr, err)}
 		}
 		defer loops.close()
 		fmt.Fprintf(logw, "go-client: load-generator mode: %d event loop(s) over %d connections\n", len(loops.loops), cfg.Conns)
@@ -164,7 +153,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	if cfg.CPUProfile != "" {
 		stopProfile, err := startCPUProfile(cfg.CPUProfile)
 		if err != nil {
-			return nil, &ExitError{Code: ExitUsage, Err: err}
+			return nil, &ExitError{Code: report.ExitUsage, Err: err}
 		}
 		defer stopProfile()
 	}
@@ -184,11 +173,11 @@ func verify(ctx context.Context, cfg *Config, w *worker, res *Result, logw io.Wr
 	switch o.kind {
 	case kindOK:
 	case kindConnect, kindTimeout:
-		return &ExitError{ExitUnreachable, o.kind.String(), fmt.Errorf("cannot reach %s server at %s: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
+		return &ExitError{report.ExitUnreachable, o.kind.String(), fmt.Errorf("cannot reach %s server at %s: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
 	case kindReceive:
-		return &ExitError{ExitUnreachable, o.kind.String(), fmt.Errorf("%s server at %s did not answer: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
+		return &ExitError{report.ExitUnreachable, o.kind.String(), fmt.Errorf("%s server at %s did not answer: %v%s", cfg.Proto, cfg.Addr, o.err, hint)}
 	default:
-		return &ExitError{ExitVerify, o.kind.String(), fmt.Errorf("%s %s at %s: %v%s", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.err, hint)}
+		return &ExitError{report.ExitVerify, o.kind.String(), fmt.Errorf("%s %s at %s: %v%s", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.err, hint)}
 	}
 	res.ServerSoftware, res.DocLength = server, o.bytes
 	fmt.Fprintf(logw, "go-client: verified %s %s at %s: %d bytes\n", cfg.Proto, cfg.DocumentPath(), cfg.Addr, o.bytes)

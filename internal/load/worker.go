@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/report"
 	"io"
 	"os"
 	"regexp"
@@ -29,10 +30,10 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if len(args) > 0 {
 		if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 			fmt.Fprintln(stdout, "usage: go-client worker   (commands on stdin: run<TAB>ID<TAB>ARG..., quit; docs/report-format.md)")
-			return ExitOK
+			return report.ExitOK
 		}
 		fmt.Fprintf(stderr, "go-client: worker takes no arguments, got %q (runs come on stdin)\n", args[0])
-		return ExitUsage
+		return report.ExitUsage
 	}
 	fmt.Fprintf(stdout, "%s ready go %d\n", workerPrefix, os.Getpid())
 	// stdin is read on its own goroutine so that a signal (ctx) ends an idle worker
@@ -61,23 +62,23 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		var c command
 		select {
 		case <-ctx.Done():
-			return ExitOK
+			return report.ExitOK
 		case c = <-cmds:
 		}
 		if c.err != nil && c.line == nil {
 			if !errors.Is(c.err, io.EOF) {
 				fmt.Fprintf(stderr, "go-client: worker: reading stdin: %v\n", c.err)
 			}
-			return ExitOK // EOF is quit
+			return report.ExitOK // EOF is quit
 		}
 		if c.tooLong {
 			fmt.Fprintf(stderr, "go-client: worker: command longer than %d bytes\n", maxCommand)
-			done(stdout, "-", ExitUsage)
+			done(stdout, "-", report.ExitUsage)
 		} else if quit := serveCommand(ctx, string(c.line), stdout, stderr); quit {
-			return ExitOK
+			return report.ExitOK
 		}
 		if c.err != nil { // the last line had no newline
-			return ExitOK
+			return report.ExitOK
 		}
 	}
 }
@@ -100,7 +101,7 @@ func serveCommand(ctx context.Context, line string, stdout, stderr io.Writer) bo
 			id = fields[1]
 		}
 		fmt.Fprintf(stderr, "go-client: worker: bad command %.80q: want run<TAB>ID<TAB>ARG... or quit\n", line)
-		done(stdout, id, ExitUsage)
+		done(stdout, id, report.ExitUsage)
 	}
 	return false
 }

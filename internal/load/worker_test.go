@@ -152,11 +152,11 @@ func TestWorkerBadCommands(t *testing.T) {
 
 func TestWorkerArgs(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := WorkerMain(context.Background(), []string{"-bogus"}, strings.NewReader(""), &stdout, &stderr); code != ExitUsage {
+	if code := WorkerMain(context.Background(), []string{"-bogus"}, strings.NewReader(""), &stdout, &stderr); code != report.ExitUsage {
 		t.Errorf("worker -bogus: exit %d; want 2", code)
 	}
 	stdout.Reset()
-	if code := WorkerMain(context.Background(), []string{"-h"}, strings.NewReader(""), &stdout, &stderr); code != ExitOK || !strings.Contains(stdout.String(), "usage") {
+	if code := WorkerMain(context.Background(), []string{"-h"}, strings.NewReader(""), &stdout, &stderr); code != report.ExitOK || !strings.Contains(stdout.String(), "usage") {
 		t.Errorf("worker -h: exit %d, stdout %q; want 0 and the usage", code, stdout.String())
 	}
 }

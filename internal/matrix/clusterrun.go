@@ -19,6 +19,9 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 	"github.com/rpcbed/rpcbed/internal/stats"
 	"github.com/rpcbed/rpcbed/internal/swarm"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // clusterRun is a cluster run in progress: the swarm, the barrier, and the
@@ -37,7 +40,7 @@ const clockPings = 8
 // images to a formed swarm's engines, open the barrier, then each server group
 // as serverGroup does, with every client run split over client tasks. Whatever
 // it formed or created is removed on every exit path.
-func (e *executor) runCluster(ctx context.Context, todo []Cell) (err error) {
+func (e *executor) runCluster(ctx context.Context, todo []plan.Cell) (err error) {
 	cs := e.run.Spec.Cluster
 	var cl *swarm.Cluster
 	if len(cs.Form) > 0 {
@@ -54,7 +57,7 @@ func (e *executor) runCluster(ctx context.Context, todo []Cell) (err error) {
 	}
 	defer func() {
 		if cerr := cl.Close(); cerr != nil {
-			e.prog.note("swarm clean-up: " + oneLine(cerr.Error()))
+			e.prog.note("swarm clean-up: " + runner.OneLine(cerr.Error()))
 			if err == nil {
 				err = cerr
 			}
@@ -69,8 +72,8 @@ func (e *executor) runCluster(ctx context.Context, todo []Cell) (err error) {
 	if err != nil {
 		return err
 	}
-	e.run.Cluster = &ClusterRecord{Engine: cs.Engine, Manager: cl.Manager, Formed: len(cs.Form) > 0, Barrier: bar.Addr(), Nodes: nodes}
-	if err := writeJSON(filepath.Join(e.o.Dir, RunFile), e.run); err != nil {
+	e.run.Cluster = &results.ClusterRecord{Engine: cs.Engine, Manager: cl.Manager, Formed: len(cs.Form) > 0, Barrier: bar.Addr(), Nodes: nodes}
+	if err := results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run); err != nil {
 		return err
 	}
 	if s := e.run.Spec; s.ClientResources.CPUSet != "" || s.ServerResources.CPUSet != "" {
@@ -79,7 +82,7 @@ func (e *executor) runCluster(ctx context.Context, todo []Cell) (err error) {
 	cr := &clusterRun{e: e, cl: cl, bar: bar, lost: map[string]string{}}
 	for len(todo) > 0 {
 		key := todo[0].ServerProcKey()
-		var group []Cell
+		var group []plan.Cell
 		for len(todo) > 0 && todo[0].ServerProcKey() == key {
 			group = append(group, todo[0])
 			todo = todo[1:]
@@ -93,7 +96,7 @@ func (e *executor) runCluster(ctx context.Context, todo []Cell) (err error) {
 
 // copyClusterImages copies the runtime images the cells need to every engine of
 // a swarm rpcbed forms (skipped where the image id matches).
-func (e *executor) copyClusterImages(ctx context.Context, cells []Cell) error {
+func (e *executor) copyClusterImages(ctx context.Context, cells []plan.Cell) error {
 	src, ok := e.o.Runner.(*runner.Docker)
 	if !ok {
 		return fmt.Errorf("cluster: forming a swarm needs the Docker runner (-runner docker): its images are copied to every node")
@@ -135,7 +138,7 @@ func (e *executor) copyClusterImages(ctx context.Context, cells []Cell) error {
 // serverGroup starts one server as a service on a server-pool node, runs its
 // cells' repeats interleaved (repeat 1 of every cell, then repeat 2 ...), each a
 // gang of client tasks, and stops it.
-func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []Cell) error {
+func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []plan.Cell) error {
 	e := cr.e
 	fail := func(why string) error {
 		for _, c := range cells {
@@ -151,34 +154,34 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []Cell)
 		need = max(need, cr.minNodes(c))
 	}
 	// The gang check, before anything is created.
-	by, err := cr.cl.Gang(ctx, map[string]int{PoolServer: 1, PoolClients: need}, cr.lost)
+	by, err := cr.cl.Gang(ctx, map[string]int{plan.PoolServer: 1, plan.PoolClients: need}, cr.lost)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fail(oneLine(err.Error()))
+		return fail(runner.OneLine(err.Error()))
 	}
-	node := by[PoolServer][0]
+	node := by[plan.PoolServer][0]
 	e.prog.note(fmt.Sprintf("starting %s on %s", key, node))
 	cfg := e.serverConfig(key)
 	cfg.Address = node.Addr
-	srv, err := StartServerProc(ctx, &swarm.Runner{C: cr.cl, Node: node.ID, Pool: PoolServer}, key, cfg)
+	srv, err := StartServerProc(ctx, &swarm.Runner{C: cr.cl, Node: node.ID, Pool: plan.PoolServer}, key, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fail("server " + key + " did not start: " + oneLine(err.Error()))
+		return fail("server " + key + " did not start: " + runner.OneLine(err.Error()))
 	}
 	defer e.stopServer(srv)
 	var states []*cellState
 	for _, c := range cells {
-		st := &cellState{c: c, res: CellResult{Name: c.Name(), Cell: c, Load: c.Load, Started: time.Now().UTC()}}
+		st := &cellState{c: c, res: results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Started: time.Now().UTC()}}
 		if p, ok := e.partial[c.Name()]; ok {
 			st.res = p
 		}
 		states = append(states, st)
 	}
-	group := cells[0].groupKey()
+	group := cells[0].GroupKey()
 	for r := 1; r <= e.run.Spec.Repeats; r++ {
 		// Rounds in the run's seeded random order, as serverGroup's.
 		var order []*cellState
@@ -188,11 +191,11 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []Cell)
 			}
 		}
 		if len(order) > 0 {
-			rec := Round{Group: group, Index: r}
+			rec := results.Round{Group: group, Index: r}
 			for _, st := range order {
 				rec.Order = append(rec.Order, st.c.Name())
 			}
-			e.run.Rounds = slices.DeleteFunc(e.run.Rounds, func(x Round) bool { return x.Group == group && x.Index == r })
+			e.run.Rounds = slices.DeleteFunc(e.run.Rounds, func(x results.Round) bool { return x.Group == group && x.Index == r })
 			e.run.Rounds = append(e.run.Rounds, rec)
 		}
 		for _, st := range order {
@@ -213,9 +216,9 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []Cell)
 			if st.final || r == e.run.Spec.Repeats {
 				st.final = true
 				e.prog.skipRest(st.c, e.run.Spec.Repeats-len(st.res.Repeats))
-				st.res.finish()
+				st.res.Finish()
 			} else {
-				st.res.Status = StatusPartial
+				st.res.Status = results.StatusPartial
 			}
 			if err := e.record(st.res); err != nil {
 				return err
@@ -226,7 +229,7 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []Cell)
 }
 
 // minNodes is the fewest client nodes c's repeat may run on.
-func (cr *clusterRun) minNodes(c Cell) int {
+func (cr *clusterRun) minNodes(c plan.Cell) int {
 	m := cr.e.run.Spec.Cluster.MinNodes
 	if m <= 0 || m > c.Nodes {
 		return c.Nodes
@@ -244,8 +247,8 @@ func newToken() string {
 type taskRun struct {
 	tc    *swarm.TaskConn
 	p     *workerProc
-	share Share
-	rec   TaskRecord
+	share plan.Share
+	rec   results.TaskRecord
 	res   runner.Result
 	err   error
 }
@@ -255,25 +258,25 @@ type taskRun struct {
 // measured, verified, primed and then released with the others at once for the
 // timed run. short says the client pool was too small to run it at all. Only
 // ctx's cancellation is an error.
-func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int) (rep Repeat, short bool, err error) {
+func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c plan.Cell, r int) (rep results.Repeat, short bool, err error) {
 	e := cr.e
 	name := fmt.Sprintf("%s-r%d", c.Name(), r)
-	rep = Repeat{Index: r, Raw: filepath.Join(RawDir, name+"-tasks.txt"), Worker: true}
-	by, gerr := cr.cl.Gang(ctx, map[string]int{PoolClients: cr.minNodes(c)}, cr.lost)
+	rep = results.Repeat{Index: r, Raw: filepath.Join(results.RawDir, name+"-tasks.txt"), Worker: true}
+	by, gerr := cr.cl.Gang(ctx, map[string]int{plan.PoolClients: cr.minNodes(c)}, cr.lost)
 	if gerr != nil {
 		if ctx.Err() != nil {
 			return rep, false, ctx.Err()
 		}
-		rep.Error = oneLine(gerr.Error())
+		rep.Error = runner.OneLine(gerr.Error())
 		return rep, errors.Is(gerr, swarm.ErrShortPool), nil
 	}
-	nodes := by[PoolClients]
+	nodes := by[plan.PoolClients]
 	n := min(c.Nodes, len(nodes))
 	if n < c.Nodes {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("ran on %d of the cell's %d client nodes (lost: %s)", n, c.Nodes, cr.lostText()))
 	}
 	l := c.Load.ForRepeat(r, false)
-	shares := SplitLoad(c.Concurrency, l.ConnsFor(c.Concurrency), n)
+	shares := plan.SplitLoad(c.Concurrency, l.ConnsFor(c.Concurrency), n)
 
 	token := newToken()
 	forget := cr.bar.Expect(token, n)
@@ -288,12 +291,12 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 	svc, cerr := cr.cl.Create(ctx, swarm.Service{Name: name, Image: prog.Image, Entrypoint: "/bin/bash",
 		Args: append([]string{"-c", swarm.TaskScript, "rpcbed-task"}, prog.Args...),
 		Env:  append(append([]string{}, prog.Env...), swarm.TaskEnv(cr.bar.Addr(), token)...),
-		Pool: PoolClients, Exclude: exclude, Replicas: n, CPUs: res.CPUs, MemoryMB: res.MemoryMB})
+		Pool: plan.PoolClients, Exclude: exclude, Replicas: n, CPUs: res.CPUs, MemoryMB: res.MemoryMB})
 	if cerr != nil {
 		if ctx.Err() != nil {
 			return rep, false, ctx.Err()
 		}
-		rep.Error = oneLine(cerr.Error())
+		rep.Error = runner.OneLine(cerr.Error())
 		return rep, false, nil
 	}
 	var runs []*taskRun
@@ -317,7 +320,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 	tcs, aerr := cr.bar.Await(actx, token, n)
 	cancel()
 	for i, tc := range tcs {
-		runs = append(runs, &taskRun{tc: tc, share: shares[i], rec: TaskRecord{Task: tc.Task, Node: tc.Node, NodeAddr: nodeAddr(nodes, tc.Node), Share: shares[i]}})
+		runs = append(runs, &taskRun{tc: tc, share: shares[i], rec: results.TaskRecord{Task: tc.Task, Node: tc.Node, NodeAddr: nodeAddr(nodes, tc.Node), Share: shares[i]}})
 	}
 	if aerr != nil {
 		if ctx.Err() != nil {
@@ -340,7 +343,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 			if ctx.Err() != nil {
 				return rep, false, ctx.Err()
 			}
-			errs = append(errs, fmt.Sprintf("%s: ready step: %s", nodeName(nodes, t.rec.Node), oneLine(err.Error())))
+			errs = append(errs, fmt.Sprintf("%s: ready step: %s", nodeName(nodes, t.rec.Node), runner.OneLine(err.Error())))
 		}
 	}
 	if len(errs) > 0 {
@@ -365,7 +368,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 		}
 		return nil
 	}
-	shareCell := func(t *taskRun) Cell {
+	shareCell := func(t *taskRun) plan.Cell {
 		sc := c
 		sc.Concurrency = t.share.Concurrency
 		return sc
@@ -374,7 +377,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 	// call deadline than the clients' 10 s: a fresh JVM's first channel on a busy
 	// machine can take longer to connect.
 	verify := func(t *taskRun) []string {
-		return append(replaceFlag(clientArgs(shareCell(t), addr, Load{N: 1, Conns: 1}), "-c", "1"), "-timeout", "60s")
+		return append(replaceFlag(clientArgs(shareCell(t), addr, plan.Load{N: 1, Conns: 1}), "-c", "1"), "-timeout", "60s")
 	}
 	if err := all("verify", verify, 120*time.Second); err != nil {
 		return rep, false, err
@@ -384,11 +387,11 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 		if verr == nil {
 			verr = checkVerify(t.res)
 		}
-		if verr != nil && t.err == nil && t.res.ExitCode == exitUnreachable {
+		if verr != nil && t.err == nil && t.res.ExitCode == report.ExitUnreachable {
 			// Once more: grpc-java's first channel in a fresh JVM gave up connecting
 			// after 20-30 s on this busy machine while the server answered the
 			// other task. A verify is not timed.
-			e.prog.note(fmt.Sprintf("%s: verify on %s: %s; once more", name, t.rec.NodeAddr, oneLine(verr.Error())))
+			e.prog.note(fmt.Sprintf("%s: verify on %s: %s; once more", name, t.rec.NodeAddr, runner.OneLine(verr.Error())))
 			t.res, t.err = t.p.run(ctx, name+"-verify2", e.o.Programs.ClientFlags(c.Client, verify(t)...), 120*time.Second)
 			if ctx.Err() != nil {
 				return rep, false, ctx.Err()
@@ -398,7 +401,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 			}
 		}
 		if verr != nil {
-			errs = append(errs, fmt.Sprintf("%s: verify: %s", cr.lostIfDead(nodes, t, r, verr), oneLine(verr.Error())))
+			errs = append(errs, fmt.Sprintf("%s: verify: %s", cr.lostIfDead(nodes, t, r, verr), runner.OneLine(verr.Error())))
 		}
 	}
 	if len(errs) > 0 {
@@ -408,7 +411,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 	// Prime (Spec.Prime): every task its share, not recorded; its fresh process
 	// warms its JIT here.
 	if d := e.run.Spec.Prime[c.Client]; d > 0 {
-		pl := Load{Duration: d}
+		pl := plan.Load{Duration: d}
 		if err := all("prime", func(t *taskRun) []string {
 			pl.Conns = t.share.Conns
 			return clientArgs(shareCell(t), addr, pl)
@@ -436,16 +439,16 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c Cell, r int
 
 	var reports []*report.Report
 	for i, t := range runs {
-		raw := filepath.Join(RawDir, fmt.Sprintf("%s-t%d.txt", name, i+1))
+		raw := filepath.Join(results.RawDir, fmt.Sprintf("%s-t%d.txt", name, i+1))
 		t.rec.Raw = raw
 		if werr := writeRaw(filepath.Join(e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil {
-			errs = append(errs, "raw file: "+oneLine(werr.Error()))
+			errs = append(errs, "raw file: "+runner.OneLine(werr.Error()))
 		}
 		rp, why := judge(t.res, t.err, false)
 		if len(why) > 0 {
 			t.rec.Error = strings.Join(why, "; ")
 			if errors.Is(t.err, errWorker) {
-				t.rec.Error = oneLine(t.err.Error()) // the task died: its exit line says no more
+				t.rec.Error = runner.OneLine(t.err.Error()) // the task died: its exit line says no more
 			}
 			errs = append(errs, fmt.Sprintf("%s: %s", cr.lostIfDead(nodes, t, r, t.err), t.rec.Error))
 			continue
@@ -504,7 +507,7 @@ func (cr *clusterRun) taskStates(svc string) string {
 	defer cancel()
 	ts, err := cr.cl.Tasks(ctx, svc)
 	if err != nil {
-		return "tasks unknown: " + oneLine(err.Error())
+		return "tasks unknown: " + runner.OneLine(err.Error())
 	}
 	nodes, _ := cr.cl.Nodes(ctx)
 	var s []string
@@ -527,7 +530,7 @@ func (cr *clusterRun) taskStates(svc string) string {
 // finishTasks waits (bounded) for a repeat's tasks to end, records swarm's view
 // of each, checks that none was restarted, keeps every task's log under raw/ and
 // removes the service.
-func (cr *clusterRun) finishTasks(svc string, n int, runs []*taskRun, rep *Repeat) {
+func (cr *clusterRun) finishTasks(svc string, n int, runs []*taskRun, rep *results.Repeat) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ts, _ := cr.cl.WaitTasks(ctx, svc, n)
@@ -535,7 +538,7 @@ func (cr *clusterRun) finishTasks(svc string, n int, runs []*taskRun, rep *Repea
 	if lerr != nil {
 		errb = append(errb, []byte("\nrpcbed: "+lerr.Error()+"\n")...)
 	}
-	WriteFileAtomic(filepath.Join(cr.e.o.Dir, rep.Raw), rawBytes(out, errb))
+	results.WriteFileAtomic(filepath.Join(cr.e.o.Dir, rep.Raw), results.RawBytes(out, errb))
 	if len(ts) > n {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the service has %d tasks for %d replicas: swarm started a task again", len(ts), n))
 	}
@@ -550,7 +553,7 @@ func (cr *clusterRun) finishTasks(svc string, n int, runs []*taskRun, rep *Repea
 		rep.Tasks = append(rep.Tasks, r.rec)
 	}
 	if err := cr.cl.Remove(svc); err != nil {
-		rep.Notes = append(rep.Notes, "service rm: "+oneLine(err.Error()))
+		rep.Notes = append(rep.Notes, "service rm: "+runner.OneLine(err.Error()))
 	}
 }
 
@@ -559,7 +562,7 @@ func (cr *clusterRun) finishTasks(svc string, n int, runs []*taskRun, rep *Repea
 // windows on the driver's clock (the server's CPU and calls are read over it),
 // and the percentiles come from the tasks' merged latency histograms — never an
 // average of the tasks' percentiles.
-func (cr *clusterRun) merge(rep *Repeat, c Cell, runs []*taskRun, reports []*report.Report, srv *ServerProc, samples []serverSample, machine machineSeries) {
+func (cr *clusterRun) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, reports []*report.Report, srv *ServerProc, samples []serverSample, machine machineSeries) {
 	e := cr.e
 	m := *reports[0]
 	x := *reports[0].Rpcbed
@@ -606,17 +609,17 @@ func (cr *clusterRun) merge(rep *Repeat, c Cell, runs []*taskRun, reports []*rep
 	x.P50Us, x.P90Us, x.P99Us, x.P999Us = lat.P50, lat.P90, lat.P99, lat.P999
 	x.LatencyHistogram = lat.Record // the merged record: it merges on, with other repeats or runs
 	if latErr != nil {
-		rep.Notes = append(rep.Notes, "merged percentiles unknown: "+oneLine(latErr.Error()))
+		rep.Notes = append(rep.Notes, "merged percentiles unknown: "+runner.OneLine(latErr.Error()))
 	} else if lat.Count != m.Complete-m.Failed && lat.Count != m.Complete {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the merged latency record holds %d calls; the tasks completed %d", lat.Count, m.Complete))
 	}
 
-	w := &Window{Source: "report", StartUnix: start, EndUnix: end, Seconds: end - start,
+	w := &results.Window{Source: "report", StartUnix: start, EndUnix: end, Seconds: end - start,
 		ClientCPUS: x.CPUUserSeconds + x.CPUSystemSeconds}
 	if cpu, calls, err := interpolate(samples, start, end); err == nil {
 		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
 	} else {
-		rep.Notes = append(rep.Notes, "server not sampled over the window: "+oneLine(err.Error()))
+		rep.Notes = append(rep.Notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
 	}
 	if ms, ok := jitOver(samples, start, end); ok {
 		w.ServerJITMs = &ms
@@ -640,36 +643,36 @@ func (cr *clusterRun) merge(rep *Repeat, c Cell, runs []*taskRun, reports []*rep
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
 	rep.Metrics = metrics(&m, 0, w)
 
-	if med := StatOf(lens).Median; med > 0 && w.SkewS > SkewShare*med {
-		rep.flag(FlagWindowSkew, fmt.Sprintf("the tasks' windows start or end %.1f ms apart on the driver's clock, over %.0f %% of the %.3f s window", w.SkewS*1000, SkewShare*100, med))
+	if med := stats.Of(lens).Median; med > 0 && w.SkewS > results.SkewShare*med {
+		rep.Flag(results.FlagWindowSkew, fmt.Sprintf("the tasks' windows start or end %.1f ms apart on the driver's clock, over %.0f %% of the %.3f s window", w.SkewS*1000, results.SkewShare*100, med))
 	}
 	for i, r := range reports {
 		t := runs[i].rec
 		if sec := t.WindowEndUnix - t.WindowStartUnix; sec > 0 && perNode > 0 {
-			if busy := t.ClientCPUS / sec; busy > perNode*(1+CPUAllowance) {
-				rep.flag(FlagCPUInvariant, fmt.Sprintf("client on %s busy %.2f cores over its %.3f s window; it may use %.4g", t.NodeAddr, busy, sec, perNode))
+			if busy := t.ClientCPUS / sec; busy > perNode*(1+results.CPUAllowance) {
+				rep.Flag(results.FlagCPUInvariant, fmt.Sprintf("client on %s busy %.2f cores over its %.3f s window; it may use %.4g", t.NodeAddr, busy, sec, perNode))
 			}
 		}
 		if r.Rpcbed.CPUScope != report.ScopeWindow {
-			rep.flag(FlagCPUScope, "a task measured its CPU over its whole process (CPU scope: "+r.Rpcbed.CPUScope+")")
+			rep.Flag(results.FlagCPUScope, "a task measured its CPU over its whole process (CPU scope: "+r.Rpcbed.CPUScope+")")
 		}
 		if r.Rpcbed.WarmupSettled == report.SettledNo {
-			rep.flag(FlagWarmup, fmt.Sprintf("warm-up did not settle on %s in %.1f s", t.NodeAddr, r.Rpcbed.WarmupSeconds))
+			rep.Flag(results.FlagWarmup, fmt.Sprintf("warm-up did not settle on %s in %.1f s", t.NodeAddr, r.Rpcbed.WarmupSeconds))
 		}
-		if r.Rpcbed.JITCompileMs != nil && JITBusy(float64(*r.Rpcbed.JITCompileMs), t.WindowEndUnix-t.WindowStartUnix) {
-			rep.flag(FlagJIT, fmt.Sprintf("the client's JIT on %s compiled for %d ms of its window", t.NodeAddr, *r.Rpcbed.JITCompileMs))
+		if r.Rpcbed.JITCompileMs != nil && results.JITBusy(float64(*r.Rpcbed.JITCompileMs), t.WindowEndUnix-t.WindowStartUnix) {
+			rep.Flag(results.FlagJIT, fmt.Sprintf("the client's JIT on %s compiled for %d ms of its window", t.NodeAddr, *r.Rpcbed.JITCompileMs))
 		}
 	}
-	if w.ServerKnown && w.ServerCores > 0 && w.ServerBusy > w.ServerCores*(1+CPUAllowance) {
-		rep.flag(FlagCPUInvariant, fmt.Sprintf("server busy %.2f cores over the %.3f s window; it may use %.4g", w.ServerBusy, w.Seconds, w.ServerCores))
+	if w.ServerKnown && w.ServerCores > 0 && w.ServerBusy > w.ServerCores*(1+results.CPUAllowance) {
+		rep.Flag(results.FlagCPUInvariant, fmt.Sprintf("server busy %.2f cores over the %.3f s window; it may use %.4g", w.ServerBusy, w.Seconds, w.ServerCores))
 	}
-	if w.ServerJITMs != nil && w.Seconds > 0 && JITBusy(*w.ServerJITMs, w.Seconds) {
-		rep.flag(FlagJIT, fmt.Sprintf("the server's JIT compiled for %.0f ms of the %.0f ms window", *w.ServerJITMs, w.Seconds*1000))
+	if w.ServerJITMs != nil && w.Seconds > 0 && results.JITBusy(*w.ServerJITMs, w.Seconds) {
+		rep.Flag(results.FlagJIT, fmt.Sprintf("the server's JIT compiled for %.0f ms of the %.0f ms window", *w.ServerJITMs, w.Seconds*1000))
 	}
-	if m.Complete < FewCalls {
-		rep.flag(FlagFewCalls, fmt.Sprintf("%d calls completed in the %.3f s window (< %d)", m.Complete, w.Seconds, FewCalls))
+	if m.Complete < results.FewCalls {
+		rep.Flag(results.FlagFewCalls, fmt.Sprintf("%d calls completed in the %.3f s window (< %d)", m.Complete, w.Seconds, results.FewCalls))
 	}
-	if rep.has(FlagCPUInvariant) || rep.has(FlagCPUScope) {
+	if rep.Has(results.FlagCPUInvariant) || rep.Has(results.FlagCPUScope) {
 		rep.Metrics.CPUNotUsed = true
 	}
 	if m.Failed > 0 {
@@ -680,7 +683,7 @@ func (cr *clusterRun) merge(rep *Repeat, c Cell, runs []*taskRun, reports []*rep
 // clusterCores is how many cores a swarm task may keep busy: its CPU limit
 // (--limit-cpu), else every online core. Swarm services cannot be pinned
 // (there is no --cpuset-cpus), so a spec's cpuset does not apply to them.
-func clusterCores(r Resources) float64 {
+func clusterCores(r plan.Resources) float64 {
 	n := float64(runner.OnlineCores())
 	if r.CPUs > 0 && r.CPUs < n {
 		return r.CPUs

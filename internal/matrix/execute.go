@@ -1,27 +1,26 @@
 package matrix
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Options is one matrix run.
 type Options struct {
-	Spec Spec
+	Spec plan.Spec
 	// Dir is the run directory (results/<run>). With Resume, a run started there
 	// before is finished: its saved spec is used and only missing cells run.
 	Dir    string
@@ -34,15 +33,8 @@ type Options struct {
 	Progress io.Writer
 	// Meta is recorded in a new run (machine, versions, commit); Execute fills ID,
 	// Started, Runner and Spec.
-	Meta Run
+	Meta results.Run
 }
-
-// The exit codes every rpcbed client shares (docs/report-format.md).
-const (
-	exitUsage       = 2
-	exitVerify      = 3
-	exitUnreachable = 4
-)
 
 // Execute runs every cell of the plan that has no finished result yet, one server
 // configuration at a time, and returns the run as saved. Within a server group
@@ -51,32 +43,32 @@ const (
 // repeats (status partial until the last), so an interruption loses at most the
 // running repeat and Resume runs the rest. A cell that fails is recorded with its
 // error and the run goes on.
-func Execute(ctx context.Context, o Options) (*Run, error) {
+func Execute(ctx context.Context, o Options) (*results.Run, error) {
 	run, err := openRun(o)
 	if err != nil {
 		return nil, err
 	}
-	cells, err := loadCells(o.Dir)
+	cells, err := results.LoadCells(o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]CellResult{}
+	have := map[string]results.CellResult{}
 	for _, c := range cells {
 		have[c.Name] = c
 	}
-	var todo []Cell
-	partial := map[string]CellResult{}
+	var todo []plan.Cell
+	partial := map[string]results.CellResult{}
 	for _, c := range run.Spec.Plan() {
 		r, ok := have[c.Name()]
 		switch {
 		case !ok:
 			todo = append(todo, c)
-		case r.Status == StatusPartial:
+		case r.Status == results.StatusPartial:
 			todo = append(todo, c)
 			partial[c.Name()] = r
 		}
 	}
-	verified := map[string]Verify{}
+	verified := map[string]results.Verify{}
 	for _, v := range run.Verify {
 		verified[v.Pair] = v
 	}
@@ -97,9 +89,9 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 		defer stop()
 	}
 	for len(todo) > 0 {
-		key, gk := todo[0].ServerProcKey(), todo[0].groupKey()
-		var group []Cell
-		for len(todo) > 0 && todo[0].groupKey() == gk {
+		key, gk := todo[0].ServerProcKey(), todo[0].GroupKey()
+		var group []plan.Cell
+		for len(todo) > 0 && todo[0].GroupKey() == gk {
 			group = append(group, todo[0])
 			todo = todo[1:]
 		}
@@ -113,22 +105,22 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 	}
 	e.prog.finish()
 	run.Finished = time.Now().UTC()
-	if err := writeJSON(filepath.Join(o.Dir, RunFile), run); err != nil {
+	if err := results.WriteJSON(filepath.Join(o.Dir, results.RunFile), run); err != nil {
 		return nil, err
 	}
-	return LoadRun(o.Dir)
+	return results.LoadRun(o.Dir)
 }
 
 // openRun creates the run directory and its run.json, or reads them back on Resume.
-func openRun(o Options) (*Run, error) {
-	if err := os.MkdirAll(filepath.Join(o.Dir, CellsDir), 0o755); err != nil {
+func openRun(o Options) (*results.Run, error) {
+	if err := os.MkdirAll(filepath.Join(o.Dir, results.CellsDir), 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(o.Dir, RawDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(o.Dir, results.RawDir), 0o755); err != nil {
 		return nil, err
 	}
 	if o.Resume {
-		run, err := LoadRun(o.Dir)
+		run, err := results.LoadRun(o.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
@@ -139,7 +131,7 @@ func openRun(o Options) (*Run, error) {
 		}
 		return run, nil
 	}
-	if _, err := os.Stat(filepath.Join(o.Dir, RunFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(o.Dir, results.RunFile)); err == nil {
 		return nil, fmt.Errorf("%s already holds a run: use -resume to finish it, or another -out", o.Dir)
 	}
 	run := o.Meta
@@ -151,14 +143,14 @@ func openRun(o Options) (*Run, error) {
 	if run.Versions == nil {
 		run.Versions = map[string]string{}
 	}
-	b, err := MarshalSpec(o.Spec)
+	b, err := plan.MarshalSpec(o.Spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteFileAtomic(filepath.Join(o.Dir, SpecFile), b); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(o.Dir, results.SpecFile), b); err != nil {
 		return nil, err
 	}
-	return &run, writeJSON(filepath.Join(o.Dir, RunFile), run)
+	return &run, results.WriteJSON(filepath.Join(o.Dir, results.RunFile), run)
 }
 
 // newSeed is the spec's seed, or one drawn from the clock when it gives none.
@@ -171,14 +163,14 @@ func newSeed(spec int64) int64 {
 
 type executor struct {
 	o        Options
-	run      *Run
-	verified map[string]Verify
-	partial  map[string]CellResult
+	run      *results.Run
+	verified map[string]results.Verify
+	partial  map[string]results.CellResult
 	prog     *progress
 	// hosts is a multi-host run's placement (nil: one engine); link the link
 	// the current cells run over.
 	hosts *placement
-	link  Link
+	link  plan.Link
 	// linkSet says a link has been set up (shaped and probed) in this process.
 	linkSet bool
 	// timed and timedRuns: the wall time of the timed runs so far, and their
@@ -205,8 +197,8 @@ func (e *executor) serverRunner(key string) runner.Runner {
 	return e.o.Runner
 }
 
-// clientRunner is the engine a cell's client runs on (nil: Bench's).
-func (e *executor) clientRunner(c Cell) runner.Runner {
+// clientRunner is the engine a cell's client runs on (nil: RunPath's).
+func (e *executor) clientRunner(c plan.Cell) runner.Runner {
 	if e.hosts != nil {
 		return e.hosts.runnerFor(c.Client, c.ServerLang, e.link)
 	}
@@ -214,21 +206,21 @@ func (e *executor) clientRunner(c Cell) runner.Runner {
 }
 
 // clientAddr is the address c's client dials for protocol proto of srv.
-func (e *executor) clientAddr(srv *ServerProc, c Cell) string {
+func (e *executor) clientAddr(srv *ServerProc, c plan.Cell) string {
 	return addrFor(srv.Addrs[c.Protocol], e.link)
 }
 
 // cellState is one cell of a server group while its repeats run.
 type cellState struct {
-	c     Cell
-	res   CellResult
+	c     plan.Cell
+	res   results.CellResult
 	final bool // no more repeats: the client refused, or the server is gone
 	done  bool // its Spec.Repeats rounds are done
 }
 
 // serverGroup starts one server, verifies, runs its cells' repeats interleaved
 // and stops it.
-func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) error {
+func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cell) error {
 	e.prog.note("starting " + key)
 	srv, err := StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key))
 	if err != nil {
@@ -237,15 +229,15 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 		}
 		for _, c := range cells {
 			e.prog.skip(c)
-			if err := e.record(e.failed(c, "server "+key+" did not start: "+oneLine(err.Error()))); err != nil {
+			if err := e.record(e.failed(c, "server "+key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	g := &groupRun{key: key, group: cells[0].groupKey(), srv: srv}
+	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv}
 	defer func() { e.stopServer(g.srv) }()
-	bench := &Bench{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
+	bench := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
 	g.bench = bench
 	if *e.run.Spec.Worker {
@@ -264,14 +256,14 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 	}
 	var states []*cellState
 	for _, c := range cells {
-		if v, ok := e.verified[c.Pair()]; ok && v.Status != StatusOK {
+		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
 			e.prog.skip(c)
 			if err := e.record(e.failed(c, "verify failed, not timed: "+v.Error)); err != nil {
 				return err
 			}
 			continue
 		}
-		st := &cellState{c: c, res: CellResult{Name: c.Name(), Cell: c, Load: c.Load, Started: time.Now().UTC()}}
+		st := &cellState{c: c, res: results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Started: time.Now().UTC()}}
 		if p, ok := e.partial[c.Name()]; ok {
 			st.res = p
 		}
@@ -296,7 +288,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []Cell) er
 type groupRun struct {
 	key, group string
 	srv        *ServerProc
-	bench      *Bench
+	bench      *RunPath
 }
 
 // shuffle is round r's order of a group's cells: a permutation drawn from the
@@ -317,11 +309,11 @@ func (e *executor) round(ctx context.Context, g *groupRun, r int, added bool, or
 	if len(order) == 0 {
 		return nil
 	}
-	rec := Round{Group: g.group, Index: r, Order: make([]string, len(order)), Added: added}
+	rec := results.Round{Group: g.group, Index: r, Order: make([]string, len(order)), Added: added}
 	for i, st := range order {
 		rec.Order[i] = st.c.Name()
 	}
-	e.run.Rounds = slices.DeleteFunc(e.run.Rounds, func(x Round) bool { return x.Group == g.group && x.Index == r })
+	e.run.Rounds = slices.DeleteFunc(e.run.Rounds, func(x results.Round) bool { return x.Group == g.group && x.Index == r })
 	e.run.Rounds = append(e.run.Rounds, rec)
 	for _, st := range order {
 		if err := e.timeOne(ctx, g, st, r, added); err != nil {
@@ -338,22 +330,22 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 	restarted := ""
 	if g.srv != nil {
 		if err := g.srv.Alive(ctx); err != nil {
-			restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, oneLine(err.Error()))
-			e.prog.note(key + " stopped answering (" + oneLine(err.Error()) + "): restarting it")
+			restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, runner.OneLine(err.Error()))
+			e.prog.note(key + " stopped answering (" + runner.OneLine(err.Error()) + "): restarting it")
 			e.stopServer(g.srv)
 			if g.srv, err = StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key)); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				g.srv = nil
-				e.prog.note(key + " could not be restarted: " + oneLine(err.Error()))
+				e.prog.note(key + " could not be restarted: " + runner.OneLine(err.Error()))
 			}
 		}
 	}
 	srv := g.srv
-	var rep Repeat
+	var rep results.Repeat
 	if srv == nil {
-		rep = Repeat{Index: r, Error: "server " + key + " could not be restarted"}
+		rep = results.Repeat{Index: r, Error: "server " + key + " could not be restarted"}
 		if !added {
 			e.prog.skipRest(st.c, 1)
 		}
@@ -378,7 +370,7 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 		e.timed += time.Since(t0)
 		e.timedRuns++
 		if restarted != "" {
-			rep.flag(FlagServerRestarted, restarted)
+			rep.Flag(results.FlagServerRestarted, restarted)
 		}
 		e.versions(srv, st.c, rep)
 		return e.keep(st, rep, r, added, srv == nil)
@@ -388,9 +380,9 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 
 // keep adds a repeat to its cell and records the cell: final once its last
 // round is done, or when another try would fail the same way.
-func (e *executor) keep(st *cellState, rep Repeat, r int, added, noServer bool) error {
+func (e *executor) keep(st *cellState, rep results.Repeat, r int, added, noServer bool) error {
 	st.res.Repeats = append(st.res.Repeats, rep)
-	if rep.Report == nil && (rep.ExitCode == exitUsage || rep.ExitCode == exitVerify || rep.ExitCode == exitUnreachable) {
+	if rep.Report == nil && (rep.ExitCode == report.ExitUsage || rep.ExitCode == report.ExitVerify || rep.ExitCode == report.ExitUnreachable) {
 		// The client refused before timing: another try would refuse the same way.
 		st.final = true
 	}
@@ -399,25 +391,25 @@ func (e *executor) keep(st *cellState, rep Repeat, r int, added, noServer bool) 
 	}
 	switch {
 	case added:
-		st.res.finish()
+		st.res.Finish()
 	case st.final || r == e.run.Spec.Repeats:
 		st.done = true
 		if !added {
 			e.prog.skipRest(st.c, e.run.Spec.Repeats-len(st.res.Repeats))
 		}
-		st.res.finish()
+		st.res.Finish()
 	default:
-		st.res.Status = StatusPartial
+		st.res.Status = results.StatusPartial
 	}
 	return e.record(st.res)
 }
 
 // job is repeat r of c against srv; warm: the client worker that will run it
 // timed c's previous repeat (Load.ForRepeat).
-func (e *executor) job(srv *ServerProc, c Cell, r int, warm bool) Job {
+func (e *executor) job(srv *ServerProc, c plan.Cell, r int, warm bool) Job {
 	l := c.Load.ForRepeat(r, warm)
 	return Job{
-		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
+		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(results.RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
 		Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
 		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true,
 		Runner: e.clientRunner(c),
@@ -425,7 +417,7 @@ func (e *executor) job(srv *ServerProc, c Cell, r int, warm bool) Job {
 }
 
 // versions records the client's and server's library versions a repeat names.
-func (e *executor) versions(srv *ServerProc, c Cell, rep Repeat) {
+func (e *executor) versions(srv *ServerProc, c plan.Cell, rep results.Repeat) {
 	if rep.Report != nil && rep.Report.Rpcbed != nil {
 		for k, v := range rep.Report.Rpcbed.Versions {
 			e.run.Versions[c.Client+"-client "+k] = v
@@ -442,26 +434,9 @@ func (e *executor) versions(srv *ServerProc, c Cell, rep Repeat) {
 	}
 }
 
-// finish sets a cell's status, joined error and summary once its repeats are done.
-func (c *CellResult) finish() {
-	c.Finished = time.Now().UTC()
-	c.Status = StatusFailed
-	var errs []string
-	for _, r := range c.Repeats {
-		if r.Report != nil {
-			c.Status = StatusOK
-		}
-		if r.Error != "" {
-			errs = append(errs, fmt.Sprintf("r%d: %s", r.Index, r.Error))
-		}
-	}
-	c.Error = strings.Join(errs, "; ")
-	c.Summary = c.Summarize()
-}
-
-func (e *executor) failed(c Cell, why string) CellResult {
+func (e *executor) failed(c plan.Cell, why string) results.CellResult {
 	now := time.Now().UTC()
-	return CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: StatusFailed, Error: why, Started: now, Finished: now}
+	return results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: results.StatusFailed, Error: why, Started: now, Finished: now}
 }
 
 func (e *executor) stopServer(srv *ServerProc) {
@@ -469,329 +444,17 @@ func (e *executor) stopServer(srv *ServerProc) {
 		return
 	}
 	r, _ := srv.Svc.Stop(context.Background())
-	WriteFileAtomic(filepath.Join(e.o.Dir, RawDir, "server-"+srv.Key+".txt"), rawBytes(r.Stdout, r.Stderr))
+	results.WriteFileAtomic(filepath.Join(e.o.Dir, results.RawDir, "server-"+srv.Key+".txt"), results.RawBytes(r.Stdout, r.Stderr))
 	srv.Svc = nil
 }
 
-// verify runs one call per client x protocol x call these cells need (through the
-// client's worker, which then stays warm for the timed runs), unless a previous
-// (resumed) pass already checked it.
-func (e *executor) verify(ctx context.Context, bench *Bench, srv *ServerProc, cells []Cell) error {
-	seen := map[string]bool{}
-	for _, c := range cells {
-		pair := c.Pair()
-		if seen[pair] {
-			continue
-		}
-		seen[pair] = true
-		if v, ok := e.verified[pair]; ok && v.Status == StatusOK {
-			continue
-		}
-		e.prog.note("verify " + pair)
-		args := clientArgs(c, e.clientAddr(srv, c), Load{N: 1, Conns: 1})
-		args = replaceFlag(args, "-c", "1")
-		raw := filepath.Join(RawDir, "verify-"+pair+".txt")
-		var rep Repeat
-		res, err := bench.run(ctx, &rep, Job{Name: "verify-" + pair, Client: c.Client, Args: args, Proto: c.Protocol, Timeout: 90 * time.Second, Worker: true, Runner: e.clientRunner(c)})
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		werr := writeRaw(filepath.Join(e.o.Dir, raw), res.Stdout, res.Stderr)
-		v := Verify{Pair: pair, Status: StatusOK, ExitCode: res.ExitCode, Raw: raw}
-		if err == nil {
-			err = checkVerify(res)
-		}
-		if err == nil && werr != nil {
-			err = fmt.Errorf("raw file: %w", werr)
-		}
-		if err != nil {
-			v.Status, v.Error = StatusFailed, oneLine(err.Error())
-		}
-		e.verified[pair] = v
-		e.run.Verify = e.verifyList()
-		if err := writeJSON(filepath.Join(e.o.Dir, VerifyFile), e.run.Verify); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// prime runs, for each client the spec primes, un-recorded runs through each of
-// its workers these cells use (Spec.Prime): rounds of one run per call and item
-// count of the worker's cells (a 5000-item answer runs other code than a 2-item
-// one), with no warm-up, each round at the next of its cells' concurrencies
-// (largest first). A JVM's JIT takes tens of seconds on the one core it shares with
-// the load (docs/method.md, section 5), so with prime_max the rounds go on until
-// one after every concurrency was primed shows the JIT at rest on both sides
-// (client and server compile time each at most JITQuiet of the round), or
-// prime_max is spent. Without prime_max, or without a JIT on either side, it is
-// one round at the largest concurrency. A failed prime is noted and changes
-// nothing else: the timed repeats judge themselves.
-func (e *executor) prime(ctx context.Context, bench *Bench, srv *ServerProc, cells []Cell) error {
-	type plan struct {
-		shapes []Cell // one per call and item count
-		concs  []int  // its cells' concurrencies, largest first
-	}
-	plans := map[string]*plan{}
-	var workers []string
-	seen := map[string]bool{}
-	for _, c := range cells {
-		if e.run.Spec.Prime[c.Client] <= 0 {
-			continue
-		}
-		if v, ok := e.verified[c.Pair()]; ok && v.Status != StatusOK {
-			continue
-		}
-		worker := c.Client + "-" + c.Protocol
-		p := plans[worker]
-		if p == nil {
-			p = &plan{}
-			plans[worker] = p
-			workers = append(workers, worker)
-		}
-		key := primeKey(c)
-		if !seen[key] {
-			seen[key] = true
-			p.shapes = append(p.shapes, c)
-		}
-		if !slices.Contains(p.concs, c.Concurrency) {
-			p.concs = append(p.concs, c.Concurrency)
-		}
-	}
-	for _, worker := range workers {
-		p := plans[worker]
-		slices.SortFunc(p.concs, func(a, b int) int { return b - a })
-		client := p.shapes[0].Client
-		d := e.run.Spec.Prime[client]
-		budget := e.run.Spec.PrimeBudget(client, p.shapes[0].Protocol)
-		var spent time.Duration
-		for round := 1; ; round++ {
-			conc := p.concs[(round-1)%len(p.concs)]
-			j0, sok0 := e.serverJIT(ctx, srv)
-			t0 := time.Now()
-			var clientJIT, windows float64
-			clientKnown := false
-			for _, c := range p.shapes {
-				c.Concurrency = conc
-				key := primeKey(c)
-				name := "prime-" + key
-				if round > 1 {
-					name += "-r" + strconv.Itoa(round)
-				}
-				if round == 1 {
-					e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
-				}
-				l := Load{Duration: d, Conns: c.Load.Conns}
-				var rep Repeat
-				res, err := bench.run(ctx, &rep, Job{Name: name, Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
-					Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true, Runner: e.clientRunner(c)})
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if werr := writeRaw(filepath.Join(e.o.Dir, RawDir, name+".txt"), res.Stdout, res.Stderr); werr != nil && err == nil {
-					err = werr
-				}
-				if err == nil && res.ExitCode != 0 {
-					err = fmt.Errorf("exit code %d%s", res.ExitCode, exitMeaning(res.ExitCode))
-				}
-				if err != nil {
-					e.prog.note("prime " + name + " failed (the timed repeats go on): " + oneLine(err.Error()))
-					continue
-				}
-				if r, perr := report.ParseClient(bytes.NewReader(res.Stdout)); perr == nil && r.Rpcbed.JITCompileMs != nil {
-					clientKnown = true
-					clientJIT += float64(*r.Rpcbed.JITCompileMs)
-					windows += math.Max(0, r.Rpcbed.WindowEnd-r.Rpcbed.WindowStart)
-				}
-			}
-			wall := time.Since(t0)
-			spent += wall
-			j1, sok1 := e.serverJIT(ctx, srv)
-			serverKnown := sok0 && sok1
-			pr := Prime{Worker: worker, Rounds: round, Seconds: spent.Seconds(), LastRoundS: wall.Seconds()}
-			if clientKnown {
-				pr.LastClientJITMs, pr.LastWindowS = &clientJIT, windows
-			}
-			if serverKnown {
-				ms := j1 - j0
-				pr.LastServerJITMs = &ms
-			}
-			if budget <= 0 || (!clientKnown && !serverKnown) {
-				e.run.Primes = append(e.run.Primes, pr)
-				break // no JIT to wait for, or no budget to wait with: one round
-			}
-			quiet := true
-			var parts []string
-			if clientKnown {
-				quiet = quiet && !JITBusy(clientJIT, windows)
-				parts = append(parts, fmt.Sprintf("client JIT %.0f ms of %.1f s measured", clientJIT, windows))
-			}
-			if serverKnown {
-				quiet = quiet && !JITBusy(j1-j0, wall.Seconds())
-				parts = append(parts, fmt.Sprintf("server JIT %.0f ms of %.1f s", j1-j0, wall.Seconds()))
-			}
-			e.prog.note(fmt.Sprintf("prime %s round %d at c=%d: %s", worker, round, conc, strings.Join(parts, ", ")))
-			if quiet && round >= len(p.concs) {
-				pr.AtRest = true
-				e.run.Primes = append(e.run.Primes, pr)
-				e.prog.note(fmt.Sprintf("prime %s: JIT at rest after %d rounds, %.1f s", worker, round, spent.Seconds()))
-				break
-			}
-			if spent+wall > budget {
-				e.run.Primes = append(e.run.Primes, pr)
-				e.prog.note(fmt.Sprintf("prime %s: JIT not at rest after %d rounds, %.1f s (prime_max %v): its first repeats may show %s", worker, round, spent.Seconds(), budget, FlagJIT))
-				break
-			}
-		}
-	}
-	return writeJSON(filepath.Join(e.o.Dir, RunFile), e.run)
-}
-
-// primeKey names a prime run: the cell's pair and, for datalist, its item count.
-func primeKey(c Cell) string {
-	key := c.Pair()
-	if c.Call == "datalist" {
-		key += "-" + strconv.Itoa(c.Items)
-	}
-	return key
-}
-
-// serverJIT is a JVM server's accumulated JIT compile time (ms) from /stats; ok is
-// false for a server without one (go-server) or one that did not answer.
-func (e *executor) serverJIT(ctx context.Context, srv *ServerProc) (float64, bool) {
-	if srv == nil || srv.StatsURL == "" {
-		return 0, false
-	}
-	st, _, err := srv.readStats(ctx)
-	if err != nil || st.JITCompileMs == nil {
-		return 0, false
-	}
-	return float64(*st.JITCompileMs), true
-}
-
-func (e *executor) verifyList() []Verify {
-	var vs []Verify
-	for _, k := range sortedKeys(e.verified) {
-		vs = append(vs, e.verified[k])
-	}
-	return vs
-}
-
-// checkVerify accepts a verify run that exited 0 with a report of one complete,
-// correct call.
-func checkVerify(res runner.Result) error {
-	if res.ExitCode != 0 {
-		return fmt.Errorf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), lastLine(res.Stderr))
-	}
-	r, err := report.ParseClient(bytes.NewReader(res.Stdout))
-	if err != nil {
-		return fmt.Errorf("report: %v", err)
-	}
-	if r.Complete < 1 || r.Failed > 0 {
-		return fmt.Errorf("%d complete, %d failed (%s)", r.Complete, r.Failed, errorKinds(&r))
-	}
-	return nil
-}
-
-func exitMeaning(code int) string {
-	switch code {
-	case exitUsage:
-		return " (bad arguments)"
-	case exitVerify:
-		return " (wrong response)"
-	case exitUnreachable:
-		return " (server unreachable)"
-	}
-	return ""
-}
-
 // record writes a cell's result file atomically and refreshes run.json.
-func (e *executor) record(c CellResult) error {
-	if err := writeJSON(filepath.Join(e.o.Dir, CellsDir, c.Name+".json"), c); err != nil {
+func (e *executor) record(c results.CellResult) error {
+	if err := results.WriteJSON(filepath.Join(e.o.Dir, results.CellsDir, c.Name+".json"), c); err != nil {
 		return err
 	}
-	if c.Status == StatusFailed {
+	if c.Status == results.StatusFailed {
 		e.prog.note(c.Name + " failed: " + c.Error)
 	}
-	return writeJSON(filepath.Join(e.o.Dir, RunFile), e.run)
-}
-
-// clientArgs are the flags every rpcbed client takes (go-client's).
-func clientArgs(c Cell, addr string, l Load) []string {
-	args := []string{"-proto", c.Protocol, "-call", c.Call}
-	if c.Call == "datalist" {
-		args = append(args, "-items", strconv.Itoa(c.Items))
-	}
-	args = append(args, "-c", strconv.Itoa(c.Concurrency))
-	if l.N > 0 {
-		args = append(args, "-n", strconv.FormatInt(l.N, 10))
-	}
-	if l.Duration > 0 {
-		args = append(args, "-t", formatSeconds(l.Duration.D()))
-	}
-	switch {
-	case l.Warmup.IsAuto():
-		args = append(args, "-warmup", "auto", "-warmup-max", formatSeconds(l.WarmupBound()))
-	case l.Warmup > 0:
-		args = append(args, "-warmup", formatSeconds(l.Warmup.D()))
-	}
-	args = append(args, "-conns", strconv.Itoa(l.ConnsFor(c.Concurrency)))
-	if c.Protocol == "http" {
-		args = append(args, "-k")
-	}
-	return append(args, "-addr", addr)
-}
-
-func replaceFlag(args []string, flag, v string) []string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == flag {
-			args[i+1] = v
-		}
-	}
-	return args
-}
-
-func formatSeconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-}
-
-// runTimeout bounds one client run: its planned time plus room for start-up.
-func runTimeout(l Load) time.Duration {
-	if l.Timeout > 0 {
-		return l.Timeout.D()
-	}
-	if l.Duration > 0 {
-		return l.WarmupBound() + l.Duration.D() + 60*time.Second
-	}
-	return l.WarmupBound() + 120*time.Second
-}
-
-func errorKinds(r *report.Report) string {
-	if r.Rpcbed == nil || len(r.Rpcbed.Errors) == 0 {
-		return fmt.Sprintf("connect=%d receive=%d length=%d exceptions=%d",
-			r.FailedBy.Connect, r.FailedBy.Receive, r.FailedBy.Length, r.FailedBy.Exceptions)
-	}
-	var kv []string
-	for _, k := range sortedKeys(r.Rpcbed.Errors) {
-		kv = append(kv, k+"="+strconv.FormatInt(r.Rpcbed.Errors[k], 10))
-	}
-	return strings.Join(kv, " ")
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			return oneLine(l)
-		}
-	}
-	return "(no stderr)"
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 400 {
-		s = s[:400] + "..."
-	}
-	return s
+	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
 }

@@ -3,12 +3,10 @@ package matrix
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/matrix/matrixtest"
 	"math"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,270 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/report"
-	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
+
+	"github.com/rpcbed/rpcbed/internal/analysis"
 )
-
-// fakeRunner stands in for Docker/Local: servers are in-process listeners that
-// answer /healthz and /stats, clients print a synthetic report. Its runs and
-// outcomes are scripted by cell (or verify) name.
-type fakeRunner struct {
-	mu    sync.Mutex
-	runs  []string
-	calls map[string]int64 // "proto/call" -> calls served
-	// outcome maps a run name prefix to what the client does: "exit3", "exit1",
-	// "garbage" (stdout without a report).
-	outcome map[string]string
-	// cancelAfter cancels cancel once this many timed runs (not verify) finished.
-	cancelAfter int
-	cancel      context.CancelFunc
-	timed       int
-	// afterRun is called after each run; clientCPU overrides the CPU a run's
-	// report claims over its window, by run name.
-	afterRun  func(name string)
-	args      map[string][]string // each run's arguments, by task name
-	clientCPU map[string]float64
-	// jit puts "JIT compile: N [ms]" in the report of runs whose name starts with
-	// a key (the longest matching key wins).
-	jit      map[string]int64
-	services []*fakeService
-	// rps, when set, gives each timed run's req/s by run name.
-	rps func(name string) float64
-}
-
-// stopServers closes every fake server's listeners: the server died.
-func (f *fakeRunner) stopServers() {
-	f.mu.Lock()
-	svcs := f.services
-	f.mu.Unlock()
-	for _, s := range svcs {
-		for _, l := range s.listeners {
-			l.Close()
-		}
-	}
-}
-
-func newFakeRunner() *fakeRunner {
-	return &fakeRunner{calls: map[string]int64{}, outcome: map[string]string{}}
-}
-
-func flagValue(args []string, name string) string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == name {
-			return args[i+1]
-		}
-	}
-	return ""
-}
-
-func (f *fakeRunner) Run(ctx context.Context, s runner.Task) (runner.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return runner.Result{}, err
-	}
-	f.mu.Lock()
-	f.runs = append(f.runs, s.Name)
-	if f.args == nil {
-		f.args = map[string][]string{}
-	}
-	f.args[s.Name] = s.Args
-	outcome := ""
-	for prefix, o := range f.outcome {
-		if strings.HasPrefix(s.Name, prefix) {
-			outcome = o
-		}
-	}
-	f.mu.Unlock()
-	res := runner.Result{CPUUser: 40 * time.Millisecond, CPUSystem: 10 * time.Millisecond, Wall: time.Second}
-	switch outcome {
-	case "exit3":
-		res.ExitCode, res.Stderr = 3, []byte("go-client: verify: got 3 items; want 2\n")
-		return res, nil
-	case "exit1":
-		res.ExitCode, res.Stderr = 1, []byte("boom\n")
-		return res, nil
-	case "garbage":
-		res.Stdout = []byte("this is not a report\n")
-		return res, nil
-	}
-	proto, call := flagValue(s.Args, "-proto"), flagValue(s.Args, "-call")
-	n, _ := strconv.ParseInt(flagValue(s.Args, "-n"), 10, 64)
-	if n == 0 {
-		n = 1000
-	}
-	items, _ := strconv.Atoi(flagValue(s.Args, "-items"))
-	c, _ := strconv.Atoi(flagValue(s.Args, "-c"))
-	// The measured window lies inside the run, as a real client's does, and the
-	// server counts the run's calls in the middle of it: a /stats sample taken
-	// between the window's end and the count would otherwise leave the window
-	// with no calls.
-	t0 := time.Now()
-	time.Sleep(15 * time.Millisecond)
-	f.mu.Lock()
-	f.calls[proto+"/"+call] += n + 10
-	f.mu.Unlock()
-	time.Sleep(15 * time.Millisecond)
-	ws := float64(t0.Add(5*time.Millisecond).UnixMicro()) / 1e6
-	r := report.Report{
-		ServerHostname: "127.0.0.1", DocumentPath: "/x", DocumentLength: int64(28 * items),
-		Concurrency: c, TimeTakenSeconds: 0.5, Complete: n, RequestsPerSecond: float64(n) / 0.5,
-		Rpcbed: &report.Extra{Client: "go", Protocol: proto, Call: call, Items: items, Connections: 1, Loop: "closed",
-			P50Us: 100, P90Us: 150, P99Us: 300, P999Us: 400, MeanUs: 110, MaxUs: 500,
-			WarmupCalls: 9, CPUUserSeconds: 0.002, CPUSystemSeconds: 0.001,
-			Versions: map[string]string{"go": "go1.26.8"},
-			Check:    report.CheckFull, Runtime: "go", CPUScope: report.ScopeWindow,
-			WindowStart: ws, WindowEnd: ws + 0.02, WarmupSettled: report.SettledFixed},
-	}
-	if f.rps != nil && !strings.HasPrefix(s.Name, "verify-") {
-		r.RequestsPerSecond = f.rps(s.Name)
-	}
-	if v, ok := f.clientCPU[s.Name]; ok {
-		r.Rpcbed.CPUUserSeconds, r.Rpcbed.CPUSystemSeconds = v, 0
-	}
-	best := ""
-	for prefix := range f.jit {
-		if strings.HasPrefix(s.Name, prefix) && len(prefix) > len(best) {
-			best = prefix
-		}
-	}
-	if best != "" {
-		ms := f.jit[best]
-		r.Rpcbed.JITCompileMs = &ms
-	}
-	if f.afterRun != nil {
-		defer f.afterRun(s.Name)
-	}
-	var out bytes.Buffer
-	if err := report.Write(&out, r); err != nil {
-		return res, err
-	}
-	res.Stdout = out.Bytes()
-	f.mu.Lock()
-	if !strings.HasPrefix(s.Name, "verify-") {
-		f.timed++
-		if f.cancelAfter > 0 && f.timed == f.cancelAfter {
-			f.cancel()
-		}
-	}
-	f.mu.Unlock()
-	return res, nil
-}
-
-func (f *fakeRunner) Start(ctx context.Context, s runner.Task) (runner.Service, error) {
-	svc := &fakeService{name: s.Name}
-	f.mu.Lock()
-	f.services = append(f.services, svc)
-	f.mu.Unlock()
-	listen := func(addr string) error {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			return err
-		}
-		svc.listeners = append(svc.listeners, l)
-		return nil
-	}
-	if addr := flagValue(s.Args, "-http"); addr != "" {
-		if err := listen(addr); err != nil {
-			return nil, err
-		}
-		mux := http.NewServeMux()
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {})
-		mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) { f.serveStats(w) })
-		go http.Serve(svc.listeners[0], mux)
-		for _, fl := range []string{"-grpc", "-thrift"} {
-			if err := listen(flagValue(s.Args, fl)); err != nil {
-				svc.Stop(ctx)
-				return nil, err
-			}
-		}
-	} else if port := flagValue(s.Args, "-port"); port != "" {
-		if err := listen("127.0.0.1:" + port); err != nil {
-			return nil, err
-		}
-		if sp := flagValue(s.Args, "-stats-port"); sp != "" {
-			// A Java baseline's stats listener: the same JSON as go-server's /stats.
-			if err := listen("127.0.0.1:" + sp); err != nil {
-				return nil, err
-			}
-			mux := http.NewServeMux()
-			mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) { f.serveStats(w) })
-			go http.Serve(svc.listeners[1], mux)
-		}
-		go func() {
-			for {
-				c, err := svc.listeners[0].Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-	}
-	if s.Ready != nil {
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		for s.Ready(rctx) != nil {
-			if rctx.Err() != nil {
-				svc.Stop(ctx)
-				return nil, fmt.Errorf("fake %s not ready", s.Name)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	return svc, nil
-}
-
-func (f *fakeRunner) Close() error { return nil }
-
-// serveStats answers /stats as go-server does (without time_unix_s: the driver
-// then uses its own clock).
-func (f *fakeRunner) serveStats(w http.ResponseWriter) {
-	f.mu.Lock()
-	calls := map[string]map[string]map[string]int64{}
-	var total int64
-	for k, v := range f.calls {
-		p, c, _ := strings.Cut(k, "/")
-		if calls[p] == nil {
-			calls[p] = map[string]map[string]int64{}
-		}
-		calls[p][c] = map[string]int64{"requests": v}
-		total += v
-	}
-	f.mu.Unlock()
-	json.NewEncoder(w).Encode(map[string]any{
-		"cpu_user_s": float64(total) * 20e-6, "cpu_system_s": float64(total) * 5e-6,
-		"calls": calls, "versions": map[string]string{"go": "go1.26.8"},
-	})
-}
-
-func (f *fakeRunner) timedRuns() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var v []string
-	for _, r := range f.runs {
-		if !strings.HasPrefix(r, "verify-") {
-			v = append(v, r)
-		}
-	}
-	return v
-}
-
-type fakeService struct {
-	name      string
-	listeners []net.Listener
-	cpu       time.Duration
-}
-
-func (s *fakeService) Name() string { return s.name }
-func (s *fakeService) Usage(context.Context) (time.Duration, time.Duration, error) {
-	s.cpu += 100 * time.Millisecond
-	return s.cpu, 0, nil
-}
-func (s *fakeService) Stop(context.Context) (runner.Result, error) {
-	for _, l := range s.listeners {
-		l.Close()
-	}
-	return runner.Result{Stderr: []byte("stopped\n")}, nil
-}
 
 const fakeSpec = `
 clients: {go: [grpc, thrift, http], java: [dubbo]}
@@ -292,15 +31,15 @@ repeats: 2
 `
 
 func TestExecuteRecordsFailedCells(t *testing.T) {
-	spec, err := ParseSpec([]byte(fakeSpec))
+	spec, err := plan.ParseSpec([]byte(fakeSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	fr := newFakeRunner()
-	fr.outcome["go-thrift-datalist-2-c1-"] = "exit1"
-	fr.outcome["go-thrift-datalist-200-c4-r2"] = "garbage"
-	fr.outcome["verify-go-http-datalist"] = "exit3"
+	fr := matrixtest.New()
+	fr.Outcome["go-thrift-datalist-2-c1-"] = "exit1"
+	fr.Outcome["go-thrift-datalist-200-c4-r2"] = "garbage"
+	fr.Outcome["verify-go-http-datalist"] = "exit3"
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +47,7 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 	if got, want := len(run.Cells), len(spec.Plan()); got != want {
 		t.Fatalf("got %d cells; want %d", got, want)
 	}
-	byName := map[string]CellResult{}
+	byName := map[string]results.CellResult{}
 	for _, c := range run.Cells {
 		byName[c.Name] = c
 	}
@@ -316,12 +55,12 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 		cell, status, errPart string
 		repeatsWithReport     int
 	}{
-		{"go-grpc-datalist-2-c1", StatusOK, "", 2},
-		{"go-thrift-datalist-2-c1", StatusFailed, "r1: exit code 1: boom", 0},
-		{"go-thrift-datalist-200-c4", StatusOK, "r2: report:", 1},
-		{"go-http-datalist-2-c1", StatusFailed, "verify failed, not timed: exit code 3 (wrong response)", 0},
-		{"go-http-datalist-200-c4", StatusFailed, "verify failed", 0},
-		{"java-dubbo-datalist-200-c4", StatusOK, "", 2},
+		{"go-grpc-datalist-2-c1", results.StatusOK, "", 2},
+		{"go-thrift-datalist-2-c1", results.StatusFailed, "r1: exit code 1: boom", 0},
+		{"go-thrift-datalist-200-c4", results.StatusOK, "r2: report:", 1},
+		{"go-http-datalist-2-c1", results.StatusFailed, "verify failed, not timed: exit code 3 (wrong response)", 0},
+		{"go-http-datalist-200-c4", results.StatusFailed, "verify failed", 0},
+		{"java-dubbo-datalist-200-c4", results.StatusOK, "", 2},
 	} {
 		c, ok := byName[tc.cell]
 		if !ok {
@@ -339,7 +78,7 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 				tc.cell, c.Status, c.Error, with, tc.status, tc.errPart, tc.repeatsWithReport)
 		}
 	}
-	for _, r := range fr.timedRuns() {
+	for _, r := range fr.TimedRuns() {
 		if strings.HasPrefix(r, "go-http-") {
 			t.Errorf("cell run %s was timed although its verify failed", r)
 		}
@@ -371,11 +110,11 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 	}
 	// Raw output is kept for every repeat, failed ones included.
 	for _, name := range []string{"go-thrift-datalist-2-c1-r1.txt", "go-grpc-datalist-2-c1-r2.txt", "verify-go-http-datalist.txt", "server-go-server.txt"} {
-		if _, err := os.Stat(filepath.Join(dir, RawDir, name)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, results.RawDir, name)); err != nil {
 			t.Errorf("raw file: %v", err)
 		}
 	}
-	stdout, stderr, err := readRaw(filepath.Join(dir, RawDir, "go-thrift-datalist-2-c1-r1.txt"))
+	stdout, stderr, err := readRaw(filepath.Join(dir, results.RawDir, "go-thrift-datalist-2-c1-r1.txt"))
 	if err != nil || len(stdout) != 0 || string(stderr) != "boom\n" {
 		t.Errorf("raw file: got stdout %q stderr %q err %v; want empty, %q", stdout, stderr, err, "boom\n")
 	}
@@ -384,21 +123,21 @@ func TestExecuteRecordsFailedCells(t *testing.T) {
 func round(f float64) float64 { return float64(int64(f + 0.5)) }
 
 func TestExecuteResume(t *testing.T) {
-	spec, err := ParseSpec([]byte(fakeSpec))
+	spec, err := plan.ParseSpec([]byte(fakeSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	fr := newFakeRunner()
+	fr := matrixtest.New()
 	// Repeats are interleaved: the first 4 runs are repeat 1 of the first 4 cells;
 	// the 5th is cancelled and not recorded.
-	fr.cancel, fr.cancelAfter = cancel, 5
+	fr.Cancel, fr.CancelAfter = cancel, 5
 	_, err = Execute(ctx, Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: got %v; want context.Canceled", err)
 	}
-	cells, err := loadCells(dir)
+	cells, err := results.LoadCells(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,15 +145,15 @@ func TestExecuteResume(t *testing.T) {
 		t.Fatalf("after the interruption: got %d cell files; want 4 (one per finished repeat's cell)", len(cells))
 	}
 	for _, c := range cells {
-		if c.Status != StatusPartial || len(c.Repeats) != 1 || c.Repeats[0].Report == nil {
+		if c.Status != results.StatusPartial || len(c.Repeats) != 1 || c.Repeats[0].Report == nil {
 			t.Errorf("%s: got status %s with %d repeats; want partial with repeat 1 kept", c.Name, c.Status, len(c.Repeats))
 		}
 	}
-	if _, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: newFakeRunner()}); err == nil {
+	if _, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: matrixtest.New()}); err == nil {
 		t.Fatal("a second run into the same directory without Resume: got no error")
 	}
 
-	fr2 := newFakeRunner()
+	fr2 := matrixtest.New()
 	run, err := Execute(context.Background(), Options{Dir: dir, Resume: true, Runner: fr2, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
@@ -422,21 +161,21 @@ func TestExecuteResume(t *testing.T) {
 	if got, want := len(run.Cells), len(spec.Plan()); got != want {
 		t.Fatalf("after resume: got %d cells; want %d", got, want)
 	}
-	for _, r := range fr2.timedRuns() {
+	for _, r := range fr2.TimedRuns() {
 		for _, c := range cells {
 			if r == c.Name+"-r1" {
 				t.Errorf("resume re-ran kept repeat %s", r)
 			}
 		}
 	}
-	if got, want := len(fr2.timedRuns()), 2*len(spec.Plan())-4; got != want {
+	if got, want := len(fr2.TimedRuns()), 2*len(spec.Plan())-4; got != want {
 		t.Errorf("resume: got %d timed runs; want %d", got, want)
 	}
 	for i, c := range run.Cells {
 		if want := spec.Plan()[i].Name(); c.Name != want {
 			t.Errorf("cell %d: got %s; want %s (plan order)", i, c.Name, want)
 		}
-		if c.Status != StatusOK || len(c.Repeats) != 2 || c.Repeats[0].Index != 1 || c.Repeats[1].Index != 2 || c.Summary == nil {
+		if c.Status != results.StatusOK || len(c.Repeats) != 2 || c.Repeats[0].Index != 1 || c.Repeats[1].Index != 2 || c.Summary == nil {
 			t.Errorf("%s: got status %s (%s), %d repeats; want ok with r1 and r2 and a summary", c.Name, c.Status, c.Error, len(c.Repeats))
 		}
 	}
@@ -450,18 +189,18 @@ func TestExecuteResume(t *testing.T) {
 // one seed share it (docs/method.md, section 5).
 func TestExecuteRandomRounds(t *testing.T) {
 	const base = "clients: {go: [grpc, thrift]}\nitems: [2, 200, 5000]\nconcurrency: [1, 4]\nload: {n: 10}\nrepeats: 4\n"
-	execute := func(t *testing.T, seed string) (*Run, []string) {
+	execute := func(t *testing.T, seed string) (*results.Run, []string) {
 		t.Helper()
-		spec, err := ParseSpec([]byte(base + seed))
+		spec, err := plan.ParseSpec([]byte(base + seed))
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr := newFakeRunner()
+		fr := matrixtest.New()
 		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return run, fr.timedRuns()
+		return run, fr.TimedRuns()
 	}
 	a, ranA := execute(t, "seed: 26\n")
 	_, ranB := execute(t, "seed: 26\n")
@@ -514,18 +253,18 @@ func TestExecuteRandomRounds(t *testing.T) {
 // the added rounds are recorded.
 func TestExecutePrecision(t *testing.T) {
 	const base = "clients: {go: [grpc, thrift]}\nitems: [2, 200, 5000]\nconcurrency: [1, 4]\nload: {n: 10}\nrepeats: 3\nseed: 5\n"
-	execute := func(t *testing.T, extra string) *Run {
+	execute := func(t *testing.T, extra string) *results.Run {
 		t.Helper()
-		spec, err := ParseSpec([]byte(base + extra))
+		spec, err := plan.ParseSpec([]byte(base + extra))
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr := newFakeRunner()
+		fr := matrixtest.New()
 		var mu sync.Mutex
 		n := map[string]int{}
 		// go-grpc-datalist-2-c1 alternates 1000 and 1300 req/s; the other 11 cells
 		// are steady.
-		fr.rps = func(name string) float64 {
+		fr.RPS = func(name string) float64 {
 			mu.Lock()
 			defer mu.Unlock()
 			if !strings.HasPrefix(name, "go-grpc-datalist-2-c1-") {
@@ -543,7 +282,7 @@ func TestExecutePrecision(t *testing.T) {
 		}
 		return run
 	}
-	repeats := func(run *Run) map[string]int {
+	repeats := func(run *results.Run) map[string]int {
 		m := map[string]int{}
 		for _, c := range run.Cells {
 			m[c.Name] = len(c.Repeats)
@@ -566,7 +305,7 @@ func TestExecutePrecision(t *testing.T) {
 	if r := got["go-grpc-datalist-2-c1"]; r <= 3 {
 		t.Errorf("noisy cell: %d repeats; want rounds added", r)
 	}
-	if w := Width(run.Cells[0], run.Cells); run.Cells[0].Name != "go-grpc-datalist-2-c1" || w > 0.10 {
+	if w := analysis.Width(run.Cells[0], run.Cells); run.Cells[0].Name != "go-grpc-datalist-2-c1" || w > 0.10 {
 		t.Errorf("%s after the added rounds: ±%.1f %%; want within 10 %%", run.Cells[0].Name, w*100)
 	}
 	added := 0
@@ -582,7 +321,7 @@ func TestExecutePrecision(t *testing.T) {
 		t.Errorf("%d added rounds recorded for %d repeats", added, got["go-grpc-datalist-2-c1"])
 	}
 	for _, c := range run.Cells {
-		if c.Status != StatusOK || c.Summary == nil {
+		if c.Status != results.StatusOK || c.Summary == nil {
 			t.Errorf("%s: status %s, summary %v; want ok with a summary", c.Name, c.Status, c.Summary != nil)
 		}
 	}
@@ -590,15 +329,15 @@ func TestExecutePrecision(t *testing.T) {
 	if got := repeats(execute(t, "precision: 10%\nbudget: 1ms\n")); got["go-grpc-datalist-2-c1"] != 3 {
 		t.Errorf("budget 1ms: %d repeats; want 3", got["go-grpc-datalist-2-c1"])
 	}
-	if _, err := ParseSpec([]byte(base + "precision: 5%\n")); err == nil || !strings.Contains(err.Error(), "budget") {
+	if _, err := plan.ParseSpec([]byte(base + "precision: 5%\n")); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("precision without budget: %v; want an error naming budget", err)
 	}
 	for _, bad := range []string{"precision: 150%", "precision: -1%", "precision: lots", "run_shift: 1.5"} {
-		if _, err := ParseSpec([]byte(base + bad + "\nbudget: 1m\n")); err == nil {
+		if _, err := plan.ParseSpec([]byte(base + bad + "\nbudget: 1m\n")); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
-	s, err := ParseSpec([]byte(base + "precision: 0.05\nbudget: 10m\nrun_shift: 8%\n"))
+	s, err := plan.ParseSpec([]byte(base + "precision: 0.05\nbudget: 10m\nrun_shift: 8%\n"))
 	if err != nil || s.Precision != 0.05 || s.Shift() != 0.08 {
 		t.Errorf("precision 0.05, run_shift 8%%: %v %v %v", s.Precision, s.Shift(), err)
 	}
@@ -608,7 +347,7 @@ func TestWriteFileAtomicLeavesNoTemporaries(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "sub", "x.json")
 	for i := range 3 {
-		if err := WriteFileAtomic(name, []byte(strconv.Itoa(i))); err != nil {
+		if err := results.WriteFileAtomic(name, []byte(strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -628,7 +367,7 @@ func readRaw(name string) (stdout, stderr []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out, errb, _ := strings.Cut(string(b), rawStderrMarker)
+	out, errb, _ := strings.Cut(string(b), results.RawStderrMarker)
 	return []byte(out), []byte(errb), nil
 }
 
@@ -636,17 +375,17 @@ func readRaw(name string) (stdout, stderr []byte, err error) {
 // repeat_warmup instead of the first repeat's warm-up; a fresh (or no) worker
 // runs the full one.
 func TestRepeatWarmup(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\n" +
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\n" +
 		"load: {duration: 1s, warmup: auto, warmup_max: 1.5s, repeat_warmup: 0.5s}\n" +
 		"overrides: [{match: '*-c1', repeat_warmup: auto}]\nrepeats: 3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := spec.Plan()[0]
-	if got := c.Load.RepeatWarmup; got != Auto {
+	if got := c.Load.RepeatWarmup; got != plan.Auto {
 		t.Fatalf("override: got repeat_warmup %v; want auto", got)
 	}
-	c.Load.RepeatWarmup = Duration(500 * time.Millisecond)
+	c.Load.RepeatWarmup = plan.Duration(500 * time.Millisecond)
 	e := &executor{}
 	srv := &ServerProc{Key: "go", Addrs: map[string]string{"grpc": "127.0.0.1:1"}}
 	for _, tc := range []struct {
@@ -668,8 +407,8 @@ func TestRepeatWarmup(t *testing.T) {
 	if got, want := c.Load.ForRepeat(2, true).Warmup, c.Load.RepeatWarmup; got != want {
 		t.Errorf("ForRepeat(2, warm): got warm-up %v; want %v", got, want)
 	}
-	var none Load
-	none.Warmup = Duration(time.Second)
+	var none plan.Load
+	none.Warmup = plan.Duration(time.Second)
 	if got := none.ForRepeat(2, true).Warmup; got != none.Warmup {
 		t.Errorf("no repeat_warmup: got %v; want the warm-up %v", got, none.Warmup)
 	}
@@ -679,14 +418,14 @@ func TestRepeatWarmup(t *testing.T) {
 // after every concurrency was primed shows the JIT at rest; a JIT that never
 // rests ends the priming at prime_max; a client without a JIT gets one round.
 func TestExecutePrimeUntilJITQuiet(t *testing.T) {
-	primes := func(t *testing.T, spec string, jit map[string]int64) ([]string, *fakeRunner, []string) {
+	primes := func(t *testing.T, spec string, jit map[string]int64) ([]string, *matrixtest.Runner, []string) {
 		t.Helper()
-		sp, err := ParseSpec([]byte(spec))
+		sp, err := plan.ParseSpec([]byte(spec))
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr := newFakeRunner()
-		fr.jit = jit
+		fr := matrixtest.New()
+		fr.JIT = jit
 		var out bytes.Buffer // the progress writer is used from one goroutine
 		_, err = Execute(context.Background(), Options{Spec: sp, Dir: t.TempDir(), Runner: fr, RunnerName: "fake", Progress: &out})
 		if err != nil {
@@ -694,7 +433,7 @@ func TestExecutePrimeUntilJITQuiet(t *testing.T) {
 		}
 		notes := strings.Split(out.String(), "\n")
 		var v []string
-		for _, r := range fr.timedRuns() {
+		for _, r := range fr.TimedRuns() {
 			if strings.HasPrefix(r, "prime-") {
 				v = append(v, r)
 			}
@@ -709,9 +448,9 @@ func TestExecutePrimeUntilJITQuiet(t *testing.T) {
 		if strings.Join(got, " ") != want {
 			t.Fatalf("primes: got %q; want %q", got, want)
 		}
-		fr.mu.Lock()
-		c1, c2 := flagValue(fr.args["prime-go-grpc-datalist-2"], "-c"), flagValue(fr.args["prime-go-grpc-datalist-2-r2"], "-c")
-		fr.mu.Unlock()
+		fr.Mu.Lock()
+		c1, c2 := matrixtest.FlagValue(fr.Args["prime-go-grpc-datalist-2"], "-c"), matrixtest.FlagValue(fr.Args["prime-go-grpc-datalist-2-r2"], "-c")
+		fr.Mu.Unlock()
 		if c1 != "50" || c2 != "1" {
 			t.Errorf("round concurrencies: got %s, %s; want 50 then 1", c1, c2)
 		}
@@ -754,12 +493,12 @@ func TestExecutePrimeUntilJITQuiet(t *testing.T) {
 
 // A repeat whose window the JIT spent compiling is flagged jit-compiling.
 func TestExecuteFlagsJIT(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1, 50]\nload: {duration: 0.2s}\nrepeats: 1\n"))
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1, 50]\nload: {duration: 0.2s}\nrepeats: 1\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := newFakeRunner()
-	fr.jit = map[string]int64{"go-grpc-datalist-2-c1": 0, "go-grpc-datalist-2-c50": 15}
+	fr := matrixtest.New()
+	fr.JIT = map[string]int64{"go-grpc-datalist-2-c1": 0, "go-grpc-datalist-2-c50": 15}
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
@@ -767,8 +506,8 @@ func TestExecuteFlagsJIT(t *testing.T) {
 	for _, c := range run.Cells {
 		r := c.Repeats[0]
 		want := c.Name == "go-grpc-datalist-2-c50" // 15 ms of a 20 ms window; c1's 0 ms is at rest
-		if r.has(FlagJIT) != want || c.Flagged(FlagJIT) != want {
-			t.Errorf("%s: flagged %v (cell %v); want %v (notes %q)", c.Name, r.has(FlagJIT), c.Flagged(FlagJIT), want, r.Notes)
+		if r.Has(results.FlagJIT) != want || c.Flagged(results.FlagJIT) != want {
+			t.Errorf("%s: flagged %v (cell %v); want %v (notes %q)", c.Name, r.Has(results.FlagJIT), c.Flagged(results.FlagJIT), want, r.Notes)
 		}
 		if r.Window.ClientJITMs == nil {
 			t.Errorf("%s: no client JIT figure in the window", c.Name)
@@ -782,18 +521,18 @@ func TestExecuteFlagsJIT(t *testing.T) {
 // prime: one un-recorded run per primed client's worker, after verify and before
 // the first timed repeat, at the largest concurrency of its cells, no warm-up.
 func TestExecutePrimes(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc, http]}\nitems: [2, 200]\nconcurrency: [1, 50]\n" +
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc, http]}\nitems: [2, 200]\nconcurrency: [1, 50]\n" +
 		"load: {duration: 0.2s}\nprime: {go: 0.3s}\nrepeats: 1\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := newFakeRunner()
+	fr := matrixtest.New()
 	dir := t.TempDir()
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := fr.timedRuns()
+	runs := fr.TimedRuns()
 	var primes []string
 	for i, r := range runs {
 		if strings.HasPrefix(r, "prime-") {
@@ -807,13 +546,13 @@ func TestExecutePrimes(t *testing.T) {
 	if got := strings.Join(primes, " "); got != want {
 		t.Fatalf("primes: got %q; want %q", got, want)
 	}
-	fr.mu.Lock()
-	args := fr.args["prime-go-grpc-datalist-200"]
-	fr.mu.Unlock()
-	if flagValue(args, "-c") != "50" || flagValue(args, "-t") != "0.3s" || flagValue(args, "-items") != "200" || flagValue(args, "-warmup") != "" {
+	fr.Mu.Lock()
+	args := fr.Args["prime-go-grpc-datalist-200"]
+	fr.Mu.Unlock()
+	if matrixtest.FlagValue(args, "-c") != "50" || matrixtest.FlagValue(args, "-t") != "0.3s" || matrixtest.FlagValue(args, "-items") != "200" || matrixtest.FlagValue(args, "-warmup") != "" {
 		t.Errorf("prime args %q: want -items 200 -c 50 -t 0.3s and no warm-up", args)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RawDir, "prime-go-grpc-datalist-200.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, results.RawDir, "prime-go-grpc-datalist-200.txt")); err != nil {
 		t.Errorf("prime raw file: %v", err)
 	}
 	if len(run.Cells) != 8 {
@@ -830,21 +569,21 @@ func TestExecuteFlagsFewCalls(t *testing.T) {
 		note string
 	}{
 		{5, true, "few-calls: 5 calls completed in the"},
-		{FewCalls - 1, true, "(< 20): one call more or less moves req/s by 5 %"},
-		{FewCalls, false, ""},
+		{results.FewCalls - 1, true, "(< 20): one call more or less moves req/s by 5 %"},
+		{results.FewCalls, false, ""},
 	} {
-		spec, err := ParseSpec([]byte(fmt.Sprintf("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\nload: {n: %d}\nrepeats: 1\n", tc.n)))
+		spec, err := plan.ParseSpec([]byte(fmt.Sprintf("clients: {go: [grpc]}\nitems: [2]\nconcurrency: [1]\nload: {n: %d}\nrepeats: 1\n", tc.n)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: newFakeRunner(), RunnerName: "fake"})
+		run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: matrixtest.New(), RunnerName: "fake"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := run.Cells[0]
 		r := c.Repeats[0]
-		if r.has(FlagFewCalls) != tc.want || c.Flagged(FlagFewCalls) != tc.want {
-			t.Errorf("n %d: flagged %v (cell %v); want %v (notes %q)", tc.n, r.has(FlagFewCalls), c.Flagged(FlagFewCalls), tc.want, r.Notes)
+		if r.Has(results.FlagFewCalls) != tc.want || c.Flagged(results.FlagFewCalls) != tc.want {
+			t.Errorf("n %d: flagged %v (cell %v); want %v (notes %q)", tc.n, r.Has(results.FlagFewCalls), c.Flagged(results.FlagFewCalls), tc.want, r.Notes)
 		}
 		if tc.want && !strings.Contains(strings.Join(r.Notes, "\n"), tc.note) {
 			t.Errorf("n %d: notes %q lack %q", tc.n, r.Notes, tc.note)

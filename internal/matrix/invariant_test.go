@@ -11,6 +11,9 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/runner"
 	"github.com/rpcbed/rpcbed/internal/testbed"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // TestInvariantRealMatrix runs a short real matrix with all three clients under
@@ -64,7 +67,7 @@ func TestInvariantRealMatrix(t *testing.T) {
 	default:
 		clients += ", java: [grpc, ice]"
 	}
-	spec, err := ParseSpec([]byte("clients: {" + clients + "}\nitems: [2]\nconcurrency: [1, 4]\n" +
+	spec, err := plan.ParseSpec([]byte("clients: {" + clients + "}\nitems: [2]\nconcurrency: [1, 4]\n" +
 		"load: {duration: 0.4s, warmup: 0.3s}\nrepeats: 2\nclient: {cpuset: \"1\"}\nserver: {cpuset: \"0\"}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +83,7 @@ func TestInvariantRealMatrix(t *testing.T) {
 		t.Fatalf("got %d cells; want %d", len(run.Cells), len(spec.Plan()))
 	}
 	for _, c := range run.Cells {
-		if c.Status != StatusOK {
+		if c.Status != results.StatusOK {
 			t.Errorf("%s: got status %s (%s); want ok", c.Name, c.Status, c.Error)
 			continue
 		}
@@ -90,8 +93,8 @@ func TestInvariantRealMatrix(t *testing.T) {
 				t.Errorf("%s r%d: no report or window (%s)", c.Name, r.Index, r.Error)
 				continue
 			}
-			if r.has(FlagCPUInvariant) {
-				t.Errorf("%s r%d: flagged %s: %v", c.Name, r.Index, FlagCPUInvariant, r.Notes)
+			if r.Has(results.FlagCPUInvariant) {
+				t.Errorf("%s r%d: flagged %s: %v", c.Name, r.Index, results.FlagCPUInvariant, r.Notes)
 			}
 			for _, side := range []struct {
 				name        string
@@ -101,7 +104,7 @@ func TestInvariantRealMatrix(t *testing.T) {
 				if !side.known {
 					continue
 				}
-				if side.cores <= 0 || side.busy > side.cores*(1+CPUAllowance) {
+				if side.cores <= 0 || side.busy > side.cores*(1+results.CPUAllowance) {
 					t.Errorf("%s r%d: %s busy %.3f cores over a %.3f s window; it may use %v (+5 %%)", c.Name, r.Index, side.name, side.busy, w.Seconds, side.cores)
 				}
 			}

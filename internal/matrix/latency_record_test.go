@@ -7,13 +7,15 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/stats"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // TestRepeatKeepsLatencyRecord: a cell file (cells/*.json, and matrix.json, which
 // holds the same repeats) keeps each repeat's latency record verbatim, so repeats
 // of client tasks, nodes or languages can be merged after the run.
 func TestRepeatKeepsLatencyRecord(t *testing.T) {
-	var cell CellResult
+	var cell results.CellResult
 	var recs []string
 	for i, golden := range []string{"go-client-hist-grpc-datalist-200-c8", "php-hist-grpc-datalist-200-c4"} {
 		f, err := os.Open("../report/testdata/" + golden + ".txt")
@@ -26,13 +28,13 @@ func TestRepeatKeepsLatencyRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		recs = append(recs, r.Rpcbed.LatencyHistogram)
-		cell.Repeats = append(cell.Repeats, Repeat{Index: i + 1, Report: &r})
+		cell.Repeats = append(cell.Repeats, results.Repeat{Index: i + 1, Report: &r})
 	}
 	b, err := json.Marshal(cell)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back CellResult
+	var back results.CellResult
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,21 +18,25 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/probe"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// Bench is the one run path `rpcbed matrix` and `rpcbed reproduce` share: it runs
+// RunPath is the one run path `rpcbed matrix` and `rpcbed reproduce` share: it runs
 // one client run against a running server (as a worker or a one-shot process),
 // samples the server's /stats and the machine's /proc/stat every 100 ms while it
 // runs, keeps the raw output, and measures both sides over the client's measured
 // window (docs/method.md, sections 2, 3, 6 and 9).
-type Bench struct {
+type RunPath struct {
 	Runner   runner.Runner
 	Programs Programs
 	// Dir is the run directory; Job.Raw is relative to it.
 	Dir string
 	// ClientResources and ServerResources are what each side runs with (the
 	// invariant's cores).
-	ClientResources, ServerResources Resources
+	ClientResources, ServerResources plan.Resources
 	// Workers keeps the client workers; nil runs every job as one process.
 	Workers *workerPool
 	// noWorker lists the clients whose build has no worker mode (learnt at the
@@ -42,7 +45,7 @@ type Bench struct {
 	noWorker map[string]string
 	// Note receives one-line notes (a worker fallback); nil drops them.
 	Note func(string)
-	// NoProbe leaves out the CPU probe around each run (probe.go).
+	// NoProbe leaves out the CPU probe around each run (internal/probe).
 	NoProbe bool
 }
 
@@ -50,19 +53,19 @@ type Bench struct {
 type Job struct {
 	// Name names the run (runner logs, container names), e.g. go-grpc-datalist-2-c1-r1.
 	Name string
-	// Raw is where the raw output goes, relative to Bench.Dir.
+	// Raw is where the raw output goes, relative to RunPath.Dir.
 	Raw string
 	// Client is go|php|php-pure|java, run with Args (its flags); Prog, when set,
 	// is run instead as one process (ab, a front's load).
 	Client string
 	Args   []string
 	Prog   *Program
-	// Runner overrides Bench.Runner for this job (ab runs under Local).
+	// Runner overrides RunPath.Runner for this job (ab runs under Local).
 	Runner runner.Runner
 	// Proto and Call select the server's counters; empty = the server is not sampled.
 	Proto, Call string
 	Timeout     time.Duration
-	// Worker: run through the client's worker (when Bench has a pool and the client one).
+	// Worker: run through the client's worker (when RunPath has a pool and the client one).
 	Worker bool
 	// AB: the report is ab's (parsed by report.Parse, no rpcbed block required).
 	AB bool
@@ -71,8 +74,8 @@ type Job struct {
 // Once runs j against srv (nil: no server is sampled) and returns its repeat,
 // Index and Flags left to the caller. Only ctx's cancellation is an error;
 // everything else is recorded in the Repeat.
-func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error) {
-	rep := Repeat{Raw: j.Raw}
+func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
+	rep := results.Repeat{Raw: j.Raw}
 	var smp *sampler
 	if srv != nil && j.Proto != "" {
 		smp = startSampler(ctx, srv, j.Proto, j.Call)
@@ -89,7 +92,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 	samples, machine := smp.stop(ctx)
 	if !b.NoProbe {
 		pc[1], ps[1] = b.probeSides()
-		rep.Probe = &Probe{ClientUs: pc, ServerUs: ps}
+		rep.Probe = &results.Probe{ClientUs: pc, ServerUs: ps}
 	}
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
@@ -97,7 +100,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 	var fail []string
 	if j.Raw != "" {
 		if err := writeRaw(filepath.Join(b.Dir, j.Raw), res.Stdout, res.Stderr); err != nil {
-			fail = append(fail, "raw file: "+oneLine(err.Error()))
+			fail = append(fail, "raw file: "+runner.OneLine(err.Error()))
 		}
 	}
 	rep.ExitCode, rep.WallS = res.ExitCode, res.Wall.Seconds()
@@ -112,7 +115,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 		return rep, nil
 	}
 	// The window: the client's own, else the run's as the driver saw it.
-	w := &Window{Source: "report"}
+	w := &results.Window{Source: "report"}
 	x := r.Rpcbed
 	if x != nil && x.WindowEnd > x.WindowStart && x.WindowStart > 0 {
 		w.StartUnix, w.EndUnix = x.WindowStart, x.WindowEnd
@@ -137,7 +140,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 	if cpu, calls, err := interpolate(samples, w.StartUnix, w.EndUnix); err == nil {
 		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
 	} else if srv != nil && j.Proto != "" {
-		rep.Notes = append(rep.Notes, "server not sampled over the window: "+oneLine(err.Error()))
+		rep.Notes = append(rep.Notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
 	}
 	w.Samples = len(samples)
 	if st, err := machine.over(w.StartUnix, w.EndUnix); err == nil {
@@ -165,10 +168,10 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 	if !j.AB && j.Prog == nil {
 		switch {
 		case x.CPUScope != report.ScopeWindow:
-			rep.flag(FlagCPUScope, "the client measured its CPU over its whole process (CPU scope: "+x.CPUScope+")")
+			rep.Flag(results.FlagCPUScope, "the client measured its CPU over its whole process (CPU scope: "+x.CPUScope+")")
 		}
 		if x != nil && x.WarmupSettled == report.SettledNo {
-			rep.flag(FlagWarmup, fmt.Sprintf("warm-up did not settle in %.1f s", x.WarmupSeconds))
+			rep.Flag(results.FlagWarmup, fmt.Sprintf("warm-up did not settle in %.1f s", x.WarmupSeconds))
 		}
 	}
 	for _, side := range []struct {
@@ -176,22 +179,22 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 		busy, cores float64
 		known       bool
 	}{{"client", w.ClientBusy, w.ClientCores, true}, {"server", w.ServerBusy, w.ServerCores, w.ServerKnown}} {
-		if side.known && side.cores > 0 && side.busy > side.cores*(1+CPUAllowance) {
-			rep.flag(FlagCPUInvariant, fmt.Sprintf("%s busy %.2f cores over the %.3f s window; it may use %.4g", side.name, side.busy, w.Seconds, side.cores))
+		if side.known && side.cores > 0 && side.busy > side.cores*(1+results.CPUAllowance) {
+			rep.Flag(results.FlagCPUInvariant, fmt.Sprintf("%s busy %.2f cores over the %.3f s window; it may use %.4g", side.name, side.busy, w.Seconds, side.cores))
 		}
 	}
 	for _, side := range []struct {
 		name string
 		ms   *float64
 	}{{"client", w.ClientJITMs}, {"server", w.ServerJITMs}} {
-		if side.ms != nil && w.Seconds > 0 && JITBusy(*side.ms, w.Seconds) {
-			rep.flag(FlagJIT, fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side.name, *side.ms, w.Seconds*1000, JITQuiet*100))
+		if side.ms != nil && w.Seconds > 0 && results.JITBusy(*side.ms, w.Seconds) {
+			rep.Flag(results.FlagJIT, fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side.name, *side.ms, w.Seconds*1000, results.JITQuiet*100))
 		}
 	}
-	if r.Complete < FewCalls {
-		rep.flag(FlagFewCalls, fmt.Sprintf("%d calls completed in the %.3f s window (< %d): one call more or less moves req/s by %s", r.Complete, w.Seconds, FewCalls, fewCallsStep(r.Complete)))
+	if r.Complete < results.FewCalls {
+		rep.Flag(results.FlagFewCalls, fmt.Sprintf("%d calls completed in the %.3f s window (< %d): one call more or less moves req/s by %s", r.Complete, w.Seconds, results.FewCalls, fewCallsStep(r.Complete)))
 	}
-	if rep.has(FlagCPUInvariant) || rep.has(FlagCPUScope) {
+	if rep.Has(results.FlagCPUInvariant) || rep.Has(results.FlagCPUScope) {
 		rep.Metrics.CPUNotUsed = true
 	}
 	if r.Failed > 0 {
@@ -201,7 +204,7 @@ func (b *Bench) Once(ctx context.Context, srv *ServerProc, j Job) (Repeat, error
 }
 
 // run runs j as a worker run or a one-shot process.
-func (b *Bench) run(ctx context.Context, rep *Repeat, j Job) (runner.Result, error) {
+func (b *RunPath) run(ctx context.Context, rep *results.Repeat, j Job) (runner.Result, error) {
 	rr := b.Runner
 	if j.Runner != nil {
 		rr = j.Runner
@@ -244,22 +247,22 @@ func (b *Bench) run(ctx context.Context, rep *Repeat, j Job) (runner.Result, err
 	return rr.Run(ctx, spec)
 }
 
-func (b *Bench) lacksWorker(client string) bool {
+func (b *RunPath) lacksWorker(client string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	_, no := b.noWorker[client]
 	return no
 }
 
-func (b *Bench) fallBack(client string, err error) {
+func (b *RunPath) fallBack(client string, err error) {
 	b.mu.Lock()
 	if b.noWorker == nil {
 		b.noWorker = map[string]string{}
 	}
-	b.noWorker[client] = oneLine(err.Error())
+	b.noWorker[client] = runner.OneLine(err.Error())
 	b.mu.Unlock()
 	if b.Note != nil {
-		b.Note(fmt.Sprintf("%s-client has no worker mode here (%s): one process per run", client, tailText([]byte(err.Error()), 200)))
+		b.Note(fmt.Sprintf("%s-client has no worker mode here (%s): one process per run", client, runner.OneLine(runner.Tail([]byte(err.Error()), 200))))
 	}
 }
 
@@ -270,10 +273,10 @@ func (b *Bench) fallBack(client string, err error) {
 func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
 	var why []string
 	if runErr != nil {
-		why = append(why, oneLine(runErr.Error()))
+		why = append(why, runner.OneLine(runErr.Error()))
 	}
 	if res.ExitCode != 0 {
-		why = append(why, fmt.Sprintf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), lastLine(res.Stderr)))
+		why = append(why, fmt.Sprintf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), runner.LastLine(res.Stderr)))
 	}
 	if len(why) > 0 {
 		return nil, why
@@ -284,7 +287,7 @@ func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) 
 	}
 	r, err := parse(bytes.NewReader(res.Stdout))
 	if err != nil {
-		return nil, []string{"report: " + oneLine(err.Error())}
+		return nil, []string{"report: " + runner.OneLine(err.Error())}
 	}
 	// ParseClient already refuses a report without the v1.1 keys.
 	switch x := r.Rpcbed; {
@@ -302,18 +305,9 @@ func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) 
 	return &r, why
 }
 
-func (r *Repeat) flag(f, why string) {
-	if !slices.Contains(r.Flags, f) {
-		r.Flags = append(r.Flags, f)
-	}
-	r.Notes = append(r.Notes, f+": "+why)
-}
-
-func (r *Repeat) has(f string) bool { return slices.Contains(r.Flags, f) }
-
 // metrics derives a repeat's figures from its report and window.
-func metrics(r *report.Report, processCPU float64, w *Window) Metrics {
-	m := Metrics{
+func metrics(r *report.Report, processCPU float64, w *results.Window) results.Metrics {
+	m := results.Metrics{
 		RPS: r.RequestsPerSecond, BytesPerResponse: r.DocumentLength,
 		Complete: r.Complete, Failed: r.Failed,
 	}
@@ -355,7 +349,7 @@ func unixSeconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
 // writeRaw writes a run's raw file; an error (a full disk) fails the repeat, and
 // no partial file is left claiming to be the run.
 func writeRaw(name string, stdout, stderr []byte) error {
-	if err := WriteFileAtomic(name, rawBytes(stdout, stderr)); err != nil {
+	if err := results.WriteFileAtomic(name, results.RawBytes(stdout, stderr)); err != nil {
 		os.Remove(name)
 		return err
 	}
@@ -616,7 +610,7 @@ func (s *ServerProc) sample(ctx context.Context, proto, call string) (serverSamp
 
 // KeepWorkers makes b run worker jobs (Job.Worker) through long-lived client
 // workers, one per client and protocol, as `rpcbed matrix` does; stop ends them.
-func (b *Bench) KeepWorkers() (stop func()) {
+func (b *RunPath) KeepWorkers() (stop func()) {
 	b.Workers = newWorkerPool()
 	return b.Workers.close
 }
@@ -627,4 +621,16 @@ func fewCallsStep(n int64) string {
 		return "all of it"
 	}
 	return fmt.Sprintf("%.0f %%", 100/float64(n))
+}
+
+// probeSides times the probe on the client's and the server's core; 0 where it
+// failed.
+func (b *RunPath) probeSides() (client, server float64) {
+	if d, err := probe.CPU(probe.FirstCPU(b.ClientResources.CPUSet)); err == nil {
+		client = float64(d.Microseconds())
+	}
+	if d, err := probe.CPU(probe.FirstCPU(b.ServerResources.CPUSet)); err == nil {
+		server = float64(d.Microseconds())
+	}
+	return client, server
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/matrix/matrixtest"
 	"io"
 	"math"
 	"os"
@@ -18,6 +19,9 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 
 	"github.com/rpcbed/rpcbed/internal/testbed"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // fakeWorkers is the fake runner with a worker mode: each worker is a goroutine
@@ -25,16 +29,16 @@ import (
 // would. A run whose id starts with a prefix in die makes the worker exit
 // mid-run; one in hang makes it stop answering.
 type fakeWorkers struct {
-	*fakeRunner
+	*matrixtest.Runner
 	die, hang []string
 	mu        sync.Mutex
 	started   int
 }
 
 func (f *fakeWorkers) StartWorker(ctx context.Context, s runner.Task) (runner.Worker, error) {
-	f.mu.Lock()
+	f.Mu.Lock()
 	f.started++
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	w := &fakeWorker{stdin: inW, stdout: outR, done: make(chan struct{})}
@@ -59,7 +63,7 @@ func (f *fakeWorkers) StartWorker(ctx context.Context, s runner.Task) (runner.Wo
 				<-w.kill
 				return
 			}
-			res, _ := w.f().fakeRunner.Run(ctx, runner.Task{Name: id, Args: append([]string{"go-client"}, f[2:]...)})
+			res, _ := w.f().Runner.Run(ctx, runner.Task{Name: id, Args: append([]string{"go-client"}, f[2:]...)})
 			w.errb.Write([]byte("#rpcbed-worker begin " + id + "\n"))
 			w.errb.Write(res.Stderr)
 			outW.Write(res.Stdout)
@@ -111,18 +115,18 @@ func (w *fakeWorker) Stop(context.Context) (runner.Result, error) {
 // gives a failed repeat with its stderr, a fresh worker takes the next run, and
 // the matrix goes on.
 func TestExecuteWorkers(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc, http]}\nitems: [2]\nconcurrency: [1, 4]\nload: {n: 100, timeout: 2s}\nrepeats: 2\n"))
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc, http]}\nitems: [2]\nconcurrency: [1, 4]\nload: {n: 100, timeout: 2s}\nrepeats: 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fw := &fakeWorkers{fakeRunner: newFakeRunner(),
+	fw := &fakeWorkers{Runner: matrixtest.New(),
 		die: []string{"go-grpc-datalist-2-c4-r1"}, hang: []string{"go-http-datalist-2-c1-r2"}}
 	dir := t.TempDir()
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fw, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]CellResult{}
+	byName := map[string]results.CellResult{}
 	for _, c := range run.Cells {
 		byName[c.Name] = c
 	}
@@ -157,7 +161,7 @@ func TestExecuteWorkers(t *testing.T) {
 		t.Errorf("got %d workers started; want %d (rounds %+v)", fw.started, want, run.Rounds)
 	}
 	// The raw file of a worker run holds the report and the run's own stderr only.
-	out, errb, err := readRaw(filepath.Join(dir, RawDir, "go-grpc-datalist-2-c1-r2.txt"))
+	out, errb, err := readRaw(filepath.Join(dir, results.RawDir, "go-grpc-datalist-2-c1-r2.txt"))
 	if err != nil || !bytes.Contains(out, []byte("Requests per second:")) || bytes.Contains(out, []byte("#rpcbed-worker")) || bytes.Contains(errb, []byte("#rpcbed-worker")) {
 		t.Errorf("raw file: got stdout %q stderr %q (%v); want the report without protocol lines", out, errb, err)
 	}
@@ -217,14 +221,14 @@ func TestJudge(t *testing.T) {
 // The server is checked before every repeat: one that died is restarted, the
 // repeat says so, and the cell's figures come from good repeats only.
 func TestExecuteRestartsADeadServer(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 3\n"))
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := newFakeRunner()
-	fr.afterRun = func(name string) {
+	fr := matrixtest.New()
+	fr.AfterRun = func(name string) {
 		if name == "go-grpc-datalist-2-c1-r1" {
-			fr.stopServers()
+			fr.StopServers()
 		}
 	}
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
@@ -232,30 +236,30 @@ func TestExecuteRestartsADeadServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := run.Cells[0]
-	if c.Status != StatusOK || len(c.Repeats) != 3 {
+	if c.Status != results.StatusOK || len(c.Repeats) != 3 {
 		t.Fatalf("got %s with %d repeats (%s); want ok with 3", c.Status, len(c.Repeats), c.Error)
 	}
 	r2 := c.Repeats[1]
-	if !r2.has(FlagServerRestarted) || r2.Report == nil || c.Repeats[2].has(FlagServerRestarted) {
+	if !r2.Has(results.FlagServerRestarted) || r2.Report == nil || c.Repeats[2].Has(results.FlagServerRestarted) {
 		t.Errorf("got flags r2 %v r3 %v; want server-restarted on r2 only, r2 measured", r2.Flags, c.Repeats[2].Flags)
 	}
-	if !c.Flagged(FlagServerRestarted) {
+	if !c.Flagged(results.FlagServerRestarted) {
 		t.Errorf("cell flags %v; want server-restarted", c.Summary.Flags)
 	}
 }
 
 // A raw file that cannot be written fails the repeat: no figure without its raw report.
 func TestRawWriteErrorFailsTheRepeat(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 2\n"))
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	// A directory where the raw file of r1 goes: the rename onto it fails.
-	if err := os.MkdirAll(filepath.Join(dir, RawDir, "go-grpc-datalist-2-c1-r1.txt", "x"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, results.RawDir, "go-grpc-datalist-2-c1-r1.txt", "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: newFakeRunner(), RunnerName: "fake"})
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: matrixtest.New(), RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,29 +272,29 @@ func TestRawWriteErrorFailsTheRepeat(t *testing.T) {
 // The invariant: a side busier than its cores + 5 % over the window is flagged
 // with the figure and its CPU figures are left out of the medians.
 func TestInvariantFlagsABusySide(t *testing.T) {
-	spec, err := ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 2\n"))
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [2]\nload: {n: 100}\nrepeats: 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := newFakeRunner()
+	fr := matrixtest.New()
 	// r1's client claims 0.2 s of CPU over its 20 ms window: 10 cores.
-	fr.clientCPU = map[string]float64{"go-grpc-datalist-2-c1-r1": 0.2}
+	fr.ClientCPU = map[string]float64{"go-grpc-datalist-2-c1-r1": 0.2}
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := run.Cells[0]
 	r1, r2 := c.Repeats[0], c.Repeats[1]
-	if !r1.has(FlagCPUInvariant) || !r1.Metrics.CPUNotUsed || r2.has(FlagCPUInvariant) {
+	if !r1.Has(results.FlagCPUInvariant) || !r1.Metrics.CPUNotUsed || r2.Has(results.FlagCPUInvariant) {
 		t.Fatalf("got flags r1 %v r2 %v; want cpu-invariant on r1 only", r1.Flags, r2.Flags)
 	}
 	if !strings.Contains(strings.Join(r1.Notes, " "), "client busy 10.00 cores") {
 		t.Errorf("notes %q; want the figure", r1.Notes)
 	}
-	if got := c.Stat(ClientCPU); got.N != 1 || got.Median != r2.Metrics.ClientCPUUs {
+	if got := c.Stat(results.ClientCPU); got.N != 1 || got.Median != r2.Metrics.ClientCPUUs {
 		t.Errorf("client CPU median over %d repeats = %v; want r2's only (%v)", got.N, got.Median, r2.Metrics.ClientCPUUs)
 	}
-	if !c.Flagged(FlagCPUInvariant) {
+	if !c.Flagged(results.FlagCPUInvariant) {
 		t.Errorf("cell flags %v; want cpu-invariant", c.Summary.Flags)
 	}
 }
@@ -345,54 +349,6 @@ func TestParseProcStat(t *testing.T) {
 	}
 }
 
-func TestBottleneck(t *testing.T) {
-	nan := math.NaN()
-	for _, tc := range []struct {
-		c, s float64
-		want string
-	}{
-		{0.95, 0.5, "client-bound"}, {0.5, 0.92, "server-bound"}, {0.95, 0.97, "server-bound"}, {0.97, 0.95, "client-bound"},
-		{0.5, 0.5, "latency-bound"}, {0.5, nan, ""}, {nan, 0.95, "server-bound"}, {nan, nan, ""},
-	} {
-		if got := Bottleneck(tc.c, tc.s); got != tc.want {
-			t.Errorf("Bottleneck(%v, %v): got %q; want %q", tc.c, tc.s, got, tc.want)
-		}
-	}
-}
-
-// cpu sets a repeat's client and server CPU per call.
-func cpu(r Repeat, client, server float64) Repeat {
-	r.Metrics.ClientCPUUs, r.Metrics.ServerCPUUs = client, server
-	return r
-}
-
-func TestSummarizeNoisy(t *testing.T) {
-	mk := func(rps, steal float64) Repeat {
-		return Repeat{Report: &report.Report{}, Metrics: Metrics{RPS: rps}, Window: &Window{MachineKnown: true, StealCores: steal}}
-	}
-	for _, tc := range []struct {
-		name   string
-		reps   []Repeat
-		noisy  bool
-		reason string
-	}{
-		{"steady", []Repeat{mk(100, 0), mk(104, 0), mk(102, 0.01)}, false, ""},
-		// A wide spread is no flag: the cell's interval gives it (Uncertainty).
-		{"spread", []Repeat{mk(100, 0), mk(120, 0), mk(102, 0)}, false, ""},
-		{"steal", []Repeat{mk(100, 0), mk(101, 0.03), mk(102, 0)}, true, "steal 3.0 % of a core"},
-		{"server CPU/call spread", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 50, 230), cpu(mk(102, 0), 51, 205)}, false, ""},
-		{"client CPU/call spread", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 60, 200), cpu(mk(102, 0), 51, 201)}, false, ""},
-		{"CPU/call steady", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 52, 204), cpu(mk(102, 0), 51, 202)}, false, ""},
-	} {
-		c := CellResult{Cell: Cell{Concurrency: 4}, Repeats: tc.reps}
-		s := c.Summarize()
-		c.Summary = s
-		if c.Flagged(FlagNoisy) != tc.noisy || !strings.Contains(strings.Join(s.Reasons, ";"), tc.reason) || s.Conns != 4 {
-			t.Errorf("%s: got flags %v reasons %q conns %d; want noisy=%v with %q, conns 4", tc.name, s.Flags, s.Reasons, s.Conns, tc.noisy, tc.reason)
-		}
-	}
-}
-
 // jitOver interpolates a JVM server's compile time over the window; a series
 // without one (go-server) has none.
 func TestJITOver(t *testing.T) {
@@ -417,21 +373,9 @@ func TestJITOver(t *testing.T) {
 	}
 }
 
-// JITBusy: more than JITQuiet of the time compiling; exactly at it is at rest.
-func TestJITBusy(t *testing.T) {
-	for _, tc := range []struct {
-		ms, s float64
-		want  bool
-	}{{50, 1, false}, {50.1, 1, true}, {0, 1, false}, {2000, 1, true}, {149, 3, false}, {151, 3, true}} {
-		if got := JITBusy(tc.ms, tc.s); got != tc.want {
-			t.Errorf("JITBusy(%v ms, %v s) = %v; want %v", tc.ms, tc.s, got, tc.want)
-		}
-	}
-}
-
 // laterRuns is 1 when a run of a cell named with prefix follows cell's run in
 // round r, in the order the rounds ran; 0 when that run was its worker's last.
-func laterRuns(rounds []Round, cell string, r int, prefix string) int {
+func laterRuns(rounds []results.Round, cell string, r int, prefix string) int {
 	seen := false
 	for _, rd := range rounds {
 		for _, name := range rd.Order {

@@ -4,30 +4,16 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
-)
 
-// precisionFigures are the figures Spec.Precision holds cells to: req/s and
-// each side's CPU per call.
-var precisionFigures = []Figure{Figures[0], Figures[3], Figures[4]}
+	"github.com/rpcbed/rpcbed/internal/results"
+
+	"github.com/rpcbed/rpcbed/internal/analysis"
+)
 
 // MaxRounds bounds the rounds Spec.Precision may add up to, per cell.
 const MaxRounds = 100
-
-// Width is a cell's widest in-run 95 % half-width over the precision figures,
-// with the noise pooled over cells (the cell among them); NaN when it has none.
-func Width(c CellResult, cells []CellResult) float64 {
-	w := math.NaN()
-	for _, f := range precisionFigures {
-		hw := NoiseOf(cells, f.F, 0).InRun(c.Values(f.F)).HalfWidth()
-		if !math.IsNaN(hw) && (math.IsNaN(w) || hw > w) {
-			w = hw
-		}
-	}
-	return w
-}
 
 // addRounds adds rounds to the group's cells whose in-run interval is wider than
 // Spec.Precision, the widest first, one round at a time in a fresh random order,
@@ -38,7 +24,7 @@ func (e *executor) addRounds(ctx context.Context, g *groupRun, states []*cellSta
 		return nil
 	}
 	for r := e.run.Spec.Repeats + 1; r <= MaxRounds; r++ {
-		cells := make([]CellResult, len(states))
+		cells := make([]results.CellResult, len(states))
 		for i, st := range states {
 			cells[i] = st.res
 		}
@@ -48,10 +34,10 @@ func (e *executor) addRounds(ctx context.Context, g *groupRun, states []*cellSta
 		}
 		var ws []wide
 		for _, st := range states {
-			if st.final || st.res.Status != StatusOK {
+			if st.final || st.res.Status != results.StatusOK {
 				continue
 			}
-			if w := Width(st.res, cells); w > prec {
+			if w := analysis.Width(st.res, cells); w > prec {
 				ws = append(ws, wide{st, w})
 			}
 		}
@@ -101,7 +87,3 @@ func (e *executor) budgetFor(want int) int {
 
 // budgetReserve is the part of Spec.Budget added rounds leave unspent.
 const budgetReserve = 15 * time.Second
-
-// DefaultPrecision is the half-width the report holds a cell's in-run interval
-// to when the spec sets no precision: past it, the cell's note gives its width.
-const DefaultPrecision = 0.05

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // php-pure is php-client with -runtime pure, in both runners; php is php-client as is.
@@ -50,7 +52,7 @@ func TestPHPFrontVariants(t *testing.T) {
 }
 
 func TestPlanListsPHPPureBesidePHP(t *testing.T) {
-	s, err := ParseSpec([]byte("clients: {java: [grpc], php-pure: [grpc, thrift], php: [grpc], go: [grpc]}\nitems: [200]\nconcurrency: [1]\n"))
+	s, err := plan.ParseSpec([]byte("clients: {java: [grpc], php-pure: [grpc, thrift], php: [grpc], go: [grpc]}\nitems: [200]\nconcurrency: [1]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

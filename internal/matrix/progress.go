@@ -5,6 +5,9 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // progress prints "[ 12/213] php-grpc-datalist-200-c50 r2/3  elapsed 1m02s  ETA 4m10s"
@@ -30,7 +33,7 @@ type progress struct {
 	current    string
 }
 
-func newProgress(w io.Writer, todo []Cell, repeats int, partial map[string]CellResult) *progress {
+func newProgress(w io.Writer, todo []plan.Cell, repeats int, partial map[string]results.CellResult) *progress {
 	p := &progress{w: w, repeats: repeats, started: time.Now(),
 		left: map[string]float64{}, wall: map[string]float64{}, plan: map[string]float64{}, already: map[string]int{}}
 	for _, c := range todo {
@@ -50,7 +53,7 @@ func newProgress(w io.Writer, todo []Cell, repeats int, partial map[string]CellR
 // plannedSeconds guesses one run's wall time: its warm-up and duration plus a
 // second for start-up; n-only runs are guessed at two seconds; an auto warm-up at
 // one second (the measured ratio corrects all of it).
-func plannedSeconds(l Load) float64 {
+func plannedSeconds(l plan.Load) float64 {
 	d := l.Duration.D().Seconds()
 	if d == 0 {
 		d = 2
@@ -84,7 +87,7 @@ func (p *progress) eta() time.Duration {
 	return time.Duration(left * float64(time.Second))
 }
 
-func (p *progress) start(c Cell, repeat int) {
+func (p *progress) start(c plan.Cell, repeat int) {
 	if p == nil || p.w == nil {
 		return
 	}
@@ -103,7 +106,7 @@ func (p *progress) start(c Cell, repeat int) {
 }
 
 // done counts one run of c as finished after wall.
-func (p *progress) done(c Cell, wall time.Duration) {
+func (p *progress) done(c plan.Cell, wall time.Duration) {
 	if p == nil {
 		return
 	}
@@ -115,7 +118,7 @@ func (p *progress) done(c Cell, wall time.Duration) {
 }
 
 // add counts one more run of c than planned (a round Spec.Precision added).
-func (p *progress) add(c Cell) {
+func (p *progress) add(c plan.Cell) {
 	if p == nil {
 		return
 	}
@@ -124,7 +127,7 @@ func (p *progress) add(c Cell) {
 }
 
 // skip counts every remaining run of a cell that will not be timed.
-func (p *progress) skip(c Cell) {
+func (p *progress) skip(c plan.Cell) {
 	if p == nil {
 		return
 	}
@@ -132,7 +135,7 @@ func (p *progress) skip(c Cell) {
 }
 
 // skipRest counts n runs of c as not to be run.
-func (p *progress) skipRest(c Cell, n int) {
+func (p *progress) skipRest(c plan.Cell, n int) {
 	if p == nil || n <= 0 {
 		return
 	}

@@ -5,17 +5,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // The ETA comes from measured wall times per client: a client whose runs took
 // twice their plan is expected to keep doing so; a client not measured yet takes
 // the ratio of those measured.
 func TestProgressETA(t *testing.T) {
-	l := Load{Duration: Duration(time.Second)} // planned 2 s a run
-	goCell := Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: 2, Concurrency: 1, Load: l}
-	javaCell := Cell{Client: "java", Protocol: "grpc", Call: "datalist", Items: 2, Concurrency: 1, Load: l}
+	l := plan.Load{Duration: plan.Duration(time.Second)} // planned 2 s a run
+	goCell := plan.Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: 2, Concurrency: 1, Load: l}
+	javaCell := plan.Cell{Client: "java", Protocol: "grpc", Call: "datalist", Items: 2, Concurrency: 1, Load: l}
 	var out bytes.Buffer
-	p := newProgress(&out, []Cell{goCell, javaCell}, 3, nil)
+	p := newProgress(&out, []plan.Cell{goCell, javaCell}, 3, nil)
 	if got, want := p.eta(), 12*time.Second; got != want {
 		t.Errorf("before any run: got %v; want %v (the plan)", got, want)
 	}

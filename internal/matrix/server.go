@@ -3,12 +3,16 @@ package matrix
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // ServerProc is a running server process: go-server (grpc, thrift and http from
@@ -20,16 +24,16 @@ type ServerProc struct {
 	// StatsURL is the server's /stats (go-server's HTTP listener, a Java baseline's
 	// -stats-port); "" when it has none.
 	StatsURL string
-	ready    runner.Probe
+	ready    runner.Check
 	// alive, when set, is Alive's check instead of ready (a multi-host server:
 	// ready is probed from the clients' hosts once, alive by the driver).
-	alive runner.Probe
+	alive runner.Check
 }
 
 // ServerProcConfig is what StartServerProc needs besides the key.
 type ServerProcConfig struct {
 	Programs       Programs
-	Resources      Resources
+	Resources      plan.Resources
 	Store          string
 	RedisAddr      string
 	AerospikeHosts string
@@ -98,8 +102,8 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 			args = append(args, "-aerospike-hosts", cfg.AerospikeHosts)
 		}
 		prog = cfg.Programs.GoServer(args...)
-		http := runner.HTTPProbe("http://" + s.Addrs["http"] + "/healthz")
-		tcp := runner.TCPProbe(s.Addrs["grpc"], s.Addrs["thrift"])
+		http := runner.HTTPCheck("http://" + s.Addrs["http"] + "/healthz")
+		tcp := runner.TCPCheck(s.Addrs["grpc"], s.Addrs["thrift"])
 		s.ready = func(ctx context.Context) error {
 			if err := http(ctx); err != nil {
 				return err
@@ -129,9 +133,9 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 			// The baseline's /stats listener (docs/method.md, section 10).
 			args = append(args, "-stats-port", strconv.Itoa(sp))
 			s.StatsURL = "http://" + statsAddr + "/stats"
-			s.ready = runner.TCPProbe(s.Addrs[proto], statsAddr)
+			s.ready = runner.TCPCheck(s.Addrs[proto], statsAddr)
 		} else {
-			s.ready = runner.TCPProbe(s.Addrs[proto])
+			s.ready = runner.TCPCheck(s.Addrs[proto])
 		}
 		prog = cfg.Programs.JavaServer(args...)
 	}
@@ -140,7 +144,7 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 		// Running is enough here: the clients' side checks the ports below.
 		ready = nil
 		if s.StatsURL != "" {
-			s.alive = runner.HTTPProbe(s.StatsURL)
+			s.alive = runner.HTTPCheck(s.StatsURL)
 		} else {
 			s.alive = func(context.Context) error { return nil }
 		}
@@ -152,12 +156,12 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 	})
 	if err == nil && cfg.ReadyFrom != nil {
 		addrs := make([]string, 0, len(s.Addrs))
-		for _, p := range sortedKeys(s.Addrs) {
+		for _, p := range slices.Sorted(maps.Keys(s.Addrs)) {
 			addrs = append(addrs, s.Addrs[p])
 		}
 		if rerr := cfg.ReadyFrom(ctx, addrs); rerr != nil {
 			r, _ := svc.Stop(context.Background())
-			return nil, fmt.Errorf("start %s: not ready from the clients' side: %w; stderr: %s", key, rerr, tailText(r.Stderr, 1000))
+			return nil, fmt.Errorf("start %s: not ready from the clients' side: %w; stderr: %s", key, rerr, runner.OneLine(runner.Tail(r.Stderr, 1000)))
 		}
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package matrix
 import (
 	"context"
 	"errors"
+	"github.com/rpcbed/rpcbed/internal/matrix/matrixtest"
 	"strings"
 	"testing"
 
@@ -39,13 +40,13 @@ func TestStartServerStoreFlags(t *testing.T) {
 				t.Fatalf("StartServerProc error = %v; want the runner's", err)
 			}
 			args := r.got.Args
-			if got := flagValue(args, "-store"); got != tc.store {
+			if got := matrixtest.FlagValue(args, "-store"); got != tc.store {
 				t.Errorf("-store %q; want %q (args %q)", got, tc.store, args)
 			}
-			if got := flagValue(args, "-redis-addr"); got != tc.wantRedis {
+			if got := matrixtest.FlagValue(args, "-redis-addr"); got != tc.wantRedis {
 				t.Errorf("-redis-addr %q; want %q (args %q)", got, tc.wantRedis, args)
 			}
-			if got := flagValue(args, "-aerospike-hosts"); got != tc.wantHosts {
+			if got := matrixtest.FlagValue(args, "-aerospike-hosts"); got != tc.wantHosts {
 				t.Errorf("-aerospike-hosts %q; want %q (args %q)", got, tc.wantHosts, args)
 			}
 		})

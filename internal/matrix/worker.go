@@ -70,7 +70,7 @@ func attachWorker(ctx context.Context, key string, w runner.Worker) (*workerProc
 		case l, ok := <-p.lines:
 			if !ok {
 				r, _ := w.Stop(context.Background())
-				return nil, fmt.Errorf("worker %s exited before it was ready (exit code %d): %s", key, r.ExitCode, tailText(r.Stderr, 600))
+				return nil, fmt.Errorf("worker %s exited before it was ready (exit code %d): %s", key, r.ExitCode, runner.OneLine(runner.Tail(r.Stderr, 600)))
 			}
 			if strings.HasPrefix(l, workerReady) {
 				return p, nil
@@ -78,7 +78,7 @@ func attachWorker(ctx context.Context, key string, w runner.Worker) (*workerProc
 			// Anything before the greeting is noise (a JVM warning): keep waiting.
 		case <-t.C:
 			r, _ := w.Stop(context.Background())
-			return nil, fmt.Errorf("worker %s: no ready line within %v: %s", key, workerStartTimeout, tailText(r.Stderr, 600))
+			return nil, fmt.Errorf("worker %s: no ready line within %v: %s", key, workerStartTimeout, runner.OneLine(runner.Tail(r.Stderr, 600)))
 		case <-ctx.Done():
 			w.Stop(context.Background())
 			return nil, ctx.Err()
@@ -118,7 +118,7 @@ func (p *workerProc) run(ctx context.Context, id string, args []string, timeout 
 				<-p.w.Done()
 				r, _ := p.w.Stop(context.Background())
 				res.Stderr = p.stderrSince(errStart, "")
-				p.dead = fmt.Errorf("%w %s died during run %s (exit code %d): %s", errWorker, p.key, id, r.ExitCode, tailText(res.Stderr, 600))
+				p.dead = fmt.Errorf("%w %s died during run %s (exit code %d): %s", errWorker, p.key, id, r.ExitCode, runner.OneLine(runner.Tail(res.Stderr, 600)))
 				res.ExitCode = -1
 				return res, p.dead
 			}
@@ -139,7 +139,7 @@ func (p *workerProc) run(ctx context.Context, id string, args []string, timeout 
 		case <-t.C:
 			res.Stdout, res.Wall, res.ExitCode = out.Bytes(), time.Since(start), -1
 			res.Stderr = p.stderrSince(errStart, "")
-			p.dead = fmt.Errorf("%w %s: no done line for run %s within %v: %s", errWorker, p.key, id, timeout, tailText(res.Stderr, 600))
+			p.dead = fmt.Errorf("%w %s: no done line for run %s within %v: %s", errWorker, p.key, id, timeout, runner.OneLine(runner.Tail(res.Stderr, 600)))
 			p.stop()
 			return res, fmt.Errorf("%w: %w", p.dead, runner.ErrTimeout)
 		case <-ctx.Done():
@@ -278,11 +278,4 @@ func (wp *workerPool) close() {
 		go func() { defer wg.Done(); p.stop() }()
 	}
 	wg.Wait()
-}
-
-func tailText(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return oneLine(string(b))
 }

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Agreement is how well two runs of the same spec agree, cell by cell: whether
@@ -17,8 +18,8 @@ import (
 type Agreement struct {
 	// Calibration per figure and Flips per kind of comparison and figure
 	// (matrix.Calibrate); the goal: at least 90 % both ways, no flip.
-	Calibration []matrix.Calibration
-	Flips       []matrix.Flips
+	Calibration []analysis.Calibration
+	Flips       []analysis.Flips
 	Tol         float64
 	Figures     []FigureAgreement
 	// Outside lists every cell outside Tol on any figure.
@@ -28,7 +29,7 @@ type Agreement struct {
 	ProbeA, ProbeB [2]float64
 	// Noise models each figure from the two runs' repeats; Took is run A's wall
 	// time (0 when unknown).
-	Noise []NoiseModel
+	Noise []analysis.NoiseModel
 	Took  time.Duration
 }
 
@@ -44,38 +45,28 @@ type Disagreement struct {
 	Figures []string // "req/s 1200 -> 1500 (+25 %, outside A's interval)"
 }
 
-// agreeFigures are the figures compared: throughput and CPU per call each side.
-var agreeFigures = []struct {
-	name string
-	f    func(matrix.Metrics) float64
-}{
-	{"req/s", matrix.RPS},
-	{"client CPU/call", matrix.ClientCPU},
-	{"server CPU/call", matrix.ServerCPU},
-}
-
 // Agree compares run b against run a; goal is the share of agreeing cells the
 // noise model is asked about.
-func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
+func Agree(a, b *results.Run, tol, goal float64) Agreement {
 	ag := Agreement{Tol: tol}
 	ag.ProbeA[0], ag.ProbeA[1] = a.ProbeMedian()
 	ag.ProbeB[0], ag.ProbeB[1] = b.ProbeMedian()
-	bcells := map[string]matrix.CellResult{}
+	bcells := map[string]results.CellResult{}
 	for _, c := range b.Cells {
 		bcells[c.Name] = c
 	}
-	ag.Calibration, ag.Flips = matrix.Calibrate(a, b)
-	ua := a.Uncertainty()
+	ag.Calibration, ag.Flips = analysis.Calibrate(a, b)
+	ua := analysis.UncertaintyOf(a)
 	out := map[string]*Disagreement{}
 	var order []string
-	for _, f := range agreeFigures {
-		fa := FigureAgreement{Name: f.name}
+	for _, f := range analysis.AgreeFigures {
+		fa := FigureAgreement{Name: f.Name}
 		for _, ca := range a.Cells {
 			cb, ok := bcells[ca.Name]
 			if !ok {
 				continue
 			}
-			ma, mb := ca.Stat(f.f).Median, cb.Stat(f.f).Median
+			ma, mb := ca.Stat(f.F).Median, cb.Stat(f.F).Median
 			if math.IsNaN(ma) || math.IsNaN(mb) || ma <= 0 {
 				continue
 			}
@@ -92,17 +83,17 @@ func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
 				order = append(order, ca.Name)
 			}
 			where := "outside A's interval"
-			if fig, ok := figureOf(f.name); ok && ua.Interval(ca, fig).Contains(mb) {
+			if fig, ok := figureOf(f.Name); ok && ua.Interval(ca, fig).Contains(mb) {
 				where = "inside A's interval"
 			}
-			dis.Figures = append(dis.Figures, fmt.Sprintf("%s %s -> %s (%+.0f %%, %s)", f.name, sig(ma), sig(mb), d*100, where))
+			dis.Figures = append(dis.Figures, fmt.Sprintf("%s %s -> %s (%+.0f %%, %s)", f.Name, sig(ma), sig(mb), d*100, where))
 		}
 		ag.Figures = append(ag.Figures, fa)
 	}
 	for _, n := range order {
 		ag.Outside = append(ag.Outside, *out[n])
 	}
-	ag.Noise = Noise(a, b, ag, tol, goal)
+	ag.Noise = analysis.Noise(a, b, measuredShares(ag), tol, goal)
 	if !a.Started.IsZero() && a.Finished.After(a.Started) {
 		ag.Took = a.Finished.Sub(a.Started)
 	}
@@ -110,13 +101,13 @@ func Agree(a, b *matrix.Run, tol, goal float64) Agreement {
 }
 
 // figureOf is the matrix.Figure of an agree figure's name.
-func figureOf(name string) (matrix.Figure, bool) {
-	for _, f := range matrix.Figures {
+func figureOf(name string) (analysis.Figure, bool) {
+	for _, f := range analysis.Figures {
 		if f.Name == name {
 			return f, true
 		}
 	}
-	return matrix.Figure{}, false
+	return analysis.Figure{}, false
 }
 
 // Met reports whether the goal holds: for every figure at least share of the
@@ -209,4 +200,17 @@ func writeCalibration(b *strings.Builder, ag Agreement) {
 			fmt.Fprintf(b, "    flipped: %s\n", x)
 		}
 	}
+}
+
+// measuredShares is the share of cells within Tol per figure (NaN without cells).
+func measuredShares(ag Agreement) []float64 {
+	var out []float64
+	for _, f := range ag.Figures {
+		v := math.NaN()
+		if f.Cells > 0 {
+			v = float64(f.Agree) / float64(f.Cells)
+		}
+		out = append(out, v)
+	}
+	return out
 }

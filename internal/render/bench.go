@@ -6,21 +6,21 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // benchUnits are the figures each repeat writes, with benchstat's unit metadata.
 var benchUnits = []struct {
 	unit   string
 	better string
-	value  func(matrix.Metrics) float64
+	value  func(results.Metrics) float64
 }{
-	{"req/s", "higher", matrix.RPS},
-	{"p50-us", "lower", matrix.P50},
-	{"p99-us", "lower", matrix.P99},
-	{"client-cpu-us/op", "lower", matrix.ClientCPU},
-	{"server-cpu-us/op", "lower", matrix.ServerCPU},
-	{"B/resp", "lower", matrix.BytesPerResponse},
+	{"req/s", "higher", results.RPS},
+	{"p50-us", "lower", results.P50},
+	{"p99-us", "lower", results.P99},
+	{"client-cpu-us/op", "lower", results.ClientCPU},
+	{"server-cpu-us/op", "lower", results.ServerCPU},
+	{"B/resp", "lower", results.BytesPerResponse},
 }
 
 // Bench writes the run in Go's benchmark format, one line per repeat, so
@@ -30,7 +30,7 @@ var benchUnits = []struct {
 //
 // ns/op is the mean time per request across all concurrent requests (1e9/req/s);
 // the iteration count is the complete requests.
-func Bench(w io.Writer, run *matrix.Run) error {
+func Bench(w io.Writer, run *results.Run) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "goos: linux\ngoarch: %s\npkg: github.com/rpcbed/rpcbed/matrix\n", runtime.GOARCH)
 	if run.Machine.CPU != "" {

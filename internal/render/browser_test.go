@@ -29,9 +29,9 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
-
 	"github.com/rpcbed/rpcbed/internal/testbed"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 var (
@@ -87,10 +87,10 @@ func startBrowser(t *testing.T, cmd *exec.Cmd) {
 
 // referencePage renders the committed reference run's page into a directory of
 // its own and returns the run and the page's file.
-func referencePage(t *testing.T) (*matrix.Run, string) {
+func referencePage(t *testing.T) (*results.Run, string) {
 	t.Helper()
 	ref := filepath.Join("..", "..", "results", "reference")
-	run, err := matrix.LoadRun(ref)
+	run, err := results.LoadRun(ref)
 	if err != nil {
 		t.Fatalf("the reference run: %v", err)
 	}

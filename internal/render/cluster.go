@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // clusterMarkdown is matrix.md's line on a cluster run's swarm ("" otherwise):
 // its nodes and pools, how each repeat ran, and that the spec's cpuset did not
 // apply (swarm cannot pin a task).
-func clusterMarkdown(run *matrix.Run) string {
+func clusterMarkdown(run *results.Run) string {
 	c := run.Cluster
 	if c == nil {
 		return ""

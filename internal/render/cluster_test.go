@@ -4,17 +4,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/swarm"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // TestClusterMarkdown: a cluster run's matrix.md names its swarm and nodes and
 // says that the spec's cpuset did not apply; a run without one says nothing.
 func TestClusterMarkdown(t *testing.T) {
-	if got := clusterMarkdown(&matrix.Run{}); got != "" {
+	if got := clusterMarkdown(&results.Run{}); got != "" {
 		t.Errorf("no cluster: got %q; want nothing", got)
 	}
-	run := &matrix.Run{Cluster: &matrix.ClusterRecord{Engine: "swarm", Manager: "unix:///m.sock", Formed: true,
+	run := &results.Run{Cluster: &results.ClusterRecord{Engine: "swarm", Manager: "unix:///m.sock", Formed: true,
 		Nodes: []swarm.Node{{Pool: "server", Addr: "198.18.1.1"}, {Pool: "clients", Addr: "198.18.1.2"}}}}
 	got := clusterMarkdown(run)
 	for _, want := range []string{"formed by rpcbed", "manager unix:///m.sock", "server 198.18.1.1, clients 198.18.1.2", "cpuset above does not apply"} {

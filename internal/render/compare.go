@@ -8,8 +8,10 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/stats"
+
+	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Change is one metric of one cell, A vs B.
@@ -38,13 +40,13 @@ type CellChange struct {
 
 var compared = []struct {
 	name, key    string
-	f            func(matrix.Metrics) float64
+	f            func(results.Metrics) float64
 	betterHigher bool
 }{
-	{"req/s", "rps", matrix.RPS, true},
-	{"p99", "p99_us", matrix.P99, false},
-	{"client CPU/call", "client_cpu_us_per_call", matrix.ClientCPU, false},
-	{"server CPU/call", "server_cpu_us_per_call", matrix.ServerCPU, false},
+	{"req/s", "rps", results.RPS, true},
+	{"p99", "p99_us", results.P99, false},
+	{"client CPU/call", "client_cpu_us_per_call", results.ClientCPU, false},
+	{"server CPU/call", "server_cpu_us_per_call", results.ServerCPU, false},
 }
 
 // Compare matches the cells of two runs by name and gives each metric B's median
@@ -54,9 +56,9 @@ var compared = []struct {
 // benchstat computes it (golang.org/x/perf/benchmath), is printed beside it.
 // Cells missing from either run, or without a successful repeat on one side,
 // are left out.
-func Compare(a, b *matrix.Run) []CellChange {
-	ua, ub := a.Uncertainty(), b.Uncertainty()
-	bc := map[string]matrix.CellResult{}
+func Compare(a, b *results.Run) []CellChange {
+	ua, ub := analysis.UncertaintyOf(a), analysis.UncertaintyOf(b)
+	bc := map[string]results.CellResult{}
 	for _, c := range b.Cells {
 		bc[c.Name] = c
 	}
@@ -77,7 +79,7 @@ func Compare(a, b *matrix.Run) []CellChange {
 			cmp := benchmath.AssumeNothing.Compare(sa, sb)
 			ma := benchmath.AssumeNothing.Summary(sa, 0.95).Center
 			mb := benchmath.AssumeNothing.Summary(sb, 0.95).Center
-			fig, _ := matrix.FigureByKey(m.key)
+			fig, _ := analysis.FigureByKey(m.key)
 			rt := stats.UnpairedRatio(vb, va, ub.Noise(fig, cb.Client), ua.Noise(fig, ca.Client))
 			faster := rt.Verdict(m.betterHigher)
 			delta := "~"
@@ -100,7 +102,7 @@ func Compare(a, b *matrix.Run) []CellChange {
 
 // CompareMarkdown writes the comparison as one table: per cell and metric the
 // medians, the change (~ when not significant) and the p-value.
-func CompareMarkdown(w io.Writer, a, b *matrix.Run, changes []CellChange) error {
+func CompareMarkdown(w io.Writer, a, b *results.Run, changes []CellChange) error {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# rpcbed compare: A = %s, B = %s\n\n", a.ID, b.ID)
 	fmt.Fprintf(&sb, "Medians over the rounds; the change is B vs A with its 95 %% interval [low, high] (both runs' noise and "+

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Verdicts of one compared metric, as the compare page colours them.
@@ -45,7 +45,7 @@ type changeRow struct {
 }
 
 type comparePage struct {
-	A, B     *matrix.Run
+	A, B     *results.Run
 	CSS      template.CSS
 	JS       template.JS
 	Summary  string
@@ -70,7 +70,7 @@ var compareUnits = map[string]struct {
 // CompareHTML writes the comparison as a page: the two runs' facts side by side,
 // then per cell and metric both medians and the change, coloured improved,
 // regressed or no significant change, sortable by any column.
-func CompareHTML(w io.Writer, a, b *matrix.Run, changes []CellChange) error {
+func CompareHTML(w io.Writer, a, b *results.Run, changes []CellChange) error {
 	p := comparePage{A: a, B: b, CSS: pageCSS, JS: sortJS, Facts: sideFacts(a, b)}
 	for _, m := range compared {
 		head := m.name
@@ -136,7 +136,7 @@ func fmtSort(v float64) string {
 }
 
 // sideFacts lines up both runs' facts and versions by key.
-func sideFacts(a, b *matrix.Run) []sideFact {
+func sideFacts(a, b *results.Run) []sideFact {
 	var out []sideFact
 	join := func(fa, fb []fact, prefix string) {
 		var keys []string
@@ -162,8 +162,8 @@ func sideFacts(a, b *matrix.Run) []sideFact {
 }
 
 // notCompared names the cells of either run that have no comparison, and why.
-func notCompared(a, b *matrix.Run, done map[string]bool) []string {
-	inA, inB := map[string]matrix.CellResult{}, map[string]matrix.CellResult{}
+func notCompared(a, b *results.Run, done map[string]bool) []string {
+	inA, inB := map[string]results.CellResult{}, map[string]results.CellResult{}
 	for _, c := range a.Cells {
 		inA[c.Name] = c
 	}
@@ -189,8 +189,8 @@ func notCompared(a, b *matrix.Run, done map[string]bool) []string {
 	return out
 }
 
-func failedSides(a, b matrix.CellResult) string {
-	na, nb := len(a.Values(matrix.RPS)), len(b.Values(matrix.RPS))
+func failedSides(a, b results.CellResult) string {
+	na, nb := len(a.Values(results.RPS)), len(b.Values(results.RPS))
 	switch {
 	case na == 0 && nb == 0:
 		return "A nor B"

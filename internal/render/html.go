@@ -17,9 +17,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/cost"
-	"github.com/rpcbed/rpcbed/internal/matrix"
-	"github.com/rpcbed/rpcbed/internal/reproduce"
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // IndexFile is the run's page, beside matrix.md.
@@ -28,7 +29,7 @@ const IndexFile = "index.html"
 // NoisyPct is the req/s spread over the repeats ((max - min) / median, in %) above
 // which a cell of a run saved with figures only (no repeats, no summary) counts as
 // noisy; other cells are noisy by their steal (docs/method.md, section 6).
-const NoisyPct = matrix.NoisySpread * 100
+const NoisyPct = results.NoisySpread * 100
 
 //go:embed templates
 var templateFS embed.FS
@@ -78,7 +79,7 @@ type attention struct {
 type column struct {
 	Head, Title string
 	Num         bool
-	value       func(c matrix.CellResult) cellValue
+	value       func(c results.CellResult) cellValue
 }
 
 type cellValue struct{ Text, Sort, Class, Title string }
@@ -116,7 +117,7 @@ type plotView struct {
 }
 
 type indexPage struct {
-	Run       *matrix.Run
+	Run       *results.Run
 	CSS       template.CSS
 	JS        template.JS
 	Summary   string
@@ -131,7 +132,7 @@ type indexPage struct {
 	Ratios          []ratioTable
 	PHPGo           []phpGoTable
 	Plots           []plotView
-	Repro           []reproduce.Section
+	Repro           []results.Section
 	ReproFrom       string
 	Cost            template.HTML
 }
@@ -140,7 +141,7 @@ type indexPage struct {
 type Extras struct {
 	// Reproduction is the run's reproduction (reproduction.json), if it has one;
 	// ReproductionFrom is its page or file, relative to the run directory.
-	Reproduction     []reproduce.Section
+	Reproduction     []results.Section
 	ReproductionFrom string
 	// Cost is the run's cost section (internal/cost) when the run directory holds
 	// a cost run in cost/ (cost/cost.json).
@@ -178,7 +179,7 @@ func loadReproduction(dir string) (Extras, error) {
 		if err != nil {
 			return Extras{}, err
 		}
-		var secs []reproduce.Section
+		var secs []results.Section
 		if err := json.Unmarshal(b, &secs); err != nil {
 			return Extras{}, fmt.Errorf("%s: %w", filepath.Join(dir, rel), err)
 		}
@@ -189,22 +190,22 @@ func loadReproduction(dir string) (Extras, error) {
 }
 
 // HTML writes index.html without extras (a Renderer).
-func HTML(w io.Writer, run *matrix.Run) error { return Index(w, run, Extras{}) }
+func HTML(w io.Writer, run *results.Run) error { return Index(w, run, Extras{}) }
 
 // Index writes the run's page: run facts, what needs attention, one sortable table
 // per client, PHP's client cost as a multiple of Go's, every plot inline as SVG and
 // the reproduction summary when there is one. It needs nothing but itself: styles,
 // script and plots are inline, links are relative to the run directory.
-func Index(w io.Writer, run *matrix.Run, x Extras) error {
+func Index(w io.Writer, run *results.Run, x Extras) error {
 	p := indexPage{Run: run, CSS: pageCSS, JS: sortJS, NoisyPct: NoisyPct, Columns: cellColumns,
 		Facts: runFacts(run), Versions: versionFacts(run), Attention: needsAttention(run),
 		Repro: x.Reproduction, ReproFrom: x.ReproductionFrom, Cost: x.Cost}
 	ok, partial := 0, 0
 	for _, c := range run.Cells {
 		switch c.Status {
-		case matrix.StatusOK:
+		case results.StatusOK:
 			ok++
-		case matrix.StatusPartial:
+		case results.StatusPartial:
 			partial++
 		}
 	}
@@ -228,7 +229,7 @@ func Index(w io.Writer, run *matrix.Run, x Extras) error {
 			p.AttentionCounts = append(p.AttentionCounts, fact{kind, strconv.Itoa(n)})
 		}
 	}
-	u := run.Uncertainty()
+	u := analysis.UncertaintyOf(run)
 	p.Ratios = ratioTables(u)
 	for _, client := range runClients(run) {
 		t := clientTable{Client: client}
@@ -265,7 +266,7 @@ func execute(w io.Writer, name string, data any) error {
 }
 
 // writeIndex writes dir/index.html with what LoadExtras finds in dir.
-func writeIndex(dir string, run *matrix.Run) error {
+func writeIndex(dir string, run *results.Run) error {
 	x, err := LoadExtras(dir)
 	if err != nil {
 		return err
@@ -274,25 +275,7 @@ func writeIndex(dir string, run *matrix.Run) error {
 	if err := Index(&b, run, x); err != nil {
 		return fmt.Errorf("%s: %w", IndexFile, err)
 	}
-	return matrix.WriteFileAtomic(filepath.Join(dir, IndexFile), b.Bytes())
-}
-
-// ReproductionHTML writes reproduction.html: the summary and every experiment of
-// reproduction.md, as a page.
-func ReproductionHTML(w io.Writer, secs []reproduce.Section) error {
-	return execute(w, "reproduction", struct {
-		CSS   template.CSS
-		Repro []reproduce.Section
-	}{pageCSS, secs})
-}
-
-// WriteReproductionHTML writes dir/reproduction.html atomically.
-func WriteReproductionHTML(dir string, secs []reproduce.Section) error {
-	var b bytes.Buffer
-	if err := ReproductionHTML(&b, secs); err != nil {
-		return err
-	}
-	return matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.html"), b.Bytes())
+	return results.WriteFileAtomic(filepath.Join(dir, IndexFile), b.Bytes())
 }
 
 var svgProlog = regexp.MustCompile(`(?s)^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)?`)
@@ -321,7 +304,7 @@ func caption(name string) string {
 
 // runClients are the clients with a cell in the run, in the vocabulary's order
 // (clients the vocabulary does not list, such as a new variant, come last).
-func runClients(run *matrix.Run) []string {
+func runClients(run *results.Run) []string {
 	var out []string
 	for _, c := range run.Cells {
 		if !slices.Contains(out, c.Client) {
@@ -329,16 +312,16 @@ func runClients(run *matrix.Run) []string {
 		}
 	}
 	rank := func(c string) int {
-		if i := slices.Index(matrix.Clients, c); i >= 0 {
+		if i := slices.Index(plan.Clients, c); i >= 0 {
 			return i
 		}
-		return len(matrix.Clients)
+		return len(plan.Clients)
 	}
 	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
 	return out
 }
 
-func runFacts(run *matrix.Run) []fact {
+func runFacts(run *results.Run) []fact {
 	s, m := run.Spec, run.Machine
 	f := []fact{
 		{"run", run.ID},
@@ -385,7 +368,7 @@ func runFacts(run *matrix.Run) []fact {
 // "go-client thrift" make one line "go-client: grpc 1.85.0, thrift 0.22.0".
 // ranAs says how the clients ran, from the repeats (a run made before workers
 // has none marked), else from the spec.
-func ranAs(run *matrix.Run) string {
+func ranAs(run *results.Run) string {
 	seen := false
 	for _, c := range run.Cells {
 		for _, r := range c.Repeats {
@@ -401,7 +384,7 @@ func ranAs(run *matrix.Run) string {
 	return workerWords(run.Spec.Worker)
 }
 
-func versionFacts(run *matrix.Run) []fact {
+func versionFacts(run *results.Run) []fact {
 	keys := make([]string, 0, len(run.Versions))
 	for k := range run.Versions {
 		keys = append(keys, k)
@@ -426,8 +409,8 @@ func versionFacts(run *matrix.Run) []fact {
 // spread is (max - min) / median of req/s over the good repeats, in %: the
 // cell's summary when the run has one, else from the repeats; NaN with fewer than
 // two repeats.
-func spread(c matrix.CellResult) float64 {
-	s := c.Stat(matrix.RPS)
+func spread(c results.CellResult) float64 {
+	s := c.Stat(results.RPS)
 	if s.N < 2 || !(s.Median > 0) {
 		return math.NaN()
 	}
@@ -438,23 +421,23 @@ func spread(c matrix.CellResult) float64 {
 }
 
 // noisy is the cell's noisy flag under today's rules (steal; summary).
-func noisy(c matrix.CellResult) bool {
+func noisy(c results.CellResult) bool {
 	if len(c.Repeats) == 0 && c.Summary == nil {
 		return spread(c) > NoisyPct // a run saved with figures only
 	}
-	return slices.Contains(summary(c).Flags, matrix.FlagNoisy)
+	return slices.Contains(c.Summarized().Flags, results.FlagNoisy)
 }
 
 // cellFlags are the cell's flags other than noisy (which needsAttention words
 // itself), each with the reasons that name it (the summary's "rN flag: ..." and
 // "flag: ..." lines).
-func cellFlags(c matrix.CellResult) (flags []fact) {
+func cellFlags(c results.CellResult) (flags []fact) {
 	if c.Summary == nil && len(c.Repeats) == 0 {
 		return nil
 	}
-	sum := summary(c)
+	sum := c.Summarized()
 	for _, f := range sum.Flags {
-		if f == matrix.FlagNoisy {
+		if f == results.FlagNoisy {
 			continue
 		}
 		var why []string
@@ -468,7 +451,7 @@ func cellFlags(c matrix.CellResult) (flags []fact) {
 	return flags
 }
 
-func needsAttention(run *matrix.Run) []attention {
+func needsAttention(run *results.Run) []attention {
 	var out []attention
 	for _, c := range run.Cells {
 		raw := ""
@@ -477,8 +460,8 @@ func needsAttention(run *matrix.Run) []attention {
 		}
 		anchor := "cell-" + c.Name
 		switch c.Status {
-		case matrix.StatusOK:
-		case matrix.StatusPartial:
+		case results.StatusOK:
+		case results.StatusPartial:
 			out = append(out, attention{Kind: "partial", Subject: c.Name, Anchor: anchor, Raw: raw,
 				Reason: fmt.Sprintf("%d of %d repeats done (rpcbed matrix -resume finishes the run)%s", len(c.Repeats), max(run.Spec.Repeats, len(c.Repeats)), prefixed("; ", c.Error))})
 			continue
@@ -500,9 +483,9 @@ func needsAttention(run *matrix.Run) []attention {
 			out = append(out, attention{Kind: "flagged", Subject: c.Name, Anchor: anchor, Reason: why})
 		}
 		if noisy(c) {
-			s := c.Stat(matrix.RPS)
+			s := c.Stat(results.RPS)
 			why := fmt.Sprintf("req/s spread %.0f %% over %d repeats (min %s, median %s, max %s)", spread(c), s.N, sig(s.Min), sig(s.Median), sig(s.Max))
-			if c.Summary != nil && c.Summary.MaxStealCores > matrix.NoisyStealCores {
+			if c.Summary != nil && c.Summary.MaxStealCores > results.NoisyStealCores {
 				why += fmt.Sprintf("; steal up to %.1f %% of a core", c.Summary.MaxStealCores*100)
 			}
 			if c.Summary != nil && c.Summary.MaxOutsideCores > 0 {
@@ -515,7 +498,7 @@ func needsAttention(run *matrix.Run) []attention {
 		out = append(out, attention{Kind: "missing", Subject: m.Name(), Reason: "no result: the run ended before this cell (rpcbed matrix -resume runs it)"})
 	}
 	for _, v := range run.Verify {
-		if v.Status != matrix.StatusOK {
+		if v.Status != results.StatusOK {
 			out = append(out, attention{Kind: "verify", Subject: v.Pair, Reason: orDash(v.Error), Raw: v.Raw})
 		}
 	}
@@ -536,8 +519,8 @@ func numValue(v float64, text string) cellValue {
 	return cellValue{Text: text, Sort: strconv.FormatFloat(v, 'g', 6, 64)}
 }
 
-func median(f func(matrix.Metrics) float64, format func(float64) string) func(matrix.CellResult) cellValue {
-	return func(c matrix.CellResult) cellValue {
+func median(f func(results.Metrics) float64, format func(float64) string) func(results.CellResult) cellValue {
+	return func(c results.CellResult) cellValue {
 		v := c.Stat(f).Median
 		return numValue(v, format(v))
 	}
@@ -545,8 +528,8 @@ func median(f func(matrix.Metrics) float64, format func(float64) string) func(ma
 
 // perCPUSecond is calls per CPU-second on one side (gRPC's benchmark's queries per
 // CPU-second): the run's own figure, or 1e6 / µs per call for a run made before it.
-func perCPUSecond(calls, us func(matrix.Metrics) float64) func(matrix.CellResult) cellValue {
-	return func(c matrix.CellResult) cellValue {
+func perCPUSecond(calls, us func(results.Metrics) float64) func(results.CellResult) cellValue {
+	return func(c results.CellResult) cellValue {
 		v := c.Stat(calls).Median
 		if math.IsNaN(v) {
 			if u := c.Stat(us).Median; u > 0 {
@@ -557,38 +540,38 @@ func perCPUSecond(calls, us func(matrix.Metrics) float64) func(matrix.CellResult
 	}
 }
 
-func pct(f func(matrix.Metrics) float64) func(matrix.CellResult) cellValue {
-	return func(c matrix.CellResult) cellValue {
+func pct(f func(results.Metrics) float64) func(results.CellResult) cellValue {
+	return func(c results.CellResult) cellValue {
 		v := c.Stat(f).Median * 100
 		return numValue(v, strconv.FormatFloat(v, 'f', 0, 64))
 	}
 }
 
 var cellColumns = []column{
-	{"proto", "protocol", false, func(c matrix.CellResult) cellValue { return cellValue{Text: c.Protocol} }},
-	{"call", "", false, func(c matrix.CellResult) cellValue { return cellValue{Text: c.Call} }},
-	{"items", "items per datalist response", true, func(c matrix.CellResult) cellValue {
+	{"proto", "protocol", false, func(c results.CellResult) cellValue { return cellValue{Text: c.Protocol} }},
+	{"call", "", false, func(c results.CellResult) cellValue { return cellValue{Text: c.Call} }},
+	{"items", "items per datalist response", true, func(c results.CellResult) cellValue {
 		return cellValue{Text: strconv.Itoa(c.Items), Sort: strconv.Itoa(c.Items)}
 	}},
-	{"c", "concurrency", true, func(c matrix.CellResult) cellValue {
+	{"c", "concurrency", true, func(c results.CellResult) cellValue {
 		return cellValue{Text: strconv.Itoa(c.Concurrency), Sort: strconv.Itoa(c.Concurrency)}
 	}},
-	{"conns", "TCP connections the client opened", true, func(c matrix.CellResult) cellValue {
+	{"conns", "TCP connections the client opened", true, func(c results.CellResult) cellValue {
 		n := c.Load.ConnsFor(c.Concurrency)
 		if c.Summary != nil && c.Summary.Conns > 0 {
 			n = c.Summary.Conns
 		}
 		return cellValue{Text: strconv.Itoa(n), Sort: strconv.Itoa(n)}
 	}},
-	{"req/s", "requests per second, median of the good rounds ± its 95 % interval (hover: the bounds, the lowest and highest round)", true, func(c matrix.CellResult) cellValue {
-		s := c.Stat(matrix.RPS)
+	{"req/s", "requests per second, median of the good rounds ± its 95 % interval (hover: the bounds, the lowest and highest round)", true, func(c results.CellResult) cellValue {
+		s := c.Stat(results.RPS)
 		v := numValue(s.Median, sig(s.Median))
 		if s.N > 1 {
 			v.Title = "lowest round " + sig(s.Min) + ", highest " + sig(s.Max)
 		}
 		return v
 	}},
-	{"spread %", "(max - min) / median of req/s over the good rounds (the 95 % interval beside req/s says what it means)", true, func(c matrix.CellResult) cellValue {
+	{"spread %", "(max - min) / median of req/s over the good rounds (the 95 % interval beside req/s says what it means)", true, func(c results.CellResult) cellValue {
 		v := spread(c)
 		cv := numValue(v, strconv.FormatFloat(v, 'f', 1, 64))
 		cv.Class = "spread"
@@ -597,28 +580,28 @@ var cellColumns = []column{
 		}
 		return cv
 	}},
-	{"p50 ms", "median latency", true, median(matrix.P50, ms)},
-	{"p99 ms", "99th percentile latency", true, median(matrix.P99, ms)},
-	{"client CPU µs/call", "the client's CPU per call over its measured window (runs before the window: the whole client process per call it made)", true, median(matrix.ClientCPU, sig)},
-	{"server CPU µs/call", "the server's CPU per call over the same window", true, median(matrix.ServerCPU, sig)},
-	{"client calls per CPU-s", "efficiency: calls per CPU-second of the client", true, perCPUSecond(matrix.ClientCallsPerCPUS, matrix.ClientCPU)},
-	{"server calls per CPU-s", "efficiency: calls per CPU-second of the server", true, perCPUSecond(matrix.ServerCallsPerCPUS, matrix.ServerCPU)},
-	{"client busy %", "the client's CPU over the window / the cores it may use", true, pct(matrix.ClientBusy)},
-	{"server busy %", "the server's CPU over the window / the cores it may use", true, pct(matrix.ServerBusy)},
-	{"bottleneck", "client-bound or server-bound: that side 90 % busy or more; latency-bound: neither", false, func(c matrix.CellResult) cellValue {
+	{"p50 ms", "median latency", true, median(results.P50, ms)},
+	{"p99 ms", "99th percentile latency", true, median(results.P99, ms)},
+	{"client CPU µs/call", "the client's CPU per call over its measured window (runs before the window: the whole client process per call it made)", true, median(results.ClientCPU, sig)},
+	{"server CPU µs/call", "the server's CPU per call over the same window", true, median(results.ServerCPU, sig)},
+	{"client calls per CPU-s", "efficiency: calls per CPU-second of the client", true, perCPUSecond(results.ClientCallsPerCPUS, results.ClientCPU)},
+	{"server calls per CPU-s", "efficiency: calls per CPU-second of the server", true, perCPUSecond(results.ServerCallsPerCPUS, results.ServerCPU)},
+	{"client busy %", "the client's CPU over the window / the cores it may use", true, pct(results.ClientBusy)},
+	{"server busy %", "the server's CPU over the window / the cores it may use", true, pct(results.ServerBusy)},
+	{"bottleneck", "client-bound or server-bound: that side 90 % busy or more; latency-bound: neither", false, func(c results.CellResult) cellValue {
 		if c.Summary == nil || c.Summary.Bottleneck == "" {
 			return cellValue{Text: "-"}
 		}
 		return cellValue{Text: c.Summary.Bottleneck, Class: c.Summary.Bottleneck}
 	}},
-	{"bytes", "encoded response size", true, median(matrix.BytesPerResponse, func(v float64) string { return num(v, 0) })},
-	{"ok", "good repeats / repeats run", true, func(c matrix.CellResult) cellValue {
-		n := c.Stat(matrix.RPS).N
+	{"bytes", "encoded response size", true, median(results.BytesPerResponse, func(v float64) string { return num(v, 0) })},
+	{"ok", "good repeats / repeats run", true, func(c results.CellResult) cellValue {
+		n := c.Stat(results.RPS).N
 		return cellValue{Text: fmt.Sprintf("%d/%d", n, len(c.Repeats)), Sort: strconv.Itoa(n)}
 	}},
 }
 
-func row(c matrix.CellResult, u *matrix.Uncertainty) cellRow {
+func row(c results.CellResult, u *analysis.Uncertainty) cellRow {
 	r := cellRow{Name: c.Name}
 	for i, rep := range c.Repeats {
 		if rep.Raw == "" {
@@ -629,7 +612,7 @@ func row(c matrix.CellResult, u *matrix.Uncertainty) cellRow {
 		}
 		r.Raw = append(r.Raw, link{rep.Raw, "r" + strconv.Itoa(cmp(rep.Index, i+1))})
 	}
-	if c.Status != matrix.StatusOK {
+	if c.Status != results.StatusOK {
 		r.Class, r.Note = "failed", "failed: "+short(c.Error, 300)
 		for range cellColumns {
 			r.Values = append(r.Values, cellValue{Text: "-"})
@@ -668,11 +651,11 @@ func row(c matrix.CellResult, u *matrix.Uncertainty) cellRow {
 }
 
 // intervalColumns are the cell table's columns that carry a 95 % interval, by head.
-var intervalColumns = map[string]matrix.Figure{
-	"req/s":              matrix.Figures[0],
-	"p99 ms":             matrix.Figures[2],
-	"client CPU µs/call": matrix.Figures[3],
-	"server CPU µs/call": matrix.Figures[4],
+var intervalColumns = map[string]analysis.Figure{
+	"req/s":              analysis.Figures[0],
+	"p99 ms":             analysis.Figures[2],
+	"client CPU µs/call": analysis.Figures[3],
+	"server CPU µs/call": analysis.Figures[4],
 }
 
 // ratioTable is one kind of comparison for index.html.
@@ -688,7 +671,7 @@ type ratioHTMLRow struct {
 }
 
 // ratioTables are the run's ratio tables (as matrix.md's), for index.html.
-func ratioTables(u *matrix.Uncertainty) []ratioTable {
+func ratioTables(u *analysis.Uncertainty) []ratioTable {
 	cs := u.Comparisons()
 	var out []ratioTable
 	for _, k := range ratioKinds {
@@ -727,7 +710,7 @@ func cmp(a, b int) int {
 
 // phpVsGo is PHP's client CPU per call over Go's for each PHP variant in the run
 // (php, php-pure), per concurrency, protocol and call x items.
-func phpVsGo(run *matrix.Run) []phpGoTable {
+func phpVsGo(run *results.Run) []phpGoTable {
 	x := index(run)
 	if len(x.protos["go"]) == 0 {
 		return nil
@@ -751,7 +734,7 @@ func phpVsGo(run *matrix.Run) []phpGoTable {
 				any := false
 				for _, k := range keys {
 					at := func(client string) float64 {
-						return x.median(matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, matrix.ClientCPU)
+						return x.median(plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, results.ClientCPU)
 					}
 					php, gov := at(variant), at("go")
 					if !(php > 0) || !(gov > 0) {

@@ -12,8 +12,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
-	"github.com/rpcbed/rpcbed/internal/reproduce"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // node helpers over golang.org/x/net/html's tree.
@@ -92,7 +91,7 @@ func tableCells(doc *html.Node) []string {
 // checkRunPage asserts what every run page holds, from a parsed DOM (ours or
 // Chromium's): every cell of the run in exactly one table row, every plot of the
 // run as an inline SVG, and nothing fetched from elsewhere.
-func checkRunPage(t *testing.T, doc *html.Node, run *matrix.Run) {
+func checkRunPage(t *testing.T, doc *html.Node, run *results.Run) {
 	t.Helper()
 	got := tableCells(doc)
 	seen := map[string]int{}
@@ -173,7 +172,7 @@ func cellText(t *testing.T, doc *html.Node, cell, head string) string {
 	return ""
 }
 
-func renderIndex(t *testing.T, run *matrix.Run, x Extras) []byte {
+func renderIndex(t *testing.T, run *results.Run, x Extras) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := Index(&b, run, x); err != nil {
@@ -272,15 +271,15 @@ func TestIndexStructure(t *testing.T) {
 func TestIndexVariantsAndReproduction(t *testing.T) {
 	run := synthetic("x", 1)
 	for _, c := range slices.Clone(run.Cells) {
-		if c.Client == "php" && c.Status == matrix.StatusOK {
+		if c.Client == "php" && c.Status == results.StatusOK {
 			c.Client = "php-pure"
 			c.Name = "php-pure" + strings.TrimPrefix(c.Name, "php")
 			run.Cells = append(run.Cells, c)
 		}
 	}
-	secs := []reproduce.Section{{Name: "php-go-growth", Setup: []string{"ab at c 1"},
+	secs := []results.Section{{Name: "php-go-growth", Setup: []string{"ab at c 1"},
 		Table:    [][]string{{"path", "p50 ms"}, {"php", "3.1"}},
-		Findings: []reproduce.Finding{{Claim: "Go's latency grows slower", Holds: "yes", Detail: "1.2x vs 3.4x"}}},
+		Findings: []results.Finding{{Claim: "Go's latency grows slower", Holds: "yes", Detail: "1.2x vs 3.4x"}}},
 		{Name: "java-rpc-2015", Err: "java missing"}}
 	doc := parseHTML(t, renderIndex(t, run, Extras{Reproduction: secs, ReproductionFrom: "reproduction.md"}))
 	checkRunPage(t, doc, run)
@@ -307,7 +306,7 @@ func TestIndexVariantsAndReproduction(t *testing.T) {
 // escapes them.
 func TestIndexEscapes(t *testing.T) {
 	run := synthetic("x", 1)
-	run.Cells[0].Status, run.Cells[0].Error = matrix.StatusFailed, `<script>alert(1)</script><img src=x onerror=alert(2)>`
+	run.Cells[0].Status, run.Cells[0].Error = results.StatusFailed, `<script>alert(1)</script><img src=x onerror=alert(2)>`
 	run.Versions["php-client <b>"] = `"><script>x</script>`
 	b := renderIndex(t, run, Extras{})
 	if bytes.Contains(b, []byte("<script>alert")) || bytes.Contains(b, []byte("<img src=x")) || bytes.Contains(b, []byte("<script>x")) {
@@ -322,14 +321,14 @@ func TestIndexEscapes(t *testing.T) {
 // An unfinished run names its missing and partial cells at the top.
 func TestIndexUnfinishedRun(t *testing.T) {
 	run := synthetic("x", 1)
-	var kept []matrix.CellResult
+	var kept []results.CellResult
 	for _, c := range run.Cells {
 		if c.Name != "go-http-datalist-2-c1" {
 			kept = append(kept, c)
 		}
 	}
 	run.Cells = kept
-	run.Cells[0].Status, run.Cells[0].Repeats = matrix.StatusPartial, run.Cells[0].Repeats[:1]
+	run.Cells[0].Status, run.Cells[0].Repeats = results.StatusPartial, run.Cells[0].Repeats[:1]
 	doc := parseHTML(t, renderIndex(t, run, Extras{}))
 	checkRunPage(t, doc, run)
 	page := text(doc)
@@ -378,7 +377,7 @@ func TestAllWritesIndex(t *testing.T) {
 
 func TestReproductionHTML(t *testing.T) {
 	var b bytes.Buffer
-	secs := []reproduce.Section{{Name: "go-grpc-thrift-aerospike", Findings: []reproduce.Finding{
+	secs := []results.Section{{Name: "go-grpc-thrift-aerospike", Findings: []results.Finding{
 		{Claim: "gRPC beats Thrift", Holds: "partly", Published: "+3..+17 %", Measured: "+9 % [4..12]", Tolerance: "yes 0..22%", Reason: "server 94 % busy"},
 		{Claim: "about 30 % more server CPU", Holds: "not distinguishable here"},
 	}}}
@@ -423,7 +422,7 @@ func TestHTMLGoldens(t *testing.T) {
 // compareRuns are two runs where B's req/s is 1.5 times A's, with 5 repeats a
 // side in go-grpc-datalist-2-c1 (enough for a significant change) and a cell
 // only A has.
-func compareRuns() (*matrix.Run, *matrix.Run) {
+func compareRuns() (*results.Run, *results.Run) {
 	a, b := synthetic("a", 1), synthetic("b", 1.5)
 	fiveRepeats(a, b)
 	// B's p99 is worse in that cell.
@@ -437,7 +436,7 @@ func compareRuns() (*matrix.Run, *matrix.Run) {
 
 // fiveRepeats gives the first cell of each run 5 repeats, enough for the U test
 // to find a difference at alpha 0.05.
-func fiveRepeats(runs ...*matrix.Run) {
+func fiveRepeats(runs ...*results.Run) {
 	for _, run := range runs {
 		c := &run.Cells[0]
 		for i := 0; i < 2; i++ {
@@ -500,13 +499,13 @@ func TestCompareHTML(t *testing.T) {
 func TestIndexEmptyAndAllFailed(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*matrix.Run)
+		edit func(*results.Run)
 		want string
 	}{
-		{"no cells", func(r *matrix.Run) { r.Cells = nil; r.Verify = nil; r.Finished = time.Time{} }, "16 cells: 0 ok, 0 failed, 16 not run."},
-		{"all failed", func(r *matrix.Run) {
+		{"no cells", func(r *results.Run) { r.Cells = nil; r.Verify = nil; r.Finished = time.Time{} }, "16 cells: 0 ok, 0 failed, 16 not run."},
+		{"all failed", func(r *results.Run) {
 			for i := range r.Cells {
-				r.Cells[i].Status, r.Cells[i].Error, r.Cells[i].Repeats = matrix.StatusFailed, "server did not start", nil
+				r.Cells[i].Status, r.Cells[i].Error, r.Cells[i].Repeats = results.StatusFailed, "server did not start", nil
 			}
 		}, "0 ok, 16 failed"},
 	} {

@@ -11,12 +11,13 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // runLinks are the links a run's cells carry, in the spec's order; nil without a
 // link dimension.
-func runLinks(run *matrix.Run) []string {
+func runLinks(run *results.Run) []string {
 	var ls []string
 	for _, c := range run.Spec.Plan() {
 		if c.Link != "" && !slices.Contains(ls, c.Link) {
@@ -33,7 +34,7 @@ func runLinks(run *matrix.Run) []string {
 
 // onLink is run restricted to the cells over link, named as without a link
 // dimension, so every per-run plot can be drawn once per link.
-func onLink(run *matrix.Run, link string) *matrix.Run {
+func onLink(run *results.Run, link string) *results.Run {
 	sub := *run
 	sub.Cells = nil
 	for _, c := range run.Cells {
@@ -50,7 +51,7 @@ func onLink(run *matrix.Run, link string) *matrix.Run {
 // linkFigures are the plots of a run with a link dimension: each per-run plot once
 // per link (its name and title carry the link), then rps-vs-link-ITEMS-cC:
 // requests/s against the link's rate, one line per client x protocol.
-func linkFigures(run *matrix.Run, links []string) ([]namedFigure, error) {
+func linkFigures(run *results.Run, links []string) ([]namedFigure, error) {
 	var figs []namedFigure
 	for _, l := range links {
 		fs, err := runFigures(onLink(run, l))
@@ -80,9 +81,9 @@ func linkFigures(run *matrix.Run, links []string) ([]namedFigure, error) {
 
 // linkRates is each link's rate in bit/s for the x axis: its shaping, else the
 // throughput its probe measured (unshaped), else none (loopback is left out).
-func linkRates(run *matrix.Run, links []string) map[string]float64 {
+func linkRates(run *results.Run, links []string) map[string]float64 {
 	rates := map[string]float64{}
-	spec := map[string]matrix.Link{}
+	spec := map[string]plan.Link{}
 	for _, l := range run.Spec.Links {
 		spec[l.Label()] = l
 	}
@@ -90,7 +91,7 @@ func linkRates(run *matrix.Run, links []string) map[string]float64 {
 		spec[run.Spec.Link.Label()] = *run.Spec.Link
 	}
 	for _, l := range links {
-		if r, err := matrix.ParseRate(l); err == nil {
+		if r, err := plan.ParseRate(l); err == nil {
 			rates[l] = float64(r)
 		} else if sl, ok := spec[l]; ok && sl.Rate > 0 {
 			rates[l] = float64(sl.Rate)
@@ -111,7 +112,7 @@ func linkRates(run *matrix.Run, links []string) map[string]float64 {
 	return rates
 }
 
-func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[string]float64, probes []matrix.LinkProbe) (*figure, error) {
+func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[string]float64, probes []results.LinkCheck) (*figure, error) {
 	probed := func(l string) string {
 		for _, p := range probes {
 			if p.Link == l && p.ThroughputBps > 0 {
@@ -128,7 +129,7 @@ func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[st
 		}
 		for _, client := range x.clients {
 			for _, proto := range x.protos[client] {
-				if _, ok := x.cells[matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}.Name()]; ok && !slices.Contains(ls, l) {
+				if _, ok := x.cells[plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}.Name()]; ok && !slices.Contains(ls, l) {
 					ls = append(ls, l)
 				}
 			}
@@ -143,7 +144,7 @@ func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[st
 	var ticks []plot.Tick
 	for _, l := range ls {
 		label := l
-		if _, err := matrix.ParseRate(l); err != nil {
+		if _, err := plan.ParseRate(l); err != nil {
 			label = l + " (probed " + probed(l) + ")"
 		}
 		ticks = append(ticks, plot.Tick{Value: rates[l], Label: label})
@@ -155,7 +156,7 @@ func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[st
 			ys := make([]float64, len(ls))
 			for i, l := range ls {
 				xs[i] = rates[l]
-				ys[i] = x.median(matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}, matrix.RPS)
+				ys[i] = x.median(plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}, results.RPS)
 			}
 			if err := f.line(client+"-"+proto, xs, ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
 				return nil, err
@@ -167,12 +168,12 @@ func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[st
 	}
 	// Each protocol's cap on a shaped link: rate / answer size (its first cell's).
 	grey := color.Gray{Y: 0x99}
-	for _, proto := range matrix.Protocols {
+	for _, proto := range plan.Protocols {
 		size := 0.0
 		for _, client := range x.clients {
 			for _, l := range ls {
-				if r, ok := x.cells[matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}.Name()]; ok && size == 0 {
-					size = r.Stat(func(m matrix.Metrics) float64 { return float64(m.BytesPerResponse) }).Median
+				if r, ok := x.cells[plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: conc, Link: l}.Name()]; ok && size == 0 {
+					size = r.Stat(func(m results.Metrics) float64 { return float64(m.BytesPerResponse) }).Median
 				}
 			}
 		}
@@ -181,7 +182,7 @@ func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[st
 		}
 		var xs, ys []float64
 		for _, l := range ls {
-			if _, err := matrix.ParseRate(l); err == nil {
+			if _, err := plan.ParseRate(l); err == nil {
 				xs, ys = append(xs, rates[l]), append(ys, rates[l]/8/size)
 			}
 		}
@@ -194,7 +195,7 @@ func rpsVsLink(x *cellIndex, k callItems, conc int, links []string, rates map[st
 
 // linksMarkdown is matrix.md's hosts and links: where each role ran and each
 // link as probed before its cells ("" for a run on one engine).
-func linksMarkdown(run *matrix.Run) string {
+func linksMarkdown(run *results.Run) string {
 	s := run.Spec
 	if len(s.Hosts) == 0 && len(run.Links) == 0 {
 		return ""

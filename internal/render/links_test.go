@@ -5,15 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // linkRun is a run with a link dimension: every cell of the plan once per link,
 // req/s falling with the rate.
-func linkRun(t *testing.T) *matrix.Run {
+func linkRun(t *testing.T) *results.Run {
 	t.Helper()
-	spec, err := matrix.ParseSpec([]byte(`clients: {go: [http]}
+	spec, err := plan.ParseSpec([]byte(`clients: {go: [http]}
 items: [200, 5000]
 hosts:
   a: {engine: "unix:///a.sock", address: 198.18.0.1, roles: [go-server], shape: na/da}
@@ -23,14 +25,14 @@ links: [unshaped, 100mbit, 20mbit]
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &matrix.Run{ID: "links", Spec: spec, Runner: "docker",
-		Links: []matrix.LinkProbe{{Link: "unshaped", From: "b", To: "a", RTTUs: 90, ThroughputBps: 900e6},
+	run := &results.Run{ID: "links", Spec: spec, Runner: "docker",
+		Links: []results.LinkCheck{{Link: "unshaped", From: "b", To: "a", RTTUs: 90, ThroughputBps: 900e6},
 			{Link: "100mbit", Rate: "100mbit", From: "b", To: "a", RTTUs: 95, ThroughputBps: 94e6}}}
 	rps := map[string]float64{"unshaped": 300, "100mbit": 22, "20mbit": 4.5}
 	for _, c := range spec.Plan() {
-		m := matrix.Metrics{RPS: rps[c.Link], BytesPerResponse: 545372, Complete: 100}
-		run.Cells = append(run.Cells, matrix.CellResult{Name: c.Name(), Cell: c, Status: matrix.StatusOK,
-			Repeats: []matrix.Repeat{{Index: 1, Metrics: m, Report: &report.Report{RequestsPerSecond: m.RPS, Complete: 100, DocumentLength: 545372}}}})
+		m := results.Metrics{RPS: rps[c.Link], BytesPerResponse: 545372, Complete: 100}
+		run.Cells = append(run.Cells, results.CellResult{Name: c.Name(), Cell: c, Status: results.StatusOK,
+			Repeats: []results.Repeat{{Index: 1, Metrics: m, Report: &report.Report{RequestsPerSecond: m.RPS, Complete: 100, DocumentLength: 545372}}}})
 	}
 	return run
 }

@@ -2,182 +2,19 @@ package render
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/analysis"
 )
-
-// NoiseModel is what two runs' own repeats say about their agreement: how far a
-// repeat strays from its cell's mean within a run, how much the runs differ beyond
-// that, and what this predicts for the share of agreeing cells at more repeats per
-// cell (docs/method.md, section 6). It answers "would more repeats reach the goal
-// on this machine, and how many" from the runs alone.
-type NoiseModel struct {
-	Figure string
-	// Cells with at least two repeats in each run; Deviations: the repeats pooled.
-	Cells, Deviations int
-	// Repeats is the runs' repeats per cell (the median over the cells).
-	Repeats int
-	// MedianDev is a repeat's median distance from its cell's mean within its run,
-	// relative (0.11: 11 %).
-	MedianDev float64
-	// Shift is B's offset from A common to the cells, relative (+0.05: B's figure
-	// 5 % higher across the cells); 0 unless it stands out of the cells' spread by
-	// two standard errors.
-	Shift float64
-	// RunSD is the runs' difference beyond their repeats' noise and the shift, as a
-	// relative standard deviation of a run's offset per cell (0 when the repeats'
-	// noise explains the difference between the runs' means).
-	RunSD float64
-	// Predicted is the share of cells within Tol that resampling the deviations
-	// predicts at Repeats; Measured the share the runs have.
-	Predicted, Measured float64
-	// Needed is the fewest repeats per cell (of noiseRepeats) whose predicted share
-	// reaches the goal; 0 when none does.
-	Needed int
-}
-
-// noiseRepeats are the repeat counts the model tries, and noiseTrials the
-// resampled pairs of runs per count (a predicted share moves by about ±1 % between
-// seeds at 4000).
-var noiseRepeats = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 50, 64}
-
-const noiseTrials = 4000
-
-// Noise models each agreement figure from runs a and b (goal: the share asked for
-// within tol). The resampling is seeded: the same runs give the same model.
-func Noise(a, b *matrix.Run, ag Agreement, tol, goal float64) []NoiseModel {
-	bcells := map[string]matrix.CellResult{}
-	for _, c := range b.Cells {
-		bcells[c.Name] = c
-	}
-	var out []NoiseModel
-	for i, f := range agreeFigures {
-		m := NoiseModel{Figure: f.name, Measured: math.NaN()}
-		if i < len(ag.Figures) && ag.Figures[i].Cells > 0 {
-			m.Measured = float64(ag.Figures[i].Agree) / float64(ag.Figures[i].Cells)
-		}
-		var resid []float64
-		var reps []int
-		var diffs, inv []float64 // per cell: mean A - mean B, and 1/na + 1/nb
-		for _, ca := range a.Cells {
-			cb, ok := bcells[ca.Name]
-			if !ok {
-				continue
-			}
-			la, lb := logs(ca.Values(f.f)), logs(cb.Values(f.f))
-			if len(la) < 2 || len(lb) < 2 {
-				continue
-			}
-			m.Cells++
-			reps = append(reps, len(la), len(lb))
-			for _, l := range [][]float64{la, lb} {
-				mean := avg(l)
-				k := math.Sqrt(float64(len(l)) / float64(len(l)-1)) // a deviation from the sample's own mean is that much short
-				for _, x := range l {
-					resid = append(resid, (x-mean)*k)
-				}
-			}
-			diffs = append(diffs, avg(lb)-avg(la))
-			inv = append(inv, 1/float64(len(la))+1/float64(len(lb)))
-		}
-		if m.Cells == 0 {
-			out = append(out, m)
-			continue
-		}
-		m.Deviations = len(resid)
-		slices.Sort(reps)
-		m.Repeats = reps[len(reps)/2]
-		abs := make([]float64, len(resid))
-		var sw float64
-		for j, r := range resid {
-			abs[j] = math.Abs(r)
-			sw += r * r
-		}
-		sw /= float64(len(resid))
-		slices.Sort(abs)
-		m.MedianDev = math.Expm1(abs[len(abs)/2])
-		// A shift common to the cells (the whole machine faster in B) counts when
-		// the cells' mean difference lies two standard errors from 0.
-		k := float64(m.Cells)
-		shift, sd := matrix.MeanSD(diffs)
-		if m.Cells < 2 || math.Abs(shift) <= 2*sd/math.Sqrt(k) {
-			shift = 0
-		}
-		m.Shift = math.Expm1(shift)
-		// Around it, E[(d - shift)²] = 2 σrun² + σw² (1/na + 1/nb) per cell. Without
-		// a run offset each cell's term over σw² (1/na + 1/nb) is about χ² with one
-		// degree of freedom, so their mean is 1 ± sqrt(2/cells): only an excess
-		// beyond two of those standard errors counts as the runs differing.
-		var between, within float64
-		for j, d := range diffs {
-			between += (d - shift) * (d - shift)
-			within += inv[j]
-		}
-		if sw > 0 && between/(sw*within) > 1+2*math.Sqrt(2/k) {
-			m.RunSD = math.Sqrt((between - sw*within) / (2 * k))
-		}
-		r := rand.New(rand.NewPCG(11, uint64(i)))
-		m.Predicted = predictShare(r, resid, shift, m.RunSD, m.Repeats, tol)
-		for _, n := range noiseRepeats {
-			if predictShare(r, resid, shift, m.RunSD, n, tol) >= goal {
-				m.Needed = n
-				break
-			}
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// predictShare resamples two runs of n repeats per cell from the pooled
-// deviations (B offset by shift, each run's cell offset drawn with sd runSD; all
-// in logs) and returns the share of trials whose medians lie within tol.
-func predictShare(r *rand.Rand, resid []float64, shift, runSD float64, n int, tol float64) float64 {
-	a, b := make([]float64, n), make([]float64, n)
-	ok := 0
-	for range noiseTrials {
-		for j := range n {
-			a[j] = resid[r.IntN(len(resid))]
-			b[j] = resid[r.IntN(len(resid))]
-		}
-		d := medianInPlace(b) - medianInPlace(a) + shift + runSD*(r.NormFloat64()-r.NormFloat64())
-		if math.Abs(math.Expm1(d)) <= tol {
-			ok++
-		}
-	}
-	return float64(ok) / noiseTrials
-}
-
-func medianInPlace(v []float64) float64 {
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-func logs(v []float64) []float64 {
-	var l []float64
-	for _, x := range v {
-		if x > 0 {
-			l = append(l, math.Log(x))
-		}
-	}
-	return l
-}
 
 // writeNoise prints the models; took is run A's wall time, which scales to the
 // repeats the goal needs (start-up, verify and primes scale too: an upper bound).
-func writeNoise(b *strings.Builder, models []NoiseModel, tol, goal float64, took time.Duration) {
+func writeNoise(b *strings.Builder, models []analysis.NoiseModel, tol, goal float64, took time.Duration) {
 	if len(models) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nnoise model (a repeat's distance from its cell's mean within a run, pooled over the cells, resampled %d times per repeat count; docs/method.md, section 6):\n", noiseTrials)
+	fmt.Fprintf(b, "\nnoise model (a repeat's distance from its cell's mean within a run, pooled over the cells, resampled %d times per repeat count; docs/method.md, section 6):\n", analysis.NoiseTrials)
 	for _, m := range models {
 		if m.Cells == 0 {
 			fmt.Fprintf(b, "  %-16s no cell has two repeats in both runs\n", m.Figure)
@@ -197,7 +34,7 @@ func writeNoise(b *strings.Builder, models []NoiseModel, tol, goal float64, took
 		fmt.Fprintf(b, "  %-16s predicts %s within ±%.0f %% at %d repeats (measured %s); ", "", pctOf(m.Predicted), tol*100, m.Repeats, pctOf(m.Measured))
 		switch {
 		case m.Needed == 0:
-			fmt.Fprintf(b, "%.0f %% needs more than %d repeats per cell\n", goal*100, noiseRepeats[len(noiseRepeats)-1])
+			fmt.Fprintf(b, "%.0f %% needs more than %d repeats per cell\n", goal*100, analysis.NoiseRepeats[len(analysis.NoiseRepeats)-1])
 		case took > 0 && m.Repeats > 0:
 			est := took.Minutes() * float64(m.Needed) / float64(m.Repeats)
 			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell (a run of about %.0f min, from run A's %s for %d)\n", goal*100, m.Needed, est, took.Round(time.Second), m.Repeats)
@@ -205,9 +42,4 @@ func writeNoise(b *strings.Builder, models []NoiseModel, tol, goal float64, took
 			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell\n", goal*100, m.Needed)
 		}
 	}
-}
-
-func avg(v []float64) float64 {
-	m, _ := matrix.MeanSD(v)
-	return m
 }

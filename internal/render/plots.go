@@ -15,7 +15,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Plot sizes: the legend gets its own column to the right of the axes, so no line
@@ -193,7 +195,7 @@ func (f *figure) save(dir, name string) ([]string, error) {
 			return nil, fmt.Errorf("plot %s: %w", name, err)
 		}
 		file := filepath.Join(dir, name+"."+format)
-		if err := matrix.WriteFileAtomic(file, b); err != nil {
+		if err := results.WriteFileAtomic(file, b); err != nil {
 			return nil, err
 		}
 		files = append(files, file)
@@ -208,7 +210,7 @@ type namedFigure struct {
 }
 
 // Plots writes the plots of a run into dir (see figures) and returns their files.
-func Plots(dir string, run *matrix.Run) ([]string, error) {
+func Plots(dir string, run *results.Run) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -236,7 +238,7 @@ func Plots(dir string, run *matrix.Run) ([]string, error) {
 //
 // With a link dimension each comes once per link (NAME@LINK) and rps-vs-link-*
 // follows (links.go).
-func figures(run *matrix.Run) ([]namedFigure, error) {
+func figures(run *results.Run) ([]namedFigure, error) {
 	if links := runLinks(run); len(links) > 0 {
 		return linkFigures(run, links)
 	}
@@ -244,7 +246,7 @@ func figures(run *matrix.Run) ([]namedFigure, error) {
 }
 
 // runFigures are the plots of cells without a link dimension.
-func runFigures(run *matrix.Run) ([]namedFigure, error) {
+func runFigures(run *results.Run) ([]namedFigure, error) {
 	idx := index(run)
 	var figs []namedFigure
 	add := func(f *figure, name string, err error) error {
@@ -283,8 +285,8 @@ func runFigures(run *matrix.Run) ([]namedFigure, error) {
 
 // cellIndex finds a run's successful cells by their coordinates.
 type cellIndex struct {
-	u       *matrix.Uncertainty
-	cells   map[string]matrix.CellResult
+	u       *analysis.Uncertainty
+	cells   map[string]results.CellResult
 	clients []string
 	protos  map[string][]string // client -> protocols with a result
 	items   []int               // datalist items
@@ -292,10 +294,10 @@ type cellIndex struct {
 	calls   []string
 }
 
-func index(run *matrix.Run) *cellIndex {
-	x := &cellIndex{u: run.Uncertainty(), cells: map[string]matrix.CellResult{}, protos: map[string][]string{}}
+func index(run *results.Run) *cellIndex {
+	x := &cellIndex{u: analysis.UncertaintyOf(run), cells: map[string]results.CellResult{}, protos: map[string][]string{}}
 	for _, c := range run.Cells {
-		if c.Status != matrix.StatusOK {
+		if c.Status != results.StatusOK {
 			continue
 		}
 		x.cells[c.Name] = c
@@ -312,11 +314,11 @@ func index(run *matrix.Run) *cellIndex {
 			x.calls = append(x.calls, c.Call)
 		}
 	}
-	for _, c := range matrix.Clients {
+	for _, c := range plan.Clients {
 		if x.protos[c] != nil {
 			x.clients = append(x.clients, c)
 			slices.SortFunc(x.protos[c], func(a, b string) int {
-				return slices.Index(matrix.Protocols, a) - slices.Index(matrix.Protocols, b)
+				return slices.Index(plan.Protocols, a) - slices.Index(plan.Protocols, b)
 			})
 		}
 	}
@@ -326,7 +328,7 @@ func index(run *matrix.Run) *cellIndex {
 }
 
 // median of one metric in a cell; NaN when the cell has no result.
-func (x *cellIndex) median(c matrix.Cell, f func(matrix.Metrics) float64) float64 {
+func (x *cellIndex) median(c plan.Cell, f func(results.Metrics) float64) float64 {
 	r, ok := x.cells[c.Name()]
 	if !ok {
 		return math.NaN()
@@ -335,7 +337,7 @@ func (x *cellIndex) median(c matrix.Cell, f func(matrix.Metrics) float64) float6
 }
 
 // interval of one figure in a cell: its 95 % bounds (NaN when it has none).
-func (x *cellIndex) interval(c matrix.Cell, f matrix.Figure) (lo, hi float64) {
+func (x *cellIndex) interval(c plan.Cell, f analysis.Figure) (lo, hi float64) {
 	r, ok := x.cells[c.Name()]
 	if !ok {
 		return math.NaN(), math.NaN()
@@ -387,9 +389,9 @@ func rpsVsConcurrency(x *cellIndex, k callItems) (*figure, error) {
 		for _, proto := range x.protos[client] {
 			ys, lo, hi := make([]float64, len(x.conc)), make([]float64, len(x.conc)), make([]float64, len(x.conc))
 			for i, c := range x.conc {
-				cell := matrix.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}
-				ys[i] = x.median(cell, matrix.RPS)
-				lo[i], hi[i] = x.interval(cell, matrix.Figures[0])
+				cell := plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}
+				ys[i] = x.median(cell, results.RPS)
+				lo[i], hi[i] = x.interval(cell, analysis.Figures[0])
 			}
 			if err := f.line(client+"-"+proto, floats(x.conc), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
 				return nil, err
@@ -415,12 +417,12 @@ func latencyVsItems(x *cellIndex, client string, c int) (*figure, error) {
 	for _, proto := range x.protos[client] {
 		for _, q := range []struct {
 			name string
-			f    func(matrix.Metrics) float64
+			f    func(results.Metrics) float64
 			dash []vg.Length
-		}{{"p50", matrix.P50, nil}, {"p99", matrix.P99, []vg.Length{vg.Points(5), vg.Points(3)}}} {
+		}{{"p50", results.P50, nil}, {"p99", results.P99, []vg.Length{vg.Points(5), vg.Points(3)}}} {
 			ys := make([]float64, len(x.items))
 			for i, n := range x.items {
-				ys[i] = x.median(matrix.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, q.f) / 1000
+				ys[i] = x.median(plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, q.f) / 1000
 			}
 			if err := f.line(proto+" "+q.name, floats(x.items), ys, protoColor[proto], q.dash, protoGlyph[proto]); err != nil {
 				return nil, err
@@ -444,9 +446,9 @@ func clientCPUVsItems(x *cellIndex, c int) (*figure, error) {
 		for _, proto := range x.protos[client] {
 			ys, lo, hi := make([]float64, len(x.items)), make([]float64, len(x.items)), make([]float64, len(x.items))
 			for i, n := range x.items {
-				cell := matrix.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
-				ys[i] = x.median(cell, matrix.ClientCPU)
-				lo[i], hi[i] = x.interval(cell, matrix.Figures[3])
+				cell := plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
+				ys[i] = x.median(cell, results.ClientCPU)
+				lo[i], hi[i] = x.interval(cell, analysis.Figures[3])
 			}
 			if err := f.line(client+"-"+proto, floats(x.items), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
 				return nil, err
@@ -472,11 +474,11 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 	// Both PHP variants: php (protobuf C extension, Thrift accelerator) in the
 	// protocol's colour, php-pure in php-pure's colour, each labelled by its cell prefix.
 	for _, client := range []string{"php", "php-pure"} {
-		for _, proto := range matrix.Protocols {
+		for _, proto := range plan.Protocols {
 			ys := make([]float64, len(x.items))
 			for i, n := range x.items {
-				php := x.median(matrix.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
-				gov := x.median(matrix.Cell{Client: "go", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, matrix.ClientCPU)
+				php := x.median(plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, results.ClientCPU)
+				gov := x.median(plan.Cell{Client: "go", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, results.ClientCPU)
 				ys[i] = php / gov
 			}
 			col := protoColor[proto]

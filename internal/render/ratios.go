@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/stats"
+
+	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // ratioRow is one pair of cells with its comparisons, by figure key.
 type ratioRow struct {
 	a, b string
-	by   map[string]matrix.Comparison
+	by   map[string]analysis.Comparison
 }
 
 // ratioRows groups a kind's comparisons by pair, in the run's order.
-func ratioRows(cs []matrix.Comparison, kind string) (rows []ratioRow, figures []matrix.Figure) {
+func ratioRows(cs []analysis.Comparison, kind string) (rows []ratioRow, figures []analysis.Figure) {
 	idx := map[string]int{}
 	seen := map[string]bool{}
 	for _, c := range cs {
@@ -27,7 +29,7 @@ func ratioRows(cs []matrix.Comparison, kind string) (rows []ratioRow, figures []
 		if !ok {
 			i = len(rows)
 			idx[k] = i
-			rows = append(rows, ratioRow{a: c.A, b: c.B, by: map[string]matrix.Comparison{}})
+			rows = append(rows, ratioRow{a: c.A, b: c.B, by: map[string]analysis.Comparison{}})
 		}
 		rows[i].by[c.Figure.Key] = c
 		if !seen[c.Figure.Key] {
@@ -40,7 +42,7 @@ func ratioRows(cs []matrix.Comparison, kind string) (rows []ratioRow, figures []
 
 // ratioString is "0.82 [0.75-0.90] slower" ("-" for none); paired marks an
 // unpaired interval with "(unpaired)".
-func ratioString(c matrix.Comparison, ok bool) string {
+func ratioString(c analysis.Comparison, ok bool) string {
 	if !ok {
 		return "-"
 	}
@@ -53,7 +55,7 @@ func ratioString(c matrix.Comparison, ok bool) string {
 
 // verdictTally counts a kind's verdicts per figure: "req/s: 12 faster, 30 slower,
 // 6 indistinguishable".
-func verdictTally(rows []ratioRow, figures []matrix.Figure) string {
+func verdictTally(rows []ratioRow, figures []analysis.Figure) string {
 	var parts []string
 	for _, f := range figures {
 		n := map[string]int{}
@@ -70,13 +72,13 @@ func verdictTally(rows []ratioRow, figures []matrix.Figure) string {
 
 // ratioKinds are the comparison tables, in the order the report gives them.
 var ratioKinds = []struct{ kind, title string }{
-	{matrix.VsGo, "Each client against go (same protocol, call, items, concurrency)"},
-	{matrix.VsGRPC, "Each protocol against grpc (same client, call, items, concurrency)"},
+	{analysis.VsGo, "Each client against go (same protocol, call, items, concurrency)"},
+	{analysis.VsGRPC, "Each protocol against grpc (same client, call, items, concurrency)"},
 }
 
 // ratiosMarkdown writes matrix.md's ratio tables: every client against go, every
 // protocol against grpc, each ratio with its 95 % interval and verdict.
-func ratiosMarkdown(run *matrix.Run, u *matrix.Uncertainty) string {
+func ratiosMarkdown(run *results.Run, u *analysis.Uncertainty) string {
 	cs := u.Comparisons()
 	if len(cs) == 0 {
 		return ""

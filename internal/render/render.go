@@ -17,12 +17,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/stats"
+
+	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // A Renderer writes one view of a run.
-type Renderer func(w io.Writer, run *matrix.Run) error
+type Renderer func(w io.Writer, run *results.Run) error
 
 // Files are the renderers All writes, by file name in the run directory.
 var Files = []struct {
@@ -30,19 +33,19 @@ var Files = []struct {
 	Render Renderer
 }{
 	{"matrix.csv", CSV},
-	{matrix.JSONFile, JSON},
+	{results.JSONFile, JSON},
 	{"matrix.md", Markdown},
 	{"bench.txt", Bench},
 }
 
 // All writes every file of Files, the plots and index.html into dir, each atomically.
-func All(dir string, run *matrix.Run) error {
+func All(dir string, run *results.Run) error {
 	for _, f := range Files {
 		var b bytes.Buffer
 		if err := f.Render(&b, run); err != nil {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}
-		if err := matrix.WriteFileAtomic(filepath.Join(dir, f.Name), b.Bytes()); err != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, f.Name), b.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -72,35 +75,24 @@ var CSVHeader = append([]string{
 // widest in-run half-width of req/s and CPU per call (what Spec.Precision holds).
 func ciColumns() []string {
 	var h []string
-	for _, f := range matrix.Figures {
+	for _, f := range analysis.Figures {
 		h = append(h, f.Key+"_ci_low", f.Key+"_ci_high")
 	}
 	return append(h, "in_run_half_width")
 }
 
-// summary is the cell's saved summary, or one computed now (a run saved before
-// summaries existed).
-// summary is the cell's summary under today's rules: computed from its repeats
-// (a saved one may predate a rule), the saved one for a cell without repeats.
-func summary(c matrix.CellResult) *matrix.Summary {
-	if len(c.Repeats) == 0 && c.Summary != nil {
-		return c.Summary
-	}
-	return c.Summarize()
-}
-
 // CSV writes matrix.csv.
-func CSV(w io.Writer, run *matrix.Run) error {
+func CSV(w io.Writer, run *results.Run) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
-	u := run.Uncertainty()
+	u := analysis.UncertaintyOf(run)
 	for _, c := range run.Cells {
-		rps, p99 := c.Stat(matrix.RPS), c.Stat(matrix.P99)
+		rps, p99 := c.Stat(results.RPS), c.Stat(results.P99)
 		failed := 0.0
-		for _, v := range c.Values(matrix.FailedCalls) {
+		for _, v := range c.Values(results.FailedCalls) {
 			failed += v
 		}
-		sum := summary(c)
+		sum := c.Summarized()
 		spread := math.NaN()
 		if rps.N > 0 {
 			spread = sum.Spread
@@ -109,12 +101,12 @@ func CSV(w io.Writer, run *matrix.Run) error {
 			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), strconv.Itoa(sum.Conns), c.ServerLang, c.Status,
 			strconv.Itoa(rps.N),
 			num(rps.Median, 2), num(rps.Min, 2), num(rps.Max, 2), num(spread, 3),
-			num(c.Stat(matrix.P50).Median, 0), num(p99.Median, 0), num(p99.Min, 0), num(p99.Max, 0),
-			num(c.Stat(matrix.ClientCPU).Median, 1), num(c.Stat(matrix.ServerCPU).Median, 1), num(c.Stat(matrix.ClientCPUProcess).Median, 1),
-			num(c.Stat(matrix.ClientCallsPerCPUS).Median, 0), num(c.Stat(matrix.ServerCallsPerCPUS).Median, 0),
-			num(c.Stat(matrix.ClientBusy).Median, 3), num(c.Stat(matrix.ServerBusy).Median, 3), sum.Bottleneck,
+			num(c.Stat(results.P50).Median, 0), num(p99.Median, 0), num(p99.Min, 0), num(p99.Max, 0),
+			num(c.Stat(results.ClientCPU).Median, 1), num(c.Stat(results.ServerCPU).Median, 1), num(c.Stat(results.ClientCPUProcess).Median, 1),
+			num(c.Stat(results.ClientCallsPerCPUS).Median, 0), num(c.Stat(results.ServerCallsPerCPUS).Median, 0),
+			num(c.Stat(results.ClientBusy).Median, 3), num(c.Stat(results.ServerBusy).Median, 3), sum.Bottleneck,
 			num(sum.MaxStealCores, 3), num(sum.MaxOutsideCores, 3), strings.Join(sum.Flags, " "),
-			num(c.Stat(matrix.BytesPerResponse).Median, 0), num(failed, 0), c.Error,
+			num(c.Stat(results.BytesPerResponse).Median, 0), num(failed, 0), c.Error,
 		}, ciRow(u, c)...))
 	}
 	for _, c := range missing(run) {
@@ -128,9 +120,9 @@ func CSV(w io.Writer, run *matrix.Run) error {
 }
 
 // ciRow is a cell's ciColumns.
-func ciRow(u *matrix.Uncertainty, c matrix.CellResult) []string {
+func ciRow(u *analysis.Uncertainty, c results.CellResult) []string {
 	var row []string
-	for _, f := range matrix.Figures {
+	for _, f := range analysis.Figures {
 		iv := u.Interval(c, f)
 		if !iv.Valid() {
 			row = append(row, "", "")
@@ -146,7 +138,7 @@ func ciRow(u *matrix.Uncertainty, c matrix.CellResult) []string {
 }
 
 // missing lists the plan's cells that have no result in the run.
-func missing(run *matrix.Run) []matrix.Cell { return run.Missing() }
+func missing(run *results.Run) []plan.Cell { return run.Missing() }
 
 // num formats v with prec decimals; NaN (no successful repeat) is empty.
 func num(v float64, prec int) string {
@@ -159,7 +151,7 @@ func num(v float64, prec int) string {
 // JSON writes matrix.json: the whole run (machine, versions, commit, spec, verify
 // pass, every cell with every repeat's report and figures). matrix.LoadRun reads
 // it back.
-func JSON(w io.Writer, run *matrix.Run) error {
+func JSON(w io.Writer, run *results.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(run)
@@ -167,14 +159,14 @@ func JSON(w io.Writer, run *matrix.Run) error {
 
 // Markdown writes matrix.md: the run's facts, then one table per client, the
 // flagged cells with their figures, and the cells of the plan with no result.
-func Markdown(w io.Writer, run *matrix.Run) error {
+func Markdown(w io.Writer, run *results.Run) error {
 	var b strings.Builder
 	s := run.Spec
 	fmt.Fprintf(&b, "# rpcbed matrix %s\n\n", run.ID)
 	ok, failed, partial := run.Tally()
 	miss := missing(run)
-	plan := len(run.Cells) + len(miss)
-	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed", plan, ok, failed)
+	planned := len(run.Cells) + len(miss)
+	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed", planned, ok, failed)
 	if partial > 0 {
 		fmt.Fprintf(&b, ", %d partial (repeats missing)", partial)
 	}
@@ -211,13 +203,13 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		"A repeat whose CPU breaks the invariant (busier than its cores + 5 %) is flagged cpu-invariant and its CPU " +
 		"figures are left out. Bytes is the encoded response.\n")
 
-	u := run.Uncertainty()
+	u := analysis.UncertaintyOf(run)
 	drifting := map[string]bool{} // workers the repeat order names
-	for _, o := range repeatOrders(run) {
+	for _, o := range analysis.RepeatOrders(run) {
 		drifting[o.Worker] = o.Drifts
 	}
-	for _, client := range matrix.Clients {
-		var rows []matrix.CellResult
+	for _, client := range plan.Clients {
+		var rows []results.CellResult
 		for _, c := range run.Cells {
 			if c.Client == client {
 				rows = append(rows, c)
@@ -230,14 +222,14 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 		b.WriteString("| cell | conns | req/s | p50 ms | p99 ms | client CPU µs/call | server CPU µs/call | calls/CPU-s | busy | bound | bytes | note |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
 		for _, c := range rows {
-			sum := summary(c)
-			if c.Status == matrix.StatusFailed {
+			sum := c.Summarized()
+			if c.Status == results.StatusFailed {
 				fmt.Fprintf(&b, "| %s | %d | - | - | - | - | - | - | - | - | - | failed: %s |\n", c.Name, sum.Conns, mdEscape(short(c.Error, 160)))
 				continue
 			}
-			rps, p99 := c.Stat(matrix.RPS), c.Stat(matrix.P99)
+			rps, p99 := c.Stat(results.RPS), c.Stat(results.P99)
 			var notes []string
-			if c.Status == matrix.StatusPartial {
+			if c.Status == results.StatusPartial {
 				notes = append(notes, fmt.Sprintf("partial: %d of %d repeats", len(c.Repeats), s.Repeats))
 			}
 			if len(sum.Flags) > 0 {
@@ -249,23 +241,23 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			if c.Error != "" {
 				notes = append(notes, short(c.Error, 120))
 			}
-			riv, piv := u.Interval(c, matrix.Figures[0]), u.Interval(c, matrix.Figures[2])
+			riv, piv := u.Interval(c, analysis.Figures[0]), u.Interval(c, analysis.Figures[2])
 			if w := u.Width(c); w > precisionOf(s) {
 				notes = append(notes, fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(precisionOf(s))))
 			}
 			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s%s | %s%s | %s / %s | %s / %s | %s | %s | %s |\n",
 				c.Name, sum.Conns, sig(rps.Median), sig(riv.Low), sig(riv.High),
-				ms(c.Stat(matrix.P50).Median), ms(p99.Median), ms(piv.Low), ms(piv.High),
-				sig(c.Stat(matrix.ClientCPU).Median), pm(u.Interval(c, matrix.Figures[3])), sig(c.Stat(matrix.ServerCPU).Median), pm(u.Interval(c, matrix.Figures[4])),
-				sig(c.Stat(matrix.ClientCallsPerCPUS).Median), sig(c.Stat(matrix.ServerCallsPerCPUS).Median),
-				pctOf(c.Stat(matrix.ClientBusy).Median), pctOf(c.Stat(matrix.ServerBusy).Median), orDash(sum.Bottleneck),
-				num(c.Stat(matrix.BytesPerResponse).Median, 0), mdEscape(strings.Join(notes, "; ")))
+				ms(c.Stat(results.P50).Median), ms(p99.Median), ms(piv.Low), ms(piv.High),
+				sig(c.Stat(results.ClientCPU).Median), pm(u.Interval(c, analysis.Figures[3])), sig(c.Stat(results.ServerCPU).Median), pm(u.Interval(c, analysis.Figures[4])),
+				sig(c.Stat(results.ClientCallsPerCPUS).Median), sig(c.Stat(results.ServerCallsPerCPUS).Median),
+				pctOf(c.Stat(results.ClientBusy).Median), pctOf(c.Stat(results.ServerBusy).Median), orDash(sum.Bottleneck),
+				num(c.Stat(results.BytesPerResponse).Median, 0), mdEscape(strings.Join(notes, "; ")))
 		}
 	}
 	b.WriteString(ratiosMarkdown(run, u))
-	var flagged []matrix.CellResult
+	var flagged []results.CellResult
 	for _, c := range run.Cells {
-		if len(summary(c).Flags) > 0 {
+		if len(c.Summarized().Flags) > 0 {
 			flagged = append(flagged, c)
 		}
 	}
@@ -274,9 +266,9 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			"the interval gives it), cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
 			"CPU over the window), warmup-unsettled (only where an unsettled round's req/s lies outside the settled rounds' range), "+
 			"jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
-			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), matrix.NoisyStealCores*100, matrix.JITQuiet*100, matrix.FewCalls, 100.0/matrix.FewCalls)
+			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), results.NoisyStealCores*100, results.JITQuiet*100, results.FewCalls, 100.0/results.FewCalls)
 		for _, c := range flagged {
-			sum := summary(c)
+			sum := c.Summarized()
 			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
 				pctOf(sum.Spread), pctOf(sum.MaxStealCores), sig(sum.MaxOutsideCores))
 			if sum.ProbeSpread > 0 {
@@ -294,9 +286,9 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 			fmt.Fprintf(&b, "- %s\n", c.Name())
 		}
 	}
-	var bad []matrix.Verify
+	var bad []results.Verify
 	for _, v := range run.Verify {
-		if v.Status != matrix.StatusOK {
+		if v.Status != results.StatusOK {
 			bad = append(bad, v)
 		}
 	}
@@ -323,7 +315,7 @@ func Markdown(w io.Writer, run *matrix.Run) error {
 
 // orderWords says how the rounds were ordered: seeded random, or a fixed
 // interleaved order (a run from before the rounds were shuffled).
-func orderWords(run *matrix.Run) string {
+func orderWords(run *results.Run) string {
 	if run.Seed == 0 {
 		return "interleaved in a fixed order"
 	}
@@ -341,12 +333,12 @@ func orderWords(run *matrix.Run) string {
 }
 
 // precisionOf is the precision cells are held to: the spec's, or
-// matrix.DefaultPrecision.
-func precisionOf(s matrix.Spec) float64 {
+// analysis.DefaultPrecision.
+func precisionOf(s plan.Spec) float64 {
 	if s.Precision > 0 {
 		return float64(s.Precision)
 	}
-	return matrix.DefaultPrecision
+	return analysis.DefaultPrecision
 }
 
 // pm prints an interval's half-width as " ±12 %" ("" when it has none).
@@ -373,7 +365,7 @@ func pctOf(f float64) string {
 }
 
 // primeString is the spec's prime ("; primed: java 2s per item count"), "" for none.
-func primeString(p, max map[string]matrix.Duration) string {
+func primeString(p, max map[string]plan.Duration) string {
 	if len(p) == 0 {
 		return ""
 	}
@@ -394,7 +386,7 @@ func primeString(p, max map[string]matrix.Duration) string {
 }
 
 // primesMarkdown lists how each worker's priming went (Run.Primes).
-func primesMarkdown(run *matrix.Run) string {
+func primesMarkdown(run *results.Run) string {
 	if len(run.Primes) == 0 {
 		return ""
 	}
@@ -421,7 +413,7 @@ func primesMarkdown(run *matrix.Run) string {
 	return "- primes: " + strings.Join(parts, "; ") + "\n"
 }
 
-func loadString(l matrix.Load) string {
+func loadString(l plan.Load) string {
 	var parts []string
 	if l.N > 0 {
 		parts = append(parts, fmt.Sprintf("n %d", l.N))
@@ -447,7 +439,7 @@ func loadString(l matrix.Load) string {
 	return strings.Join(parts, ", ")
 }
 
-func overrideString(o matrix.Override) string {
+func overrideString(o plan.Override) string {
 	var parts []string
 	if o.N != nil {
 		parts = append(parts, fmt.Sprintf("n %d", *o.N))

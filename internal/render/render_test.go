@@ -13,8 +13,10 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -22,25 +24,25 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // synthetic builds a small run: go and php over grpc and http, datalist 2 and 200,
 // c 1 and 50, with a failed cell and a cell with one failed repeat. shift scales
 // every rps (to make a second run for compare).
-func synthetic(id string, shift float64) *matrix.Run {
+func synthetic(id string, shift float64) *results.Run {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	yes := true
-	spec, _ := matrix.ParseSpec([]byte("clients: {go: [grpc, http], php: [grpc, http]}\nitems: [2, 200]\nconcurrency: [1, 50]\nload: {duration: 1s, warmup: 0.5s}\n"))
+	spec, _ := plan.ParseSpec([]byte("clients: {go: [grpc, http], php: [grpc, http]}\nitems: [2, 200]\nconcurrency: [1, 50]\nload: {duration: 1s, warmup: 0.5s}\n"))
 	spec.Auth = &yes
-	run := &matrix.Run{
+	run := &results.Run{
 		ID: id, Started: t0, Finished: t0.Add(5 * time.Minute), Runner: "local", Commit: "abc1234",
-		Machine:  matrix.Machine{CPU: "Test CPU", Cores: 2, Kernel: "6.1.0", OS: "Debian GNU/Linux 12 (bookworm)", MemMB: 4096},
+		Machine:  results.Machine{CPU: "Test CPU", Cores: 2, Kernel: "6.1.0", OS: "Debian GNU/Linux 12 (bookworm)", MemMB: 4096},
 		Versions: map[string]string{"go-client grpc": "1.85.0", "php-client php": "8.2.36"},
 		Spec:     spec,
-		Verify: []matrix.Verify{
-			{Pair: "go-grpc-datalist", Status: matrix.StatusOK, Raw: "raw/verify-go-grpc-datalist.txt"},
-			{Pair: "php-http-datalist", Status: matrix.StatusFailed, ExitCode: 3, Error: "exit code 3 (wrong response): got 3 items; want 2", Raw: "raw/verify-php-http-datalist.txt"},
+		Verify: []results.Verify{
+			{Pair: "go-grpc-datalist", Status: results.StatusOK, Raw: "raw/verify-go-grpc-datalist.txt"},
+			{Pair: "php-http-datalist", Status: results.StatusFailed, ExitCode: 3, Error: "exit code 3 (wrong response): got 3 items; want 2", Raw: "raw/verify-php-http-datalist.txt"},
 		},
 	}
 	for k, c := range spec.Plan() {
-		res := matrix.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: matrix.StatusOK, Started: t0, Finished: t0.Add(5 * time.Second)}
+		res := results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: results.StatusOK, Started: t0, Finished: t0.Add(5 * time.Second)}
 		if c.Client == "php" && c.Protocol == "http" {
-			res.Status, res.Error = matrix.StatusFailed, "verify failed, not timed: exit code 3 (wrong response): got 3 items; want 2"
+			res.Status, res.Error = results.StatusFailed, "verify failed, not timed: exit code 3 (wrong response): got 3 items; want 2"
 			run.Cells = append(run.Cells, res)
 			continue
 		}
@@ -50,7 +52,7 @@ func synthetic(id string, shift float64) *matrix.Run {
 		}
 		for i := 1; i <= 3; i++ {
 			rps := (base + float64(i*10)) * shift
-			rep := matrix.Repeat{Index: i, Raw: "raw/" + c.Name() + "-r" + string(rune('0'+i)) + ".txt", WallS: 1.6, ClientCPUS: 0.5, ServerCPUS: 0.4, ServerCalls: int64(rps)}
+			rep := results.Repeat{Index: i, Raw: "raw/" + c.Name() + "-r" + string(rune('0'+i)) + ".txt", WallS: 1.6, ClientCPUS: 0.5, ServerCPUS: 0.4, ServerCalls: int64(rps)}
 			if c.Name() == "go-http-datalist-200-c50" && i == 2 {
 				rep.ExitCode, rep.Error = 1, "exit code 1: boom"
 				res.Repeats = append(res.Repeats, rep)
@@ -61,11 +63,11 @@ func synthetic(id string, shift float64) *matrix.Run {
 				Rpcbed: &report.Extra{Client: c.Client, Protocol: c.Protocol, Call: c.Call, Items: c.Items, P50Us: int64(500 + 100*k), P99Us: int64(2000 + 300*k + 10*i),
 					WarmupCalls: int64(rps / 2), CPUUserSeconds: 0.3, CPUSystemSeconds: 0.1}}
 			rep.Report = r
-			rep.Metrics = matrix.Metrics{RPS: rps, P50Us: float64(r.Rpcbed.P50Us), P99Us: float64(r.Rpcbed.P99Us),
+			rep.Metrics = results.Metrics{RPS: rps, P50Us: float64(r.Rpcbed.P50Us), P99Us: float64(r.Rpcbed.P99Us),
 				ClientCPUUs: 0.4e6 / rps, ServerCPUUs: 0.4e6 / rps, ClientCPUProcessUs: 0.5e6 / (rps * 1.5),
 				ClientCallsPerCPUS: rps / 0.4, ServerCallsPerCPUS: rps / 0.4, ClientBusy: 0.4, ServerBusy: 0.4,
 				BytesPerResponse: r.DocumentLength, Complete: r.Complete}
-			rep.Window = &matrix.Window{Seconds: 1, Source: "report", ClientCPUS: 0.4, ServerCPUS: 0.4, ServerKnown: true,
+			rep.Window = &results.Window{Seconds: 1, Source: "report", ClientCPUS: 0.4, ServerCPUS: 0.4, ServerKnown: true,
 				ClientCores: 1, ServerCores: 1, ClientBusy: 0.4, ServerBusy: 0.4, MachineKnown: true, MachineBusy: 0.9, OutsideCores: 0.1}
 			switch {
 			case c.Name() == "go-grpc-datalist-200-c50":
@@ -76,8 +78,8 @@ func synthetic(id string, shift float64) *matrix.Run {
 				rep.Metrics.ClientBusy, rep.Window.ClientBusy = 0.95, 0.95
 				if i == 3 {
 					rep.Metrics.ClientBusy, rep.Window.ClientBusy, rep.Metrics.CPUNotUsed = 1.3, 1.3, true
-					rep.Flags = []string{matrix.FlagCPUInvariant}
-					rep.Notes = []string{matrix.FlagCPUInvariant + ": client busy 1.30 cores over the 1.000 s window; it may use 1"}
+					rep.Flags = []string{results.FlagCPUInvariant}
+					rep.Notes = []string{results.FlagCPUInvariant + ": client busy 1.30 cores over the 1.000 s window; it may use 1"}
 				}
 			case c.Name() == "go-http-datalist-2-c1":
 				// A noisy neighbour: the repeats spread and one saw steal.
@@ -179,7 +181,7 @@ func TestBenchReadsAsGoBenchmarkFormat(t *testing.T) {
 	}
 	want := 0
 	for _, c := range run.Cells {
-		want += len(c.Values(matrix.RPS))
+		want += len(c.Values(results.RPS))
 	}
 	if n != want {
 		t.Errorf("got %d results; want %d", n, want)
@@ -296,7 +298,7 @@ func TestPlotsSinglePoint(t *testing.T) {
 // matrix.md and as status "missing" rows of matrix.csv (issue 18 #10).
 func TestMissingCellsAreNamed(t *testing.T) {
 	run := synthetic("x", 1)
-	var kept []matrix.CellResult
+	var kept []results.CellResult
 	for _, c := range run.Cells {
 		if c.Name != "php-grpc-datalist-200-c50" && c.Name != "go-http-datalist-2-c1" {
 			kept = append(kept, c)
@@ -351,8 +353,8 @@ func TestAgree(t *testing.T) {
 	}
 	for i := range a.Cells { // B's cores ran the probe 10 % slower (client) and as fast (server)
 		for j := range a.Cells[i].Repeats {
-			a.Cells[i].Repeats[j].Probe = &matrix.Probe{ClientUs: [2]float64{6000, 6000}, ServerUs: [2]float64{5000, 5000}}
-			b.Cells[i].Repeats[j].Probe = &matrix.Probe{ClientUs: [2]float64{6600, 6600}, ServerUs: [2]float64{5000, 5000}}
+			a.Cells[i].Repeats[j].Probe = &results.Probe{ClientUs: [2]float64{6000, 6000}, ServerUs: [2]float64{5000, 5000}}
+			b.Cells[i].Repeats[j].Probe = &results.Probe{ClientUs: [2]float64{6600, 6600}, ServerUs: [2]float64{5000, 5000}}
 		}
 	}
 	ag := Agree(a, b, 0.10, 0.9)

@@ -130,3 +130,13 @@ const (
 	SettledNo    = "no"
 	SettledFixed = "fixed"
 )
+
+// The exit codes every rpcbed client shares (docs/report-format.md): the Go
+// client returns them, the driver reads them.
+const (
+	ExitOK          = 0 // report printed (even with failures)
+	ExitInternal    = 1 // the report could not be written, or the client itself failed
+	ExitUsage       = 2 // bad arguments
+	ExitVerify      = 3 // the verify call's answer was wrong: no report
+	ExitUnreachable = 4 // no connection before timing: no report
+)

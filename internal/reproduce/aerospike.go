@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // grpcThrift is go-grpc-thrift-aerospike: the Go client against go-server, gRPC
@@ -95,14 +98,14 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 		e.dur, e.repeats = 300*time.Millisecond, 2
 	}
 	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
-		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: e.store,
+		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: e.store,
 		RedisAddr: o.RedisAddr, AerospikeHosts: o.AerospikeHosts, Auth: true,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Svc.Stop(context.Background())
-	b, stop := newBench(o)
+	b, stop := newRunPath(o)
 	defer stop()
 	e.runs = map[gtKey][]measured{}
 	// Repeats interleave the protocols, so drift hits both alike.
@@ -111,7 +114,7 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 			for _, proto := range []string{"grpc", "thrift"} {
 				name := fmt.Sprintf("aerospike-go-%s-datatype-c%d-r%d", proto, c, r)
 				fmt.Fprintf(o.Log, "  %s\n", name)
-				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", secs(e.dur), "-addr", srv.Addrs[proto]}
+				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", matrix.Seconds(e.dur), "-addr", srv.Addrs[proto]}
 				if !o.Quick {
 					args = append(args, "-warmup", "auto", "-warmup-max", "2s")
 				}
@@ -130,8 +133,8 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 	return nil
 }
 
-func (e *grpcThrift) judge(o Options) Section {
-	sec := Section{
+func (e *grpcThrift) judge(o Options) results.Section {
+	sec := results.Section{
 		Setup: []string{
 			"Published: Go client and Go server on two 2 x E5-2630 machines, Aerospike beside the client; c = 50 and 800.",
 			"Here: go-client (worker mode, `-warmup auto`) against go-server over 127.0.0.1, server pinned to CPU " + orAny(o.ServerCPUSet) + ", client to CPU " + orAny(o.ClientCPUSet) + ".",
@@ -220,9 +223,9 @@ func (e *grpcThrift) bottleneck(c int) string {
 		}
 		side := "neither core saturated"
 		switch {
-		case sb.Median >= matrix.BoundBusy && sb.Median >= cb.Median:
+		case sb.Median >= results.BoundBusy && sb.Median >= cb.Median:
 			side = "the server core saturated"
-		case cb.Median >= matrix.BoundBusy:
+		case cb.Median >= results.BoundBusy:
 			side = "the client core saturated"
 		}
 		s += fmt.Sprintf("%s: server %s busy, client %s (busy fractions over the window): %s; CPU per call server %s µs, client %s µs. ",
@@ -242,8 +245,6 @@ func storeWords(store string, o Options) string {
 	}
 	return "Store: go-server's in-memory store: no Aerospike server was given (AEROSPIKE_HOSTS or -aerospike-hosts) and no Redis answered" + path
 }
-
-func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s" }
 
 // pctOf prints a fraction figure as per cent.
 func pctOf(f Figure) string { return scaled(f, 100).Show(" %", 0) }

@@ -14,6 +14,10 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // growthPath is one path ab drives: a front and the protocol it uses to reach
@@ -117,13 +121,13 @@ func (e *growth) run(ctx context.Context, o Options) error {
 		e.abN, e.repeats, e.items = 20, 2, e.items[:2]
 	}
 	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
-		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
+		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Svc.Stop(context.Background())
-	b, stop := newBench(o)
+	b, stop := newRunPath(o)
 	defer stop()
 
 	// The backend message sizes, from one verified call per protocol and size.
@@ -149,7 +153,7 @@ func (e *growth) run(ctx context.Context, o Options) error {
 
 // runPath runs every size on one front: an untimed burst of 20, then the bursts;
 // on a PHP front, a probe of its channel headers last.
-func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *matrix.ServerProc, p growthPath) error {
+func (e *growth) runPath(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, p growthPath) error {
 	front, url, err := startFront(ctx, o, srv, p)
 	if err != nil {
 		return err
@@ -182,7 +186,7 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *m
 		}
 	}
 	if p.front == "php" {
-		t, err := probeConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", url, e.items[0], p.proto), 40, 8)
+		t, err := countConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", url, e.items[0], p.proto), 40, 8)
 		if err != nil {
 			return e.failed.keep(ctx, fmt.Errorf("%s: channel probe: %w", p.name, err))
 		}
@@ -191,10 +195,10 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.Bench, srv *m
 	return nil
 }
 
-// probeConns makes n requests, c at a time, and tallies the front's
+// countConns makes n requests, c at a time, and tallies the front's
 // X-Rpcbed-Conn (new: a channel created for this request; reused) and
 // X-Rpcbed-Pid headers: the channel creations the front made per request.
-func probeConns(ctx context.Context, url string, n, c int) (connTally, error) {
+func countConns(ctx context.Context, url string, n, c int) (connTally, error) {
 	var mu sync.Mutex
 	var t connTally
 	pids := map[string]bool{}
@@ -245,8 +249,8 @@ func probeConns(ctx context.Context, url string, n, c int) (connTally, error) {
 
 func (e *growth) fig(path string, n int) Figure { return Fig(e.ms[gKey{path, n}]) }
 
-func (e *growth) judge(o Options) Section {
-	sec := Section{
+func (e *growth) judge(o Options) results.Section {
+	sec := results.Section{
 		Setup: []string{
 			"Published: one 6-core laptop, macOS; ab, the fronts and the Go server on it.",
 			fmt.Sprintf("Here: go-server pinned to CPU %s; the fronts and ab share CPU %s. Real Apache Bench: `ab -c %d -n %d -k` against `go-client front` (Go front, gRPC to go-server) and php-client/bin/php-front (`php -S`, default ini, as published; PHP_CLI_SERVER_WORKERS=8; gRPC with the official extension and the protobuf C extension, or HTTP/JSON to go-server's net/http endpoint).",
@@ -280,8 +284,8 @@ func (e *growth) judge(o Options) Section {
 
 // judgeOrder: php-grpc slowest at every size, php-http second, go-grpc fastest,
 // each step beyond the bursts' spread.
-func (e *growth) judgeOrder() Finding {
-	f := Finding{Rule: "php-go-order", Claim: "PHP over gRPC is the slowest path at every size, PHP over HTTP second, Go over gRPC fastest",
+func (e *growth) judgeOrder() results.Finding {
+	f := results.Finding{Rule: "php-go-order", Claim: "PHP over gRPC is the slowest path at every size, PHP over HTTP second, Go over gRPC fastest",
 		Published: "go-grpc < php-http < php-grpc at all 5 sizes", Tolerance: LevelsBand}
 	var held, failed, unclear, missing int
 	var per []string
@@ -316,7 +320,7 @@ func (e *growth) judgeOrder() Finding {
 // the smallest size to the largest the pure-PHP runtime ran at (a fixed
 // per-request cost cancels out): the share of php-pure-grpc's growth beyond
 // go-grpc's that the protobuf C extension removes, bursts paired by index.
-func (e *growth) judgeMessageObjects() Finding {
+func (e *growth) judgeMessageObjects() results.Finding {
 	sz := variantSizes(growthPaths[3], e.items)
 	lo, hi := sz[0], sz[len(sz)-1]
 	r := Rule{Name: "php-message-objects", Prec: 0, Band: ruleMessageObjects,
@@ -394,7 +398,7 @@ func startFront(ctx context.Context, o Options, srv *matrix.ServerProc, p growth
 	}
 	svc, err := o.Runner.Start(ctx, runner.Task{
 		Name: "front-" + p.name, Image: prog.Image, Args: prog.Args, Env: prog.Env,
-		CPUSet: o.ClientCPUSet, Timeout: time.Minute, Ready: runner.HTTPProbe("http://" + listen + "/healthz"),
+		CPUSet: o.ClientCPUSet, Timeout: time.Minute, Ready: runner.HTTPCheck("http://" + listen + "/healthz"),
 	})
 	if err != nil {
 		return nil, "", err

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/matrix"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // javaFrameworks in the published table's order.
@@ -126,13 +129,13 @@ func (e *java2015) run(ctx context.Context, o Options) error {
 // repeats after a settled warm-up.
 func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error {
 	srv, err := matrix.StartServerProc(ctx, o.Runner, "java-"+fw, matrix.ServerProcConfig{
-		Programs: o.Programs, Resources: matrix.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
+		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Svc.Stop(context.Background())
-	b, stop := newBench(o)
+	b, stop := newRunPath(o)
 	defer stop()
 	job := func(name string, args ...string) matrix.Job {
 		return matrix.Job{Name: name, Client: "java", Worker: true, Proto: fw, Call: "datatype", Timeout: 3 * time.Minute,
@@ -171,7 +174,7 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 		for _, c := range e.levels {
 			name := fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r)
 			fmt.Fprintf(o.Log, "  %s\n", name)
-			args := []string{"-c", strconv.Itoa(c), "-t", secs(e.dur)}
+			args := []string{"-c", strconv.Itoa(c), "-t", matrix.Seconds(e.dur)}
 			if !o.Quick {
 				args = append(args, "-warmup", "auto", "-warmup-max", javaWarmupMax)
 			}
@@ -207,7 +210,7 @@ type jitRest struct {
 // primeUntilRest runs rounds of 1 s un-recorded runs, one per published
 // concurrency, while either JVM's JIT compiled for more than matrix.JITQuiet of
 // the round's windows, at most javaPrimeMax; the first round always runs.
-func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.Bench, srv *matrix.ServerProc, fw string,
+func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, fw string,
 	job func(string, ...string) matrix.Job) (jitRest, error) {
 	var r jitRest
 	start := time.Now()
@@ -239,7 +242,7 @@ func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.Benc
 		}
 		r.Rounds, r.Seconds = round, time.Since(start).Seconds()
 		r.ClientMs, r.ServerMs, r.Window, r.ServerKnown = cms, sms, win, sKnown
-		quiet := win > 0 && !matrix.JITBusy(cms, win) && (!sKnown || !matrix.JITBusy(sms, win))
+		quiet := win > 0 && !results.JITBusy(cms, win) && (!sKnown || !results.JITBusy(sms, win))
 		if quiet || !cKnown {
 			r.AtRest = quiet
 			return r, nil
@@ -307,8 +310,8 @@ func waitQuiet(ctx context.Context, srv *matrix.ServerProc) (quietAfter, error) 
 
 func (e *java2015) tps(fw string, c int) Figure { return figs(e.runs[jKey{fw, c}], rps) }
 
-func (e *java2015) judge(o Options) Section {
-	sec := Section{
+func (e *java2015) judge(o Options) results.Section {
+	sec := results.Section{
 		Setup: []string{
 			"Published: Java 8 clients and servers, Ice 3.6, dubbox 2.8.4, Thrift 0.9.2, gRPC-java 0.7.1; 300 000 calls per client.",
 			fmt.Sprintf("Here: java-client in worker mode (one JVM per framework across all its rows) against the Java baselines (`java-client serve -proto P`), today's libraries, server pinned to CPU %s, client to CPU %s.", orAny(o.ServerCPUSet), orAny(o.ClientCPUSet)),
@@ -357,7 +360,7 @@ func (e *java2015) judge(o Options) Section {
 			n := 0
 			for _, m := range e.runs[jKey{fw, c}] {
 				all++
-				if slices.Contains(m.Flags, matrix.FlagJIT) {
+				if slices.Contains(m.Flags, results.FlagJIT) {
 					n++
 				}
 			}
@@ -368,7 +371,7 @@ func (e *java2015) judge(o Options) Section {
 		}
 	}
 	if all > 0 {
-		t := fmt.Sprintf("Repeats in which a JVM's JIT compiled for more than %.0f %% of the window (flagged %s): %d of %d", matrix.JITQuiet*100, matrix.FlagJIT, jit, all)
+		t := fmt.Sprintf("Repeats in which a JVM's JIT compiled for more than %.0f %% of the window (flagged %s): %d of %d", results.JITQuiet*100, results.FlagJIT, jit, all)
 		if len(jitRows) > 0 {
 			t += " (" + strings.Join(jitRows, ", ") + ")"
 		}
@@ -394,7 +397,7 @@ func (e *java2015) judge(o Options) Section {
 			parts = append(parts, t)
 		}
 		sec.Setup = append(sec.Setup, fmt.Sprintf("After the prime, rounds of 1 s runs at every concurrency went on until both JVMs' JIT compiled for at most %.0f %% of a round (java-client's \"JIT compile:\", the server's /stats), at most %v: %s.",
-			matrix.JITQuiet*100, javaPrimeMax, strings.Join(parts, "; ")))
+			results.JITQuiet*100, javaPrimeMax, strings.Join(parts, "; ")))
 	}
 	if len(e.quiet) > 0 {
 		var parts []string
@@ -439,16 +442,16 @@ func (e *java2015) judge(o Options) Section {
 			o1, o2, o3 := Order(th, ice), Order(du, th), Order(gr, du)
 			return o1 == 1 && o2 == 1 && o3 == 1, o1 == -1 || o2 == -1 || o3 == -1
 		}))
-	sec.Findings = append(sec.Findings, e.judgeGrows(), Finding{
+	sec.Findings = append(sec.Findings, e.judgeGrows(), results.Finding{
 		Rule: "java-ice-vs-avro", Claim: "a second tester measured Ice at about 25 000 tps, about twice Avro",
-		Published: "Ice ≈ 25 000 tps ≈ 2 x Avro", Measured: NotMeasured, Tolerance: "-", Holds: NotMeasured,
+		Published: "Ice ≈ 25 000 tps ≈ 2 x Avro", Measured: results.NotMeasured, Tolerance: "-", Holds: results.NotMeasured,
 		Detail: "The test bed has no Avro client or server, so this claim is not measured."})
 	return sec
 }
 
 // judgeOrder grades an order claim per concurrency: held reports the order held
 // beyond the spread, reversed that some pair is reversed beyond it.
-func (e *java2015) judgeOrder(rule, claim, published string, at func(c int) (held, reversed bool)) Finding {
+func (e *java2015) judgeOrder(rule, claim, published string, at func(c int) (held, reversed bool)) results.Finding {
 	var h, fl, un, miss int
 	var per []string
 	for _, c := range e.levels {
@@ -475,14 +478,14 @@ func (e *java2015) judgeOrder(rule, claim, published string, at func(c int) (hel
 		}
 		per = append(per, fmt.Sprintf("%d clients %s (%s tps)", c, state, strings.Join(order, ", ")))
 	}
-	return Finding{Rule: rule, Claim: claim, Published: published, Tolerance: LevelsBand,
+	return results.Finding{Rule: rule, Claim: claim, Published: published, Tolerance: LevelsBand,
 		Measured: fmt.Sprintf("held at %d of %d concurrencies", h, len(e.levels)), Holds: Levels(h, fl, un, miss),
 		Detail: strings.Join(per, "; ") + ".", Reason: e.reason(javaFrameworks...)}
 }
 
 // judgeLead: Ice's lead over fw, the median over concurrencies of the per-level
 // ratio, its range the extremes of every level's range.
-func (e *java2015) judgeLead(fw string) Finding {
+func (e *java2015) judgeLead(fw string) results.Finding {
 	l := javaLead[fw]
 	var med []float64
 	rng := Figure{Known: true}
@@ -512,7 +515,7 @@ func (e *java2015) judgeLead(fw string) Finding {
 // judgeGrows: Ice's lead grows with concurrency, judged on every step between
 // published concurrencies for every rival, each step beyond the spread or not;
 // no when Ice leads nowhere.
-func (e *java2015) judgeGrows() Finding {
+func (e *java2015) judgeGrows() results.Finding {
 	r := Rule{Name: "java-ice-lead-grows", Claim: "Ice's lead grows with concurrency", Published: "1.4x -> 1.65x over Thrift from 1 to 100 clients", Band: ruleLeadGrows, Prec: 0}
 	var rose, fell, flat, leads int
 	missing := false
@@ -547,8 +550,8 @@ func (e *java2015) judgeGrows() Finding {
 		f = Figure{Median: float64(rose) / float64(steps) * 100, Lo: float64(rose) / float64(steps) * 100, Hi: float64(rose+flat) / float64(steps) * 100, Known: true}
 	}
 	out := r.Verdict(f, fmt.Sprintf("Over %d steps: %d rose, %d fell, %d inside the spread. %s.", steps, rose, fell, flat, strings.Join(per, "; ")), e.reason(javaFrameworks...))
-	if leads == 0 && out.Holds != NotMeasured {
-		out.Holds = No
+	if leads == 0 && out.Holds != results.NotMeasured {
+		out.Holds = results.No
 		out.Detail = "Ice leads at no concurrency beyond the spread, so there is no lead to grow. " + out.Detail
 	}
 	return out
@@ -578,9 +581,9 @@ func (e *java2015) reason(fws ...string) string {
 		if sb, cb := figs(rs, srvBusy), figs(rs, cliBusy); sb.Known && cb.Known {
 			side := "neither core saturated"
 			switch {
-			case sb.Median >= matrix.BoundBusy && sb.Median >= cb.Median:
+			case sb.Median >= results.BoundBusy && sb.Median >= cb.Median:
 				side = "the server core saturated"
-			case cb.Median >= matrix.BoundBusy:
+			case cb.Median >= results.BoundBusy:
 				side = "the client core saturated"
 			}
 			part += fmt.Sprintf("; at c=%d server %s busy, client %s (busy fractions): %s", hi, pctOf(sb), pctOf(cb), side)

@@ -8,15 +8,15 @@
 // the measurement behind it.
 //
 // Each experiment is three steps (read the published data, run, judge) and
-// runs on the matrix's run path (matrix.Bench, with client workers).
+// runs on the matrix's run path (matrix.RunPath, with client workers).
 package reproduce
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/render"
 	"io"
 	"math"
 	"os"
@@ -28,6 +28,9 @@ import (
 	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // experiment is one published experiment in three steps: read its published
@@ -35,7 +38,7 @@ import (
 type experiment interface {
 	read(published string) error
 	run(ctx context.Context, o Options) error
-	judge(o Options) Section
+	judge(o Options) results.Section
 }
 
 // experiments in the order reproduction.md lists them.
@@ -80,37 +83,10 @@ type Options struct {
 	Log   io.Writer
 }
 
-// Section is one experiment's part of reproduction.md.
-type Section struct {
-	Name  string   `json:"name"`
-	Setup []string `json:"setup"` // how it ran
-	// Scaled is the "how this was scaled to this machine" paragraph.
-	Scaled   string     `json:"scaled"`
-	Table    [][]string `json:"table"` // header row first
-	Findings []Finding  `json:"findings"`
-	Err      string     `json:"error,omitempty"`
-}
-
-// Finding is a published claim judged by its rule (rule.go): the published and
-// the measured figure, the tolerance, the verdict, and the reason this run's
-// figures give for it.
-type Finding struct {
-	Rule      string `json:"rule"`
-	Claim     string `json:"claim"`
-	Published string `json:"published"`
-	Measured  string `json:"measured"`  // median [lo..hi] over the repeats
-	Tolerance string `json:"tolerance"` // the band for yes / partly / no
-	Holds     string `json:"holds"`     // one of Verdicts
-	Detail    string `json:"detail"`    // the figures the verdict rests on
-	// Reason quotes this run's figures and names the measurement behind each
-	// cause it gives; empty when the run measured none.
-	Reason string `json:"reason,omitempty"`
-}
-
 // Run runs the named experiments (all when which is empty) and writes
-// Dir/reproduction.md and Dir/reproduction.json. An experiment that fails is
+// Dir/reproduction.json, .md and .html. An experiment that fails is
 // reported with its error; the others still run.
-func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
+func Run(ctx context.Context, o Options, which []string) ([]results.Section, error) {
 	if len(which) == 0 || slices.Contains(which, "all") {
 		which = Experiments
 	}
@@ -126,9 +102,9 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 		o.Log = io.Discard
 	}
 	// Sections of experiments not run now are kept from an earlier run in Dir.
-	var secs []Section
+	var secs []results.Section
 	if b, err := os.ReadFile(filepath.Join(o.Dir, "reproduction.json")); err == nil {
-		var old []Section
+		var old []results.Section
 		if json.Unmarshal(b, &old) == nil {
 			for _, s := range old {
 				if !slices.Contains(which, s.Name) {
@@ -152,7 +128,7 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 			fmt.Fprintf(o.Log, "reproduce: %s: %v\n", w, err)
 		}
 		secs = append(secs, s)
-		slices.SortStableFunc(secs, func(a, b Section) int {
+		slices.SortStableFunc(secs, func(a, b results.Section) int {
 			return slices.Index(Experiments, a.Name) - slices.Index(Experiments, b.Name)
 		})
 		if err := write(o.Dir, secs); err != nil {
@@ -164,7 +140,7 @@ func Run(ctx context.Context, o Options, which []string) ([]Section, error) {
 
 // runOne is one experiment's three steps; a failed run is still judged, so every
 // claim gets a verdict (NotMeasured where its figures are missing).
-func runOne(ctx context.Context, o Options, name string) (Section, error) {
+func runOne(ctx context.Context, o Options, name string) (results.Section, error) {
 	i := slices.IndexFunc(experiments, func(e struct {
 		name string
 		make func() experiment
@@ -173,89 +149,22 @@ func runOne(ctx context.Context, o Options, name string) (Section, error) {
 	})
 	e := experiments[i].make()
 	if err := e.read(o.Published); err != nil {
-		return Section{}, err
+		return results.Section{}, err
 	}
 	runErr := e.run(ctx, o)
 	s := e.judge(o)
 	return s, runErr
 }
 
-func write(dir string, secs []Section) error {
-	var b bytes.Buffer
-	Markdown(&b, secs)
-	if err := matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.md"), b.Bytes()); err != nil {
+func write(dir string, secs []results.Section) error {
+	if err := render.WriteReproduction(dir, secs); err != nil {
 		return err
 	}
 	j, err := json.MarshalIndent(secs, "", "  ")
 	if err != nil {
 		return err
 	}
-	return matrix.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
-}
-
-// Markdown writes reproduction.md: the summary table of every rule, then each
-// experiment's set-up, scaling, table and findings.
-func Markdown(w io.Writer, secs []Section) {
-	fmt.Fprintf(w, "# Reproduction of the published experiments\n\n")
-	fmt.Fprintf(w, "Published figures are in results/published/. Absolute numbers differ (other hardware, "+
-		"newer libraries); each published claim is one rule (internal/reproduce) with a stated tolerance. "+
-		"Measured figures are the median over the repeats with its 95 %% interval in brackets (from the repeats' own "+
-		"spread, Student's t); a claim whose interval straddles its tolerance, or holds no difference, is \"%s\", "+
-		"never \"yes\". A reason is given only where a figure of this run measured it.\n", NotDistinguished)
-	fmt.Fprintf(w, "\n## Summary\n\n| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |\n|---|---|---|---|---|---|---|\n")
-	for _, s := range secs {
-		if s.Err != "" && len(s.Findings) == 0 {
-			fmt.Fprintf(w, "| %s | (not run) | - | - | - | %s | error: %s |\n", s.Name, NotMeasured, esc(s.Err))
-		}
-		for _, f := range s.Findings {
-			reason := f.Reason
-			if reason == "" {
-				reason = "(none measured)"
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** | %s |\n", s.Name, esc(f.Claim), esc(f.Published), esc(f.Measured), esc(f.Tolerance), f.Holds, esc(reason))
-		}
-	}
-	for _, s := range secs {
-		fmt.Fprintf(w, "\n## %s\n\n", s.Name)
-		for _, l := range s.Setup {
-			fmt.Fprintf(w, "- %s\n", l)
-		}
-		if s.Scaled != "" {
-			fmt.Fprintf(w, "\n**How this was scaled to this machine.** %s\n", s.Scaled)
-		}
-		if s.Err != "" {
-			fmt.Fprintf(w, "\n**Not completed:** %s\n", esc(s.Err))
-		}
-		if len(s.Table) > 0 {
-			fmt.Fprintln(w)
-			for i, row := range s.Table {
-				fmt.Fprintf(w, "| %s |\n", strings.Join(escAll(row), " | "))
-				if i == 0 {
-					fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(row)))
-				}
-			}
-		}
-		if len(s.Findings) > 0 {
-			fmt.Fprintf(w, "\nFindings:\n\n")
-			for _, f := range s.Findings {
-				fmt.Fprintf(w, "- **%s** (rule `%s`) — holds here: **%s**. Published: %s; measured: %s; tolerance: %s. %s", f.Claim, f.Rule, f.Holds, f.Published, f.Measured, f.Tolerance, f.Detail)
-				if f.Reason != "" {
-					fmt.Fprintf(w, " Reason (measured): %s", f.Reason)
-				}
-				fmt.Fprintln(w)
-			}
-		}
-	}
-}
-
-func esc(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-
-func escAll(v []string) []string {
-	out := make([]string, len(v))
-	for i, s := range v {
-		out[i] = esc(s)
-	}
-	return out
+	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
 }
 
 // readCSV reads a published CSV as maps keyed by the header.
@@ -286,7 +195,7 @@ func readCSV(file string) ([]map[string]string, error) {
 }
 
 // measured is one client run's outcome, both sides over the client's measured
-// window (matrix.Bench).
+// window (matrix.RunPath).
 type measured struct {
 	Report    report.Report
 	ClientCPU float64 // seconds over the window: the client's own (ab: the runner's)
@@ -345,19 +254,19 @@ func cliPerCall(m measured) float64 {
 	return m.ClientCPU * 1e6 / float64(m.Report.Complete)
 }
 
-// newBench is an experiment's run path: the matrix's (matrix.Bench), so a
+// newRunPath is an experiment's run path: the matrix's (matrix.RunPath), so a
 // reproduction's figures mean what the matrix's do, with long-lived client
 // workers (warm-up paid once per client and protocol); stop ends the workers.
-func newBench(o Options) (*matrix.Bench, func()) {
-	b := &matrix.Bench{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
-		ClientResources: matrix.Resources{CPUSet: o.ClientCPUSet}, ServerResources: matrix.Resources{CPUSet: o.ServerCPUSet},
+func newRunPath(o Options) (*matrix.RunPath, func()) {
+	b := &matrix.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
+		ClientResources: plan.Resources{CPUSet: o.ClientCPUSet}, ServerResources: plan.Resources{CPUSet: o.ServerCPUSet},
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
 	return b, b.KeepWorkers()
 }
 
 // once runs one job on b against srv (nil: not sampled), keeping its raw output
 // as raw/NAME.txt, and measures both sides over the client's measured window.
-func once(ctx context.Context, b *matrix.Bench, srv *matrix.ServerProc, j matrix.Job) (measured, error) {
+func once(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matrix.Job) (measured, error) {
 	j.Raw = filepath.Join("raw", j.Name+".txt")
 	rep, err := b.Once(ctx, srv, j)
 	if err != nil {
@@ -383,11 +292,6 @@ func abJob(o Options, name string, args ...string) matrix.Job {
 	return matrix.Job{Name: name, Prog: &prog, Runner: o.Local, AB: true, Timeout: 5 * time.Minute}
 }
 
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}
-
 func pct(a, b float64) string {
 	if b == 0 {
 		return "-"
@@ -405,10 +309,6 @@ func ratio(a, b float64) string {
 func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
-func medianOf(v []float64) float64 {
-	return matrix.StatOf(v).Median
-}
-
 // failures are the runs that failed (not cancelled): each is left out of every
 // figure and named in the section's set-up; the other runs still count.
 type failures []string
@@ -418,7 +318,7 @@ func (f *failures) keep(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	*f = append(*f, oneLine(err.Error()))
+	*f = append(*f, runner.OneLine(err.Error()))
 	return nil
 }
 
@@ -428,12 +328,4 @@ func (f failures) setup() []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("Failed runs, left out of every figure (%d): %s.", len(f), strings.Join(f, "; "))}
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/rpcbed/rpcbed/internal/render"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/report"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 func exact(v float64) Figure { return Figure{Median: v, Lo: v, Hi: v, Known: true} }
@@ -24,58 +26,58 @@ func TestRuleBands(t *testing.T) {
 		want string
 	}{
 		// gRPC beats Thrift by 3-17 %: yes +0..+22 %, partly to +40 %.
-		{"throughput inside", ruleThroughput, exact(10), Yes},
-		{"throughput at yes edge", ruleThroughput, exact(22), Yes},
-		{"throughput just past yes edge", ruleThroughput, exact(22.01), Partly},
-		{"throughput at partly edge", ruleThroughput, exact(40), Partly},
-		{"throughput far above", ruleThroughput, exact(80), No},
-		{"throughput negative", ruleThroughput, exact(-5), No},
-		{"throughput inside the noise", ruleThroughput, Figure{Median: 8, Lo: -3, Hi: 19, Known: true}, NotDistinguished},
-		{"throughput range touches 0", ruleThroughput, Figure{Median: 5, Lo: 0, Hi: 9, Known: true}, NotDistinguished},
-		{"throughput negative beyond noise", ruleThroughput, Figure{Median: -10, Lo: -15, Hi: -4, Known: true}, No},
-		{"throughput straddles the yes edge, inside partly", ruleThroughput, Figure{Median: 20, Lo: 15, Hi: 30, Known: true}, Partly},
-		{"throughput straddles the partly edge", ruleThroughput, Figure{Median: 38, Lo: 30, Hi: 50, Known: true}, NotDistinguished},
-		{"throughput interval inside partly", ruleThroughput, Figure{Median: 30, Lo: 25, Hi: 35, Known: true}, Partly},
-		{"throughput interval beyond partly", ruleThroughput, Figure{Median: 60, Lo: 45, Hi: 80, Known: true}, No},
-		{"throughput missing", ruleThroughput, Figure{}, NotMeasured},
+		{"throughput inside", ruleThroughput, exact(10), results.Yes},
+		{"throughput at yes edge", ruleThroughput, exact(22), results.Yes},
+		{"throughput just past yes edge", ruleThroughput, exact(22.01), results.Partly},
+		{"throughput at partly edge", ruleThroughput, exact(40), results.Partly},
+		{"throughput far above", ruleThroughput, exact(80), results.No},
+		{"throughput negative", ruleThroughput, exact(-5), results.No},
+		{"throughput inside the noise", ruleThroughput, Figure{Median: 8, Lo: -3, Hi: 19, Known: true}, results.NotDistinguished},
+		{"throughput range touches 0", ruleThroughput, Figure{Median: 5, Lo: 0, Hi: 9, Known: true}, results.NotDistinguished},
+		{"throughput negative beyond noise", ruleThroughput, Figure{Median: -10, Lo: -15, Hi: -4, Known: true}, results.No},
+		{"throughput straddles the yes edge, inside partly", ruleThroughput, Figure{Median: 20, Lo: 15, Hi: 30, Known: true}, results.Partly},
+		{"throughput straddles the partly edge", ruleThroughput, Figure{Median: 38, Lo: 30, Hi: 50, Known: true}, results.NotDistinguished},
+		{"throughput interval inside partly", ruleThroughput, Figure{Median: 30, Lo: 25, Hi: 35, Known: true}, results.Partly},
+		{"throughput interval beyond partly", ruleThroughput, Figure{Median: 60, Lo: 45, Hi: 80, Known: true}, results.No},
+		{"throughput missing", ruleThroughput, Figure{}, results.NotMeasured},
 		// about 30 % more server CPU: yes 15..45, partly 0..90.
-		{"extra CPU +16 %", ruleExtraCPU, exact(16), Yes},
-		{"extra CPU at low edge", ruleExtraCPU, exact(15), Yes},
-		{"extra CPU +10 % (was yes)", ruleExtraCPU, exact(10), Partly},
-		{"extra CPU at high edge", ruleExtraCPU, exact(45), Yes},
-		{"extra CPU negative", ruleExtraCPU, exact(-2.3), No},
-		{"extra CPU inside noise", ruleExtraCPU, Figure{Median: 16, Lo: -1, Hi: 30, Known: true}, NotDistinguished},
-		{"extra CPU missing", ruleExtraCPU, Figure{}, NotMeasured},
+		{"extra CPU +16 %", ruleExtraCPU, exact(16), results.Yes},
+		{"extra CPU at low edge", ruleExtraCPU, exact(15), results.Yes},
+		{"extra CPU +10 % (was yes)", ruleExtraCPU, exact(10), results.Partly},
+		{"extra CPU at high edge", ruleExtraCPU, exact(45), results.Yes},
+		{"extra CPU negative", ruleExtraCPU, exact(-2.3), results.No},
+		{"extra CPU inside noise", ruleExtraCPU, Figure{Median: 16, Lo: -1, Hi: 30, Known: true}, results.NotDistinguished},
+		{"extra CPU missing", ruleExtraCPU, Figure{}, results.NotMeasured},
 		// barely changes: ±10 % yes, ±25 % partly, a range wider than 20 points unclear.
-		{"flat", ruleBarely, exact(-3), Yes},
-		{"flat at edge", ruleBarely, exact(10), Yes},
-		{"flat partly", ruleBarely, exact(-20), Partly},
-		{"flat no", ruleBarely, exact(30), No},
-		{"flat inside wide noise", ruleBarely, Figure{Median: 0, Lo: -15, Hi: 15, Known: true}, NotDistinguished},
-		{"flat wide range all beyond partly", ruleBarely, Figure{Median: -54, Lo: -66, Hi: -43, Known: true}, No},
-		{"flat missing", ruleBarely, Figure{}, NotMeasured},
+		{"flat", ruleBarely, exact(-3), results.Yes},
+		{"flat at edge", ruleBarely, exact(10), results.Yes},
+		{"flat partly", ruleBarely, exact(-20), results.Partly},
+		{"flat no", ruleBarely, exact(30), results.No},
+		{"flat inside wide noise", ruleBarely, Figure{Median: 0, Lo: -15, Hi: 15, Known: true}, results.NotDistinguished},
+		{"flat wide range all beyond partly", ruleBarely, Figure{Median: -54, Lo: -66, Hi: -43, Known: true}, results.No},
+		{"flat missing", ruleBarely, Figure{}, results.NotMeasured},
 		// the C extension closes most of the gap: yes ≥ 50 %, partly ≥ 20 %.
-		{"message objects most", ruleMessageObjects, exact(70), Yes},
-		{"message objects at edge", ruleMessageObjects, exact(50), Yes},
-		{"message objects some", ruleMessageObjects, exact(30), Partly},
-		{"message objects little", ruleMessageObjects, exact(5), No},
-		{"message objects inside noise", ruleMessageObjects, Figure{Median: 40, Lo: -10, Hi: 60, Known: true}, NotDistinguished},
-		{"message objects missing", ruleMessageObjects, Figure{}, NotMeasured},
+		{"message objects most", ruleMessageObjects, exact(70), results.Yes},
+		{"message objects at edge", ruleMessageObjects, exact(50), results.Yes},
+		{"message objects some", ruleMessageObjects, exact(30), results.Partly},
+		{"message objects little", ruleMessageObjects, exact(5), results.No},
+		{"message objects inside noise", ruleMessageObjects, Figure{Median: 40, Lo: -10, Hi: 60, Known: true}, results.NotDistinguished},
+		{"message objects missing", ruleMessageObjects, Figure{}, results.NotMeasured},
 		// Ice over Thrift 1.3-1.6x: yes 1.05..1.9.
-		{"ice/thrift published", javaLead["thrift"].band, exact(1.45), Yes},
-		{"ice/thrift at edge", javaLead["thrift"].band, exact(1.9), Yes},
-		{"ice/thrift Thrift leads", javaLead["thrift"].band, exact(0.21), No},
-		{"ice/thrift inside noise", javaLead["thrift"].band, Figure{Median: 1.02, Lo: 0.95, Hi: 1.1, Known: true}, NotDistinguished},
-		{"ice/thrift missing", javaLead["thrift"].band, Figure{}, NotMeasured},
-		{"ice/dubbo far", javaLead["dubbo"].band, exact(9), No},
-		{"ice/grpc partly", javaLead["grpc"].band, exact(2), Partly},
+		{"ice/thrift published", javaLead["thrift"].band, exact(1.45), results.Yes},
+		{"ice/thrift at edge", javaLead["thrift"].band, exact(1.9), results.Yes},
+		{"ice/thrift Thrift leads", javaLead["thrift"].band, exact(0.21), results.No},
+		{"ice/thrift inside noise", javaLead["thrift"].band, Figure{Median: 1.02, Lo: 0.95, Hi: 1.1, Known: true}, results.NotDistinguished},
+		{"ice/thrift missing", javaLead["thrift"].band, Figure{}, results.NotMeasured},
+		{"ice/dubbo far", javaLead["dubbo"].band, exact(9), results.No},
+		{"ice/grpc partly", javaLead["grpc"].band, exact(2), results.Partly},
 		// lead grows: share of steps rising.
-		{"grows all steps", ruleLeadGrows, exact(100), Yes},
-		{"grows at edge", ruleLeadGrows, Figure{Median: 75, Lo: 75, Hi: 100, Known: true}, Yes},
-		{"grows half", ruleLeadGrows, Figure{Median: 50, Lo: 50, Hi: 58, Known: true}, Partly},
-		{"grows never (all fell)", ruleLeadGrows, exact(0), No},
-		{"grows inside noise", ruleLeadGrows, Figure{Median: 0, Lo: 0, Hi: 100, Known: true}, NotDistinguished},
-		{"grows missing", ruleLeadGrows, Figure{}, NotMeasured},
+		{"grows all steps", ruleLeadGrows, exact(100), results.Yes},
+		{"grows at edge", ruleLeadGrows, Figure{Median: 75, Lo: 75, Hi: 100, Known: true}, results.Yes},
+		{"grows half", ruleLeadGrows, Figure{Median: 50, Lo: 50, Hi: 58, Known: true}, results.Partly},
+		{"grows never (all fell)", ruleLeadGrows, exact(0), results.No},
+		{"grows inside noise", ruleLeadGrows, Figure{Median: 0, Lo: 0, Hi: 100, Known: true}, results.NotDistinguished},
+		{"grows missing", ruleLeadGrows, Figure{}, results.NotMeasured},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.band.Judge(tc.f); got != tc.want {
@@ -91,15 +93,15 @@ func TestLevels(t *testing.T) {
 		held, failed, unclear, missing int
 		want                           string
 	}{
-		{"all held", 5, 0, 0, 0, Yes},
-		{"some held", 3, 2, 0, 0, Partly},
-		{"held and unclear", 4, 0, 1, 0, Partly},
-		{"none held", 0, 5, 0, 0, No},
-		{"reversed and unclear", 0, 2, 3, 0, No},
-		{"all inside noise", 0, 0, 5, 0, NotDistinguished},
-		{"held but one missing", 4, 0, 0, 1, Partly},
-		{"nothing measured", 0, 0, 0, 5, NotMeasured},
-		{"no levels", 0, 0, 0, 0, NotMeasured},
+		{"all held", 5, 0, 0, 0, results.Yes},
+		{"some held", 3, 2, 0, 0, results.Partly},
+		{"held and unclear", 4, 0, 1, 0, results.Partly},
+		{"none held", 0, 5, 0, 0, results.No},
+		{"reversed and unclear", 0, 2, 3, 0, results.No},
+		{"all inside noise", 0, 0, 5, 0, results.NotDistinguished},
+		{"held but one missing", 4, 0, 0, 1, results.Partly},
+		{"nothing measured", 0, 0, 0, 5, results.NotMeasured},
+		{"no levels", 0, 0, 0, 0, results.NotMeasured},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Levels(tc.held, tc.failed, tc.unclear, tc.missing); got != tc.want {
@@ -170,8 +172,8 @@ func TestJudgeWithoutMeasurements(t *testing.T) {
 				if f.Rule == "" || f.Claim == "" || f.Tolerance == "" || f.Published == "" {
 					t.Errorf("finding %+v: want rule, claim, published and tolerance", f)
 				}
-				if f.Holds == "" || f.Holds == Yes || !slices.Contains(Verdicts, f.Holds) {
-					t.Errorf("%s: got verdict %q; want one of %v, never empty or yes", f.Rule, f.Holds, Verdicts[1:])
+				if f.Holds == "" || f.Holds == results.Yes || !slices.Contains(results.Verdicts, f.Holds) {
+					t.Errorf("%s: got verdict %q; want one of %v, never empty or yes", f.Rule, f.Holds, results.Verdicts[1:])
 				}
 			}
 		})
@@ -199,11 +201,11 @@ func TestJudgeGRPCThrift(t *testing.T) {
 		got[f.Rule] = f.Holds
 	}
 	want := map[string]string{
-		"grpc-thrift-throughput-c50":      Yes,
-		"grpc-thrift-throughput-c800":     NotDistinguished,
-		"grpc-thrift-server-cpu-busy":     Yes, // 0.99 / 0.75: +32 %
-		"grpc-thrift-server-cpu-per-call": Yes,
-		"grpc-thrift-resources-flat":      No, // thrift's server 75 % -> 97 % busy: +29 %, beyond ±25 %
+		"grpc-thrift-throughput-c50":      results.Yes,
+		"grpc-thrift-throughput-c800":     results.NotDistinguished,
+		"grpc-thrift-server-cpu-busy":     results.Yes, // 0.99 / 0.75: +32 %
+		"grpc-thrift-server-cpu-per-call": results.Yes,
+		"grpc-thrift-resources-flat":      results.No, // thrift's server 75 % -> 97 % busy: +29 %, beyond ±25 %
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -233,8 +235,8 @@ func TestJudgeJava(t *testing.T) {
 		got[f.Rule] = f.Holds
 	}
 	for k, v := range map[string]string{
-		"java-ice-leads": No, "java-ice-over-thrift": No, "java-thrift-second-grpc-last": No,
-		"java-ice-vs-avro": NotMeasured,
+		"java-ice-leads": results.No, "java-ice-over-thrift": results.No, "java-thrift-second-grpc-last": results.No,
+		"java-ice-vs-avro": results.NotMeasured,
 	} {
 		if got[k] != v {
 			t.Errorf("%s: got %q; want %q", k, got[k], v)
@@ -246,7 +248,7 @@ func TestJudgeJava(t *testing.T) {
 		e.runs[jKey{"grpc", c}] = tps(9000)
 	}
 	for _, f := range e.judge(Options{}).Findings {
-		if f.Rule == "java-ice-lead-grows" && f.Holds != No {
+		if f.Rule == "java-ice-lead-grows" && f.Holds != results.No {
 			t.Errorf("lead grows with Ice never leading: got %q; want no", f.Holds)
 		}
 	}
@@ -265,7 +267,7 @@ func TestJudgeJavaJIT(t *testing.T) {
 			e.runs[jKey{fw, c}] = []measured{{Report: report.Report{RequestsPerSecond: 1000}}, {Report: report.Report{RequestsPerSecond: 1000}}}
 		}
 	}
-	e.runs[jKey{"dubbo", 1}][1].Flags = []string{matrix.FlagJIT}
+	e.runs[jKey{"dubbo", 1}][1].Flags = []string{results.FlagJIT}
 	e.rest = map[string]jitRest{
 		"ice":   {Rounds: 2, Seconds: 11.5, ClientMs: 40, Window: 5, ServerMs: 10, ServerKnown: true, AtRest: true},
 		"dubbo": {Rounds: 4, Seconds: 21, ClientMs: 900, Window: 5, ServerKnown: false},
@@ -298,15 +300,15 @@ func TestJudgeGrowth(t *testing.T) {
 	e.ms[gKey{"php-grpc", 200}] = []float64{300, 301, 302}
 	e.ms[gKey{"php-pure-grpc", 200}] = []float64{1100, 1101, 1102}
 	e.ms[gKey{"php-http", 200}] = []float64{250, 251, 252}
-	got := map[string]Finding{}
+	got := map[string]results.Finding{}
 	for _, f := range e.judge(Options{}).Findings {
 		got[f.Rule] = f
 	}
-	if f := got["php-go-order"]; f.Holds != Yes {
+	if f := got["php-go-order"]; f.Holds != results.Yes {
 		t.Errorf("order: got %q (%s); want yes", f.Holds, f.Detail)
 	}
 	// Growth from 2 to 200 items: pure +500, C +100, Go +10: (500-100)/(500-10) = 82 %.
-	if f := got["php-message-objects"]; f.Holds != Yes || !strings.HasPrefix(f.Measured, "82%") {
+	if f := got["php-message-objects"]; f.Holds != results.Yes || !strings.HasPrefix(f.Measured, "82%") {
 		t.Errorf("message objects: got %q measured %q; want yes at 80%%", f.Holds, f.Measured)
 	}
 	if f := got["php-message-objects"]; !strings.Contains(f.Reason, "pure-PHP protobuf 601.0") {
@@ -315,7 +317,7 @@ func TestJudgeGrowth(t *testing.T) {
 	// One size's order inside the noise: no longer yes.
 	e.ms[gKey{"php-http", 2}] = []float64{90, 150, 210}
 	for _, f := range e.judge(Options{}).Findings {
-		if f.Rule == "php-go-order" && f.Holds != Partly {
+		if f.Rule == "php-go-order" && f.Holds != results.Partly {
 			t.Errorf("order with one size inside the noise: got %q; want partly", f.Holds)
 		}
 	}
@@ -333,12 +335,12 @@ func TestPublishedFiles(t *testing.T) {
 	}
 }
 
-func TestMarkdown(t *testing.T) {
+func TestReproductionMarkdown(t *testing.T) {
 	var b bytes.Buffer
 	r := Rule{Name: "x-wins", Claim: "it wins", Published: "+5 %", Band: ruleThroughput, Prec: 1}
-	Markdown(&b, []Section{
+	render.ReproductionMarkdown(&b, []results.Section{
 		{Name: "x", Setup: []string{"one"}, Scaled: "one core each", Table: [][]string{{"a", "b|c"}, {"1", "2"}},
-			Findings: []Finding{r.Verdict(Figure{Median: -3, Lo: -4, Hi: -2, Known: true}, "it lost", "the server core saturated")}},
+			Findings: []results.Finding{r.Verdict(Figure{Median: -3, Lo: -4, Hi: -2, Known: true}, "it lost", "the server core saturated")}},
 		{Name: "y", Err: "server did not start"},
 	})
 	for _, want := range []string{

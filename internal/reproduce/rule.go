@@ -5,24 +5,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/stats"
-)
 
-// Verdicts a rule gives. A rule never gives an empty verdict, and never "yes"
-// without a measurement.
-const (
-	Yes    = "yes"
-	Partly = "partly"
-	No     = "no"
-	// NotDistinguished: the 95 % interval straddles the claim's tolerance (or
-	// holds the value the claim says the figure differs from).
-	NotDistinguished = "inconclusive"
-	NotMeasured      = "not measured"
+	"github.com/rpcbed/rpcbed/internal/results"
 )
-
-// Verdicts lists every verdict a rule may give (tests check against it).
-var Verdicts = []string{Yes, Partly, No, NotDistinguished, NotMeasured}
 
 // Figure is one measured figure over the repeats: its median and its 95 %
 // interval (Fig; a ratio's interval is its two sides' extremes, see Ratio).
@@ -45,7 +31,7 @@ func Fig(v []float64) Figure {
 			return Figure{}
 		}
 	}
-	s := matrix.StatOf(v)
+	s := stats.Of(v)
 	f := Figure{Median: s.Median, Lo: s.Median, Hi: s.Median, Known: true}
 	if iv := (stats.Noise{}).InRun(v); iv.Valid() {
 		f.Lo, f.Hi = iv.Low, iv.High
@@ -99,27 +85,27 @@ func at(v float64) *float64 { return &v }
 func (b Band) Judge(f Figure) string {
 	switch {
 	case !f.Known:
-		return NotMeasured
+		return results.NotMeasured
 	case b.Differs != nil && f.Lo <= *b.Differs && *b.Differs <= f.Hi:
-		return NotDistinguished
+		return results.NotDistinguished
 	case b.Differs == nil && (f.Hi < b.Partly[0] || f.Lo > b.Partly[1]):
-		return No
+		return results.No
 	case b.Differs == nil && f.Hi-f.Lo > b.Yes[1]-b.Yes[0]:
-		return NotDistinguished
+		return results.NotDistinguished
 	case b.Differs == nil && in(f.Median, b.Yes):
-		return Yes
+		return results.Yes
 	case b.Differs == nil && in(f.Median, b.Partly):
-		return Partly
+		return results.Partly
 	case b.Differs == nil:
-		return No
+		return results.No
 	case in(f.Lo, b.Yes) && in(f.Hi, b.Yes):
-		return Yes
+		return results.Yes
 	case in(f.Lo, b.Partly) && in(f.Hi, b.Partly):
-		return Partly
+		return results.Partly
 	case f.Hi < b.Partly[0] || f.Lo > b.Partly[1]:
-		return No
+		return results.No
 	}
-	return NotDistinguished // the interval straddles the tolerance's edge
+	return results.NotDistinguished // the interval straddles the tolerance's edge
 }
 
 func in(v float64, r [2]float64) bool { return v >= r[0] && v <= r[1] }
@@ -154,7 +140,7 @@ func num(v float64) string {
 // Show prints a figure as "median [lo..hi]unit" ("not measured" when unknown).
 func (f Figure) Show(unit string, prec int) string {
 	if !f.Known {
-		return NotMeasured
+		return results.NotMeasured
 	}
 	p := func(v float64) string { return fmt.Sprintf("%.*f", prec, v) }
 	if f.Lo == f.Hi {
@@ -176,8 +162,8 @@ type Rule struct {
 
 // Verdict judges f and fills a Finding: reason must quote this run's figures and
 // name the measurement behind each cause it claims ("" when there is none).
-func (r Rule) Verdict(f Figure, detail, reason string) Finding {
-	return Finding{
+func (r Rule) Verdict(f Figure, detail, reason string) results.Finding {
+	return results.Finding{
 		Rule: r.Name, Claim: r.Claim, Published: r.Published,
 		Measured: f.Show(r.Band.Unit, r.Prec), Tolerance: r.Band.String(),
 		Holds: r.Band.Judge(f), Detail: detail, Reason: reason,
@@ -191,18 +177,18 @@ func (r Rule) Verdict(f Figure, detail, reason string) Finding {
 func Levels(held, failed, unclear, missing int) string {
 	switch n := held + failed + unclear + missing; {
 	case n == missing:
-		return NotMeasured
+		return results.NotMeasured
 	case held == n:
-		return Yes
+		return results.Yes
 	case failed == n:
-		return No
+		return results.No
 	case held == 0 && failed == 0:
-		return NotDistinguished // inside the spread, or partly missing
+		return results.NotDistinguished // inside the spread, or partly missing
 	case held == 0:
 		// Some reversed, the rest inside the noise: not once shown to hold.
-		return No
+		return results.No
 	}
-	return Partly
+	return results.Partly
 }
 
 // LevelsBand is the tolerance text of a Levels rule.

@@ -107,10 +107,10 @@ func clientsAgainstServers(t *testing.T, s setup) {
 		Args:   append(args, "-grpc", grpcAddr, "-thrift", thriftAddr, "-http", httpAddr),
 		CPUSet: "0", MemoryMB: 512,
 		Ready: func(ctx context.Context) error {
-			if err := TCPProbe(grpcAddr, thriftAddr)(ctx); err != nil {
+			if err := TCPCheck(grpcAddr, thriftAddr)(ctx); err != nil {
 				return err
 			}
-			return HTTPProbe("http://" + httpAddr + "/healthz")(ctx)
+			return HTTPCheck("http://" + httpAddr + "/healthz")(ctx)
 		},
 	})
 	if err != nil {
@@ -136,7 +136,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 				Name: "java-" + proto + "-server", Image: image,
 				Args:   append(append([]string{}, args...), "-proto", proto, "-port", port),
 				CPUSet: "0", MemoryMB: 512, Timeout: 2 * time.Minute,
-				Ready: TCPProbe(addr),
+				Ready: TCPCheck(addr),
 			})
 			if err != nil {
 				t.Errorf("start java %s server: %v", proto, err)
@@ -181,7 +181,7 @@ func clientsAgainstServers(t *testing.T, s setup) {
 						CPUSet: "1", CPUs: 1, MemoryMB: 768, Timeout: clientRun,
 					})
 					if err != nil || res.ExitCode != 0 {
-						t.Fatalf("got error %v, exit code %d; want a report\nstderr:\n%s", err, res.ExitCode, tail(res.Stderr, 4000))
+						t.Fatalf("got error %v, exit code %d; want a report\nstderr:\n%s", err, res.ExitCode, Tail(res.Stderr, 4000))
 					}
 					rep, err := report.Parse(bytes.NewReader(res.Stdout))
 					if err != nil {

@@ -95,13 +95,7 @@ func (d *Docker) Start(ctx context.Context, s Task) (Service, error) {
 		return nil, err
 	}
 	svc := &dockerService{d: d, id: c.ID, name: s.Name, start: start}
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultStartTimeout
-	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err = waitReady(rctx, s.Ready, func() error {
+	return startedOrStopped(ctx, s, svc, func(rctx context.Context) error {
 		ci, err := d.pool.Client.InspectContainerWithContext(c.ID, rctx)
 		if err != nil {
 			return err
@@ -111,11 +105,6 @@ func (d *Docker) Start(ctx context.Context, s Task) (Service, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		r, _ := svc.Stop(context.Background())
-		return nil, fmt.Errorf("start %s: %w; stderr: %s", s.Name, err, tail(r.Stderr, 2000))
-	}
-	return svc, nil
 }
 
 // Close removes every container this runner started that is still there.

@@ -113,7 +113,7 @@ func (d *Docker) WaitFrom(ctx context.Context, image string, within time.Duratio
 		return fmt.Errorf("probe from %s: %w", d.endpoint, err)
 	}
 	if r.ExitCode != 0 {
-		return fmt.Errorf("probe from %s: %s", d.endpoint, tail(r.Stderr, 400))
+		return fmt.Errorf("probe from %s: %s", d.endpoint, Tail(r.Stderr, 400))
 	}
 	return nil
 }

@@ -92,13 +92,7 @@ func (l *Local) Start(ctx context.Context, s Task) (Service, error) {
 	l.live[svc] = struct{}{}
 	l.mu.Unlock()
 
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultStartTimeout
-	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err = waitReady(rctx, s.Ready, func() error {
+	return startedOrStopped(ctx, s, svc, func(context.Context) error {
 		select {
 		case <-svc.exited:
 			return fmt.Errorf("exited with code %d", exitCode(cmd))
@@ -106,11 +100,6 @@ func (l *Local) Start(ctx context.Context, s Task) (Service, error) {
 			return nil
 		}
 	})
-	if err != nil {
-		r, _ := svc.Stop(context.Background())
-		return nil, fmt.Errorf("start %s: %w; stderr: %s", s.Name, err, tail(r.Stderr, 2000))
-	}
-	return svc, nil
 }
 
 // Close stops every service and worker still running.

@@ -50,7 +50,7 @@ type Task struct {
 	Timeout time.Duration
 	// Ready, for Start, is polled until it returns nil: the server is then up.
 	// nil means ready as soon as the program is running.
-	Ready Probe
+	Ready Check
 }
 
 // DefaultStartTimeout is how long Start waits for Ready when Task.Timeout is 0.
@@ -93,11 +93,11 @@ type Service interface {
 // ErrTimeout is wrapped by the error Run returns when Task.Timeout expired.
 var ErrTimeout = errors.New("runner: timeout")
 
-// Probe reports whether a server is ready: nil when it is.
-type Probe func(ctx context.Context) error
+// Check reports whether a server is ready: nil when it is.
+type Check func(ctx context.Context) error
 
-// TCPProbe is ready when every address accepts a TCP connection.
-func TCPProbe(addrs ...string) Probe {
+// TCPCheck is ready when every address accepts a TCP connection.
+func TCPCheck(addrs ...string) Check {
 	return func(ctx context.Context) error {
 		var d net.Dialer
 		for _, a := range addrs {
@@ -111,8 +111,8 @@ func TCPProbe(addrs ...string) Probe {
 	}
 }
 
-// HTTPProbe is ready when GET url answers 2xx.
-func HTTPProbe(url string) Probe {
+// HTTPCheck is ready when GET url answers 2xx.
+func HTTPCheck(url string) Check {
 	return func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -130,8 +130,25 @@ func HTTPProbe(url string) Probe {
 	}
 }
 
+// startedOrStopped waits until s.Ready passes on the started svc (alive tells
+// whether it still runs), within s.Timeout (DefaultStartTimeout when 0); when it
+// does not, svc is stopped and the error quotes its stderr's tail.
+func startedOrStopped(ctx context.Context, s Task, svc Service, alive func(context.Context) error) (Service, error) {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := waitReady(rctx, s.Ready, func() error { return alive(rctx) }); err != nil {
+		r, _ := svc.Stop(context.Background())
+		return nil, fmt.Errorf("start %s: %w; stderr: %s", s.Name, err, Tail(r.Stderr, 2000))
+	}
+	return svc, nil
+}
+
 // waitReady polls p until it passes, ctx ends or alive reports the program gone.
-func waitReady(ctx context.Context, p Probe, alive func() error) error {
+func waitReady(ctx context.Context, p Check, alive func() error) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last error
@@ -234,17 +251,39 @@ func (b *syncBuffer) Bytes() []byte {
 	return bytes.Clone(b.b.Bytes())
 }
 
-// tail is the last n bytes of b, for error messages.
-func tail(b []byte, n int) string {
+// Tail is the last n bytes of b, trimmed, for error messages.
+func Tail(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
 	}
 	return strings.TrimSpace(string(b))
 }
 
+// OneLine folds s's white space into single spaces and cuts it at 400 bytes, so
+// an error quoting a program's output stays one line of a log or a table.
+func OneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "..."
+	}
+	return s
+}
+
+// LastLine is the last line of b that is not blank (OneLine), "(no stderr)" when
+// there is none: what a failed program last said.
+func LastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return OneLine(l)
+		}
+	}
+	return "(no stderr)"
+}
+
 // exitError describes a program that ended before it should have.
 func exitError(name string, r Result) error {
-	return fmt.Errorf("%s exited with code %d; stderr: %s", name, r.ExitCode, tail(r.Stderr, 2000))
+	return fmt.Errorf("%s exited with code %d; stderr: %s", name, r.ExitCode, Tail(r.Stderr, 2000))
 }
 
 // CoresAllowed is how many cores a program started with s may keep busy under r:

@@ -187,7 +187,7 @@ func TestLocalContract(t *testing.T) {
 	runnerContract(t, l, "")
 }
 
-func TestProbes(t *testing.T) {
+func TestChecks(t *testing.T) {
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer ok.Close()
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
@@ -195,14 +195,14 @@ func TestProbes(t *testing.T) {
 	closed := testbed.FreeAddr(t)
 	tests := []struct {
 		name string
-		p    Probe
+		p    Check
 		ok   bool
 	}{
-		{"http 200", HTTPProbe(ok.URL), true},
-		{"http 503", HTTPProbe(bad.URL), false},
-		{"http refused", HTTPProbe("http://" + closed), false},
-		{"tcp open", TCPProbe(strings.TrimPrefix(ok.URL, "http://")), true},
-		{"tcp one closed", TCPProbe(strings.TrimPrefix(ok.URL, "http://"), closed), false},
+		{"http 200", HTTPCheck(ok.URL), true},
+		{"http 503", HTTPCheck(bad.URL), false},
+		{"http refused", HTTPCheck("http://" + closed), false},
+		{"tcp open", TCPCheck(strings.TrimPrefix(ok.URL, "http://")), true},
+		{"tcp one closed", TCPCheck(strings.TrimPrefix(ok.URL, "http://"), closed), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -96,7 +96,7 @@ func (c *cmdConn) Read(p []byte) (int, error) {
 	n, err := c.out.Read(p)
 	if err == io.EOF && n == 0 {
 		if msg := strings.TrimSpace(string(c.errb.Bytes())); msg != "" {
-			return 0, fmt.Errorf("%s: %s", c.cmd.Path, tail([]byte(msg), 400))
+			return 0, fmt.Errorf("%s: %s", c.cmd.Path, Tail([]byte(msg), 400))
 		}
 	}
 	return n, err

@@ -121,7 +121,7 @@ func (p *Pool) Add(v []float64) {
 	if len(v) < 2 {
 		return
 	}
-	m := mean(v)
+	m := Mean(v)
 	for _, x := range v {
 		p.SS += (x - m) * (x - m)
 	}
@@ -228,12 +228,4 @@ func (n Noise) interval(v []float64, runs float64, shift float64) Interval {
 	k := float64(len(l))
 	hw := tQuantile(1-(1-Confidence)/2, df) * math.Sqrt(runs*medianFactor(len(l))*s2/k+shift*shift)
 	return Interval{Center: med, Low: med * math.Exp(-hw), High: med * math.Exp(hw), N: len(l)}
-}
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }

@@ -1,7 +1,9 @@
-package matrix
+package analysis
 
 import (
 	"math"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // SliceNoise is what one run says about its slice length (make bench-slices):
@@ -23,12 +25,12 @@ type SliceNoise struct {
 // call) the sd of a round's log value about its cell's mean, pooled over cells,
 // and the mean wall time of the runs after each cell's first (whose longer
 // warm-up a cell pays once, whatever its slice length).
-func Slices(run *Run) SliceNoise {
+func Slices(run *results.Run) SliceNoise {
 	s := SliceNoise{Length: run.Spec.Load.Duration.D().Seconds(), Rounds: run.Spec.Repeats, Sigma: map[string]float64{},
-		SigmaFigures: precisionFigures}
+		SigmaFigures: PrecisionFigures}
 	var wall float64
 	for _, c := range run.Cells {
-		if c.Status != StatusOK {
+		if c.Status != results.StatusOK {
 			continue
 		}
 		s.Cells++
@@ -44,7 +46,7 @@ func Slices(run *Run) SliceNoise {
 		s.SwitchS = s.RunWallS - s.Length
 		s.MeasuredShare = s.Length / s.RunWallS
 	}
-	for _, f := range precisionFigures {
+	for _, f := range PrecisionFigures {
 		s.Sigma[f.Key] = math.Sqrt(NoiseOf(run.Cells, f.F, 0).Pool.Var())
 	}
 	return s

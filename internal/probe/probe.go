@@ -1,4 +1,8 @@
-package matrix
+// Package probe times the machine itself, apart from any RPC: a compute and a
+// memory probe pinned to one CPU (the driver runs the compute one around every
+// repeat), a sustained probe of many slots, and the noise of its windows. It is
+// what `rpcbed probe` prints and what a repeat's probe times (results.Probe) are.
+package probe
 
 import (
 	"context"
@@ -13,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // The CPU probe: a fixed piece of CPU work the driver times on the client's and
@@ -25,13 +31,6 @@ const (
 	probeRounds = 2000
 	probeBlock  = 4096
 )
-
-// Probe is a repeat's CPU probe times in µs: [before, after] the run, on the
-// first CPU of the client's and of the server's cpuset.
-type Probe struct {
-	ClientUs [2]float64 `json:"client_us"`
-	ServerUs [2]float64 `json:"server_us"`
-}
 
 // timedOn runs work on a thread pinned to cpu (-1: wherever the scheduler runs
 // it) and returns how long work took. The thread is its own and exits with it,
@@ -60,8 +59,8 @@ func timedOn(cpu int, work func()) (time.Duration, error) {
 	return r.d, r.err
 }
 
-// ProbeCPU times the compute probe (probeRounds SHA-256 sums) on cpu (-1: unpinned).
-func ProbeCPU(cpu int) (time.Duration, error) {
+// CPU times the compute probe (probeRounds SHA-256 sums) on cpu (-1: unpinned).
+func CPU(cpu int) (time.Duration, error) {
 	buf := make([]byte, probeBlock)
 	return timedOn(cpu, func() {
 		for i := 0; i < probeRounds; i++ {
@@ -71,9 +70,9 @@ func ProbeCPU(cpu int) (time.Duration, error) {
 	})
 }
 
-// firstCPU is the lowest CPU a cpuset names ("1", "0-1", "2,3"), -1 for none
+// FirstCPU is the lowest CPU a cpuset names ("1", "0-1", "2,3"), -1 for none
 // or one it cannot read.
-func firstCPU(cpuset string) int {
+func FirstCPU(cpuset string) int {
 	lo := -1
 	for _, part := range strings.Split(cpuset, ",") {
 		a, _, _ := strings.Cut(strings.TrimSpace(part), "-")
@@ -88,81 +87,13 @@ func firstCPU(cpuset string) int {
 	return lo
 }
 
-// probeSides times the probe on the client's and the server's core; 0 where it
-// failed.
-func (b *Bench) probeSides() (client, server float64) {
-	if d, err := ProbeCPU(firstCPU(b.ClientResources.CPUSet)); err == nil {
-		client = float64(d.Microseconds())
-	}
-	if d, err := ProbeCPU(firstCPU(b.ServerResources.CPUSet)); err == nil {
-		server = float64(d.Microseconds())
-	}
-	return client, server
-}
-
-// ProbeSpread is (max-min)/median of the probe times over the repeats' probes,
-// the larger of the two sides; NaN when no repeat was probed.
-func (c CellResult) ProbeSpread() float64 {
-	out := math.NaN()
-	for _, side := range []func(*Probe) [2]float64{
-		func(p *Probe) [2]float64 { return p.ClientUs },
-		func(p *Probe) [2]float64 { return p.ServerUs },
-	} {
-		var v []float64
-		for _, r := range c.Repeats {
-			if r.Probe == nil {
-				continue
-			}
-			for _, x := range side(r.Probe) {
-				if x > 0 {
-					v = append(v, x)
-				}
-			}
-		}
-		if s := spreadOf(v); !math.IsNaN(s) && (math.IsNaN(out) || s > out) {
-			out = s
-		}
-	}
-	return out
-}
-
-// ProbeMedian is the median probe time (µs) over every repeat of the run, per
-// side; NaN when none was probed.
-func (r *Run) ProbeMedian() (client, server float64) {
-	var cv, sv []float64
-	for _, c := range r.Cells {
-		for _, rep := range c.Repeats {
-			if rep.Probe == nil {
-				continue
-			}
-			for i := range 2 {
-				if x := rep.Probe.ClientUs[i]; x > 0 {
-					cv = append(cv, x)
-				}
-				if x := rep.Probe.ServerUs[i]; x > 0 {
-					sv = append(sv, x)
-				}
-			}
-		}
-	}
-	return StatOf(cv).Median, StatOf(sv).Median
-}
-
-func spreadOf(v []float64) float64 {
-	st := StatOf(v)
-	if st.N < 2 || st.Median <= 0 {
-		return math.NaN()
-	}
-	return (st.Max - st.Min) / st.Median
-}
-
 // The memory probe: a dependent random walk over a buffer larger than the
 // caches, so its time follows the machine's memory speed (which the compute
 // probe, working in L1, does not see): `rpcbed probe` times both.
 const (
 	probeMemEntries = 8 << 20 // uint32s: 32 MiB
-	// ProbeMemSteps: steps of one memory probe, about 10-15 ms on the build machine.
-	ProbeMemSteps = 40000
+	// MemSteps: steps of one memory probe, about 10-15 ms on the build machine.
+	MemSteps = 40000
 )
 
 var memWalk struct {
@@ -170,9 +101,9 @@ var memWalk struct {
 	next []uint32
 }
 
-// ProbeMemory times steps of the memory walk on cpu (-1: unpinned). The buffer
+// Memory times steps of the memory walk on cpu (-1: unpinned). The buffer
 // (one random cycle through every entry) is built at the first call.
-func ProbeMemory(cpu, steps int) (time.Duration, error) {
+func Memory(cpu, steps int) (time.Duration, error) {
 	memWalk.once.Do(func() {
 		r := rand.New(rand.NewPCG(1, 2))
 		perm := r.Perm(probeMemEntries)
@@ -195,12 +126,12 @@ func ProbeMemory(cpu, steps int) (time.Duration, error) {
 	return d, err
 }
 
-// ProbeSustained runs work back to back on cpu (-1: unpinned) for total/slot
+// Sustained runs work back to back on cpu (-1: unpinned) for total/slot
 // slots, counting how many times it completes in each, and returns each slot's
 // rate (works per second; a work that outlasts its slot ends the slot late). Unlike the short probes it keeps the core busy, as a client or server
 // under load does; WindowNoise tells how much its rate moves over windows of a
 // given length. ctx ends it early with the slots so far.
-func ProbeSustained(ctx context.Context, cpu int, total, slot time.Duration, work func()) ([]float64, error) {
+func Sustained(ctx context.Context, cpu int, total, slot time.Duration, work func()) ([]float64, error) {
 	if slot <= 0 || total < slot {
 		return nil, fmt.Errorf("probe: slot %s, total %s: want 0 < slot <= total", slot, total)
 	}
@@ -238,7 +169,7 @@ func WindowNoise(rates []float64, widths []int) []WindowSD {
 		if len(l) < 4 {
 			continue
 		}
-		_, sd := MeanSD(l)
+		_, sd := stats.MeanSD(l)
 		w := WindowSD{Slots: k, Windows: len(l), SD: sd, White: math.NaN()}
 		switch {
 		case k == 1:
@@ -260,8 +191,8 @@ func WindowCorrelation(a, b []float64, k int) float64 {
 	if len(x) < 4 || len(y) != len(x) {
 		return math.NaN()
 	}
-	mx, _ := MeanSD(x)
-	my, _ := MeanSD(y)
+	mx, _ := stats.MeanSD(x)
+	my, _ := stats.MeanSD(y)
 	var sxy, sxx, syy float64
 	for i := range x {
 		sxy += (x[i] - mx) * (y[i] - my)
@@ -292,19 +223,4 @@ func windowLogs(rates []float64, n, k int) []float64 {
 		l = append(l, math.Log(s/float64(k)))
 	}
 	return l
-}
-
-// MeanSD is v's mean and sample standard deviation (0 for fewer than 2 values).
-func MeanSD(v []float64) (mean, sd float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	if len(v) < 2 {
-		return mean, 0
-	}
-	for _, x := range v {
-		sd += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(v)-1))
 }

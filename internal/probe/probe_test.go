@@ -1,4 +1,4 @@
-package matrix
+package probe
 
 import (
 	"context"
@@ -17,46 +17,23 @@ func TestFirstCPU(t *testing.T) {
 	}{
 		{"", -1}, {"1", 1}, {"0-1", 0}, {"3,2", 2}, {" 2 , 5-7", 2}, {"x", -1}, {"-1", -1}, {"a,4", 4},
 	} {
-		if got := firstCPU(tc.in); got != tc.want {
-			t.Errorf("firstCPU(%q) = %d; want %d", tc.in, got, tc.want)
+		if got := FirstCPU(tc.in); got != tc.want {
+			t.Errorf("FirstCPU(%q) = %d; want %d", tc.in, got, tc.want)
 		}
 	}
 }
 
 // The probe does its work pinned to a CPU (or unpinned), and a CPU this machine
 // does not have is an error, not a figure.
-func TestProbeCPU(t *testing.T) {
+func TestCPU(t *testing.T) {
 	for _, cpu := range []int{-1, 0} {
-		d, err := ProbeCPU(cpu)
+		d, err := CPU(cpu)
 		if err != nil || d <= 0 {
-			t.Errorf("ProbeCPU(%d) = %v, %v; want a time", cpu, d, err)
+			t.Errorf("CPU(%d) = %v, %v; want a time", cpu, d, err)
 		}
 	}
-	if _, err := ProbeCPU(runtime.NumCPU() + 1000); err == nil {
-		t.Error("ProbeCPU on a CPU the machine lacks: got no error")
-	}
-}
-
-// ProbeSpread is (max-min)/median over every probe of the repeats, the larger
-// side; a cell without probes has none (NaN), and Summarize records it.
-func TestProbeSpread(t *testing.T) {
-	c := CellResult{Repeats: []Repeat{
-		{Probe: &Probe{ClientUs: [2]float64{100, 110}, ServerUs: [2]float64{100, 100}}},
-		{Probe: &Probe{ClientUs: [2]float64{90, 100}, ServerUs: [2]float64{100, 130}}},
-		{}, // not probed
-	}}
-	if got := c.ProbeSpread(); math.Abs(got-0.30) > 1e-9 {
-		t.Errorf("ProbeSpread = %v; want 0.30 (server: 100..130 over a median of 100)", got)
-	}
-	if got := c.Summarize().ProbeSpread; math.Abs(got-0.30) > 1e-9 {
-		t.Errorf("Summary.ProbeSpread = %v; want 0.30", got)
-	}
-	if got := (CellResult{Repeats: []Repeat{{}}}).ProbeSpread(); !math.IsNaN(got) {
-		t.Errorf("no probes: ProbeSpread = %v; want NaN", got)
-	}
-	run := &Run{Cells: []CellResult{c}}
-	if cl, sv := run.ProbeMedian(); cl != 100 || sv != 100 {
-		t.Errorf("ProbeMedian = %v, %v; want 100, 100", cl, sv)
+	if _, err := CPU(runtime.NumCPU() + 1000); err == nil {
+		t.Error("CPU on a CPU the machine lacks: got no error")
 	}
 }
 
@@ -124,25 +101,32 @@ func TestWindowNoise(t *testing.T) {
 	}
 }
 
-// ProbeSustained counts works per slot for total/slot slots, refuses a slot
+// Sustained counts works per slot for total/slot slots, refuses a slot
 // longer than the total, and stops with its slots so far when ctx ends.
-func TestProbeSustained(t *testing.T) {
-	rates, err := ProbeSustained(context.Background(), -1, 40*time.Millisecond, 10*time.Millisecond, func() { time.Sleep(time.Millisecond) })
+func TestSustained(t *testing.T) {
+	rates, err := Sustained(context.Background(), -1, 40*time.Millisecond, 10*time.Millisecond, func() { time.Sleep(time.Millisecond) })
 	if err != nil || len(rates) != 4 {
 		t.Fatalf("got %v, %v; want 4 slots", rates, err)
 	}
+	// 1 ms works: at most 1000/s. How many fit in a 10 ms slot depends on the
+	// machine's load (a sleep may oversleep by many ms), so only some must.
+	some := false
 	for _, r := range rates {
-		if r < 100 || r > 1000 { // 1 ms works: at most 1000/s, at least a few per 10 ms slot
-			t.Errorf("rate %.0f/s; want between 100 and 1000 for 1 ms works", r)
+		if r > 1000 {
+			t.Errorf("rate %.0f/s; want at most 1000 for 1 ms works", r)
 		}
+		some = some || r > 0
 	}
-	if _, err := ProbeSustained(context.Background(), -1, time.Millisecond, time.Second, func() {}); err == nil {
+	if !some {
+		t.Errorf("rates %v: no slot counted a work", rates)
+	}
+	if _, err := Sustained(context.Background(), -1, time.Millisecond, time.Second, func() {}); err == nil {
 		t.Error("slot longer than total: got no error")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	t0 := time.Now()
-	if rates, err := ProbeSustained(ctx, -1, time.Minute, time.Second, func() {}); err != nil || len(rates) != 0 || time.Since(t0) > 5*time.Second {
+	if rates, err := Sustained(ctx, -1, time.Minute, time.Second, func() {}); err != nil || len(rates) != 0 || time.Since(t0) > 5*time.Second {
 		t.Errorf("ended ctx: got %d slots, %v after %s; want none at once", len(rates), err, time.Since(t0))
 	}
 }

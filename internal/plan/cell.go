@@ -1,4 +1,4 @@
-package matrix
+package plan
 
 import (
 	"path"
@@ -55,7 +55,7 @@ func (c Cell) Pair() string { return c.Client + "-" + c.Protocol + "-" + c.Call 
 // first), so each server configuration is started once; within a server, by
 // client, protocol, call, items and concurrency in the vocabulary's order.
 func (s Spec) Plan() []Cell {
-	links := s.linkList()
+	links := s.LinkList()
 	if len(links) == 0 {
 		return s.planLink("")
 	}
@@ -120,9 +120,9 @@ func (c Cell) ServerProcKey() string {
 	return "java-" + c.Protocol
 }
 
-// groupKey is the server process and link a cell runs with: cells of one group
+// GroupKey is the server process and link a cell runs with: cells of one group
 // share a server start.
-func (c Cell) groupKey() string { return c.ServerProcKey() + "@" + c.Link }
+func (c Cell) GroupKey() string { return c.ServerProcKey() + "@" + c.Link }
 
 func (s Spec) excluded(name string) bool {
 	for _, g := range s.Exclude {

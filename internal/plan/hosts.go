@@ -1,20 +1,16 @@
-package matrix
+package plan
 
 import (
-	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/url"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
 // Roles are what a spec's hosts place: the two server kinds and each client.
@@ -178,7 +174,7 @@ func (s *Spec) validateHosts() error {
 			return fieldErr("link", "give link or links, not both")
 		}
 	}
-	links := s.linkList()
+	links := s.LinkList()
 	if len(s.Hosts) == 0 {
 		for _, l := range links {
 			if !l.Loopback {
@@ -188,7 +184,7 @@ func (s *Spec) validateHosts() error {
 		return nil
 	}
 	placed := map[string]string{}
-	for _, name := range sortedKeys(s.Hosts) {
+	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
 		h := s.Hosts[name]
 		f := "hosts." + name
 		u, err := url.Parse(h.Engine)
@@ -235,7 +231,7 @@ func (s *Spec) validateHosts() error {
 	}
 	for _, c := range s.Plan() {
 		for _, role := range []string{c.ServerLang + "-server", c.Client} {
-			if s.hostOf(role) == "" {
+			if s.HostOf(role) == "" {
 				return fieldErr("hosts", "role %s (cell %s) is on no host: list it under some host's roles", role, c.Name())
 			}
 		}
@@ -244,7 +240,7 @@ func (s *Spec) validateHosts() error {
 		if !l.Shaped() {
 			continue
 		}
-		for _, name := range sortedKeys(s.Hosts) {
+		for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
 			if s.Hosts[name].Shape == "" {
 				return fieldErr("hosts."+name+".shape", "link %s is shaped but host %s names no shape device (NETNS/DEV): the driver cannot shape it, and will not run the link unshaped", l.Label(), name)
 			}
@@ -267,234 +263,23 @@ func (s *Spec) validateHosts() error {
 	return nil
 }
 
-// linkList is the spec's links: links, or link alone; nil = no link dimension.
-func (s *Spec) linkList() []Link {
+// LinkList is the spec's links: links, or link alone; nil = no link dimension.
+func (s *Spec) LinkList() []Link {
 	if s.Link != nil {
 		return []Link{*s.Link}
 	}
 	return s.Links
 }
 
-// hostOf is the host a role runs on; "" when none. php-pure follows php.
-func (s *Spec) hostOf(role string) string {
-	for _, name := range sortedKeys(s.Hosts) {
+// HostOf is the host a role runs on; "" when none. php-pure follows php.
+func (s *Spec) HostOf(role string) string {
+	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
 		if slices.Contains(s.Hosts[name].Roles, role) {
 			return name
 		}
 	}
 	if role == "php-pure" {
-		return s.hostOf("php")
+		return s.HostOf("php")
 	}
 	return ""
-}
-
-// ---- placement: one engine per host ----------------------------------------------
-
-// placement is a multi-host run's engines: one runner per host, and the host of
-// every role.
-type placement struct {
-	spec    *Spec
-	runners map[string]*runner.Docker // host name -> its engine
-}
-
-// imagesFor is the runtime images a host needs for its roles (go for the link
-// probe too; on a loopback link a server's host runs the clients as well).
-func (s *Spec) imagesFor(host string, p Programs) []string {
-	want := map[string]bool{}
-	roles := slices.Clone(s.Hosts[host].Roles)
-	if slices.ContainsFunc(s.linkList(), func(l Link) bool { return l.Loopback }) &&
-		slices.ContainsFunc(roles, func(r string) bool { return strings.HasSuffix(r, "-server") }) {
-		for c := range s.Clients {
-			roles = append(roles, c)
-		}
-	}
-	for _, r := range roles {
-		switch r {
-		case "go-server", "go":
-			want["go"] = true
-		case "java-server", "java":
-			want["java"] = true
-		case "php", "php-pure":
-			want["php"] = true
-		}
-	}
-	if len(s.linkList()) > 0 {
-		want["go"] = true
-	}
-	var ims []string
-	for _, rt := range []string{"go", "php", "java"} {
-		if want[rt] {
-			ims = append(ims, p.image(rt))
-		}
-	}
-	return ims
-}
-
-// place connects to every host's engine and copies the images each needs from
-// the driver's engine (src).
-func place(ctx context.Context, s *Spec, src runner.Runner, p Programs, note func(string)) (*placement, error) {
-	d, ok := src.(*runner.Docker)
-	if !ok {
-		return nil, fmt.Errorf("hosts: a multi-host run needs the Docker runner (-runner docker), not %T", src)
-	}
-	pl := &placement{spec: s, runners: map[string]*runner.Docker{}}
-	for _, name := range sortedKeys(s.Hosts) {
-		h := s.Hosts[name]
-		r, err := runner.NewDockerAt(h.Engine)
-		if err != nil {
-			pl.close()
-			return nil, fmt.Errorf("hosts.%s: %w", name, err)
-		}
-		pl.runners[name] = r
-		for _, im := range s.imagesFor(name, p) {
-			t0 := time.Now()
-			copied, err := runner.CopyImage(ctx, d, r, im)
-			if err != nil {
-				pl.close()
-				return nil, fmt.Errorf("hosts.%s: %w", name, err)
-			}
-			if copied && note != nil {
-				note(fmt.Sprintf("copied %s to host %s in %.1f s", im, name, time.Since(t0).Seconds()))
-			}
-		}
-	}
-	return pl, nil
-}
-
-func (pl *placement) close() {
-	if pl == nil {
-		return
-	}
-	for _, r := range pl.runners {
-		r.Close()
-	}
-}
-
-// runnerFor is the engine a role runs on under link l: a loopback link puts each
-// client on its server's host.
-func (pl *placement) runnerFor(role string, server string, l Link) *runner.Docker {
-	if l.Loopback && !strings.HasSuffix(role, "-server") {
-		role = server + "-server"
-	}
-	return pl.runners[pl.spec.hostOf(role)]
-}
-
-// addrFor is the address a client on the far side of link l dials for a server
-// address host:port: 127.0.0.1 on a loopback link, the server host's otherwise.
-func addrFor(addr string, l Link) string {
-	if !l.Loopback {
-		return addr
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	return net.JoinHostPort("127.0.0.1", port)
-}
-
-// probeImage is an image a host has (for bash probes): go when it has it.
-func (pl *placement) probeImage(host string, p Programs) string {
-	ims := pl.spec.imagesFor(host, p)
-	if len(ims) == 0 {
-		return p.image("go")
-	}
-	return ims[0]
-}
-
-// ---- link shaping -------------------------------------------------------------
-
-// tcRunner runs tc; a variable so tests can see the commands.
-var tcRunner = func(ctx context.Context, args ...string) ([]byte, error) {
-	return exec.CommandContext(ctx, "tc", args...).CombinedOutput()
-}
-
-// shapeDev splits a host's Shape into tc's -n NETNS and DEV.
-func shapeDev(shape string) (netns, dev string) {
-	if ns, d, ok := strings.Cut(shape, "/"); ok {
-		return ns, d
-	}
-	return "", shape
-}
-
-func tcArgs(netns string, args ...string) []string {
-	if netns != "" {
-		return append([]string{"-n", netns}, args...)
-	}
-	return args
-}
-
-// tbfBurst is the bucket for rate r: at least 64 KiB, and 4 ms at the rate (tbf
-// needs a bucket of at least one timer tick's worth of bytes).
-func tbfBurst(r Rate) int64 { return max(64<<10, int64(r)/8/250) }
-
-// applyLink shapes every host's side of the link as l asks, or removes any
-// shaping for an unshaped or loopback link. A request tc refuses is an error:
-// shaping is never silently dropped.
-func applyLink(ctx context.Context, s *Spec, l Link) error {
-	for _, name := range sortedKeys(s.Hosts) {
-		h := s.Hosts[name]
-		if h.Shape == "" {
-			continue
-		}
-		ns, dev := shapeDev(h.Shape)
-		// Whatever a previous link left: a device without a root qdisc answers
-		// an error here, which is fine.
-		tcRunner(ctx, tcArgs(ns, "qdisc", "del", "dev", dev, "root")...)
-		if !l.Shaped() {
-			continue
-		}
-		var args []string
-		if l.NeedsNetem() {
-			args = tcArgs(ns, "qdisc", "add", "dev", dev, "root", "netem")
-			if l.Delay > 0 {
-				args = append(args, "delay", l.Delay.D().String())
-				if l.Jitter > 0 {
-					args = append(args, l.Jitter.D().String())
-				}
-			}
-			if l.Loss > 0 {
-				args = append(args, "loss", strconv.FormatFloat(l.Loss, 'f', -1, 64)+"%")
-			}
-			if l.Rate > 0 {
-				args = append(args, "rate", l.Rate.String())
-			}
-		} else {
-			args = tcArgs(ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", l.Rate.String(),
-				"burst", strconv.FormatInt(tbfBurst(l.Rate), 10), "latency", "50ms")
-		}
-		if out, err := tcRunner(ctx, args...); err != nil {
-			return fmt.Errorf("link %s: host %s: tc %s: %v: %s", l.Label(), name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-		}
-	}
-	return nil
-}
-
-// clearLinks removes the shaping of every host (the run's end, every exit path).
-func clearLinks(s *Spec) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	applyLink(ctx, s, Link{})
-}
-
-// checkNetem refuses, before any cell runs, a link that needs netem on a kernel
-// without sch_netem: it tries a netem qdisc on each shaped host's device.
-func checkNetem(ctx context.Context, s *Spec) error {
-	for _, l := range s.linkList() {
-		if !l.NeedsNetem() {
-			continue
-		}
-		for _, name := range sortedKeys(s.Hosts) {
-			ns, dev := shapeDev(s.Hosts[name].Shape)
-			out, err := tcRunner(ctx, tcArgs(ns, "qdisc", "add", "dev", dev, "root", "netem", "delay", "1ms")...)
-			if err != nil {
-				msg := strings.TrimSpace(string(out))
-				if strings.Contains(msg, "unknown") || strings.Contains(msg, "No such file") {
-					return fmt.Errorf("link %s asks for delay/jitter/loss, which need the netem qdisc (sch_netem), and this kernel has none (host %s: tc: %s); refusing to run it unshaped: drop delay/jitter/loss or run on a kernel with sch_netem", l.Label(), name, msg)
-				}
-				return fmt.Errorf("link %s: host %s: netem: %v: %s", l.Label(), name, err, msg)
-			}
-			tcRunner(ctx, tcArgs(ns, "qdisc", "del", "dev", dev, "root")...)
-		}
-	}
-	return nil
 }

@@ -1,10 +1,12 @@
-package matrix
+package analysis
 
 import (
 	"math"
 	"slices"
 
 	"github.com/rpcbed/rpcbed/internal/stats"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Calibration is how well one figure's 95 % intervals held across two runs of
@@ -35,14 +37,14 @@ type Flips struct {
 
 // Calibrate compares run b's medians with run a's intervals and b's with a's,
 // per figure (req/s and each side's CPU per call), and the two runs' verdicts.
-func Calibrate(a, b *Run) ([]Calibration, []Flips) {
-	ua, ub := a.Uncertainty(), b.Uncertainty()
-	bc := map[string]CellResult{}
+func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
+	ua, ub := UncertaintyOf(a), UncertaintyOf(b)
+	bc := map[string]results.CellResult{}
 	for _, c := range b.Cells {
 		bc[c.Name] = c
 	}
 	var cals []Calibration
-	for _, f := range precisionFigures {
+	for _, f := range PrecisionFigures {
 		cal := Calibration{Figure: f}
 		var ha, hb, ia, ib []float64
 		for _, ca := range a.Cells {

@@ -1,4 +1,10 @@
-package matrix
+// Package results is what a matrix run recorded and how it is read back: the
+// run (machine, versions, spec, verify pass, links, primes), every cell's
+// repeats with their reports, windows, figures and flags, the cell summary and
+// its rules (Summarize, Bottleneck), and the run directory's layout (LoadRun,
+// WriteFileAtomic). Every report is computed from these files, never from a live
+// run, so a saved run can be re-read by a newer rpcbed.
+package results
 
 import (
 	"encoding/json"
@@ -13,6 +19,10 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/swarm"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // Status of a cell or verify run.
@@ -32,10 +42,10 @@ type Run struct {
 	// runtime and RPC library versions as their reports and /stats name them.
 	Versions map[string]string `json:"versions"`
 	Commit   string            `json:"commit"`
-	Spec     Spec              `json:"spec"`
+	Spec     plan.Spec         `json:"spec"`
 	Verify   []Verify          `json:"verify"`
 	// Links are the links of a multi-host run as probed before their cells.
-	Links []LinkProbe `json:"links,omitempty"`
+	Links []LinkCheck `json:"links,omitempty"`
 	// Primes are the workers' un-recorded priming (Spec.Prime), in run order.
 	Primes []Prime `json:"primes,omitempty"`
 	// Cluster is a cluster run's swarm as the driver found it.
@@ -95,9 +105,9 @@ type Verify struct {
 // CellResult is one cell's outcome: its file is results/<run>/cells/<cell>.json.
 type CellResult struct {
 	Name string `json:"name"`
-	Cell
-	Load   Load   `json:"load"`
-	Status string `json:"status"`
+	plan.Cell
+	Load   plan.Load `json:"load"`
+	Status string    `json:"status"`
 	// Error joins every reason a repeat failed or was noted, "rN: ..." each; none
 	// overwrites another.
 	Error    string    `json:"error,omitempty"`
@@ -177,7 +187,7 @@ type Repeat struct {
 	// WorkerID names the worker process that ran it (client-protocol#N, N counting
 	// the group's worker starts): repeats with one WorkerID ran in one warm process.
 	WorkerID string `json:"worker_id,omitempty"`
-	// Probe: the CPU probe's times before and after the run (probe.go).
+	// Probe: the CPU probe's times before and after the run (internal/probe).
 	Probe *Probe `json:"probe,omitempty"`
 	// ClientCPUS is the client process's CPU over the whole run as the runner
 	// measured it (start-up, verify and warm-up included): a cross-check, for
@@ -286,15 +296,9 @@ type Summary struct {
 	Reasons []string `json:"reasons,omitempty"`
 }
 
-// Stat is a figure over a cell's successful repeats.
-type Stat struct {
-	Median, Min, Max float64
-	N                int
-}
-
 // Stat summarises one metric over the repeats that produced a report.
-func (c CellResult) Stat(f func(Metrics) float64) Stat {
-	return StatOf(c.Values(f))
+func (c CellResult) Stat(f func(Metrics) float64) stats.Stat {
+	return stats.Of(c.Values(f))
 }
 
 // Values lists one metric over the repeats that produced a report, leaving out
@@ -310,20 +314,6 @@ func (c CellResult) Values(f func(Metrics) float64) []float64 {
 		}
 	}
 	return v
-}
-
-// StatOf is the median, min and max of v (NaN for an empty v).
-func StatOf(v []float64) Stat {
-	if len(v) == 0 {
-		return Stat{Median: math.NaN(), Min: math.NaN(), Max: math.NaN()}
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	med := s[len(s)/2]
-	if len(s)%2 == 0 {
-		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return Stat{Median: med, Min: s[0], Max: s[len(s)-1], N: len(s)}
 }
 
 // cpuFigure is a CPU-derived figure: NaN when the repeat's CPU figures are not
@@ -349,9 +339,6 @@ var (
 	ServerBusy         = func(m Metrics) float64 { return cpuFigure(m, m.ServerBusy) }
 	BytesPerResponse   = func(m Metrics) float64 { return float64(m.BytesPerResponse) }
 	FailedCalls        = func(m Metrics) float64 { return float64(m.Failed) }
-	// ClientCPUMeasured is ClientCPU: the client's own figure over the window (the
-	// name of report v1.0's days, kept for callers).
-	ClientCPUMeasured = ClientCPU
 )
 
 // Layout of a run directory.
@@ -394,7 +381,7 @@ func WriteFileAtomic(name string, b []byte) error {
 	return err
 }
 
-func writeJSON(name string, v any) error {
+func WriteJSON(name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -429,7 +416,7 @@ func LoadRun(dir string) (*Run, error) {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, VerifyFile), err)
 		}
 	}
-	cells, err := loadCells(dir)
+	cells, err := LoadCells(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +440,8 @@ func LoadRun(dir string) (*Run, error) {
 	return &run, nil
 }
 
-func loadCells(dir string) ([]CellResult, error) {
+// LoadCells reads every cell file of a run directory, in no particular order.
+func LoadCells(dir string) ([]CellResult, error) {
 	files, err := filepath.Glob(filepath.Join(dir, CellsDir, "*.json"))
 	if err != nil {
 		return nil, err
@@ -473,14 +461,14 @@ func loadCells(dir string) ([]CellResult, error) {
 	return cells, nil
 }
 
-// rawStderrMarker separates stdout from stderr in a raw file; the report parser
+// RawStderrMarker separates stdout from stderr in a raw file; the report parser
 // never reads past it.
-const rawStderrMarker = "\n==> rpcbed: stderr <==\n"
+const RawStderrMarker = "\n==> rpcbed: stderr <==\n"
 
-func rawBytes(stdout, stderr []byte) []byte {
-	b := make([]byte, 0, len(stdout)+len(stderr)+len(rawStderrMarker))
+func RawBytes(stdout, stderr []byte) []byte {
+	b := make([]byte, 0, len(stdout)+len(stderr)+len(RawStderrMarker))
 	b = append(b, stdout...)
-	b = append(b, rawStderrMarker...)
+	b = append(b, RawStderrMarker...)
 	return append(b, stderr...)
 }
 
@@ -527,7 +515,7 @@ func (c CellResult) Summarize() *Summary {
 		dst  *float64
 	}{{"client", ClientCPU, &s.ClientCPUSpread}, {"server", ServerCPU, &s.ServerCPUSpread}} {
 		v := c.Values(side.f)
-		sp := spreadOf(v)
+		sp := stats.Spread(v)
 		if math.IsNaN(sp) {
 			continue
 		}
@@ -596,12 +584,12 @@ func (c CellResult) Flagged(flag string) bool {
 
 // Missing lists the plan's cells that have no result in the run (an unfinished
 // run: rpcbed matrix -resume runs them), in plan order.
-func (r *Run) Missing() []Cell {
+func (r *Run) Missing() []plan.Cell {
 	have := map[string]bool{}
 	for _, c := range r.Cells {
 		have[c.Name] = true
 	}
-	var m []Cell
+	var m []plan.Cell
 	for _, c := range r.Spec.Plan() {
 		if !have[c.Name()] {
 			m = append(m, c)
@@ -623,4 +611,170 @@ func (r *Run) Tally() (ok, failed, partial int) {
 		}
 	}
 	return ok, failed, partial
+}
+
+// Probe is a repeat's CPU probe times in µs: [before, after] the run, on the
+// first CPU of the client's and of the server's cpuset.
+type Probe struct {
+	ClientUs [2]float64 `json:"client_us"`
+	ServerUs [2]float64 `json:"server_us"`
+}
+
+// ProbeSpread is (max-min)/median of the probe times over the repeats' probes,
+// the larger of the two sides; NaN when no repeat was probed.
+func (c CellResult) ProbeSpread() float64 {
+	out := math.NaN()
+	for _, side := range []func(*Probe) [2]float64{
+		func(p *Probe) [2]float64 { return p.ClientUs },
+		func(p *Probe) [2]float64 { return p.ServerUs },
+	} {
+		var v []float64
+		for _, r := range c.Repeats {
+			if r.Probe == nil {
+				continue
+			}
+			for _, x := range side(r.Probe) {
+				if x > 0 {
+					v = append(v, x)
+				}
+			}
+		}
+		if s := stats.Spread(v); !math.IsNaN(s) && (math.IsNaN(out) || s > out) {
+			out = s
+		}
+	}
+	return out
+}
+
+// ProbeMedian is the median probe time (µs) over every repeat of the run, per
+// side; NaN when none was probed.
+func (r *Run) ProbeMedian() (client, server float64) {
+	var cv, sv []float64
+	for _, c := range r.Cells {
+		for _, rep := range c.Repeats {
+			if rep.Probe == nil {
+				continue
+			}
+			for i := range 2 {
+				if x := rep.Probe.ClientUs[i]; x > 0 {
+					cv = append(cv, x)
+				}
+				if x := rep.Probe.ServerUs[i]; x > 0 {
+					sv = append(sv, x)
+				}
+			}
+		}
+	}
+	return stats.Of(cv).Median, stats.Of(sv).Median
+}
+
+// LinkCheck is a link as the driver measured it before its cells ran: matrix.json's
+// links, matrix.md's "Link" section.
+type LinkCheck struct {
+	Link string `json:"link"`
+	// Rate is the shaping asked for ("" unshaped); Loopback: no link at all.
+	Rate     string `json:"rate,omitempty"`
+	Loopback bool   `json:"loopback,omitempty"`
+	// From and To are the client host and the server host the probe crossed.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// RTTUs is the median of one-at-a-time HTTP datatype calls (one small request,
+	// one small answer: the link's round trip plus the server's few µs).
+	RTTUs float64 `json:"rtt_us"`
+	// ThroughputBps is the bytes per second carried by HTTP datalist-5000 answers
+	// at c=4, times 8: the link's rate where the link, not a CPU, is the limit.
+	ThroughputBps float64 `json:"throughput_bps"`
+	// Method says what was run; Error why a figure is missing.
+	Method string    `json:"probe"`
+	Error  string    `json:"error,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// Finish sets a cell's status, joined error and summary once its repeats are done.
+func (c *CellResult) Finish() {
+	c.Finished = time.Now().UTC()
+	c.Status = StatusFailed
+	var errs []string
+	for _, r := range c.Repeats {
+		if r.Report != nil {
+			c.Status = StatusOK
+		}
+		if r.Error != "" {
+			errs = append(errs, fmt.Sprintf("r%d: %s", r.Index, r.Error))
+		}
+	}
+	c.Error = strings.Join(errs, "; ")
+	c.Summary = c.Summarize()
+}
+
+// Flag marks the repeat with f (once) and notes why.
+func (r *Repeat) Flag(f, why string) {
+	if !slices.Contains(r.Flags, f) {
+		r.Flags = append(r.Flags, f)
+	}
+	r.Notes = append(r.Notes, f+": "+why)
+}
+
+// Has reports whether the repeat carries flag f.
+func (r *Repeat) Has(f string) bool { return slices.Contains(r.Flags, f) }
+
+// ByRound is one figure of a cell's good repeats by round (Repeat.Index).
+func (c CellResult) ByRound(f func(Metrics) float64) map[int]float64 {
+	m := map[int]float64{}
+	for _, r := range c.Repeats {
+		if r.Report != nil {
+			if x := f(r.Metrics); !math.IsNaN(x) && x > 0 {
+				m[r.Index] = x
+			}
+		}
+	}
+	return m
+}
+
+// ClusterRecord is a cluster run's set-up as the driver found it: matrix.json's
+// cluster.
+type ClusterRecord struct {
+	Engine  string       `json:"engine"`
+	Manager string       `json:"manager"`
+	Formed  bool         `json:"formed"`
+	Barrier string       `json:"barrier"`
+	Nodes   []swarm.Node `json:"nodes"`
+}
+
+// TaskRecord is one client task of a cluster repeat: where it ran, its share of
+// the load, its clock against the driver's, its own window on the driver's clock
+// and its figures. The merged repeat sums what sums over these.
+type TaskRecord struct {
+	Task     string      `json:"task"`
+	Node     string      `json:"node"`
+	NodeAddr string      `json:"node_addr"`
+	Share    plan.Share  `json:"share"`
+	Clock    swarm.Clock `json:"clock"`
+	// WindowStartUnix and WindowEndUnix: the task's window (its report's) minus its
+	// clock offset.
+	WindowStartUnix float64 `json:"window_start_unix_s,omitempty"`
+	WindowEndUnix   float64 `json:"window_end_unix_s,omitempty"`
+	Complete        int64   `json:"complete"`
+	Failed          int64   `json:"failed"`
+	RPS             float64 `json:"rps"`
+	ClientCPUS      float64 `json:"client_cpu_s"`
+	// ClientCPUUs is this node's client CPU per call over its window (its CPU /
+	// its calls); the repeat's is the summed CPU over the summed calls.
+	ClientCPUUs float64 `json:"client_cpu_us_per_call,omitempty"`
+	// State and ExitCode are swarm's view of the task once it ended.
+	State    string `json:"state,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Error    string `json:"error,omitempty"`
+	// Raw is the task's report and stderr, relative to the run.
+	Raw string `json:"raw"`
+}
+
+// Summarized is the cell's summary under today's rules: computed from its
+// repeats (a saved one may predate a rule), the saved one for a cell without
+// repeats.
+func (c CellResult) Summarized() *Summary {
+	if len(c.Repeats) == 0 && c.Summary != nil {
+		return c.Summary
+	}
+	return c.Summarize()
 }

@@ -1,28 +1,35 @@
-package matrix
+// Package analysis computes what a saved run says beyond its own figures: each
+// figure's 95 % interval and the paired ratios between cells (Uncertainty), the
+// noise of one round (Slices), a cell's interval width (Width). It prints
+// nothing: internal/render prints what it computes.
+package analysis
 
 import (
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"math"
 	"slices"
 
 	"github.com/rpcbed/rpcbed/internal/stats"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // Figure is a timed figure every cell carries with its 95 % interval.
 type Figure struct {
 	Name string // req/s
 	Key  string // rps: matrix.csv's rps_ci_low, rps_ci_high
-	F    func(Metrics) float64
+	F    func(results.Metrics) float64
 	// HigherBetter: more is faster (req/s); less is faster for latency and CPU.
 	HigherBetter bool
 }
 
 // Figures are the timed figures with intervals, in matrix.csv's order.
 var Figures = []Figure{
-	{"req/s", "rps", RPS, true},
-	{"p50", "p50_us", P50, false},
-	{"p99", "p99_us", P99, false},
-	{"client CPU/call", "client_cpu_us_per_call", ClientCPU, false},
-	{"server CPU/call", "server_cpu_us_per_call", ServerCPU, false},
+	{"req/s", "rps", results.RPS, true},
+	{"p50", "p50_us", results.P50, false},
+	{"p99", "p99_us", results.P99, false},
+	{"client CPU/call", "client_cpu_us_per_call", results.ClientCPU, false},
+	{"server CPU/call", "server_cpu_us_per_call", results.ServerCPU, false},
 }
 
 // FigureByKey is the Figure of key (rps ...); ok false for an unknown key.
@@ -34,22 +41,9 @@ func FigureByKey(key string) (Figure, bool) {
 	return Figures[i], true
 }
 
-// ByRound is one figure of a cell's good repeats by round (Repeat.Index).
-func (c CellResult) ByRound(f func(Metrics) float64) map[int]float64 {
-	m := map[int]float64{}
-	for _, r := range c.Repeats {
-		if r.Report != nil {
-			if x := f(r.Metrics); !math.IsNaN(x) && x > 0 {
-				m[r.Index] = x
-			}
-		}
-	}
-	return m
-}
-
 // NoiseOf is one figure's noise model over cells: its within-cell variance
 // pooled over them, and the run shift a rerun adds (docs/method.md, section 11).
-func NoiseOf(cells []CellResult, f func(Metrics) float64, shift float64) stats.Noise {
+func NoiseOf(cells []results.CellResult, f func(results.Metrics) float64, shift float64) stats.Noise {
 	n := stats.Noise{RunShift: shift}
 	for _, c := range cells {
 		n.Pool.Add(stats.Logs(c.Values(f)))
@@ -60,20 +54,20 @@ func NoiseOf(cells []CellResult, f func(Metrics) float64, shift float64) stats.N
 // Uncertainty is a run's noise model, per figure: what every interval of the
 // run's tables comes from.
 type Uncertainty struct {
-	run   *Run
+	run   *results.Run
 	noise map[string]stats.Noise
 	// ratios: per comparison kind and figure, the pooled variance of per-round
 	// log ratios over the paired comparisons of that kind.
 	ratios map[string]stats.Noise
 }
 
-// Uncertainty computes the run's noise model: each figure's within-cell variance
+// UncertaintyOf computes the run's noise model: each figure's within-cell variance
 // pooled over the cells of each client (a JVM's JIT makes java's cells noisier
 // than go's, and would widen go's intervals in one pool), and the spec's run
 // shift.
-func (r *Run) Uncertainty() *Uncertainty {
+func UncertaintyOf(r *results.Run) *Uncertainty {
 	u := &Uncertainty{run: r, noise: map[string]stats.Noise{}, ratios: map[string]stats.Noise{}}
-	byClient := map[string][]CellResult{}
+	byClient := map[string][]results.CellResult{}
 	for _, c := range r.Cells {
 		byClient[c.Client] = append(byClient[c.Client], c)
 	}
@@ -82,7 +76,7 @@ func (r *Run) Uncertainty() *Uncertainty {
 			u.noise[f.Key+"/"+client] = NoiseOf(cells, f.F, r.Spec.Shift())
 		}
 	}
-	for _, p := range r.pairs() {
+	for _, p := range pairs(r) {
 		for _, f := range p.figures {
 			k := p.kind + "/" + f.Key
 			n := u.ratios[k]
@@ -94,18 +88,18 @@ func (r *Run) Uncertainty() *Uncertainty {
 }
 
 // Spec is the spec of the run u models.
-func (u *Uncertainty) Spec() Spec { return u.run.Spec }
+func (u *Uncertainty) Spec() plan.Spec { return u.run.Spec }
 
 // Noise is the noise model of figure f for client's cells.
 func (u *Uncertainty) Noise(f Figure, client string) stats.Noise { return u.noise[f.Key+"/"+client] }
 
 // Interval is where a rerun's median of c's figure will land, at 95 %.
-func (u *Uncertainty) Interval(c CellResult, f Figure) stats.Interval {
+func (u *Uncertainty) Interval(c results.CellResult, f Figure) stats.Interval {
 	return u.Noise(f, c.Client).Median(c.Values(f.F))
 }
 
 // InRun is the 95 % interval of this run's median of c's figure alone.
-func (u *Uncertainty) InRun(c CellResult, f Figure) stats.Interval {
+func (u *Uncertainty) InRun(c results.CellResult, f Figure) stats.Interval {
 	return u.Noise(f, c.Client).InRun(c.Values(f.F))
 }
 
@@ -129,24 +123,24 @@ type Comparison struct {
 // pair is two cells a comparison puts side by side.
 type pair struct {
 	kind    string
-	a, b    CellResult
+	a, b    results.CellResult
 	figures []Figure
 }
 
 // pairs lists the run's comparisons: every client's cell against go's (req/s,
 // client CPU per call: what the caller's language costs), and every protocol's
 // cell against grpc's from the same client (req/s, server CPU per call).
-func (r *Run) pairs() []pair {
-	byName := map[string]CellResult{}
+func pairs(r *results.Run) []pair {
+	byName := map[string]results.CellResult{}
 	for _, c := range r.Cells {
-		if c.Status == StatusOK {
+		if c.Status == results.StatusOK {
 			byName[c.Name] = c
 		}
 	}
 	rps, ccpu, scpu := Figures[0], Figures[3], Figures[4]
 	var out []pair
 	for _, c := range r.Cells {
-		if c.Status != StatusOK {
+		if c.Status != results.StatusOK {
 			continue
 		}
 		if c.Client != "go" {
@@ -174,11 +168,11 @@ func (r *Run) pairs() []pair {
 // two servers) are not, and carry both cells' noise and the run shift.
 func (u *Uncertainty) Comparisons() []Comparison {
 	var out []Comparison
-	for _, p := range u.run.pairs() {
+	for _, p := range pairs(u.run) {
 		for _, f := range p.figures {
 			d := u.ratios[p.kind+"/"+f.Key]
 			var rt stats.Ratio
-			if p.a.groupKey() == p.b.groupKey() {
+			if p.a.GroupKey() == p.b.GroupKey() {
 				rt = d.PairedRatio(p.a.ByRound(f.F), p.b.ByRound(f.F), u.Noise(f, p.a.Client), u.Noise(f, p.b.Client))
 			} else {
 				rt = stats.UnpairedRatio(p.a.Values(f.F), p.b.Values(f.F), u.Noise(f, p.a.Client), u.Noise(f, p.b.Client))
@@ -195,9 +189,9 @@ func (u *Uncertainty) Comparisons() []Comparison {
 // Width is c's widest in-run 95 % half-width over req/s and each side's CPU per
 // call, with the run's pooled noise (what Spec.Precision holds cells to); NaN
 // for a cell without rounds.
-func (u *Uncertainty) Width(c CellResult) float64 {
+func (u *Uncertainty) Width(c results.CellResult) float64 {
 	w := math.NaN()
-	for _, f := range precisionFigures {
+	for _, f := range PrecisionFigures {
 		hw := u.InRun(c, f).HalfWidth()
 		if !math.IsNaN(hw) && (math.IsNaN(w) || hw > w) {
 			w = hw
@@ -205,3 +199,24 @@ func (u *Uncertainty) Width(c CellResult) float64 {
 	}
 	return w
 }
+
+// PrecisionFigures are the figures Spec.Precision holds cells to: req/s and
+// each side's CPU per call.
+var PrecisionFigures = []Figure{Figures[0], Figures[3], Figures[4]}
+
+// Width is a cell's widest in-run 95 % half-width over the precision figures,
+// with the noise pooled over cells (the cell among them); NaN when it has none.
+func Width(c results.CellResult, cells []results.CellResult) float64 {
+	w := math.NaN()
+	for _, f := range PrecisionFigures {
+		hw := NoiseOf(cells, f.F, 0).InRun(c.Values(f.F)).HalfWidth()
+		if !math.IsNaN(hw) && (math.IsNaN(w) || hw > w) {
+			w = hw
+		}
+	}
+	return w
+}
+
+// DefaultPrecision is the half-width the report holds a cell's in-run interval
+// to when the spec sets no precision: past it, the cell's note gives its width.
+const DefaultPrecision = 0.05

@@ -1,10 +1,8 @@
-// Package matrix runs the test bed's main job: every client x protocol x call x
-// items x concurrency cell of a spec, against servers it starts once per server
-// configuration, through a runner.Runner (containers or local processes). It keeps
-// every cell's raw output and writes one result file per cell atomically, so a
-// crash loses only the running cell and Resume finishes the rest. Rendering the
-// results (tables, plots) is internal/render's job.
-package matrix
+// Package plan is what a run is asked to do: the spec (matrix.yaml, read and
+// checked with errors that name the field), the cells it expands to in a stable
+// order, and the hosts and links a multi-host spec names. It runs nothing:
+// internal/matrix executes a plan, internal/results records what it measured.
+package plan
 
 import (
 	"bytes"
@@ -12,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -422,7 +421,7 @@ func givenKeys(b []byte) (map[string]bool, error) {
 }
 
 // specYAMLError names the field yaml.v3 complained about ("field foo not found in
-// type matrix.Spec" -> field foo).
+// type plan.Spec" -> field foo).
 func specYAMLError(err error) error {
 	msg := err.Error()
 	if i := strings.Index(msg, "field "); i >= 0 {
@@ -513,7 +512,7 @@ func (s *Spec) Validate() error {
 	if len(s.Clients) == 0 {
 		return fieldErr("clients", "no client")
 	}
-	for _, c := range sortedKeys(s.Clients) {
+	for _, c := range slices.Sorted(maps.Keys(s.Clients)) {
 		if supports[c] == nil {
 			return fieldErr("clients", "unknown client %q: want go, php, php-pure or java", c)
 		}
@@ -544,7 +543,7 @@ func (s *Spec) Validate() error {
 	if err := s.Load.validate("load"); err != nil {
 		return err
 	}
-	for _, c := range sortedKeys(s.Prime) {
+	for _, c := range slices.Sorted(maps.Keys(s.Prime)) {
 		if _, ok := s.Clients[c]; !ok {
 			return fieldErr("prime."+c, "not a client of this spec")
 		}
@@ -552,7 +551,7 @@ func (s *Spec) Validate() error {
 			return fieldErr("prime."+c, "%v: want a duration above 0 and at most %v", d.D(), MaxDuration)
 		}
 	}
-	for _, k := range sortedKeys(s.PrimeMax) {
+	for _, k := range slices.Sorted(maps.Keys(s.PrimeMax)) {
 		c := k
 		if _, ok := s.Clients[k]; !ok {
 			// A worker key, client-protocol: the client's, of a protocol it runs.
@@ -594,7 +593,7 @@ func (s *Spec) Validate() error {
 	}
 	// Before the plan: a cell whose protocol has no server that can serve it is
 	// left out of the plan, and the spec would be refused as having no cell.
-	for _, p := range sortedKeys(s.Servers) {
+	for _, p := range slices.Sorted(maps.Keys(s.Servers)) {
 		v := s.Servers[p]
 		if !slices.Contains(Protocols, p) {
 			return fieldErr("servers", "unknown protocol %q", p)
@@ -706,16 +705,7 @@ func (s *Spec) maxCells() int {
 	for _, ps := range s.Clients {
 		pairs += len(ps)
 	}
-	return mul(mul(pairs, perPair), max(1, len(s.linkList())))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
+	return mul(mul(pairs, perPair), max(1, len(s.LinkList())))
 }
 
 // MarshalSpec is s as YAML, the form saved beside a run so Resume reruns exactly it.

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rpcbed/rpcbed/internal/render"
+	"github.com/rpcbed/rpcbed/internal/results"
+)
+
+// docBlocks are the generated blocks the repository's Markdown may hold, by name
+// (docs/generated.md). Each prints from a committed run or a command, so a
+// figure in the README cannot drift from the run it quotes. Add one line to add
+// a block.
+func docBlocks(root string) map[string]render.Block {
+	fromRun := func(print func(io.Writer, *results.Run) error) render.Block {
+		return func(w io.Writer, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("want one argument, the run directory; got %q", args)
+			}
+			run, err := results.LoadRun(filepath.Join(root, args[0]))
+			if err != nil {
+				return err
+			}
+			return print(w, run)
+		}
+	}
+	return map[string]render.Block{
+		"results-table": fromRun(render.ResultsTable),
+		"run-facts":     fromRun(render.RunFacts),
+	}
+}
+
+// docFiles are the files `rpcbed readme` rewrites when given none.
+func docFiles(root string) []string {
+	files := []string{filepath.Join(root, "README.md")}
+	more, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	return append(files, more...)
+}
+
+// runReadme is `rpcbed readme`: print every generated block of the README and
+// docs again from the committed runs it names.
+func runReadme(_ context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("readme", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	check := fs.Bool("check", false, "rewrite nothing; exit 1 naming every block that differs from what it would print")
+	root := fs.String("root", ".", "repository root: run directories in the markers are relative to it")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: rpcbed readme [-check] [-root DIR] [FILE.md...]\n\n"+
+			"Rewrites the generated blocks of README.md and docs/*.md (or the files given):\n"+
+			"the lines between <!-- rpcbed:begin NAME ARGS --> and <!-- rpcbed:end --> become\n"+
+			"what block NAME prints for ARGS, e.g. results-table results/reference.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		files = docFiles(*root)
+	}
+	blocks := docBlocks(*root)
+	stale := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(s.err, "rpcbed readme: %v\n", err)
+			return 1
+		}
+		out, changed, err := render.FillBlocks(b, blocks)
+		if err != nil {
+			fmt.Fprintf(s.err, "rpcbed readme: %s: %v\n", f, err)
+			return 1
+		}
+		for _, c := range changed {
+			fmt.Fprintf(s.out, "%s: block %s differs from what it prints\n", f, c)
+		}
+		stale += len(changed)
+		if !*check && len(changed) > 0 {
+			if err := results.WriteFileAtomic(f, out); err != nil {
+				fmt.Fprintf(s.err, "rpcbed readme: %v\n", err)
+				return 1
+			}
+		}
+	}
+	if *check && stale > 0 {
+		fmt.Fprintf(s.err, "rpcbed readme: %d generated blocks are stale: run rpcbed readme (make readme)\n", stale)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/render"
+
+	"github.com/rpcbed/rpcbed/internal/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// reference is the committed reference run: every file rpcbed renders from it is
+// itself a golden file, so a change that moves code around must render it again
+// byte for byte.
+const reference = "../../results/reference"
+
+// The inputs of a run directory: what `rpcbed matrix` records. Everything else in
+// results/reference is rendered from them.
+var referenceInputs = []string{results.RunFile, results.SpecFile, results.VerifyFile, results.CellsDir,
+	filepath.Join("reproduction", "reproduction.json"), "cost"}
+
+// TestReferenceRendersUnchanged re-renders results/reference from its inputs
+// (`rpcbed matrix -render`) and compares every file with the committed one.
+func TestReferenceRendersUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	for _, rel := range referenceInputs {
+		copyTree(t, filepath.Join(reference, rel), filepath.Join(dir, rel))
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"matrix", "-render", dir}, stdio{nil, &stdout, &stderr}); code != 0 {
+		t.Fatalf("rpcbed matrix -render: exit %d\n%s", code, stderr.String())
+	}
+	rendered := []string{"matrix.csv", results.JSONFile, "matrix.md", "bench.txt", "index.html"}
+	plots, err := filepath.Glob(filepath.Join(reference, "plots", "*"))
+	if err != nil || len(plots) == 0 {
+		t.Fatalf("no plots in %s/plots (%v)", reference, err)
+	}
+	for _, p := range plots {
+		rendered = append(rendered, filepath.Join("plots", filepath.Base(p)))
+	}
+	for _, rel := range rendered {
+		sameFile(t, filepath.Join(dir, rel), filepath.Join(reference, rel))
+	}
+}
+
+// TestReferenceReproductionUnchanged writes reproduction.md and reproduction.html
+// again from results/reference/reproduction/reproduction.json.
+func TestReferenceReproductionUnchanged(t *testing.T) {
+	src := filepath.Join(reference, "reproduction")
+	b, err := os.ReadFile(filepath.Join(src, "reproduction.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secs []results.Section
+	if err := json.Unmarshal(b, &secs); err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	render.ReproductionMarkdown(&md, secs)
+	sameBytes(t, "reproduction.md", md.Bytes(), filepath.Join(src, "reproduction.md"))
+	var page bytes.Buffer
+	if err := render.ReproductionHTML(&page, secs); err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "reproduction.html", page.Bytes(), filepath.Join(src, "reproduction.html"))
+}
+
+// TestReferenceAgreeCompare: `rpcbed agree` and `rpcbed compare` of
+// results/reference against a run B made from it (each cell's first two repeats,
+// so medians, spreads and the noise model all move), as golden files.
+func TestReferenceAgreeCompare(t *testing.T) {
+	b := referenceFirstRepeats(t, 2)
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"reference-agree.txt", []string{"agree", reference, b}},
+		{"reference-compare.md", []string{"compare", reference, b}},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), tc.args, stdio{nil, &stdout, &stderr}); code != 0 {
+				t.Fatalf("rpcbed %s: exit %d\n%s", tc.args[0], code, stderr.String())
+			}
+			got := strings.ReplaceAll(stdout.String(), b, "B")
+			golden(t, tc.golden, []byte(got))
+		})
+	}
+}
+
+// referenceFirstRepeats writes a run directory holding results/reference with
+// only the first n repeats of each cell, as matrix.json, and returns it.
+func referenceFirstRepeats(t *testing.T, n int) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(reference, results.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r["cells"].([]any) {
+		cell := c.(map[string]any)
+		if reps, ok := cell["repeats"].([]any); ok && len(reps) > n {
+			cell["repeats"] = reps[:n]
+		}
+	}
+	out, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "first-repeats")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.JSONFile), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+		return // an input this reference does not have
+	}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sameFile(t *testing.T, got, want string) {
+	t.Helper()
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Errorf("%v", err)
+		return
+	}
+	sameBytes(t, filepath.Base(got), b, want)
+}
+
+// sameBytes fails when got differs from the file want, naming the first line
+// that differs.
+func sameBytes(t *testing.T, name string, got []byte, want string) {
+	t.Helper()
+	w, err := os.ReadFile(want)
+	if err != nil {
+		t.Errorf("%v", err)
+		return
+	}
+	if bytes.Equal(got, w) {
+		return
+	}
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(w), "\n")
+	for i := 0; i < len(gl) || i < len(wl); i++ {
+		var g, x string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			x = wl[i]
+		}
+		if g != x {
+			t.Errorf("%s differs from %s at line %d (%d bytes; want %d):\ngot:  %.300q\nwant: %.300q", name, want, i+1, len(got), len(w), g, x)
+			return
+		}
+	}
+}
+
+// golden compares got with testdata/name; -update rewrites it.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	file := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("%v (run go test ./cmd/rpcbed -run Reference -update)", err)
+	}
+	sameBytes(t, name, got, file)
+}

@@ -1,0 +1,101 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/results"
+)
+
+// The reproduction's files: reproduction.md and reproduction.html, printed from
+// the sections reproduce.Run saves in reproduction.json.
+
+// ReproductionMarkdown writes reproduction.md: the summary table of every rule, then each
+// experiment's set-up, scaling, table and findings.
+func ReproductionMarkdown(w io.Writer, secs []results.Section) {
+	fmt.Fprintf(w, "# Reproduction of the published experiments\n\n")
+	fmt.Fprintf(w, "Published figures are in results/published/. Absolute numbers differ (other hardware, "+
+		"newer libraries); each published claim is one rule (internal/reproduce) with a stated tolerance. "+
+		"Measured figures are the median over the repeats with its 95 %% interval in brackets (from the repeats' own "+
+		"spread, Student's t); a claim whose interval straddles its tolerance, or holds no difference, is \"%s\", "+
+		"never \"yes\". A reason is given only where a figure of this run measured it.\n", results.NotDistinguished)
+	fmt.Fprintf(w, "\n## Summary\n\n| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |\n|---|---|---|---|---|---|---|\n")
+	for _, s := range secs {
+		if s.Err != "" && len(s.Findings) == 0 {
+			fmt.Fprintf(w, "| %s | (not run) | - | - | - | %s | error: %s |\n", s.Name, results.NotMeasured, mdEscape(s.Err))
+		}
+		for _, f := range s.Findings {
+			reason := f.Reason
+			if reason == "" {
+				reason = "(none measured)"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** | %s |\n", s.Name, mdEscape(f.Claim), mdEscape(f.Published), mdEscape(f.Measured), mdEscape(f.Tolerance), f.Holds, mdEscape(reason))
+		}
+	}
+	for _, s := range secs {
+		fmt.Fprintf(w, "\n## %s\n\n", s.Name)
+		for _, l := range s.Setup {
+			fmt.Fprintf(w, "- %s\n", l)
+		}
+		if s.Scaled != "" {
+			fmt.Fprintf(w, "\n**How this was scaled to this machine.** %s\n", s.Scaled)
+		}
+		if s.Err != "" {
+			fmt.Fprintf(w, "\n**Not completed:** %s\n", mdEscape(s.Err))
+		}
+		if len(s.Table) > 0 {
+			fmt.Fprintln(w)
+			for i, row := range s.Table {
+				fmt.Fprintf(w, "| %s |\n", strings.Join(escAll(row), " | "))
+				if i == 0 {
+					fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(row)))
+				}
+			}
+		}
+		if len(s.Findings) > 0 {
+			fmt.Fprintf(w, "\nFindings:\n\n")
+			for _, f := range s.Findings {
+				fmt.Fprintf(w, "- **%s** (rule `%s`) — holds here: **%s**. Published: %s; measured: %s; tolerance: %s. %s", f.Claim, f.Rule, f.Holds, f.Published, f.Measured, f.Tolerance, f.Detail)
+				if f.Reason != "" {
+					fmt.Fprintf(w, " Reason (measured): %s", f.Reason)
+				}
+				fmt.Fprintln(w)
+			}
+		}
+	}
+}
+
+func escAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = mdEscape(s)
+	}
+	return out
+}
+
+// ReproductionHTML writes reproduction.html: the summary and every experiment of
+// reproduction.md, as a page.
+func ReproductionHTML(w io.Writer, secs []results.Section) error {
+	return execute(w, "reproduction", struct {
+		CSS   template.CSS
+		Repro []results.Section
+	}{pageCSS, secs})
+}
+
+// WriteReproduction writes dir/reproduction.md and dir/reproduction.html, each
+// atomically.
+func WriteReproduction(dir string, secs []results.Section) error {
+	var md, page bytes.Buffer
+	ReproductionMarkdown(&md, secs)
+	if err := results.WriteFileAtomic(filepath.Join(dir, "reproduction.md"), md.Bytes()); err != nil {
+		return err
+	}
+	if err := ReproductionHTML(&page, secs); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.html"), page.Bytes())
+}

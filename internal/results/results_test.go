@@ -1,0 +1,93 @@
+package results
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/report"
+)
+
+// ProbeSpread is (max-min)/median over every probe of the repeats, the larger
+// side; a cell without probes has none (NaN), and Summarize records it.
+func TestProbeSpread(t *testing.T) {
+	c := CellResult{Repeats: []Repeat{
+		{Probe: &Probe{ClientUs: [2]float64{100, 110}, ServerUs: [2]float64{100, 100}}},
+		{Probe: &Probe{ClientUs: [2]float64{90, 100}, ServerUs: [2]float64{100, 130}}},
+		{}, // not probed
+	}}
+	if got := c.ProbeSpread(); math.Abs(got-0.30) > 1e-9 {
+		t.Errorf("ProbeSpread = %v; want 0.30 (server: 100..130 over a median of 100)", got)
+	}
+	if got := c.Summarize().ProbeSpread; math.Abs(got-0.30) > 1e-9 {
+		t.Errorf("Summary.ProbeSpread = %v; want 0.30", got)
+	}
+	if got := (CellResult{Repeats: []Repeat{{}}}).ProbeSpread(); !math.IsNaN(got) {
+		t.Errorf("no probes: ProbeSpread = %v; want NaN", got)
+	}
+	run := &Run{Cells: []CellResult{c}}
+	if cl, sv := run.ProbeMedian(); cl != 100 || sv != 100 {
+		t.Errorf("ProbeMedian = %v, %v; want 100, 100", cl, sv)
+	}
+}
+
+func TestBottleneck(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		c, s float64
+		want string
+	}{
+		{0.95, 0.5, "client-bound"}, {0.5, 0.92, "server-bound"}, {0.95, 0.97, "server-bound"}, {0.97, 0.95, "client-bound"},
+		{0.5, 0.5, "latency-bound"}, {0.5, nan, ""}, {nan, 0.95, "server-bound"}, {nan, nan, ""},
+	} {
+		if got := Bottleneck(tc.c, tc.s); got != tc.want {
+			t.Errorf("Bottleneck(%v, %v): got %q; want %q", tc.c, tc.s, got, tc.want)
+		}
+	}
+}
+
+// cpu sets a repeat's client and server CPU per call.
+func cpu(r Repeat, client, server float64) Repeat {
+	r.Metrics.ClientCPUUs, r.Metrics.ServerCPUUs = client, server
+	return r
+}
+
+func TestSummarizeNoisy(t *testing.T) {
+	mk := func(rps, steal float64) Repeat {
+		return Repeat{Report: &report.Report{}, Metrics: Metrics{RPS: rps}, Window: &Window{MachineKnown: true, StealCores: steal}}
+	}
+	for _, tc := range []struct {
+		name   string
+		reps   []Repeat
+		noisy  bool
+		reason string
+	}{
+		{"steady", []Repeat{mk(100, 0), mk(104, 0), mk(102, 0.01)}, false, ""},
+		// A wide spread is no flag: the cell's interval gives it (Uncertainty).
+		{"spread", []Repeat{mk(100, 0), mk(120, 0), mk(102, 0)}, false, ""},
+		{"steal", []Repeat{mk(100, 0), mk(101, 0.03), mk(102, 0)}, true, "steal 3.0 % of a core"},
+		{"server CPU/call spread", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 50, 230), cpu(mk(102, 0), 51, 205)}, false, ""},
+		{"client CPU/call spread", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 60, 200), cpu(mk(102, 0), 51, 201)}, false, ""},
+		{"CPU/call steady", []Repeat{cpu(mk(100, 0), 50, 200), cpu(mk(101, 0), 52, 204), cpu(mk(102, 0), 51, 202)}, false, ""},
+	} {
+		c := CellResult{Cell: plan.Cell{Concurrency: 4}, Repeats: tc.reps}
+		s := c.Summarize()
+		c.Summary = s
+		if c.Flagged(FlagNoisy) != tc.noisy || !strings.Contains(strings.Join(s.Reasons, ";"), tc.reason) || s.Conns != 4 {
+			t.Errorf("%s: got flags %v reasons %q conns %d; want noisy=%v with %q, conns 4", tc.name, s.Flags, s.Reasons, s.Conns, tc.noisy, tc.reason)
+		}
+	}
+}
+
+// JITBusy: more than JITQuiet of the time compiling; exactly at it is at rest.
+func TestJITBusy(t *testing.T) {
+	for _, tc := range []struct {
+		ms, s float64
+		want  bool
+	}{{50, 1, false}, {50.1, 1, true}, {0, 1, false}, {2000, 1, true}, {149, 3, false}, {151, 3, true}} {
+		if got := JITBusy(tc.ms, tc.s); got != tc.want {
+			t.Errorf("JITBusy(%v ms, %v s) = %v; want %v", tc.ms, tc.s, got, tc.want)
+		}
+	}
+}
