@@ -95,7 +95,7 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 			group = append(group, todo[0])
 			todo = todo[1:]
 		}
-		e.later = len(todo)
+		e.later, e.laterFixed = len(todo), e.fixedCost(todo)
 		if err := e.enterLink(ctx, group[0].Link); err != nil {
 			return nil, err
 		}
@@ -178,6 +178,9 @@ type executor struct {
 	timed     time.Duration
 	timedRuns int
 	later     int
+	// laterFixed is what the later groups spend besides their cells' runs:
+	// server starts and primes (fixedCost).
+	laterFixed time.Duration
 }
 
 func (e *executor) serverConfig(key string) ServerProcConfig {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
@@ -75,9 +76,7 @@ func (e *executor) budgetFor(want int) int {
 	// Server starts, verify and primes, per cell, at this run's rate.
 	cellsDone := max(1, e.timedRuns/max(1, e.run.Spec.Repeats))
 	overhead := max(0, elapsed-e.timed) / time.Duration(cellsDone)
-	later := time.Duration(e.later) * (time.Duration(e.run.Spec.Repeats)*perRun + overhead)
-	// 15 s stay in reserve: the later groups' server starts and primes are
-	// estimated from this one's.
+	later := time.Duration(e.later)*(time.Duration(e.run.Spec.Repeats)*perRun+overhead) + e.laterFixed
 	left := e.run.Spec.Budget.D() - budgetReserve - elapsed - later
 	if left <= 0 || perRun <= 0 {
 		return 0
@@ -85,5 +84,34 @@ func (e *executor) budgetFor(want int) int {
 	return min(want, int(left/perRun))
 }
 
-// budgetReserve is the part of Spec.Budget added rounds leave unspent.
+// budgetReserve is the part of Spec.Budget added rounds leave unspent: the
+// report written after the last group.
 const budgetReserve = 15 * time.Second
+
+// groupStart is what a server group spends before its first run: the server's
+// start, its health check and its engine's (a JVM's) start. A reference run's
+// java-ice and java-dubbo groups spent 5-9 s each beside their primes.
+const groupStart = 8 * time.Second
+
+// fixedCost is what the groups of cells (in run order) spend besides their
+// cells' runs, at most: a start per group, and each primed worker's prime at
+// its limit (Spec.PrimeBudget). Measured per-cell overhead (budgetFor) cannot
+// see these: a group of go cells has none, a group of java cells pays them
+// once. A reference run whose go-server group took added rounds ran 22 s past
+// its 10-minute budget on the two java groups after it, which this counts.
+func (e *executor) fixedCost(cells []plan.Cell) time.Duration {
+	var d time.Duration
+	group, primed := "", map[string]bool{}
+	for _, c := range cells {
+		if gk := c.GroupKey(); gk != group {
+			group, primed = gk, map[string]bool{}
+			d += groupStart
+		}
+		w := c.Client + "-" + c.Protocol
+		if e.run.Spec.Prime[c.Client] > 0 && !primed[w] {
+			primed[w] = true
+			d += e.run.Spec.PrimeBudget(c.Client, c.Protocol)
+		}
+	}
+	return d
+}
