@@ -221,44 +221,104 @@ type cellState struct {
 	done  bool // its Spec.Repeats rounds are done
 }
 
-// serverGroup starts one server, verifies, runs its cells' repeats interleaved
-// and stops it.
+// serverGroup starts one server, verifies, primes, runs its cells' repeats
+// interleaved, adds rounds to cells wider than the spec's precision, and stops
+// it: groupSteps, one named step after another, until a step ends the group.
 func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cell) error {
-	e.prog.note("starting " + key)
-	srv, err := StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key))
+	g := &groupRun{key: key, group: cells[0].GroupKey(), cells: cells}
+	defer e.endGroup(g)
+	for _, step := range groupSteps {
+		if err := step.run(e, ctx, g); err != nil || g.over {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupStep is one named step of a server group.
+type groupStep struct {
+	name string
+	run  func(e *executor, ctx context.Context, g *groupRun) error
+}
+
+// groupSteps are a server group's steps, in order.
+var groupSteps = []groupStep{
+	{"start", (*executor).startGroup},
+	{"verify", (*executor).verifyGroup},
+	{"prime", (*executor).primeGroup},
+	{"admit", (*executor).admitCells},
+	{"rounds", (*executor).rounds},
+	{"add rounds", (*executor).addRounds},
+}
+
+// groupRun is one server group while its steps run: its cells, its server
+// (restarted when it stops answering), the bench whose workers its cells share,
+// and the cells being timed.
+type groupRun struct {
+	key, group string
+	cells      []plan.Cell
+	srv        *ServerProc
+	bench      *RunPath
+	states     []*cellState
+	// over: a step ended the group (its cells are recorded).
+	over bool
+}
+
+// startGroup starts the group's server and its bench; a server that does not
+// start fails every cell of the group and ends it.
+func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
+	e.prog.note("starting " + g.key)
+	srv, err := StartServerProc(ctx, e.serverRunner(g.key), g.key, e.serverConfig(g.key))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		for _, c := range cells {
+		g.over = true
+		for _, c := range g.cells {
 			e.prog.skip(c)
-			if err := e.record(e.failed(c, "server "+key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
+			if err := e.record(e.failed(c, "server "+g.key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv}
-	defer func() { e.stopServer(g.srv) }()
-	bench := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
+	g.srv = srv
+	g.bench = &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
-	g.bench = bench
 	if *e.run.Spec.Worker {
-		bench.Workers = newWorkerPool()
-		defer bench.Workers.close()
+		g.bench.Workers = newWorkerPool()
 	}
-	if *e.run.Spec.Verify {
-		if err := e.verify(ctx, bench, srv, cells); err != nil {
-			return err
-		}
+	return nil
+}
+
+// endGroup ends the group's client workers, then its server.
+func (e *executor) endGroup(g *groupRun) {
+	if g.bench != nil && g.bench.Workers != nil {
+		g.bench.Workers.close()
 	}
-	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 {
-		if err := e.prime(ctx, bench, srv, cells); err != nil {
-			return err
-		}
+	e.stopServer(g.srv)
+}
+
+// verifyGroup is the verify pass (verify.go), when the spec asks for it.
+func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
+	if !*e.run.Spec.Verify {
+		return nil
 	}
-	var states []*cellState
-	for _, c := range cells {
+	return e.verify(ctx, g.bench, g.srv, g.cells)
+}
+
+// primeGroup primes the workers (prime.go), when the spec asks for it.
+func (e *executor) primeGroup(ctx context.Context, g *groupRun) error {
+	if !*e.run.Spec.Worker || len(e.run.Spec.Prime) == 0 {
+		return nil
+	}
+	return e.prime(ctx, g.bench, g.srv, g.cells)
+}
+
+// admitCells fails the cells whose pair did not verify and starts the others'
+// records (a resumed cell goes on from its saved repeats).
+func (e *executor) admitCells(_ context.Context, g *groupRun) error {
+	for _, c := range g.cells {
 		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
 			e.prog.skip(c)
 			if err := e.record(e.failed(c, "verify failed, not timed: "+v.Error)); err != nil {
@@ -270,11 +330,17 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 		if p, ok := e.partial[c.Name()]; ok {
 			st.res = p
 		}
-		states = append(states, st)
+		g.states = append(g.states, st)
 	}
+	return nil
+}
+
+// rounds runs the spec's rounds: in each, every cell still to time once, in
+// the round's shuffled order.
+func (e *executor) rounds(ctx context.Context, g *groupRun) error {
 	for r := 1; r <= e.run.Spec.Repeats; r++ {
 		var round []*cellState
-		for _, st := range e.shuffle(g.group, r, states) {
+		for _, st := range e.shuffle(g.group, r, g.states) {
 			if !st.final && len(st.res.Repeats) < r {
 				round = append(round, st)
 			}
@@ -283,15 +349,7 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 			return err
 		}
 	}
-	return e.addRounds(ctx, g, states)
-}
-
-// groupRun is one server group while its rounds run: its server (restarted when
-// it stops answering) and the bench whose workers its cells share.
-type groupRun struct {
-	key, group string
-	srv        *ServerProc
-	bench      *RunPath
+	return nil
 }
 
 // shuffle is round r's order of a group's cells: a permutation drawn from the
