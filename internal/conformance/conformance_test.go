@@ -62,7 +62,7 @@ func rows() []row {
 		{name: "bad-call", args: []string{"-proto", "grpc", "-call", "datasets", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "no-addr", args: []string{"-proto", "grpc", "-call", "datatype", "-n", "1"}, exit: exitUsage},
 		{name: "bad-warmup", args: []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "later", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
-		{name: "zero-workers", args: []string{"-proto", "grpc", "-call", "datatype", "-c", "0", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
+		{name: "zero-callers", args: []string{"-proto", "grpc", "-call", "datatype", "-c", "0", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "items-too-many", args: []string{"-proto", "grpc", "-call", "datalist", "-items", "100001", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "thrift-conns-below-c", args: []string{"-proto", "thrift", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "http-conns-below-c", args: []string{"-proto", "http", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
@@ -191,14 +191,14 @@ func clients(t *testing.T) []client {
 // verifyLine is the error line docs/report-format.md prescribes for a failed verify.
 var verifyLine = regexp.MustCompile(`(?m)^verify: ([a-z_]+): `)
 
-// outcome is what one client answered to one row.
-type outcome struct {
+// answer is what one client answered to one row.
+type answer struct {
 	exit           int
 	kind           string
 	stdout, stderr string
 }
 
-func run(t *testing.T, c client, args []string) outcome {
+func run(t *testing.T, c client, args []string) answer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -208,7 +208,7 @@ func run(t *testing.T, c client, args []string) outcome {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
-	o := outcome{stdout: stdout.String(), stderr: stderr.String()}
+	o := answer{stdout: stdout.String(), stderr: stderr.String()}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -226,7 +226,7 @@ func run(t *testing.T, c client, args []string) outcome {
 }
 
 // check says what is wrong with o for r, or "".
-func check(r row, o outcome) string {
+func check(r row, o answer) string {
 	var bad []string
 	if o.exit != r.exit {
 		bad = append(bad, fmt.Sprintf("exit %d; want %d", o.exit, r.exit))

@@ -53,17 +53,23 @@ func (k kind) statusError() bool {
 	return false
 }
 
-// outcome is one call's result. err is set only on failure, so the success path
-// allocates nothing here.
+// callError is one failed call, sorted into the report's error kinds: its kind and
+// its cause (PHP's CallError and Java's CallError). The zero value is no failure.
+type callError struct {
+	kind kind
+	err  error
+}
+
+// outcome is one call's result: the response's bytes, and its callError when it
+// failed. err is set only on failure, so the success path allocates nothing here.
 type outcome struct {
 	bytes int64 // response body bytes received
-	kind  kind
-	err   error
+	callError
 }
 
 func ok(n int64) outcome { return outcome{bytes: n} }
 
-func fail(k kind, err error) outcome { return outcome{kind: k, err: err} }
+func fail(k kind, err error) outcome { return outcome{callError: callError{kind: k, err: err}} }
 
 // netKind classifies a transport-level error: refused or unreachable -> connect,
 // deadline -> timeout, anything else (reset, EOF, garbage) -> receive.
