@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
@@ -51,6 +52,7 @@ func CompareMarkdown(w io.Writer, a, b *results.Run, changes []analysis.CellChan
 	}
 	if warn := analysis.Warnings(changes); len(warn) > 0 {
 		sb.WriteString("\nWarnings:\n")
+		slices.Sort(warn) // one order on every run
 		for _, w := range warn {
 			fmt.Fprintf(&sb, "- %s\n", w)
 		}
