@@ -240,20 +240,20 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 	}
 	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv}
 	defer func() { e.stopServer(g.srv) }()
-	bench := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
+	rp := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
-	g.bench = bench
+	g.rp = rp
 	if *e.run.Spec.Worker {
-		bench.Workers = newWorkerPool()
-		defer bench.Workers.close()
+		rp.Workers = newWorkerPool()
+		defer rp.Workers.close()
 	}
 	if *e.run.Spec.Verify {
-		if err := e.verify(ctx, bench, srv, cells); err != nil {
+		if err := e.verify(ctx, rp, srv, cells); err != nil {
 			return err
 		}
 	}
 	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 {
-		if err := e.prime(ctx, bench, srv, cells); err != nil {
+		if err := e.prime(ctx, rp, srv, cells); err != nil {
 			return err
 		}
 	}
@@ -287,11 +287,11 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 }
 
 // groupRun is one server group while its rounds run: its server (restarted when
-// it stops answering) and the bench whose workers its cells share.
+// it stops answering) and the run path whose workers its cells share.
 type groupRun struct {
 	key, group string
 	srv        *ServerProc
-	bench      *RunPath
+	rp         *RunPath
 }
 
 // shuffle is round r's order of a group's cells: a permutation drawn from the
@@ -329,7 +329,7 @@ func (e *executor) round(ctx context.Context, g *groupRun, r int, added bool, or
 // timeOne runs repeat r of one cell (restarting the group's server first if it
 // stopped answering) and records the cell.
 func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r int, added bool) error {
-	key, bench := g.key, g.bench
+	key, rp := g.key, g.rp
 	restarted := ""
 	if g.srv != nil {
 		if err := g.srv.Alive(ctx); err != nil {
@@ -362,9 +362,9 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 		warm := false
 		if n := len(st.res.Repeats); n > 0 {
 			prev := st.res.Repeats[n-1]
-			warm = prev.Error == "" && prev.WorkerID != "" && bench.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
+			warm = prev.Error == "" && prev.WorkerID != "" && rp.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
 		}
-		rep, err := bench.Once(ctx, srv, e.job(srv, st.c, r, warm))
+		rep, err := rp.Once(ctx, srv, e.job(srv, st.c, r, warm))
 		if err != nil {
 			return err
 		}
