@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/cost/costplan"
+	"github.com/rpcbed/rpcbed/internal/cost/costrender"
+	"github.com/rpcbed/rpcbed/internal/cost/costrun"
+	"github.com/rpcbed/rpcbed/internal/cost/coststats"
 )
 
 // runCost is `rpcbed cost`: the cost cells under callgrind (docs/cost.md).
@@ -67,13 +71,13 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 				res.Merge(other)
 			}
 		}
-		if err := cost.WriteAll(*render, res); err != nil {
+		if err := costrender.WriteAll(*render, res); err != nil {
 			fmt.Fprintf(s.err, "rpcbed cost: %v\n", err)
 			return 1
 		}
 		return writeCostMD(*render, res, timed, s)
 	}
-	spec, err := cost.LoadSpec(*specFile)
+	spec, err := costplan.LoadSpec(*specFile)
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed cost: %v\n", err)
 		return 2
@@ -82,12 +86,16 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 	if dir == "" {
 		dir = filepath.Join("results", "cost-"+time.Now().UTC().Format("20060102-150405"))
 	}
-	o := cost.Options{Spec: spec, Root: *root, Dir: dir, Log: s.err, ClientCPU: *clientCPU, ServerCPU: *serverCPU, KeepRaw: *keep}
+	o := costrun.Options{Spec: spec, Root: *root, Dir: dir, Log: s.err, ClientCPU: *clientCPU, ServerCPU: *serverCPU, KeepRaw: *keep}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}
-	res, err := cost.Run(ctx, o)
+	res, err := costrun.Run(ctx, o)
 	if err != nil {
+		fmt.Fprintf(s.err, "rpcbed cost: %v\n", err)
+		return 1
+	}
+	if err := costrender.WriteAll(dir, res); err != nil {
 		fmt.Fprintf(s.err, "rpcbed cost: %v\n", err)
 		return 1
 	}
@@ -108,15 +116,15 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 }
 
 func writeCostMD(dir string, res *cost.Result, timed cost.Timed, s stdio) int {
-	f, err := os.Create(filepath.Join(dir, cost.MDFile))
+	f, err := os.Create(filepath.Join(dir, costrender.MDFile))
 	if err == nil {
-		err = cost.WriteMD(f, res, timed)
+		err = costrender.WriteMD(f, res, timed)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 	}
 	if err == nil {
-		err = cost.WritePlots(dir, res, timed)
+		err = costrender.WritePlots(dir, res, timed)
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed cost: %v\n", err)
@@ -130,7 +138,7 @@ func writeCostMD(dir string, res *cost.Result, timed cost.Timed, s stdio) int {
 func runGate(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("rpcbed gate", flag.ContinueOnError)
 	fs.SetOutput(s.err)
-	max := fs.Float64("max", 100*cost.DefaultMax, "largest growth allowed, in percent, of instructions and of estimated cycles per call")
+	max := fs.Float64("max", 100*coststats.DefaultMax, "largest growth allowed, in percent, of instructions and of estimated cycles per call")
 	share := fs.Float64("within", 0, "also print the share of go and php cells within ±WITHIN % on instructions (the reproducibility goal: 1)")
 	fs.Usage = func() {
 		fmt.Fprintln(s.err, "usage: rpcbed gate [-max 2] BASE NEW\n\nBASE and NEW are cost runs (a directory with cost.json, or the file). Exit 0: no cell\ngrew beyond -max; 1: some did (printed), or a cell of BASE is missing from NEW; 2: bad usage.")
@@ -160,22 +168,13 @@ func runGate(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "rpcbed gate: %v\n", err)
 		return 2
 	}
-	g := cost.Gate(base, nw, *max/100)
-	g.Print(s.out)
+	g := coststats.Gate(base, nw, *max/100)
+	costrender.PrintGate(s.out, g)
 	if *share > 0 {
-		in, total := g.Within(*share/100, "go", "php", "php-pure")
-		fmt.Fprintf(s.out, "reproducibility: %d of %d go and php cells and sides (%.1f %%) within ±%g %% on instructions per call (goal: 95 %% within ±1 %%)\n",
-			in, total, 100*float64(in)/float64(max1(total)), *share)
+		costrender.PrintReproducibility(s.out, g, *share/100)
 	}
 	if !g.Pass() {
 		return 1
 	}
 	return 0
-}
-
-func max1(n int) int {
-	if n < 1 {
-		return 1
-	}
-	return n
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/cost/costrender"
 )
 
 // costSpec is one cell, client side: go-client over gRPC, 2 items, 20 and 220
@@ -101,7 +102,7 @@ func TestCostAndGate(t *testing.T) {
 			t.Errorf("%s per call = %.1f; want %.0f..%.0f", f.name, f.got, f.min, f.max)
 		}
 	}
-	for _, f := range []string{cost.JSONFile, cost.CSVFile, cost.MDFile} {
+	for _, f := range []string{cost.JSONFile, costrender.CSVFile, costrender.MDFile} {
 		if _, err := os.Stat(filepath.Join(a, f)); err != nil {
 			t.Error(err)
 		}

@@ -1,9 +1,11 @@
-// Package cost measures what one call costs in counts that do not depend on the
-// machine's speed: instructions, simulated cache misses, estimated cycles, system
-// calls and wire bytes, from valgrind's callgrind (docs/cost.md). It reads
-// callgrind's output (Parse), takes the marginal cost between two runs of
-// different lengths (Marginal), maps functions to layers (Layers), runs the
-// cells (Run) and compares two cost runs (Gate).
+// Package cost is the data of rpcbed's deterministic cost (docs/cost.md): what
+// one call costs in counts that do not depend on the machine's speed
+// (instructions, simulated cache misses, estimated cycles, system calls, wire
+// bytes), read from valgrind's callgrind files (Parse), the marginal cost between
+// two runs of different lengths (Marginal), the table that maps functions to
+// layers (Layers), and a cost run's record, cost.json (Result). The cells come
+// from costplan, costrun runs them, coststats compares runs (the gate) and
+// costrender prints them.
 package cost
 
 import (
@@ -11,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -287,4 +291,32 @@ func SplitTimeDriven(profiles []*Profile) (counted, timeDriven []*Profile) {
 		}
 	}
 	return counted, timeDriven
+}
+
+// ParseFile parses one callgrind file.
+func ParseFile(file string) (*Profile, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(file), err)
+	}
+	return p, nil
+}
+
+// CheckGeometry refuses a file whose simulated caches are not Geometry's.
+func CheckGeometry(p *Profile) error {
+	if len(p.Caches) == 0 {
+		return fmt.Errorf("callgrind file of pid %d: no cache description (not --cache-sim=yes)", p.PID)
+	}
+	want := map[string]string{"I1": "32768 B, 64 B, 8-way", "D1": "32768 B, 64 B, 8-way", "LL": "8388608 B, 64 B, 16-way"}
+	for k, v := range want {
+		if !strings.HasPrefix(p.Caches[k], v) {
+			return fmt.Errorf("callgrind file of pid %d: %s cache %q, want %q", p.PID, k, p.Caches[k], v)
+		}
+	}
+	return nil
 }

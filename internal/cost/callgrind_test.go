@@ -68,7 +68,7 @@ func TestParseHandmade(t *testing.T) {
 	if p.Caches["LL"] != "8388608 B, 64 B, 16-way associative" {
 		t.Errorf("LL cache = %q", p.Caches["LL"])
 	}
-	if err := checkGeometry(p); err != nil {
+	if err := CheckGeometry(p); err != nil {
 		t.Error(err)
 	}
 }

@@ -98,8 +98,11 @@ type Segment struct {
 	// Seconds is the client's measured time (its report's "Time taken"): how
 	// fast the calls went under callgrind.
 	Seconds float64
+	// GCCycles are the garbage-collection cycles the segment ran (GCCycles).
+	GCCycles float64
 
-	threads any // per thread sums, kept in segment.json
+	// Threads are the per-thread sums, kept in segment.json.
+	Threads any
 }
 
 // PerCall is a cell's cost of one call on one side.

@@ -253,3 +253,23 @@ func Allocations(profiles []*Profile) float64 {
 	}
 	return n
 }
+
+// gcCycleEnds are the functions called once at the end of every collection
+// cycle: Go's gcMarkTermination, the Zend engine's cycle collector
+// (zend_gc_collect_cycles, run when its root buffer fills).
+var gcCycleEnds = regexp.MustCompile(`^(runtime\.gcMarkTermination|zend_gc_collect_cycles)('[0-9]+)?$`)
+
+// GCCycles counts the garbage-collection cycles the profiles ran: the calls to
+// gcCycleEnds.
+func GCCycles(profiles []*Profile) float64 {
+	var n float64
+	for _, p := range profiles {
+		for k, c := range p.Calls {
+			_, fn := SplitKey(k)
+			if gcCycleEnds.MatchString(fn) {
+				n += float64(c)
+			}
+		}
+	}
+	return n
+}

@@ -86,3 +86,16 @@ func TestAllocations(t *testing.T) {
 		t.Errorf("Allocations = %v; want 532", got)
 	}
 }
+
+func TestGCCycles(t *testing.T) {
+	p := &Profile{Calls: map[string]uint64{
+		Key("/bin/go-server", "runtime.gcMarkTermination"): 3,
+		Key("/bin/go-server", "runtime.gcMarkDone"):        5, // may run more than once a cycle: not counted
+		Key("/bin/go-server", "runtime.gcStart"):           4, // may return without starting one: not counted
+		Key("/usr/bin/php8.2", "zend_gc_collect_cycles"):   2,
+		Key("/usr/bin/php8.2", "gc_possible_root"):         900,
+	}}
+	if got := GCCycles([]*Profile{p, p}); got != 10 {
+		t.Errorf("GCCycles = %v; want 10 (3 Go + 2 PHP cycles, twice)", got)
+	}
+}

@@ -1,10 +1,32 @@
 package cost
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/report"
+)
+
+// Sides: which process runs under callgrind. The other one runs natively.
+const (
+	SideClient = "client"
+	SideServer = "server"
+)
+
+// JSONFile is a cost run's record in its directory: cost.json.
+const JSONFile = "cost.json"
+
+// The vocabularies, in the project's order.
+var (
+	ClientOrder   = []string{"go", "php", "php-pure", "java"}
+	ProtocolOrder = []string{"grpc", "thrift", "http", "ice", "dubbo"}
 )
 
 // Cell statuses.
@@ -48,6 +70,9 @@ type Setup struct {
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
 	Rules      int    `json:"layer_rules"`
+	// ServerRuns says how the server side's runs start (a full collection,
+	// then the counters zeroed).
+	ServerRuns string `json:"server_runs,omitempty"`
 }
 
 // CellRun is one cell on one side.
@@ -67,8 +92,12 @@ type CellRun struct {
 	PerCall    PerCall `json:"per_call"`
 	// Allocs is the allocations per call: calls to the runtime's allocator
 	// entry points (runtime.mallocgc, the Zend allocator's _emalloc*, malloc).
-	Allocs  float64 `json:"allocs"`
-	Seconds float64 `json:"seconds"` // wall time of the cell's runs under callgrind
+	Allocs float64 `json:"allocs"`
+	// GCCycles are the collection cycles the short and the long run ran (Go's
+	// GC, PHP's cycle collector): a cycle's cost lands whole in one run, so
+	// two runs of a cell agree best when their windows hold the same number.
+	GCCycles [2]float64 `json:"gc_cycles"`
+	Seconds  float64    `json:"seconds"` // wall time of the cell's runs under callgrind
 }
 
 // ID is the cell's name with its side.
@@ -149,5 +178,59 @@ func (r *Result) Merge(o *Result) {
 	r.Seconds += o.Seconds
 	r.Setup.LoadBefore += "; " + o.Setup.LoadBefore
 	r.Setup.LoadAfter += "; " + o.Setup.LoadAfter
-	sortCells(r.Cells)
+	SortCells(r.Cells)
 }
+
+// FillSpeed sets MsPerCall from the kept client reports (raw/CELL_SIDE/N/report.txt)
+// where a run recorded none.
+func FillSpeed(dir string, r *Result) {
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if c.Status != StatusOK || c.PerCall.MsPerCall != 0 || c.LongCalls <= c.ShortCalls {
+			continue
+		}
+		var t [2]float64
+		ok := true
+		for j, n := range []int64{c.ShortCalls, c.LongCalls} {
+			b, err := os.ReadFile(filepath.Join(dir, "raw", RawName(c.ID()), strconv.FormatInt(n, 10), "report.txt"))
+			if err != nil {
+				ok = false
+				break
+			}
+			rep, err := report.Parse(bytes.NewReader(b))
+			if err != nil {
+				ok = false
+				break
+			}
+			t[j] = rep.TimeTakenSeconds
+		}
+		if ok {
+			c.PerCall.MsPerCall = 1000 * (t[1] - t[0]) / float64(c.LongCalls-c.ShortCalls)
+		}
+	}
+}
+
+// SortCells orders cells by side, client, protocol and items, the project's order.
+func SortCells(cells []CellRun) {
+	rank := func(v []string, s string) int {
+		if i := slices.Index(v, s); i >= 0 {
+			return i
+		}
+		return len(v)
+	}
+	slices.SortStableFunc(cells, func(a, b CellRun) int {
+		if a.Side != b.Side {
+			return rank([]string{SideClient, SideServer}, a.Side) - rank([]string{SideClient, SideServer}, b.Side)
+		}
+		if a.Client != b.Client {
+			return rank(ClientOrder, a.Client) - rank(ClientOrder, b.Client)
+		}
+		if a.Protocol != b.Protocol {
+			return rank(ProtocolOrder, a.Protocol) - rank(ProtocolOrder, b.Protocol)
+		}
+		return a.Items - b.Items
+	})
+}
+
+// RawName is a cell ID's directory name under a run's raw/: go-grpc-datalist-2-c1_client.
+func RawName(id string) string { return strings.ReplaceAll(id, "/", "_") }

@@ -73,7 +73,7 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 		verified[v.Pair] = v
 	}
 	e := &executor{o: o, run: run, verified: verified, partial: partial,
-		prog: newProgress(o.Progress, todo, run.Spec.Repeats, partial)}
+		prog: newProgress(o.Progress, todo, run.Spec.RoundsFor, partial)}
 	defer o.Runner.Close()
 	if run.Spec.Cluster != nil && len(todo) > 0 {
 		if err := e.runCluster(ctx, todo); err != nil {
@@ -96,6 +96,10 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 			todo = todo[1:]
 		}
 		e.later, e.laterFixed = len(todo), e.fixedCost(todo)
+		e.laterRuns = 0
+		for _, c := range todo {
+			e.laterRuns += e.run.Spec.RoundsFor(c)
+		}
 		if err := e.enterLink(ctx, group[0].Link); err != nil {
 			return nil, err
 		}
@@ -178,6 +182,7 @@ type executor struct {
 	timed     time.Duration
 	timedRuns int
 	later     int
+	laterRuns int // the later cells' rounds (Spec.RoundsFor)
 	// laterFixed is what the later groups spend besides their cells' runs:
 	// server starts and primes (fixedCost).
 	laterFixed time.Duration
@@ -218,7 +223,7 @@ type cellState struct {
 	c     plan.Cell
 	res   results.CellResult
 	final bool // no more repeats: the client refused, or the server is gone
-	done  bool // its Spec.Repeats rounds are done
+	done  bool // its Spec.RoundsFor rounds are done
 }
 
 // serverGroup starts one server, verifies, runs its cells' repeats interleaved
@@ -238,24 +243,17 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 		}
 		return nil
 	}
-	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv}
+	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv, fork: 1}
 	defer func() { e.stopServer(g.srv) }()
-	rp := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
-		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
-	g.rp = rp
-	if *e.run.Spec.Worker {
-		rp.Workers = newWorkerPool()
-		defer rp.Workers.close()
-	}
+	defer func() { g.bench.Workers.close() }()
+	g.bench = e.newBench()
 	if *e.run.Spec.Verify {
-		if err := e.verify(ctx, rp, srv, cells); err != nil {
+		if err := e.verify(ctx, g.bench, srv, cells); err != nil {
 			return err
 		}
 	}
-	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 {
-		if err := e.prime(ctx, rp, srv, cells); err != nil {
-			return err
-		}
+	if err := e.primeGroup(ctx, g, cells); err != nil {
+		return err
 	}
 	var states []*cellState
 	for _, c := range cells {
@@ -272,11 +270,16 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 		}
 		states = append(states, st)
 	}
-	for r := 1; r <= e.run.Spec.Repeats; r++ {
+	for r := 1; r <= e.run.Spec.RoundsFor(cells[0]); r++ {
 		var round []*cellState
 		for _, st := range e.shuffle(g.group, r, states) {
 			if !st.final && len(st.res.Repeats) < r {
 				round = append(round, st)
+			}
+		}
+		if f := e.run.Spec.ForkOf(cells[0], r); f > g.fork && len(round) > 0 {
+			if err := e.fork(ctx, g, f, cells); err != nil {
+				return err
 			}
 		}
 		if err := e.round(ctx, g, r, false, round); err != nil {
@@ -286,12 +289,56 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 	return e.addRounds(ctx, g, states)
 }
 
+// newBench is a server group's run path, with a fresh pool of client workers
+// when the spec keeps workers.
+func (e *executor) newBench() *RunPath {
+	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
+		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
+	if *e.run.Spec.Worker {
+		b.Workers = newWorkerPool()
+	}
+	return b
+}
+
+// primeGroup primes the group's java workers (Spec.Prime) against its server.
+func (e *executor) primeGroup(ctx context.Context, g *groupRun, cells []plan.Cell) error {
+	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 && g.srv != nil {
+		return e.prime(ctx, g.bench, g.srv, cells)
+	}
+	return nil
+}
+
+// fork starts fork f of a group (Spec.Forks): a fresh server and fresh client
+// workers in place of the last fork's (the same pool), primed as the first were, so the next
+// rounds see another JVM start's steady state.
+func (e *executor) fork(ctx context.Context, g *groupRun, f int, cells []plan.Cell) error {
+	e.prog.note(fmt.Sprintf("fork %d of %s: a fresh server and fresh workers", f, g.key))
+	e.stopServer(g.srv)
+	// The pool's workers stop; the next ones count on from them (their ids
+	// stay unique, so no repeat of the new fork is taken for a warm one).
+	g.bench.Workers.close()
+	g.fork = f
+	srv, err := StartServerProc(ctx, e.serverRunner(g.key), g.key, e.serverConfig(g.key))
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// timeOne records the repeats that cannot run, with the reason.
+		e.prog.note(fmt.Sprintf("fork %d of %s: the server did not start: %s", f, g.key, runner.OneLine(err.Error())))
+		g.srv = nil
+		return nil
+	}
+	g.srv = srv
+	return e.primeGroup(ctx, g, cells)
+}
+
 // groupRun is one server group while its rounds run: its server (restarted when
-// it stops answering) and the run path whose workers its cells share.
+// it stops answering) and the bench whose workers its cells share.
 type groupRun struct {
 	key, group string
 	srv        *ServerProc
-	rp         *RunPath
+	bench      *RunPath
+	fork       int // the current fork (Spec.Forks), 1 for a group that does not fork
 }
 
 // shuffle is round r's order of a group's cells: a permutation drawn from the
@@ -329,7 +376,7 @@ func (e *executor) round(ctx context.Context, g *groupRun, r int, added bool, or
 // timeOne runs repeat r of one cell (restarting the group's server first if it
 // stopped answering) and records the cell.
 func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r int, added bool) error {
-	key, rp := g.key, g.rp
+	key, bench := g.key, g.bench
 	restarted := ""
 	if g.srv != nil {
 		if err := g.srv.Alive(ctx); err != nil {
@@ -348,7 +395,7 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 	srv := g.srv
 	var rep results.Repeat
 	if srv == nil {
-		rep = results.Repeat{Index: r, Error: "server " + key + " could not be restarted"}
+		rep = results.Repeat{Index: r, Fork: e.run.Spec.ForkOf(st.c, r), Error: "server " + key + " could not be restarted"}
 		if !added {
 			e.prog.skipRest(st.c, 1)
 		}
@@ -362,13 +409,14 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 		warm := false
 		if n := len(st.res.Repeats); n > 0 {
 			prev := st.res.Repeats[n-1]
-			warm = prev.Error == "" && prev.WorkerID != "" && rp.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
+			warm = prev.Error == "" && prev.WorkerID != "" && bench.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
 		}
-		rep, err := rp.Once(ctx, srv, e.job(srv, st.c, r, warm))
+		rep, err := bench.Once(ctx, srv, e.job(srv, st.c, r, warm))
 		if err != nil {
 			return err
 		}
 		rep.Index = r
+		rep.Fork = e.run.Spec.ForkOf(st.c, r)
 		e.prog.done(st.c, time.Since(t0))
 		e.timed += time.Since(t0)
 		e.timedRuns++
@@ -395,10 +443,10 @@ func (e *executor) keep(st *cellState, rep results.Repeat, r int, added, noServe
 	switch {
 	case added:
 		st.res.Finish()
-	case st.final || r == e.run.Spec.Repeats:
+	case st.final || r == e.run.Spec.RoundsFor(st.c):
 		st.done = true
 		if !added {
-			e.prog.skipRest(st.c, e.run.Spec.Repeats-len(st.res.Repeats))
+			e.prog.skipRest(st.c, e.run.Spec.RoundsFor(st.c)-len(st.res.Repeats))
 		}
 		st.res.Finish()
 	default:

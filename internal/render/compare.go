@@ -3,7 +3,9 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchmath"
@@ -137,7 +139,7 @@ func CompareMarkdown(w io.Writer, a, b *results.Run, changes []CellChange) error
 	}
 	if len(warn) > 0 {
 		sb.WriteString("\nWarnings:\n")
-		for w := range warn {
+		for _, w := range slices.Sorted(maps.Keys(warn)) { // a map's order would move between runs
 			fmt.Fprintf(&sb, "- %s\n", w)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/cost/costrender"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -163,7 +164,7 @@ func LoadExtras(dir string) (Extras, error) {
 			return x, err
 		}
 		timed, _ := cost.LoadTimed(dir) // none: the section leaves the comparison out
-		if x.Cost, err = cost.HTMLSection(res, timed, "cost"); err != nil {
+		if x.Cost, err = costrender.HTMLSection(res, timed, "cost"); err != nil {
 			return x, err
 		}
 	}

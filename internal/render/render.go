@@ -191,6 +191,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 	b.WriteString(linksMarkdown(run))
 	b.WriteString(clusterMarkdown(run))
 	b.WriteString(primesMarkdown(run))
+	b.WriteString(forksMarkdown(run))
 	b.WriteString(repeatOrderMarkdown(run))
 	b.WriteString("\nEach figure is the median of the good rounds; [low-high] beside req/s and p99, and ±% beside CPU per call, " +
 		"is its 95 % interval: where a rerun's median on this machine lands, this run's noise pooled over its cells and a whole " +
@@ -411,6 +412,26 @@ func primesMarkdown(run *results.Run) string {
 		parts = append(parts, t)
 	}
 	return "- primes: " + strings.Join(parts, "; ") + "\n"
+}
+
+// forksMarkdown names the groups that forked (Spec.Forks) and the spread their
+// server starts showed between them, beyond their rounds' noise: what the
+// intervals of their cells add.
+func forksMarkdown(run *results.Run) string {
+	spreads := analysis.UncertaintyOf(run).ForkSpreads()
+	if len(spreads) == 0 {
+		return ""
+	}
+	var parts []string
+	for i := 0; i < len(spreads); {
+		g := spreads[i].Group
+		var figs []string
+		for ; i < len(spreads) && spreads[i].Group == g; i++ {
+			figs = append(figs, fmt.Sprintf("%s %s", spreads[i].Figure.Name, pctOf(spreads[i].SD)))
+		}
+		parts = append(parts, fmt.Sprintf("%s %d server starts, apart by (sd) %s", strings.TrimSuffix(g, "@"), spreads[i-1].Forks, strings.Join(figs, ", ")))
+	}
+	return "- forks (a JVM server started again mid-group, with fresh workers; the intervals add this spread; docs/method.md, section 11): " + strings.Join(parts, "; ") + "\n"
 }
 
 func loadString(l plan.Load) string {

@@ -177,8 +177,11 @@ func JITBusy(ms, seconds float64) bool { return ms > JITQuiet*seconds*1000 }
 
 // Repeat is one timed run of a cell.
 type Repeat struct {
-	Index    int     `json:"index"` // 1-based: the round it ran in (Run.Rounds)
-	Raw      string  `json:"raw"`   // raw/<cell>-rN.txt, relative to the run
+	Index int `json:"index"` // 1-based: the round it ran in (Run.Rounds)
+	// Fork is the server start (1-based) the repeat ran against, in a group that
+	// forks (Spec.Forks); 0: the group does not fork.
+	Fork     int     `json:"fork,omitempty"`
+	Raw      string  `json:"raw"` // raw/<cell>-rN.txt, relative to the run
 	ExitCode int     `json:"exit_code"`
 	Error    string  `json:"error,omitempty"` // every reason the repeat failed, joined
 	WallS    float64 `json:"wall_s"`
@@ -314,6 +317,30 @@ func (c CellResult) Values(f func(Metrics) float64) []float64 {
 		}
 	}
 	return v
+}
+
+// ValuesByFork is Values split by the fork each repeat ran in (Repeat.Fork), in
+// fork order; one group for a cell that did not fork.
+func (c CellResult) ValuesByFork(f func(Metrics) float64) [][]float64 {
+	by := map[int][]float64{}
+	var forks []int
+	for _, r := range c.Repeats {
+		if r.Report == nil {
+			continue
+		}
+		if x := f(r.Metrics); !math.IsNaN(x) {
+			if _, ok := by[r.Fork]; !ok {
+				forks = append(forks, r.Fork)
+			}
+			by[r.Fork] = append(by[r.Fork], x)
+		}
+	}
+	slices.Sort(forks)
+	out := make([][]float64, 0, len(forks))
+	for _, k := range forks {
+		out = append(out, by[k])
+	}
+	return out
 }
 
 // cpuFigure is a CPU-derived figure: NaN when the repeat's CPU figures are not

@@ -1,4 +1,4 @@
-package cost
+package costrun
 
 import (
 	"context"
@@ -7,15 +7,18 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/cost"
 )
 
 // setup records what the figures depend on.
-func setup(ctx context.Context, o Options) Setup {
-	s := Setup{
+func setup(ctx context.Context, o Options) cost.Setup {
+	s := cost.Setup{
 		ValgrindArgs: ValgrindArgs(),
 		Env:          o.goEnv(),
 		LoadBefore:   loadavg(),
 		Pinning:      pinning(o),
+		ServerRuns:   "go-server under callgrind runs a full collection (runtime.GC, -pprof's heap?gc=1) before each run, then its counters are zeroed (callgrind_control -z) and dumped after it (-d)",
 	}
 	s.Valgrind = firstLine(output(ctx, "valgrind", "--version"))
 	s.GuestCPU = GuestCPU(ctx)

@@ -1,4 +1,6 @@
-package cost
+// Package costplan is a cost run's plan: cost.yaml (Spec), its cells and the
+// short and long run of each (Plan), the cells left out and why.
+package costplan
 
 import (
 	"bytes"
@@ -9,12 +11,14 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/rpcbed/rpcbed/internal/cost"
 )
 
-// Sides: which process runs under callgrind. The other one runs natively.
+// The sides, as cost.json names them.
 const (
-	SideClient = "client"
-	SideServer = "server"
+	SideClient = cost.SideClient
+	SideServer = cost.SideServer
 )
 
 // Spec is a cost run (cost.yaml): which cells, how many calls in the short and
@@ -78,8 +82,8 @@ func (c Cell) ID() string { return c.Name() + "/" + c.Side }
 
 // vocabularies, in the project's order.
 var (
-	clientOrder   = []string{"go", "php", "php-pure", "java"}
-	protocolOrder = []string{"grpc", "thrift", "http", "ice", "dubbo"}
+	clientOrder   = cost.ClientOrder
+	protocolOrder = cost.ProtocolOrder
 )
 
 // LoadSpec reads a cost spec; unknown keys are errors.

@@ -1,10 +1,15 @@
-package cost
+// Package coststats computes over cost runs: the regression gate between two
+// runs (Gate) and the share of cells within a tolerance (Within), PHP's cost as a
+// multiple of Go's (PHPOverGo), and the counts against the matrix's CPU time
+// (CompareTimed, Spearman).
+package coststats
 
 import (
-	"fmt"
-	"io"
 	"math"
 	"sort"
+	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/cost"
 )
 
 // DefaultMax is rpcbed gate's default -max: a growth beyond 2 % fails.
@@ -38,15 +43,15 @@ func (g GateResult) Pass() bool { return len(g.Regressions) == 0 && len(g.Missin
 
 // Gate compares new against base: a cell regresses when its instructions or
 // estimated cycles per call grew by more than max (0.02 = 2 %).
-func Gate(base, new *Result, max float64) GateResult {
+func Gate(base, new *cost.Result, max float64) GateResult {
 	g := GateResult{Max: max}
 	nm := new.Lookup()
 	for _, b := range base.Cells {
-		if b.Status != StatusOK {
+		if b.Status != cost.StatusOK {
 			continue
 		}
 		n, ok := nm[b.ID()]
-		if !ok || n.Status != StatusOK {
+		if !ok || n.Status != cost.StatusOK {
 			g.Missing = append(g.Missing, b.ID())
 			continue
 		}
@@ -92,29 +97,13 @@ func clientIn(id string, clients []string) bool {
 	return false
 }
 
-// Print writes the gate's verdict: the regressed cells, the missing ones, and
-// a last line PASS or FAIL.
-func (g GateResult) Print(w io.Writer) {
-	fmt.Fprintf(w, "rpcbed gate: %d cells compared, -max %.1f %% on instructions and estimated cycles per call\n", len(g.Changes), 100*g.Max)
-	if len(g.Regressions) > 0 {
-		fmt.Fprintf(w, "%-44s %14s %14s %8s %14s %14s %8s\n", "cell", "base Ir", "new Ir", "Ir", "base cycles", "new cycles", "cycles")
-		for _, c := range g.Regressions {
-			fmt.Fprintf(w, "%-44s %14s %14s %+7.2f%% %14s %14s %+7.2f%%\n", c.ID, thousands(c.BaseIr), thousands(c.NewIr), 100*c.IrGrowth(),
-				thousands(c.BaseCycles), thousands(c.NewCycles), 100*c.CyclesGrowth())
+// Side keeps the changes of one side (client or server), for shares by side.
+func (g GateResult) Side(side string) GateResult {
+	out := GateResult{Max: g.Max}
+	for _, c := range g.Changes {
+		if strings.HasSuffix(c.ID, "/"+side) {
+			out.Changes = append(out.Changes, c)
 		}
 	}
-	for _, id := range g.Missing {
-		fmt.Fprintf(w, "%-44s missing from the new run (or not measured there)\n", id)
-	}
-	var worst float64
-	for _, c := range g.Changes {
-		worst = math.Max(worst, math.Max(math.Abs(c.IrGrowth()), math.Abs(c.CyclesGrowth())))
-	}
-	within, total := g.Within(0.01)
-	fmt.Fprintf(w, "largest change %.2f %%; %d of %d cells within ±1 %% on instructions\n", 100*worst, within, total)
-	if g.Pass() {
-		fmt.Fprintln(w, "PASS")
-	} else {
-		fmt.Fprintf(w, "FAIL: %d cells grew beyond %.1f %%, %d missing\n", len(g.Regressions), 100*g.Max, len(g.Missing))
-	}
+	return out
 }

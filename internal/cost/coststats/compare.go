@@ -1,71 +1,12 @@
-package cost
+package coststats
 
 import (
-	"encoding/csv"
-	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 
+	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
-
-// LoadTimed reads a matrix run's matrix.csv (a file or its run directory): the
-// client's and the server's CPU µs per call of every cell.
-func LoadTimed(file string) (Timed, error) {
-	if st, err := os.Stat(file); err == nil && st.IsDir() {
-		file = filepath.Join(file, "matrix.csv")
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadTimed(f)
-}
-
-// ReadTimed reads matrix.csv's cell, client_cpu_us_per_call and
-// server_cpu_us_per_call columns.
-func ReadTimed(r io.Reader) (Timed, error) {
-	rows, err := csv.NewReader(r).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("matrix.csv: empty")
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	for _, k := range []string{"cell", "client_cpu_us_per_call", "server_cpu_us_per_call"} {
-		if _, ok := col[k]; !ok {
-			return nil, fmt.Errorf("matrix.csv: no %s column", k)
-		}
-	}
-	t := Timed{}
-	for _, row := range rows[1:] {
-		if len(row) != len(rows[0]) {
-			continue
-		}
-		cl, err1 := strconv.ParseFloat(row[col["client_cpu_us_per_call"]], 64)
-		sv, err2 := strconv.ParseFloat(row[col["server_cpu_us_per_call"]], 64)
-		if err1 != nil && err2 != nil {
-			continue
-		}
-		if err1 != nil {
-			cl = math.NaN()
-		}
-		if err2 != nil {
-			sv = math.NaN()
-		}
-		t[row[col["cell"]]] = struct{ Client, Server float64 }{cl, sv}
-	}
-	return t, nil
-}
 
 // TimedPoint is one cell and side: its estimated cycles and the matrix's CPU µs
 // per call on that side.
@@ -85,11 +26,11 @@ type Comparison struct {
 }
 
 // CompareTimed pairs every measured cell with the matrix's CPU per call.
-func CompareTimed(r *Result, t Timed) Comparison {
+func CompareTimed(r *cost.Result, t cost.Timed) Comparison {
 	var cmp Comparison
 	var x, y []float64
 	for _, c := range r.Cells {
-		if c.Status != StatusOK {
+		if c.Status != cost.StatusOK {
 			continue
 		}
 		tm, ok := t[c.Cell]
@@ -97,7 +38,7 @@ func CompareTimed(r *Result, t Timed) Comparison {
 			continue
 		}
 		cpu := tm.Client
-		if c.Side == SideServer {
+		if c.Side == cost.SideServer {
 			cpu = tm.Server
 		}
 		if math.IsNaN(cpu) || cpu <= 0 {

@@ -1,4 +1,7 @@
-package cost
+// Package costrun is the cost engine: it runs every cell of a plan under
+// valgrind's callgrind, a short and a long run per side, against a native peer,
+// and records cost.json (Run). It never prints a table: costrender does.
+package costrun
 
 import (
 	"bytes"
@@ -8,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,12 +19,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/cost/costplan"
 	"github.com/rpcbed/rpcbed/internal/report"
 )
 
 // Options is one cost run.
 type Options struct {
-	Spec Spec
+	Spec costplan.Spec
 	// Root is the checkout: bin/go-client, bin/go-server, php-client/bin/client.php,
 	// java-client/target/java-client.jar.
 	Root string
@@ -53,14 +59,15 @@ func (o Options) goEnv() []string {
 // needs no client request in the measured program).
 func ValgrindArgs() []string {
 	return []string{"--tool=callgrind", "--cache-sim=yes",
-		"--I1=" + Geometry.I1, "--D1=" + Geometry.D1, "--LL=" + Geometry.LL,
+		"--I1=" + cost.Geometry.I1, "--D1=" + cost.Geometry.D1, "--LL=" + cost.Geometry.LL,
 		"--collect-systime=nsec", "--trace-children=yes",
 		// One file per thread, so the time-driven threads can be told apart (TimeDriven).
 		"--separate-threads=yes"}
 }
 
-// Run measures every cell of the spec and writes cost.json, cost.csv, cost.md.
-func Run(ctx context.Context, o Options) (*Result, error) {
+// Run measures every cell of the spec and writes cost.json (costrender writes
+// the rest: cost.csv, cost.md, the plots).
+func Run(ctx context.Context, o Options) (*cost.Result, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -69,7 +76,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, fmt.Errorf("%s not found: apt-get install valgrind", tool)
 		}
 	}
-	layers, err := NewLayers(Rules)
+	layers, err := cost.NewLayers(cost.Rules)
 	if err != nil {
 		return nil, err
 	}
@@ -77,14 +84,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	start := time.Now()
-	res := &Result{Version: ResultVersion, Started: start.UTC().Format(time.RFC3339)}
+	res := &cost.Result{Version: cost.ResultVersion, Started: start.UTC().Format(time.RFC3339)}
 	res.Setup = setup(ctx, o)
-	res.Setup.Rules = len(Rules)
+	res.Setup.Rules = len(cost.Rules)
 	cells, skipped := o.Spec.Plan()
 	for _, s := range skipped {
-		res.Cells = append(res.Cells, cellRun(s.Cell, StatusNotMeasured, s.Reason))
+		res.Cells = append(res.Cells, cellRun(s.Cell, cost.StatusNotMeasured, s.Reason))
 	}
-	var keep []Cell
+	var keep []costplan.Cell
 	for _, c := range cells {
 		if len(o.Only) == 0 || containsAny(c.ID(), o.Only) {
 			keep = append(keep, c)
@@ -103,21 +110,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Cells = append(res.Cells, cr)
 		// Every cell on disk at once: an interrupted run keeps what it measured,
 		// and the same -out resumes it (loadSaved).
-		_ = res.WriteJSON(filepath.Join(o.Dir, JSONFile))
+		_ = res.WriteJSON(filepath.Join(o.Dir, cost.JSONFile))
 	}
 	e.stopAll()
 	res.Setup.LoadAfter = loadavg()
 	res.Finished = time.Now().UTC().Format(time.RFC3339)
 	res.Seconds = round(time.Since(start).Seconds(), 1)
-	sortCells(res.Cells)
-	if err := WriteAll(o.Dir, res); err != nil {
+	cost.SortCells(res.Cells)
+	// cost.json only: cost.csv, cost.md and the plots are costrender's.
+	if err := res.WriteJSON(filepath.Join(o.Dir, cost.JSONFile)); err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-func summary(c CellRun) string {
-	if c.Status != StatusOK {
+func summary(c cost.CellRun) string {
+	if c.Status != cost.StatusOK {
 		return c.Status + ": " + c.Error
 	}
 	return fmt.Sprintf("%.0f instructions, %.0f est. cycles, %.1f syscalls, %.0f/%.0f bytes in/out per call (%.0f s)",
@@ -133,8 +141,8 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-func cellRun(c Cell, status, why string) CellRun {
-	return CellRun{Cell: c.Name(), Client: c.Client, Protocol: c.Protocol, Items: c.Items, Side: c.Side,
+func cellRun(c costplan.Cell, status, why string) cost.CellRun {
+	return cost.CellRun{Cell: c.Name(), Client: c.Client, Protocol: c.Protocol, Items: c.Items, Side: c.Side,
 		Server: c.Server, Status: status, Error: why, ShortCalls: c.Calls.Short, LongCalls: c.Calls.Long}
 }
 
@@ -142,7 +150,7 @@ func cellRun(c Cell, status, why string) CellRun {
 // client side, go-server under callgrind for the server side.
 type executor struct {
 	o       Options
-	layers  *Layers
+	layers  *cost.Layers
 	native  map[string]*proc // go, java
 	under   *proc            // go-server under callgrind
 	seq     int
@@ -159,14 +167,14 @@ type proc struct {
 	file  string // callgrind's --callgrind-out-file (under callgrind)
 }
 
-func (e *executor) cell(ctx context.Context, c Cell) CellRun {
-	cr := cellRun(c, StatusOK, "")
-	var short, long Segment
+func (e *executor) cell(ctx context.Context, c costplan.Cell) cost.CellRun {
+	cr := cellRun(c, cost.StatusOK, "")
+	var short, long cost.Segment
 	var allocs [2]float64
 	var err error
 	if sh, lo, al, ok := e.loadSaved(c); ok {
 		short, long, allocs = sh, lo, al
-	} else if c.Side == SideClient {
+	} else if c.Side == cost.SideClient {
 		short, long, allocs, err = e.clientSide(ctx, c)
 	} else {
 		short, long, allocs, err = e.serverSide(ctx, c)
@@ -174,20 +182,21 @@ func (e *executor) cell(ctx context.Context, c Cell) CellRun {
 	if err != nil {
 		var nm *notMeasured
 		if errors.As(err, &nm) {
-			cr.Status = StatusNotMeasured
+			cr.Status = cost.StatusNotMeasured
 		} else {
-			cr.Status = StatusFailed
+			cr.Status = cost.StatusFailed
 		}
 		cr.Error = err.Error()
 		return cr
 	}
-	pc, err := Marginal(short, long)
+	pc, err := cost.Marginal(short, long)
 	if err != nil {
-		cr.Status, cr.Error = StatusFailed, err.Error()
+		cr.Status, cr.Error = cost.StatusFailed, err.Error()
 		return cr
 	}
 	cr.PerCall = pc
 	cr.Allocs = (allocs[1] - allocs[0]) / float64(long.Calls-short.Calls)
+	cr.GCCycles = [2]float64{short.GCCycles, long.GCCycles}
 	return cr
 }
 
@@ -198,14 +207,14 @@ type notMeasured struct{ why string }
 func (n *notMeasured) Error() string { return n.why }
 
 // clientSide runs the client under callgrind twice against a native server.
-func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment, allocs [2]float64, err error) {
+func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long cost.Segment, allocs [2]float64, err error) {
 	srv, err := e.nativeServer(ctx, c.Server)
 	if err != nil {
 		return short, long, allocs, err
 	}
 	addr := srv.addrs[c.Protocol]
 	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
-		dir := filepath.Join(e.o.Dir, "raw", fileName(c.ID()), strconv.FormatInt(n, 10))
+		dir := filepath.Join(e.o.Dir, "raw", cost.RawName(c.ID()), strconv.FormatInt(n, 10))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return short, long, allocs, err
 		}
@@ -241,8 +250,8 @@ func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment,
 		// The native server read what the client wrote, and wrote what it read.
 		seg.BytesIn = after.wchar - before.wchar
 		seg.BytesOut = after.rchar - before.rchar
-		counted, _ := SplitTimeDriven(profiles)
-		allocs[i] = Allocations(counted)
+		counted, _ := cost.SplitTimeDriven(profiles)
+		allocs[i] = cost.Allocations(counted)
 		saveSegment(dir, seg, allocs[i])
 		if i == 0 {
 			short = seg
@@ -255,7 +264,7 @@ func (e *executor) clientSide(ctx context.Context, c Cell) (short, long Segment,
 
 // serverSide runs a native client twice against go-server under callgrind,
 // dumping callgrind's counters after each run (callgrind_control -d).
-func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment, allocs [2]float64, err error) {
+func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long cost.Segment, allocs [2]float64, err error) {
 	if c.Server != "go" {
 		return short, long, allocs, &notMeasured{"the server side of Java baselines is not measured: " + javaReason}
 	}
@@ -264,17 +273,24 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 		return short, long, allocs, err
 	}
 	addr := srv.addrs[c.Protocol]
-	if err := callgrindControl(ctx, "-z", srv.pid); err != nil {
-		return short, long, allocs, err
-	}
 	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
-		dir := filepath.Join(e.o.Dir, "raw", fileName(c.ID()), strconv.FormatInt(n, 10))
+		dir := filepath.Join(e.o.Dir, "raw", cost.RawName(c.ID()), strconv.FormatInt(n, 10))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return short, long, allocs, err
 		}
 		removeProfiles(dir, "callgrind.") // an interrupted earlier attempt's files
 		argv, env, err := e.clientCommand(ctx, c, addr, n)
 		if err != nil {
+			return short, long, allocs, err
+		}
+		// Every run starts from a finished collection, its counters zeroed after
+		// it: go-server's heap (the generated items, the converted answers, the
+		// store) is marked whole by every GC cycle, and without this the cycles
+		// land in one run or the other by what ran before.
+		if err := fullGC(ctx, srv.addrs["http"]); err != nil {
+			return short, long, allocs, err
+		}
+		if err := callgrindControl(ctx, "-z", srv.pid); err != nil {
 			return short, long, allocs, err
 		}
 		before, err := readIO(srv.pid)
@@ -317,8 +333,8 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 		}
 		seg.BytesIn = after.rchar - before.rchar
 		seg.BytesOut = after.wchar - before.wchar
-		counted, _ := SplitTimeDriven(profiles)
-		allocs[i] = Allocations(counted)
+		counted, _ := cost.SplitTimeDriven(profiles)
+		allocs[i] = cost.Allocations(counted)
 		saveSegment(dir, seg, allocs[i])
 		if i == 0 {
 			short = seg
@@ -331,28 +347,29 @@ func (e *executor) serverSide(ctx context.Context, c Cell) (short, long Segment,
 
 // segment sums a run's profiles and keeps what was summed in segment.json
 // (each process's totals, the layers) beside the run's report.
-func (e *executor) segment(n int64, profiles []*Profile, dir string) Segment {
-	counted, timed := SplitTimeDriven(profiles)
-	seg := Segment{Calls: n, Layers: e.layers.Split(counted)}
+func (e *executor) segment(n int64, profiles []*cost.Profile, dir string) cost.Segment {
+	counted, timed := cost.SplitTimeDriven(profiles)
+	seg := cost.Segment{Calls: n, Layers: e.layers.Split(counted)}
 	type threadTotals struct {
-		PID        int     `json:"pid"`
-		Thread     int     `json:"thread"`
-		Cmd        string  `json:"cmd"`
-		Counts     Counts  `json:"counts"`
-		Allocs     float64 `json:"allocs"`
-		TimeDriven bool    `json:"time_driven,omitempty"`
+		PID        int         `json:"pid"`
+		Thread     int         `json:"thread"`
+		Cmd        string      `json:"cmd"`
+		Counts     cost.Counts `json:"counts"`
+		Allocs     float64     `json:"allocs"`
+		TimeDriven bool        `json:"time_driven,omitempty"`
 	}
 	var threads []threadTotals
 	seg.Counts, seg.Bookkeeping = e.layers.Counted(counted)
-	delete(seg.Layers, LayerBookkeeping)
+	delete(seg.Layers, cost.LayerBookkeeping)
 	for _, p := range counted {
-		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), false})
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, cost.CountsOf(p), cost.Allocations([]*cost.Profile{p}), false})
 	}
 	for _, p := range timed {
 		seg.TimeDriven += float64(p.Event("Ir"))
-		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, CountsOf(p), Allocations([]*Profile{p}), true})
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, cost.CountsOf(p), cost.Allocations([]*cost.Profile{p}), true})
 	}
-	seg.threads = threads
+	seg.Threads = threads
+	seg.GCCycles = cost.GCCycles(counted)
 	return seg
 }
 
@@ -361,7 +378,7 @@ func (e *executor) segment(n int64, profiles []*Profile, dir string) Segment {
 type savedSegment struct {
 	Version     int                `json:"version"`
 	Calls       int64              `json:"calls"`
-	Counts      Counts             `json:"counts"`
+	Counts      cost.Counts        `json:"counts"`
 	Layers      map[string]float64 `json:"layers"`
 	TimeDriven  float64            `json:"time_driven_ir"`
 	Bookkeeping float64            `json:"bookkeeping_ir"`
@@ -369,22 +386,23 @@ type savedSegment struct {
 	BytesOut    float64            `json:"bytes_out"`
 	Seconds     float64            `json:"seconds"`
 	Allocs      float64            `json:"allocs"`
+	GCCycles    float64            `json:"gc_cycles"`
 	Threads     any                `json:"threads"`
 }
 
-const segmentVersion = 2
+const segmentVersion = 3
 
-func saveSegment(dir string, seg Segment, allocs float64) {
+func saveSegment(dir string, seg cost.Segment, allocs float64) {
 	b, _ := json.MarshalIndent(savedSegment{segmentVersion, seg.Calls, seg.Counts, seg.Layers, seg.TimeDriven, seg.Bookkeeping,
-		seg.BytesIn, seg.BytesOut, seg.Seconds, allocs, seg.threads}, "", "  ")
+		seg.BytesIn, seg.BytesOut, seg.Seconds, allocs, seg.GCCycles, seg.Threads}, "", "  ")
 	_ = os.WriteFile(filepath.Join(dir, "segment.json"), append(b, '\n'), 0o644)
 }
 
 // loadSaved gives a cell's two segments from an earlier, interrupted run of the
 // same directory, when both were saved.
-func (e *executor) loadSaved(c Cell) (short, long Segment, allocs [2]float64, ok bool) {
+func (e *executor) loadSaved(c costplan.Cell) (short, long cost.Segment, allocs [2]float64, ok bool) {
 	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
-		b, err := os.ReadFile(filepath.Join(e.o.Dir, "raw", fileName(c.ID()), strconv.FormatInt(n, 10), "segment.json"))
+		b, err := os.ReadFile(filepath.Join(e.o.Dir, "raw", cost.RawName(c.ID()), strconv.FormatInt(n, 10), "segment.json"))
 		if err != nil {
 			return short, long, allocs, false
 		}
@@ -392,8 +410,8 @@ func (e *executor) loadSaved(c Cell) (short, long Segment, allocs [2]float64, ok
 		if json.Unmarshal(b, &sv) != nil || sv.Version != segmentVersion || sv.Calls != n {
 			return short, long, allocs, false
 		}
-		seg := Segment{Calls: n, Counts: sv.Counts, Layers: sv.Layers, TimeDriven: sv.TimeDriven, Bookkeeping: sv.Bookkeeping,
-			BytesIn: sv.BytesIn, BytesOut: sv.BytesOut, Seconds: sv.Seconds}
+		seg := cost.Segment{Calls: n, Counts: sv.Counts, Layers: sv.Layers, TimeDriven: sv.TimeDriven, Bookkeeping: sv.Bookkeeping,
+			BytesIn: sv.BytesIn, BytesOut: sv.BytesOut, Seconds: sv.Seconds, GCCycles: sv.GCCycles}
 		allocs[i] = sv.Allocs
 		if i == 0 {
 			short = seg
@@ -415,7 +433,7 @@ func removeProfiles(dir, prefix string) {
 
 // clientCommand is the client's command line for n calls, no warm-up (the
 // short run's calls are the warm-up the marginal cost cancels), c=1.
-func (e *executor) clientCommand(ctx context.Context, c Cell, addr string, n int64) (argv, env []string, err error) {
+func (e *executor) clientCommand(ctx context.Context, c costplan.Cell, addr string, n int64) (argv, env []string, err error) {
 	args := []string{"-proto", c.Protocol, "-call", "datalist", "-items", strconv.Itoa(c.Items),
 		"-c", "1", "-n", strconv.FormatInt(n, 10), "-conns", "1", "-timeout", "120s"}
 	if c.Protocol == "http" {
@@ -472,7 +490,7 @@ func (e *executor) phpHost(ctx context.Context, script string, args []string) ([
 // (docs/cost.md, "Java").
 const javaReason = "the JVM under valgrind 3.19 (Debian 12) does not get through a run: grpc-java's epoll transport needs epoll_pwait2 (syscall 441), which valgrind 3.19 does not know; with Netty's NIO transport the JVM died with SIGSEGV in C2-compiled code about 30 s in (docs/cost.md, Java)"
 
-func clientTimeout(c Cell, n int64) time.Duration {
+func clientTimeout(c costplan.Cell, n int64) time.Duration {
 	// Under callgrind a 5000-item pure-PHP call takes tens of seconds.
 	return 10*time.Minute + time.Duration(n)*time.Second
 }
@@ -533,12 +551,12 @@ func lastLine(s string) string {
 }
 
 // readProfiles parses every callgrind file in dir whose name starts with prefix.
-func (e *executor) readProfiles(dir, prefix string) ([]*Profile, error) {
+func (e *executor) readProfiles(dir, prefix string) ([]*cost.Profile, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	var out []*Profile
+	var out []*cost.Profile
 	for _, de := range ents {
 		if !strings.HasPrefix(de.Name(), prefix) {
 			continue
@@ -546,11 +564,11 @@ func (e *executor) readProfiles(dir, prefix string) ([]*Profile, error) {
 		if info, err := de.Info(); err == nil && info.Size() == 0 {
 			continue // with --separate-threads=yes the file without a thread suffix stays empty
 		}
-		p, err := parseFile(filepath.Join(dir, de.Name()))
+		p, err := cost.ParseFile(filepath.Join(dir, de.Name()))
 		if err != nil {
 			return nil, err
 		}
-		if err := checkGeometry(p); err != nil {
+		if err := cost.CheckGeometry(p); err != nil {
 			return nil, err
 		}
 		out = append(out, p)
@@ -561,29 +579,24 @@ func (e *executor) readProfiles(dir, prefix string) ([]*Profile, error) {
 	return out, nil
 }
 
-func parseFile(file string) (*Profile, error) {
-	f, err := os.Open(file)
+// fullGC makes go-server under callgrind run a whole collection and finish its
+// sweep (runtime.GC, through net/http/pprof's heap handler with gc=1: go-server
+// runs with -pprof on the server side).
+func fullGC(ctx context.Context, httpAddr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/debug/pprof/heap?gc=1", nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer f.Close()
-	p, err := Parse(f)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(file), err)
+		return fmt.Errorf("the server's GC before a run: %v", err)
 	}
-	return p, nil
-}
-
-// checkGeometry refuses a file whose simulated caches are not Geometry's.
-func checkGeometry(p *Profile) error {
-	if len(p.Caches) == 0 {
-		return fmt.Errorf("callgrind file of pid %d: no cache description (not --cache-sim=yes)", p.PID)
-	}
-	want := map[string]string{"I1": "32768 B, 64 B, 8-way", "D1": "32768 B, 64 B, 8-way", "LL": "8388608 B, 64 B, 16-way"}
-	for k, v := range want {
-		if !strings.HasPrefix(p.Caches[k], v) {
-			return fmt.Errorf("callgrind file of pid %d: %s cache %q, want %q", p.PID, k, p.Caches[k], v)
-		}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the server's GC before a run: %s", resp.Status)
 	}
 	return nil
 }
@@ -700,6 +713,10 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		argv = []string{bin, "-grpc", p.addrs["grpc"], "-thrift", p.addrs["thrift"], "-http", p.addrs["http"], "-store", "memory", "-auth=true",
 			// A client under callgrind takes seconds to send gRPC's preface or an HTTP head.
 			"-setup-timeout", "120s"}
+		if underCallgrind {
+			// fullGC before each server-side run.
+			argv = append(argv, "-pprof")
+		}
 		env = e.o.goEnv()
 	case "java":
 		jar := filepath.Join(e.o.Root, "java-client", "target", "java-client.jar")
@@ -812,8 +829,6 @@ func freePorts(n int) ([]string, error) {
 	}
 	return ports, nil
 }
-
-func fileName(id string) string { return strings.ReplaceAll(id, "/", "_") }
 
 func round(v float64, digits int) float64 {
 	p := 1.0

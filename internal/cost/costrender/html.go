@@ -1,4 +1,4 @@
-package cost
+package costrender
 
 import (
 	"bytes"
@@ -6,13 +6,16 @@ import (
 	"html/template"
 	"regexp"
 	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/cost/coststats"
 )
 
 // HTMLSection is the cost section of a run's index.html: the run's setup, the
 // per-call tables of both sides, PHP over Go, the counts against the matrix's
 // CPU per call (when t is given) and every plot inline. from is the cost run's
 // directory relative to the page.
-func HTMLSection(r *Result, t Timed, from string) (template.HTML, error) {
+func HTMLSection(r *cost.Result, t cost.Timed, from string) (template.HTML, error) {
 	plots, err := Plots(r, t)
 	if err != nil {
 		return "", err
@@ -22,41 +25,41 @@ func HTMLSection(r *Result, t Timed, from string) (template.HTML, error) {
 		SVG           template.HTML
 	}
 	type row struct {
-		CellRun
+		cost.CellRun
 		Layers []string
 	}
 	data := struct {
-		R         *Result
+		R         *cost.Result
 		From      string
 		LeavesOut string
 		Sides     []struct {
 			Title string
 			Rows  []row
 		}
-		Ratios  []Ratio
-		Cmp     *Comparison
-		Out     []TimedPoint
+		Ratios  []coststats.Ratio
+		Cmp     *coststats.Comparison
+		Out     []coststats.TimedPoint
 		Plots   []plotView
-		Skipped []CellRun
+		Skipped []cost.CellRun
 		Layers  []string
-	}{R: r, From: from, LeavesOut: LeavesOut, Ratios: PHPOverGo(r)}
-	for _, l := range LayerOrder {
-		data.Layers = append(data.Layers, LayerNames[l])
+	}{R: r, From: from, LeavesOut: LeavesOut, Ratios: coststats.PHPOverGo(r)}
+	for _, l := range cost.LayerOrder {
+		data.Layers = append(data.Layers, cost.LayerNames[l])
 	}
-	for _, side := range []string{SideClient, SideServer} {
+	for _, side := range []string{cost.SideClient, cost.SideServer} {
 		s := struct {
 			Title string
 			Rows  []row
 		}{Title: "Client side: the client under callgrind, the server native"}
-		if side == SideServer {
+		if side == cost.SideServer {
 			s.Title = "Server side: go-server under callgrind, the client native"
 		}
 		for _, c := range r.Cells {
-			if c.Side != side || c.Status != StatusOK {
+			if c.Side != side || c.Status != cost.StatusOK {
 				continue
 			}
 			rw := row{CellRun: c}
-			for _, l := range LayerOrder {
+			for _, l := range cost.LayerOrder {
 				rw.Layers = append(rw.Layers, pct(c.PerCall.Layers[l], c.PerCall.Ir))
 			}
 			s.Rows = append(s.Rows, rw)
@@ -64,12 +67,12 @@ func HTMLSection(r *Result, t Timed, from string) (template.HTML, error) {
 		data.Sides = append(data.Sides, s)
 	}
 	for _, c := range r.Cells {
-		if c.Status != StatusOK {
+		if c.Status != cost.StatusOK {
 			data.Skipped = append(data.Skipped, c)
 		}
 	}
 	if t != nil {
-		cmp := CompareTimed(r, t)
+		cmp := coststats.CompareTimed(r, t)
 		data.Cmp = &cmp
 		data.Out = cmp.Outliers(8)
 	}
@@ -86,8 +89,8 @@ func HTMLSection(r *Result, t Timed, from string) (template.HTML, error) {
 var svgProlog = regexp.MustCompile(`(?s)^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)?`)
 
 var sectionTmpl = template.Must(template.New("cost").Funcs(template.FuncMap{
-	"n":    thousands,
-	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"n":    fig,
+	"f1":   fig1,
 	"f2":   func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"join": strings.Join,
 }).Parse(`<h2>Cost per call: instructions, estimated cycles, system calls, bytes</h2>

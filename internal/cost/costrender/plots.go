@@ -1,4 +1,4 @@
-package cost
+package costrender
 
 import (
 	"bytes"
@@ -14,6 +14,9 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/cost/coststats"
 )
 
 // PlotsDir is where a cost run's plots go, inside its directory.
@@ -37,7 +40,7 @@ var layerColors = []color.Color{
 
 // Plots draws the cost run's figures: PHP over Go, the layers per cell on each
 // side, and (with a matrix run) estimated cycles against CPU per call.
-func Plots(r *Result, t Timed) ([]Plot, error) {
+func Plots(r *cost.Result, t cost.Timed) ([]Plot, error) {
 	var out []Plot
 	add := func(name, caption string, p *plot.Plot, w, h vg.Length, err error) error {
 		if err != nil || p == nil {
@@ -58,7 +61,7 @@ func Plots(r *Result, t Timed) ([]Plot, error) {
 	if err := add("php-over-go", "PHP's client cost per call as a multiple of Go's, same protocol and size (1 = as Go)", p, 9*vg.Inch, 4.5*vg.Inch, err); err != nil {
 		return nil, err
 	}
-	for _, side := range []string{SideClient, SideServer} {
+	for _, side := range []string{cost.SideClient, cost.SideServer} {
 		p, h, err := layersPlot(r, side)
 		if err := add("layers-"+side, "Where the "+side+"'s instructions per call go, by layer (share of the call's instructions)", p, 9*vg.Inch, h, err); err != nil {
 			return nil, err
@@ -74,7 +77,7 @@ func Plots(r *Result, t Timed) ([]Plot, error) {
 }
 
 // WritePlots writes dir/plots/NAME.svg and NAME.png for every figure.
-func WritePlots(dir string, r *Result, t Timed) error {
+func WritePlots(dir string, r *cost.Result, t cost.Timed) error {
 	plots, err := Plots(r, t)
 	if err != nil {
 		return err
@@ -110,8 +113,8 @@ func draw1(p *plot.Plot, w, h vg.Length, format string) (b []byte, err error) {
 	return buf.Bytes(), nil
 }
 
-func phpOverGoPlot(r *Result) (*plot.Plot, error) {
-	rows := PHPOverGo(r)
+func phpOverGoPlot(r *cost.Result) (*plot.Plot, error) {
+	rows := coststats.PHPOverGo(r)
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -128,13 +131,13 @@ func phpOverGoPlot(r *Result) (*plot.Plot, error) {
 	type series struct {
 		name    string
 		client  string
-		measure func(Ratio) float64
+		measure func(coststats.Ratio) float64
 	}
 	all := []series{
-		{"php instructions", "php", func(x Ratio) float64 { return x.Instructions }},
-		{"php est. cycles", "php", func(x Ratio) float64 { return x.Cycles }},
-		{"php-pure instructions", "php-pure", func(x Ratio) float64 { return x.Instructions }},
-		{"php-pure est. cycles", "php-pure", func(x Ratio) float64 { return x.Cycles }},
+		{"php instructions", "php", func(x coststats.Ratio) float64 { return x.Instructions }},
+		{"php est. cycles", "php", func(x coststats.Ratio) float64 { return x.Cycles }},
+		{"php-pure instructions", "php-pure", func(x coststats.Ratio) float64 { return x.Instructions }},
+		{"php-pure est. cycles", "php-pure", func(x coststats.Ratio) float64 { return x.Cycles }},
 	}
 	p := plot.New()
 	p.Title.Text = "PHP client over Go client, per call (c=1)"
@@ -182,10 +185,10 @@ func phpOverGoPlot(r *Result) (*plot.Plot, error) {
 	return p, nil
 }
 
-func layersPlot(r *Result, side string) (*plot.Plot, vg.Length, error) {
-	var cells []CellRun
+func layersPlot(r *cost.Result, side string) (*plot.Plot, vg.Length, error) {
+	var cells []cost.CellRun
 	for _, c := range r.Cells {
-		if c.Side == side && c.Status == StatusOK && c.PerCall.Ir > 0 {
+		if c.Side == side && c.Status == cost.StatusOK && c.PerCall.Ir > 0 {
 			cells = append(cells, c)
 		}
 	}
@@ -202,7 +205,7 @@ func layersPlot(r *Result, side string) (*plot.Plot, vg.Length, error) {
 		names = append(names, cells[i].Cell)
 	}
 	var prev *plotter.BarChart
-	for li, l := range LayerOrder {
+	for li, l := range cost.LayerOrder {
 		vals := make(plotter.Values, len(names))
 		for i := range names {
 			c := cells[len(cells)-1-i]
@@ -223,7 +226,7 @@ func layersPlot(r *Result, side string) (*plot.Plot, vg.Length, error) {
 			bc.StackOn(prev)
 		}
 		p.Add(bc)
-		p.Legend.Add(LayerNames[l], bc)
+		p.Legend.Add(cost.LayerNames[l], bc)
 		prev = bc
 	}
 	p.NominalY(names...)
@@ -232,8 +235,8 @@ func layersPlot(r *Result, side string) (*plot.Plot, vg.Length, error) {
 	return p, h, nil
 }
 
-func cyclesVsCPUPlot(r *Result, t Timed) (*plot.Plot, error) {
-	cmp := CompareTimed(r, t)
+func cyclesVsCPUPlot(r *cost.Result, t cost.Timed) (*plot.Plot, error) {
+	cmp := coststats.CompareTimed(r, t)
 	if len(cmp.Points) == 0 {
 		return nil, nil
 	}
@@ -250,8 +253,8 @@ func cyclesVsCPUPlot(r *Result, t Timed) (*plot.Plot, error) {
 		side   string
 		client string
 	}{
-		{"go client", SideClient, "go"}, {"php client", SideClient, "php"}, {"php-pure client", SideClient, "php-pure"},
-		{"go-server (go clients)", SideServer, "go"}, {"go-server (php clients)", SideServer, "php"}, {"go-server (php-pure clients)", SideServer, "php-pure"},
+		{"go client", cost.SideClient, "go"}, {"php client", cost.SideClient, "php"}, {"php-pure client", cost.SideClient, "php-pure"},
+		{"go-server (go clients)", cost.SideServer, "go"}, {"go-server (php clients)", cost.SideServer, "php"}, {"go-server (php-pure clients)", cost.SideServer, "php-pure"},
 	}
 	for i, g := range groups {
 		var pts plotter.XYs
@@ -269,7 +272,7 @@ func cyclesVsCPUPlot(r *Result, t Timed) (*plot.Plot, error) {
 		}
 		s.Color = plotutil.Color(i % 3)
 		s.Radius = vg.Points(3.5)
-		if g.side == SideServer {
+		if g.side == cost.SideServer {
 			s.Shape = draw.BoxGlyph{}
 		} else {
 			s.Shape = draw.CircleGlyph{}
