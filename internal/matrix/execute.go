@@ -175,7 +175,7 @@ type executor struct {
 	// the current cells run over.
 	hosts *placement
 	link  plan.Link
-	// linkSet says a link has been set up (shaped and probed) in this process.
+	// linkSet says a link has been set up (shaped and checked) in this process.
 	linkSet bool
 	// timed and timedRuns: the wall time of the timed runs so far, and their
 	// count; later is the cells of the groups still to run (Spec.Budget).
