@@ -1,7 +1,10 @@
-// Package analysis computes what a saved run says beyond its own figures: each
+// Package analysis computes what saved runs say beyond their own figures: each
 // figure's 95 % interval and the paired ratios between cells (Uncertainty), the
-// noise of one round (Slices), a cell's interval width (Width). It prints
-// nothing: internal/render prints what it computes.
+// ratio tables and their verdicts (Ratios), the noise of one round (Slices), a
+// cell's interval width (Width), the repeat order (RepeatOrders), and over two
+// runs their agreement (Agree: calibration, verdict flips, the noise model) and
+// their per-cell changes (Compare). Data in, data out: it prints nothing, and
+// internal/render prints what it computes.
 package analysis
 
 import (
@@ -267,6 +270,15 @@ func Width(c results.CellResult, cells []results.CellResult) float64 {
 // DefaultPrecision is the half-width the report holds a cell's in-run interval
 // to when the spec sets no precision: past it, the cell's note gives its width.
 const DefaultPrecision = 0.05
+
+// PrecisionOf is the in-run half-width a spec holds its cells to: its
+// Precision, or DefaultPrecision.
+func PrecisionOf(s plan.Spec) float64 {
+	if s.Precision > 0 {
+		return float64(s.Precision)
+	}
+	return DefaultPrecision
+}
 
 // ForkSpread is one figure's spread between the server starts of a group that
 // forked (Spec.Forks): SD on the log scale (0.2: a start lies about 20 % from the

@@ -226,67 +226,88 @@ type cellState struct {
 	done  bool // its Spec.RoundsFor rounds are done
 }
 
-// serverGroup starts one server, verifies, runs its cells' repeats interleaved
-// and stops it.
+// serverGroup starts one server, verifies, primes, runs its cells' repeats
+// interleaved (starting a fresh server and workers at each fork), adds rounds
+// to cells wider than the spec's precision, and stops it: groupSteps, one
+// named step after another, until a step ends the group.
 func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cell) error {
-	e.prog.note("starting " + key)
-	srv, err := StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key))
+	g := &groupRun{key: key, group: cells[0].GroupKey(), cells: cells, fork: 1}
+	defer e.endGroup(g)
+	for _, step := range groupSteps {
+		if err := step.run(e, ctx, g); err != nil || g.over {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupStep is one named step of a server group.
+type groupStep struct {
+	name string
+	run  func(e *executor, ctx context.Context, g *groupRun) error
+}
+
+// groupSteps are a server group's steps, in order.
+var groupSteps = []groupStep{
+	{"start", (*executor).startGroup},
+	{"verify", (*executor).verifyGroup},
+	{"prime", (*executor).primeGroup},
+	{"admit", (*executor).admitCells},
+	{"rounds", (*executor).rounds},
+	{"add rounds", (*executor).addRounds},
+}
+
+// groupRun is one server group while its steps run: its cells, its server
+// (restarted when it stops answering, started again at each fork), the bench
+// whose workers its cells share, and the cells being timed.
+type groupRun struct {
+	key, group string
+	cells      []plan.Cell
+	srv        *ServerProc
+	bench      *RunPath
+	fork       int // the current fork (Spec.Forks), 1 for a group that does not fork
+	states     []*cellState
+	// over: a step ended the group (its cells are recorded).
+	over bool
+}
+
+// startGroup starts the group's server and its bench; a server that does not
+// start fails every cell of the group and ends it.
+func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
+	e.prog.note("starting " + g.key)
+	srv, err := StartServerProc(ctx, e.serverRunner(g.key), g.key, e.serverConfig(g.key))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		for _, c := range cells {
+		g.over = true
+		for _, c := range g.cells {
 			e.prog.skip(c)
-			if err := e.record(e.failed(c, "server "+key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
+			if err := e.record(e.failed(c, "server "+g.key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv, fork: 1}
-	defer func() { e.stopServer(g.srv) }()
-	defer func() { g.bench.Workers.close() }()
+	g.srv = srv
 	g.bench = e.newBench()
-	if *e.run.Spec.Verify {
-		if err := e.verify(ctx, g.bench, srv, cells); err != nil {
-			return err
-		}
+	return nil
+}
+
+// endGroup ends the group's client workers, then its server.
+func (e *executor) endGroup(g *groupRun) {
+	if g.bench != nil {
+		g.bench.Workers.close()
 	}
-	if err := e.primeGroup(ctx, g, cells); err != nil {
-		return err
+	e.stopServer(g.srv)
+}
+
+// verifyGroup is the verify pass (verify.go), when the spec asks for it.
+func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
+	if !*e.run.Spec.Verify {
+		return nil
 	}
-	var states []*cellState
-	for _, c := range cells {
-		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
-			e.prog.skip(c)
-			if err := e.record(e.failed(c, "verify failed, not timed: "+v.Error)); err != nil {
-				return err
-			}
-			continue
-		}
-		st := &cellState{c: c, res: results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Started: time.Now().UTC()}}
-		if p, ok := e.partial[c.Name()]; ok {
-			st.res = p
-		}
-		states = append(states, st)
-	}
-	for r := 1; r <= e.run.Spec.RoundsFor(cells[0]); r++ {
-		var round []*cellState
-		for _, st := range e.shuffle(g.group, r, states) {
-			if !st.final && len(st.res.Repeats) < r {
-				round = append(round, st)
-			}
-		}
-		if f := e.run.Spec.ForkOf(cells[0], r); f > g.fork && len(round) > 0 {
-			if err := e.fork(ctx, g, f, cells); err != nil {
-				return err
-			}
-		}
-		if err := e.round(ctx, g, r, false, round); err != nil {
-			return err
-		}
-	}
-	return e.addRounds(ctx, g, states)
+	return e.verify(ctx, g.bench, g.srv, g.cells)
 }
 
 // newBench is a server group's run path, with a fresh pool of client workers
@@ -300,10 +321,53 @@ func (e *executor) newBench() *RunPath {
 	return b
 }
 
-// primeGroup primes the group's java workers (Spec.Prime) against its server.
-func (e *executor) primeGroup(ctx context.Context, g *groupRun, cells []plan.Cell) error {
+// primeGroup primes the group's java workers (Spec.Prime) against its server
+// (prime.go).
+func (e *executor) primeGroup(ctx context.Context, g *groupRun) error {
 	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 && g.srv != nil {
-		return e.prime(ctx, g.bench, g.srv, cells)
+		return e.prime(ctx, g.bench, g.srv, g.cells)
+	}
+	return nil
+}
+
+// admitCells fails the cells whose pair did not verify and starts the others'
+// records (a resumed cell goes on from its saved repeats).
+func (e *executor) admitCells(_ context.Context, g *groupRun) error {
+	for _, c := range g.cells {
+		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
+			e.prog.skip(c)
+			if err := e.record(e.failed(c, "verify failed, not timed: "+v.Error)); err != nil {
+				return err
+			}
+			continue
+		}
+		st := &cellState{c: c, res: results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Started: time.Now().UTC()}}
+		if p, ok := e.partial[c.Name()]; ok {
+			st.res = p
+		}
+		g.states = append(g.states, st)
+	}
+	return nil
+}
+
+// rounds runs the spec's rounds: in each, every cell still to time once, in
+// the round's shuffled order, a fresh fork first where the round starts one.
+func (e *executor) rounds(ctx context.Context, g *groupRun) error {
+	for r := 1; r <= e.run.Spec.RoundsFor(g.cells[0]); r++ {
+		var round []*cellState
+		for _, st := range e.shuffle(g.group, r, g.states) {
+			if !st.final && len(st.res.Repeats) < r {
+				round = append(round, st)
+			}
+		}
+		if f := e.run.Spec.ForkOf(g.cells[0], r); f > g.fork && len(round) > 0 {
+			if err := e.fork(ctx, g, f); err != nil {
+				return err
+			}
+		}
+		if err := e.round(ctx, g, r, false, round); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -311,7 +375,7 @@ func (e *executor) primeGroup(ctx context.Context, g *groupRun, cells []plan.Cel
 // fork starts fork f of a group (Spec.Forks): a fresh server and fresh client
 // workers in place of the last fork's (the same pool), primed as the first were, so the next
 // rounds see another JVM start's steady state.
-func (e *executor) fork(ctx context.Context, g *groupRun, f int, cells []plan.Cell) error {
+func (e *executor) fork(ctx context.Context, g *groupRun, f int) error {
 	e.prog.note(fmt.Sprintf("fork %d of %s: a fresh server and fresh workers", f, g.key))
 	e.stopServer(g.srv)
 	// The pool's workers stop; the next ones count on from them (their ids
@@ -329,16 +393,7 @@ func (e *executor) fork(ctx context.Context, g *groupRun, f int, cells []plan.Ce
 		return nil
 	}
 	g.srv = srv
-	return e.primeGroup(ctx, g, cells)
-}
-
-// groupRun is one server group while its rounds run: its server (restarted when
-// it stops answering) and the bench whose workers its cells share.
-type groupRun struct {
-	key, group string
-	srv        *ServerProc
-	bench      *RunPath
-	fork       int // the current fork (Spec.Forks), 1 for a group that does not fork
+	return e.primeGroup(ctx, g)
 }
 
 // shuffle is round r's order of a group's cells: a permutation drawn from the

@@ -19,7 +19,8 @@ const MaxRounds = 100
 // addRounds adds rounds to the group's cells whose in-run interval is wider than
 // Spec.Precision, the widest first, one round at a time in a fresh random order,
 // while the budget allows (budgetFor); every added round is recorded (Added).
-func (e *executor) addRounds(ctx context.Context, g *groupRun, states []*cellState) error {
+func (e *executor) addRounds(ctx context.Context, g *groupRun) error {
+	states := g.states
 	prec := float64(e.run.Spec.Precision)
 	if prec <= 0 || e.run.Spec.Budget <= 0 || len(states) == 0 {
 		return nil

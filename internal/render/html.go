@@ -645,8 +645,8 @@ func row(c results.CellResult, u *analysis.Uncertainty) cellRow {
 		r.Class = "noisy"
 	}
 	r.Note = short(c.Error, 200)
-	if w := u.Width(c); w > precisionOf(u.Spec()) {
-		r.Note = strings.TrimPrefix(r.Note+"; ", "; ") + fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(precisionOf(u.Spec())))
+	if w := u.Width(c); w > analysis.PrecisionOf(u.Spec()) {
+		r.Note = strings.TrimPrefix(r.Note+"; ", "; ") + fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(analysis.PrecisionOf(u.Spec())))
 	}
 	return r
 }
@@ -676,18 +676,18 @@ func ratioTables(u *analysis.Uncertainty) []ratioTable {
 	cs := u.Comparisons()
 	var out []ratioTable
 	for _, k := range ratioKinds {
-		rows, figures := ratioRows(cs, k.kind)
-		if len(rows) == 0 {
+		rt := analysis.Ratios(cs, k.kind)
+		if len(rt.Rows) == 0 {
 			continue
 		}
-		t := ratioTable{Title: k.title, Tally: verdictTally(rows, figures)}
-		for _, f := range figures {
+		t := ratioTable{Title: k.title, Tally: verdictTally(rt)}
+		for _, f := range rt.Figures {
 			t.Figures = append(t.Figures, f.Name+" A/B")
 		}
-		for _, r := range rows {
-			hr := ratioHTMLRow{A: r.a, B: r.b}
-			for _, f := range figures {
-				c, ok := r.by[f.Key]
+		for _, r := range rt.Rows {
+			hr := ratioHTMLRow{A: r.A, B: r.B}
+			for _, f := range rt.Figures {
+				c, ok := r.By[f.Key]
 				v := cellValue{Text: ratioString(c, ok)}
 				if ok {
 					v.Class = "verdict-" + c.Verdict

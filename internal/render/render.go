@@ -196,7 +196,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 	b.WriteString("\nEach figure is the median of the good rounds; [low-high] beside req/s and p99, and ±% beside CPU per call, " +
 		"is its 95 % interval: where a rerun's median on this machine lands, this run's noise pooled over its cells and a whole " +
 		"run's shift of " + pctOf(s.Shift()) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
-		pctOf(precisionOf(s)) + " says so in its note. " +
+		pctOf(analysis.PrecisionOf(s)) + " says so in its note. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
 		"same window. Calls/CPU-s is calls per CPU-second, client / server. Busy is each side's CPU over the window / " +
@@ -243,8 +243,8 @@ func Markdown(w io.Writer, run *results.Run) error {
 				notes = append(notes, short(c.Error, 120))
 			}
 			riv, piv := u.Interval(c, analysis.Figures[0]), u.Interval(c, analysis.Figures[2])
-			if w := u.Width(c); w > precisionOf(s) {
-				notes = append(notes, fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(precisionOf(s))))
+			if w := u.Width(c); w > analysis.PrecisionOf(s) {
+				notes = append(notes, fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(analysis.PrecisionOf(s))))
 			}
 			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s%s | %s%s | %s / %s | %s / %s | %s | %s | %s |\n",
 				c.Name, sum.Conns, sig(rps.Median), sig(riv.Low), sig(riv.High),
@@ -331,15 +331,6 @@ func orderWords(run *results.Run) string {
 		w += fmt.Sprintf(", rounds added to cells wider than ±%s within a budget of %v: %d runs", pctOf(float64(s.Precision)), s.Budget.D(), added)
 	}
 	return w
-}
-
-// precisionOf is the precision cells are held to: the spec's, or
-// analysis.DefaultPrecision.
-func precisionOf(s plan.Spec) float64 {
-	if s.Precision > 0 {
-		return float64(s.Precision)
-	}
-	return analysis.DefaultPrecision
 }
 
 // pm prints an interval's half-width as " ±12 %" ("" when it has none).

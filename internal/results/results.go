@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/report"
-	"github.com/rpcbed/rpcbed/internal/swarm"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/stats"
@@ -761,22 +761,22 @@ func (c CellResult) ByRound(f func(Metrics) float64) map[int]float64 {
 // ClusterRecord is a cluster run's set-up as the driver found it: matrix.json's
 // cluster.
 type ClusterRecord struct {
-	Engine  string       `json:"engine"`
-	Manager string       `json:"manager"`
-	Formed  bool         `json:"formed"`
-	Barrier string       `json:"barrier"`
-	Nodes   []swarm.Node `json:"nodes"`
+	Engine  string         `json:"engine"`
+	Manager string         `json:"manager"`
+	Formed  bool           `json:"formed"`
+	Barrier string         `json:"barrier"`
+	Nodes   []cluster.Node `json:"nodes"`
 }
 
 // TaskRecord is one client task of a cluster repeat: where it ran, its share of
 // the load, its clock against the driver's, its own window on the driver's clock
 // and its figures. The merged repeat sums what sums over these.
 type TaskRecord struct {
-	Task     string      `json:"task"`
-	Node     string      `json:"node"`
-	NodeAddr string      `json:"node_addr"`
-	Share    plan.Share  `json:"share"`
-	Clock    swarm.Clock `json:"clock"`
+	Task     string        `json:"task"`
+	Node     string        `json:"node"`
+	NodeAddr string        `json:"node_addr"`
+	Share    plan.Share    `json:"share"`
+	Clock    cluster.Clock `json:"clock"`
 	// WindowStartUnix and WindowEndUnix: the task's window (its report's) minus its
 	// clock offset.
 	WindowStartUnix float64 `json:"window_start_unix_s,omitempty"`
