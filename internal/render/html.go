@@ -407,27 +407,8 @@ func versionFacts(run *results.Run) []fact {
 	return f
 }
 
-// spread is (max - min) / median of req/s over the good repeats, in %: the
-// cell's summary when the run has one, else from the repeats; NaN with fewer than
-// two repeats.
-func spread(c results.CellResult) float64 {
-	s := c.Stat(results.RPS)
-	if s.N < 2 || !(s.Median > 0) {
-		return math.NaN()
-	}
-	if c.Summary != nil {
-		return c.Summary.Spread * 100
-	}
-	return (s.Max - s.Min) / s.Median * 100
-}
-
-// noisy is the cell's noisy flag under today's rules (steal; summary).
-func noisy(c results.CellResult) bool {
-	if len(c.Repeats) == 0 && c.Summary == nil {
-		return spread(c) > NoisyPct // a run saved with figures only
-	}
-	return slices.Contains(c.Summarized().Flags, results.FlagNoisy)
-}
+// spread is the cell's req/s spread (results.CellResult.Spread) in %.
+func spread(c results.CellResult) float64 { return c.Spread() * 100 }
 
 // cellFlags are the cell's flags other than noisy (which needsAttention words
 // itself), each with the reasons that name it (the summary's "rN flag: ..." and
@@ -483,7 +464,7 @@ func needsAttention(run *results.Run) []attention {
 			}
 			out = append(out, attention{Kind: "flagged", Subject: c.Name, Anchor: anchor, Reason: why})
 		}
-		if noisy(c) {
+		if c.Noisy() {
 			s := c.Stat(results.RPS)
 			why := fmt.Sprintf("req/s spread %.0f %% over %d repeats (min %s, median %s, max %s)", spread(c), s.N, sig(s.Min), sig(s.Median), sig(s.Max))
 			if c.Summary != nil && c.Summary.MaxStealCores > results.NoisyStealCores {
@@ -576,7 +557,7 @@ var cellColumns = []column{
 		v := spread(c)
 		cv := numValue(v, strconv.FormatFloat(v, 'f', 1, 64))
 		cv.Class = "spread"
-		if noisy(c) {
+		if c.Noisy() {
 			cv.Class += " noisy"
 		}
 		return cv
@@ -641,7 +622,7 @@ func row(c results.CellResult, u *analysis.Uncertainty) cellRow {
 		}
 		r.Values = append(r.Values, v)
 	}
-	if noisy(c) {
+	if c.Noisy() {
 		r.Class = "noisy"
 	}
 	r.Note = short(c.Error, 200)

@@ -796,6 +796,29 @@ type TaskRecord struct {
 	Raw string `json:"raw"`
 }
 
+// Spread is (max - min) / median of req/s over the good repeats: the cell's
+// summary's when the run has one, else from the repeats; NaN with fewer than
+// two repeats.
+func (c CellResult) Spread() float64 {
+	s := c.Stat(RPS)
+	if s.N < 2 || !(s.Median > 0) {
+		return math.NaN()
+	}
+	if c.Summary != nil {
+		return c.Summary.Spread
+	}
+	return (s.Max - s.Min) / s.Median
+}
+
+// Noisy is the cell's noisy flag under today's rules (Summarized); a run saved
+// with figures only is noisy when its spread is over NoisySpread.
+func (c CellResult) Noisy() bool {
+	if len(c.Repeats) == 0 && c.Summary == nil {
+		return c.Spread()*100 > NoisySpread*100
+	}
+	return slices.Contains(c.Summarized().Flags, FlagNoisy)
+}
+
 // Summarized is the cell's summary under today's rules: computed from its
 // repeats (a saved one may predate a rule), the saved one for a cell without
 // repeats.
