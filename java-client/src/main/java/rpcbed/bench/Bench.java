@@ -116,6 +116,8 @@ public final class Bench {
         /** nanoTime when the caller's last measured call returned (0 = none). */
         long lastEnd;
         Throwable lastError;
+        /** The response bytes of the caller's last call (0 when it failed). */
+        long lastBytes;
     }
 
     /** What the callers and the coordinating thread share during one run. */
@@ -222,13 +224,8 @@ public final class Bench {
                         if (ph.stop.get()) {
                             return;
                         }
-                        try {
-                            own.call(s);
-                        } catch (CallError f) {
-                            w.lastError = f;
-                            if (f.kind == Kind.CONNECT) {
-                                Thread.sleep(CONNECT_PAUSE_MS);
-                            }
+                        if (call(own, s, w) == Kind.CONNECT) {
+                            Thread.sleep(CONNECT_PAUSE_MS);
                         }
                         w.warmup++;
                         ph.warmCalls.incrementAndGet();
@@ -386,17 +383,22 @@ public final class Bench {
 
     /** One measured call of the closed loop, timed from start. */
     private static Kind measured(Transport.Conn own, Transport.Session s, Caller w, long start) {
-        Kind k = Kind.OK;
-        long bytes = 0;
-        try {
-            bytes = own.call(s);
-        } catch (CallError f) {
-            k = f.kind;
-            w.lastError = f;
-        }
+        Kind k = call(own, s, w);
         long end = System.nanoTime();
-        record(w, k, bytes, start, end);
+        record(w, k, w.lastBytes, start, end);
         return k;
+    }
+
+    /** One call: its kind, its response bytes in w.lastBytes (0 when it failed). */
+    private static Kind call(Transport.Conn own, Transport.Session s, Caller w) {
+        try {
+            w.lastBytes = own.call(s);
+            return Kind.OK;
+        } catch (CallError f) {
+            w.lastBytes = 0;
+            w.lastError = f;
+            return f.kind;
+        }
     }
 
     /** Books one measured call; only calls the server answered have a latency. */
@@ -465,20 +467,13 @@ public final class Bench {
                     return;
                 }
             }
-            Kind k = Kind.OK;
-            long bytes = 0;
-            try {
-                bytes = own.call(s);
-            } catch (CallError f) {
-                k = f.kind;
-                w.lastError = f;
-            }
+            Kind k = call(own, s, w);
             long end = System.nanoTime();
             if (!ph.warmDone || due - ph.measureStart < 0) {
                 w.warmup++;
                 ph.warmCalls.incrementAndGet();
             } else {
-                record(w, k, bytes, due, end);
+                record(w, k, w.lastBytes, due, end);
                 done++;
             }
             due += sched.intervalNanos;
