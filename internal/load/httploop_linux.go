@@ -414,10 +414,31 @@ func (hl *httpLoops) run(r *loopRun) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if !r.open {
+				defer yieldToServer()()
+			}
 			lp.run(r)
 		}()
 	}
 	wg.Wait()
+}
+
+// yieldToServer makes the calling goroutine's thread SCHED_BATCH until the
+// returned func runs: woken by a response, it does not preempt the thread
+// running on its core (on one machine, the server's), so it wakes less often
+// with more responses each time (sched(7): the scheduler applies a small
+// penalty to its wake-ups). Closed loop only: an open loop's calls must leave
+// when they are due. If the policy cannot be set, nothing changes.
+func yieldToServer() func() {
+	runtime.LockOSThread()
+	if err := unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_BATCH}, 0); err != nil {
+		runtime.UnlockOSThread()
+		return func() {}
+	}
+	return func() {
+		unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0)
+		runtime.UnlockOSThread()
+	}
 }
 
 // expireEvery is how often a loop looks for calls past their deadline, and the
