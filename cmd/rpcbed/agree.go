@@ -6,8 +6,8 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/render"
-
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
@@ -47,7 +47,7 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 		return 1
 	}
 	fmt.Fprintf(s.out, "A = %s (%d cells), B = %s (%d cells)\n", fs.Arg(0), len(a.Cells), fs.Arg(1), len(b.Cells))
-	if err := render.Agree(a, b, *tol, *share).Write(s.out, *share); err != nil {
+	if err := render.AgreeText(s.out, analysis.Agree(a, b, *tol, *share), *share); err != nil {
 		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
 		return 1
 	}

@@ -9,8 +9,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/render"
-
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
@@ -50,7 +50,7 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		}
 		runs[i] = r
 	}
-	changes := render.Compare(runs[0], runs[1])
+	changes := analysis.Compare(runs[0], runs[1])
 	if len(changes) == 0 {
 		fmt.Fprintln(s.err, "rpcbed compare: the two runs have no successful cell in common")
 		return 1
@@ -61,7 +61,7 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 	}
 	for _, o := range []struct {
 		file  string
-		write func(io.Writer, *results.Run, *results.Run, []render.CellChange) error
+		write func(io.Writer, *results.Run, *results.Run, []analysis.CellChange) error
 	}{{*out, render.CompareMarkdown}, {*htmlOut, render.CompareHTML}} {
 		if o.file == "" {
 			continue

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/netbed"
 	"github.com/rpcbed/rpcbed/internal/swarm"
 
@@ -50,9 +51,9 @@ func swarmBed(t *testing.T, ctx context.Context, root, name string, net int, pur
 	if err := b.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	form := []swarm.Member{{Engine: b.Env["NETBED_SERVER_ENGINE"], Address: b.Env["NETBED_SERVER_ADDR"], Pool: plan.PoolServer}}
+	form := []cluster.Member{{Engine: b.Env["NETBED_SERVER_ENGINE"], Address: b.Env["NETBED_SERVER_ADDR"], Pool: plan.PoolServer}}
 	for _, h := range b.ClientHosts() {
-		form = append(form, swarm.Member{Engine: h.Engine, Address: h.Addr, Pool: plan.PoolClients})
+		form = append(form, cluster.Member{Engine: h.Engine, Address: h.Addr, Pool: plan.PoolClients})
 	}
 	for _, m := range form {
 		engines = append(engines, m.Engine)

@@ -33,6 +33,20 @@ func docBlocks(root string) map[string]render.Block {
 	return map[string]render.Block{
 		"results-table": fromRun(render.ResultsTable),
 		"run-facts":     fromRun(render.RunFacts),
+		"reproducibility": func(w io.Writer, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("want two arguments, run directories A and B; got %q", args)
+			}
+			var runs [2]*results.Run
+			for i, d := range args {
+				r, err := results.LoadRun(filepath.Join(root, d))
+				if err != nil {
+					return err
+				}
+				runs[i] = r
+			}
+			return render.Reproducibility(w, runs[0], runs[1])
+		},
 	}
 }
 

@@ -71,7 +71,9 @@ func TestFillBlocks(t *testing.T) {
 
 // TestLayering checks every package of the module against README's Layout: a
 // package the Layout does not list, or an import of ours it does not name for
-// that package, fails (go list -deps gives each package's imports).
+// that package, fails (go list -deps gives each package's imports). A package
+// whose job is plan, results, statistics, analysis, rendering or data must not
+// reach one whose job is engine, directly or through the packages it imports.
 func TestLayering(t *testing.T) {
 	const module = "github.com/rpcbed/rpcbed/"
 	allowed := layout(t)
@@ -81,6 +83,7 @@ func TestLayering(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	deps := map[string][]string{} // our package -> our packages it imports
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		path, rest, _ := strings.Cut(line, "|")
 		files, imports, _ := strings.Cut(rest, "|")
@@ -88,26 +91,79 @@ func TestLayering(t *testing.T) {
 		if !ours || files == "0" {
 			continue
 		}
-		may, listed := lookup(allowed, pkg)
+		l, listed := lookup(allowed, pkg)
 		if !listed {
 			t.Errorf("%s: not in README's Layout: add its line (its one job, what it imports)", pkg)
 			continue
 		}
+		deps[pkg] = nil
 		for _, imp := range strings.Split(imports, ",") {
 			dep, ours := strings.CutPrefix(imp, module)
 			if !ours {
 				continue
 			}
-			if !slices.ContainsFunc(may, func(m string) bool { return dep == m || strings.HasPrefix(dep, m+"/") }) {
-				t.Errorf("%s imports %s; README's Layout lets it import only %v", pkg, dep, may)
+			deps[pkg] = append(deps[pkg], dep)
+			if !slices.ContainsFunc(l.may, func(m string) bool { return dep == m || strings.HasPrefix(dep, m+"/") }) {
+				t.Errorf("%s imports %s; README's Layout lets it import only %v", pkg, dep, l.may)
 			}
 		}
 	}
+	engines := 0
+	for pkg := range deps {
+		l, _ := lookup(allowed, pkg)
+		if l.job == "engine" {
+			engines++
+		}
+		if !slices.Contains(engineFree, l.job) {
+			continue
+		}
+		for _, via := range reach(deps, pkg) {
+			if e, _ := lookup(allowed, via[len(via)-1]); e.job == "engine" {
+				t.Errorf("%s (%s) depends on the engine: %s", pkg, l.job, strings.Join(via, " -> "))
+			}
+		}
+	}
+	if engines == 0 {
+		t.Error("README's Layout names no package's job \"engine:\": the rule that the data model depends on no engine checks nothing")
+	}
 }
 
-// layout reads README's Layout block: package path -> the packages it may import
-// (as import paths below the module: "internal/results"; gen covers internal/gen/...).
-func layout(t *testing.T) map[string][]string {
+// engineFree are the Layout's jobs whose packages must not depend on the engine.
+var engineFree = []string{"plan", "results", "statistics", "analysis", "rendering", "data"}
+
+// reach lists every package pkg depends on through deps, each with the path
+// that reaches it (pkg first).
+func reach(deps map[string][]string, pkg string) [][]string {
+	var out [][]string
+	seen := map[string]bool{pkg: true}
+	queue := [][]string{{pkg}}
+	for len(queue) > 0 {
+		path := queue[0]
+		queue = queue[1:]
+		for _, d := range deps[path[len(path)-1]] {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			p := append(slices.Clone(path), d)
+			out = append(out, p)
+			queue = append(queue, p)
+		}
+	}
+	return out
+}
+
+// layoutLine is one package's Layout line: its job (the word before a colon
+// that starts its description: plan, engine, results, ...; "" for none) and
+// the packages it may import (as import paths below the module:
+// "internal/results"; gen covers internal/gen/...).
+type layoutLine struct {
+	job string
+	may []string
+}
+
+// layout reads README's Layout block: package path -> its line.
+func layout(t *testing.T) map[string]layoutLine {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -119,7 +175,7 @@ func layout(t *testing.T) map[string][]string {
 	}
 	_, block, _ := strings.Cut(sec, "```\n")
 	block, _, _ = strings.Cut(block, "```")
-	m := map[string][]string{}
+	m := map[string]layoutLine{}
 	sc := bufio.NewScanner(strings.NewReader(block))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -128,13 +184,16 @@ func layout(t *testing.T) map[string][]string {
 			continue
 		}
 		pkg := strings.TrimSuffix(f[0], "/")
-		var may []string
+		var l layoutLine
+		if job, ok := strings.CutSuffix(f[1], ":"); ok {
+			l.job = job
+		}
 		if strings.Join(f[i+1:], " ") != "nothing of ours" {
 			for _, n := range f[i+1:] {
-				may = append(may, "internal/"+strings.TrimSuffix(n, ","))
+				l.may = append(l.may, "internal/"+strings.TrimSuffix(n, ","))
 			}
 		}
-		m[pkg] = may
+		m[pkg] = l
 	}
 	if len(m) < 10 {
 		t.Fatalf("README's Layout lists %d packages with their imports; the block is not read right", len(m))
@@ -144,13 +203,13 @@ func layout(t *testing.T) map[string][]string {
 
 // lookup finds a package's Layout line: its own, or its parent's for
 // internal/gen/pb and the like.
-func lookup(allowed map[string][]string, pkg string) ([]string, bool) {
+func lookup(allowed map[string]layoutLine, pkg string) (layoutLine, bool) {
 	for p := pkg; p != "." && p != ""; p = parent(p) {
-		if may, ok := allowed[p]; ok {
-			return may, true
+		if l, ok := allowed[p]; ok {
+			return l, true
 		}
 	}
-	return nil, false
+	return layoutLine{}, false
 }
 
 func parent(p string) string {

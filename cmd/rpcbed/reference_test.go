@@ -214,3 +214,17 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	sameBytes(t, name, got, file)
 }
+
+// TestReferenceReproducibility: the README's reproducibility block for
+// results/reference against a run B made from it, as a golden file.
+func TestReferenceReproducibility(t *testing.T) {
+	b := referenceFirstRepeats(t, 2)
+	var out bytes.Buffer
+	if err := docBlocks("")["reproducibility"](&out, []string{reference, b}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "reference-reproducibility.md", out.Bytes())
+	if err := docBlocks("")["reproducibility"](&out, []string{reference}); err == nil {
+		t.Error("reproducibility of one run: no error; want one asking for two")
+	}
+}

@@ -19,8 +19,9 @@ func runVegeta(_ context.Context, args []string, s stdio) int {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: rpcbed vegeta -rate R [FILE.csv]   (vegeta encode -to csv; stdin without FILE)\n\n"+
 			"Prints one line: requests failed seconds achieved/s p50_us p99_us p50_sent_us p99_sent_us.\n"+
-			"Latency counts from each call's intended start (the first call's start plus seq/R:\n"+
-			"coordinated omission corrected, as go-client -rate), and from its send (vegeta's own).")
+			"Latency counts from each call's intended start (hit seq is due at the attack's start plus\n"+
+			"(seq+1)/R, the start being the latest one no hit left before: coordinated omission\n"+
+			"corrected, as go-client -rate), and from its send (vegeta's own).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

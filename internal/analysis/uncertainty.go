@@ -1,11 +1,15 @@
-// Package analysis computes what a saved run says beyond its own figures: each
+// Package analysis computes what saved runs say beyond their own figures: each
 // figure's 95 % interval and the paired ratios between cells (Uncertainty), the
-// noise of one round (Slices), a cell's interval width (Width). It prints
-// nothing: internal/render prints what it computes.
+// ratio tables and their verdicts (Ratios), the noise of one round (Slices), a
+// cell's interval width (Width), the repeat order (RepeatOrders), and over two
+// runs their agreement (Agree: calibration, verdict flips, the noise model) and
+// their per-cell changes (Compare). Data in, data out: it prints nothing, and
+// internal/render prints what it computes.
 package analysis
 
 import (
 	"github.com/rpcbed/rpcbed/internal/plan"
+	"maps"
 	"math"
 	"slices"
 
@@ -46,9 +50,27 @@ func FigureByKey(key string) (Figure, bool) {
 func NoiseOf(cells []results.CellResult, f func(results.Metrics) float64, shift float64) stats.Noise {
 	n := stats.Noise{RunShift: shift}
 	for _, c := range cells {
-		n.Pool.Add(stats.Logs(c.Values(f)))
+		// A forked cell's rounds deviate from their own fork's mean: the spread
+		// between forks is Between's (BetweenOf).
+		for _, v := range c.ValuesByFork(f) {
+			n.Pool.Add(stats.Logs(v))
+		}
 	}
 	return n
+}
+
+// BetweenOf is one figure's spread between forks over the cells of a group that
+// forks (Spec.Forks): none for a group that did not.
+func BetweenOf(cells []results.CellResult, f func(results.Metrics) float64, forks int) stats.Between {
+	var logs [][][]float64
+	for _, c := range cells {
+		var lf [][]float64
+		for _, v := range c.ValuesByFork(f) {
+			lf = append(lf, stats.Logs(v))
+		}
+		logs = append(logs, lf)
+	}
+	return stats.BetweenForks(logs, forks)
 }
 
 // Uncertainty is a run's noise model, per figure: what every interval of the
@@ -56,6 +78,9 @@ func NoiseOf(cells []results.CellResult, f func(results.Metrics) float64, shift 
 type Uncertainty struct {
 	run   *results.Run
 	noise map[string]stats.Noise
+	// between: per server group and figure, the spread between the group's
+	// forks (Spec.Forks); absent for a group that did not fork.
+	between map[string]stats.Between
 	// ratios: per comparison kind and figure, the pooled variance of per-round
 	// log ratios over the paired comparisons of that kind.
 	ratios map[string]stats.Noise
@@ -66,10 +91,21 @@ type Uncertainty struct {
 // than go's, and would widen go's intervals in one pool), and the spec's run
 // shift.
 func UncertaintyOf(r *results.Run) *Uncertainty {
-	u := &Uncertainty{run: r, noise: map[string]stats.Noise{}, ratios: map[string]stats.Noise{}}
+	u := &Uncertainty{run: r, noise: map[string]stats.Noise{}, between: map[string]stats.Between{}, ratios: map[string]stats.Noise{}}
 	byClient := map[string][]results.CellResult{}
+	byGroup := map[string][]results.CellResult{}
 	for _, c := range r.Cells {
 		byClient[c.Client] = append(byClient[c.Client], c)
+		if r.Spec.ForksFor(c.Cell) > 1 {
+			byGroup[c.Cell.GroupKey()] = append(byGroup[c.Cell.GroupKey()], c)
+		}
+	}
+	for g, cells := range byGroup {
+		for _, f := range Figures {
+			if b := BetweenOf(cells, f.F, r.Spec.ForksFor(cells[0].Cell)); b.DF > 0 {
+				u.between[f.Key+"/"+g] = b
+			}
+		}
 	}
 	for client, cells := range byClient {
 		for _, f := range Figures {
@@ -93,9 +129,21 @@ func (u *Uncertainty) Spec() plan.Spec { return u.run.Spec }
 // Noise is the noise model of figure f for client's cells.
 func (u *Uncertainty) Noise(f Figure, client string) stats.Noise { return u.noise[f.Key+"/"+client] }
 
-// Interval is where a rerun's median of c's figure will land, at 95 %.
+// Interval is where a rerun's median of c's figure will land, at 95 %; for a
+// cell of a group that forks, over the forks of the rerun's own.
 func (u *Uncertainty) Interval(c results.CellResult, f Figure) stats.Interval {
+	if b, ok := u.between[f.Key+"/"+c.Cell.GroupKey()]; ok {
+		n := u.Noise(f, c.Client)
+		n.Between = b
+		return n.MedianForks(c.ValuesByFork(f.F))
+	}
 	return u.Noise(f, c.Client).Median(c.Values(f.F))
+}
+
+// Between is the spread between the forks of c's group for figure f (zero
+// when the group did not fork).
+func (u *Uncertainty) Between(c results.CellResult, f Figure) stats.Between {
+	return u.between[f.Key+"/"+c.Cell.GroupKey()]
 }
 
 // InRun is the 95 % interval of this run's median of c's figure alone.
@@ -175,7 +223,9 @@ func (u *Uncertainty) Comparisons() []Comparison {
 			if p.a.GroupKey() == p.b.GroupKey() {
 				rt = d.PairedRatio(p.a.ByRound(f.F), p.b.ByRound(f.F), u.Noise(f, p.a.Client), u.Noise(f, p.b.Client))
 			} else {
-				rt = stats.UnpairedRatio(p.a.Values(f.F), p.b.Values(f.F), u.Noise(f, p.a.Client), u.Noise(f, p.b.Client))
+				na, nb := u.Noise(f, p.a.Client), u.Noise(f, p.b.Client)
+				na.Between, nb.Between = u.Between(p.a, f), u.Between(p.b, f)
+				rt = stats.UnpairedRatio(p.a.Values(f.F), p.b.Values(f.F), na, nb)
 			}
 			if rt.N == 0 {
 				continue
@@ -220,3 +270,41 @@ func Width(c results.CellResult, cells []results.CellResult) float64 {
 // DefaultPrecision is the half-width the report holds a cell's in-run interval
 // to when the spec sets no precision: past it, the cell's note gives its width.
 const DefaultPrecision = 0.05
+
+// PrecisionOf is the in-run half-width a spec holds its cells to: its
+// Precision, or DefaultPrecision.
+func PrecisionOf(s plan.Spec) float64 {
+	if s.Precision > 0 {
+		return float64(s.Precision)
+	}
+	return DefaultPrecision
+}
+
+// ForkSpread is one figure's spread between the server starts of a group that
+// forked (Spec.Forks): SD on the log scale (0.2: a start lies about 20 % from the
+// next beyond its rounds' noise), on DF degrees of freedom.
+type ForkSpread struct {
+	Group  string
+	Forks  int
+	Figure Figure
+	SD     float64
+	DF     int
+}
+
+// ForkSpreads lists the spread between forks of every group that forked, by
+// group, in Figures' order.
+func (u *Uncertainty) ForkSpreads() []ForkSpread {
+	var out []ForkSpread
+	groups := map[string]bool{}
+	for _, c := range u.run.Cells {
+		groups[c.Cell.GroupKey()] = true
+	}
+	for _, g := range slices.Sorted(maps.Keys(groups)) {
+		for _, f := range Figures {
+			if b, ok := u.between[f.Key+"/"+g]; ok {
+				out = append(out, ForkSpread{Group: g, Forks: b.Forks, Figure: f, SD: math.Sqrt(b.Var), DF: b.DF})
+			}
+		}
+	}
+	return out
+}

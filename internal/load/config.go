@@ -17,14 +17,14 @@ type Config struct {
 	Proto       string        // grpc|thrift|http
 	Call        string        // datatype|datalist
 	Items       int           // n for datalist
-	Concurrency int           // -c: workers
+	Concurrency int           // -c: concurrent callers
 	Requests    int64         // -n: measured calls in total; 0 = no count limit
 	Duration    time.Duration // -t: measured duration; 0 = no time limit
 	Warmup      time.Duration // fixed warm-up, excluded from every figure
 	WarmupAuto  bool          // -warmup auto: until throughput settles, at most WarmupMax
 	WarmupMax   time.Duration // -warmup-max (auto only); 0 = 10s
 	KeepAlive   bool          // -k (HTTP only; the RPC protocols always keep the connection)
-	Conns       int           // -conns: TCP connections; 0 = one per worker (-c)
+	Conns       int           // -conns: TCP connections; 0 = one per caller (-c)
 	Check       string        // -check: full (decode, count, token: docs/method.md) or length
 	Rate        int           // -rate: calls/s in total; 0 = closed loop
 	Timeout     time.Duration // per call
@@ -139,11 +139,11 @@ func (c *Config) Validate() error {
 		return errors.New("give -n (calls) or -t (duration), or both")
 	}
 	if c.Requests > 0 && c.Requests < int64(c.Concurrency) {
-		return fmt.Errorf("-c %d is greater than -n %d (as ab, every worker needs a call)", c.Concurrency, c.Requests)
+		return fmt.Errorf("-c %d is greater than -n %d (as ab, every caller needs a call)", c.Concurrency, c.Requests)
 	}
 	switch {
 	case c.Proto == ProtoGRPC && (c.Conns < 1 || c.Conns > c.Concurrency):
-		return fmt.Errorf("-conns %d: want 1..%d (-c): gRPC shares K connections among the workers", c.Conns, c.Concurrency)
+		return fmt.Errorf("-conns %d: want 1..%d (-c): gRPC shares K connections among the callers", c.Conns, c.Concurrency)
 	case c.Proto != ProtoGRPC && c.Conns != c.Concurrency:
 		return fmt.Errorf("-conns %d: %s carries one call at a time per connection: want -conns = -c (%d)", c.Conns, c.Proto, c.Concurrency)
 	}

@@ -7,25 +7,28 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"runtime"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // The event loop of load-generator mode on HTTP/1.1 (-check length -k), as wrk
 // does it: a few loops (one per GOMAXPROCS), each with its own epoll set over its
 // share of the connections, write and read non-blocking sockets themselves.
-// A response wakes no goroutine of its own: a loop's goroutine parks in Go's
-// netpoller on its epoll set, and one wake-up returns every connection that
-// became readable; each is read once, its head parsed (httpwire.go), and its next
-// request written at once (closed loop) or when it is due (open loop). Every
-// connection still books its calls in its own worker (histogram, kinds, the
-// monitor's counters), so the report is the same as the goroutine engine's.
+// A response wakes no goroutine: a loop's thread blocks in epoll_pwait2 on its
+// set (wait), and one wake-up returns every connection that became readable;
+// each is read until it has nothing more, its head parsed (httpwire.go), and its
+// next request written at once (closed loop) or when it is due (open loop): one
+// read and one write per call, no epoll_ctl, no allocation. Every connection
+// still books its calls in its own worker (histogram, kinds, the monitor's
+// counters), so the report is the same as the goroutine engine's.
 
 const loopSupported = true
 
@@ -38,8 +41,6 @@ type loopConn struct {
 	req   []byte // the request, rendered with token
 	token []byte
 	out   []byte // the part of req not yet written
-
-	waitOut bool // EPOLLOUT is asked for: a short write
 
 	buf      []byte
 	n        int // bytes of an incomplete head in buf
@@ -69,18 +70,15 @@ type httpLoops struct {
 }
 
 type httpLoop struct {
-	l        *httpLoops
-	sa       unix.Sockaddr // the server's; each loop its own (Connect writes into it)
-	epfd     int
-	conns    []*loopConn
-	events   []unix.EpollEvent
-	f        *os.File // epfd, in Go's netpoller
-	rc       syscall.RawConn
-	deadline time.Time          // lp.f's read deadline
-	pollFn   func(uintptr) bool // poll for rc.Read, made once (a closure per wait would allocate)
-	polled   int
-	active   int  // connections not finished
-	idle     bool // some connection waits for its next call (open loop, after a failure)
+	l      *httpLoops
+	sa     unix.Sockaddr // the server's; each loop its own (Connect writes into it)
+	epfd   int           // -1 once closed
+	conns  []*loopConn
+	events []unix.EpollEvent
+	ts     unix.Timespec           // epoll_pwait2's timeout, kept here so that no wait allocates
+	hist   *hdrhistogram.Histogram // the latencies of every connection of the loop
+	active int                     // connections not finished
+	idle   bool                    // some connection waits for its next call (open loop, after a failure)
 }
 
 // newHTTPLoops connects one socket per worker, spread over the loops, and makes
@@ -104,27 +102,17 @@ func newHTTPLoops(cfg *Config, workers []*worker, want int64, token string) (*ht
 			hl.close()
 			return nil, err
 		}
-		lp := &httpLoop{l: hl, epfd: epfd, events: make([]unix.EpollEvent, 256), sa: hl.sockaddr()}
-		hl.loops = append(hl.loops, lp)
-		// Go's netpoller watches the epoll set itself: it is readable when one of
-		// its connections is (wait).
-		if err := unix.SetNonblock(epfd, true); err != nil {
-			unix.Close(epfd)
-			hl.close()
-			return nil, err
-		}
-		lp.pollFn = func(uintptr) bool {
-			lp.polled = lp.poll()
-			return lp.polled > 0
-		}
-		lp.f = os.NewFile(uintptr(epfd), "epoll")
-		if lp.rc, err = lp.f.SyscallConn(); err != nil {
-			hl.close()
-			return nil, err
-		}
+		hl.loops = append(hl.loops, &httpLoop{l: hl, epfd: epfd, events: make([]unix.EpollEvent, 256), sa: hl.sockaddr()})
+	}
+	for _, lp := range hl.loops {
+		// The workers of a loop book their latencies into one histogram: the
+		// buckets in use stay in the cache, where 50 of them (180 KB of counts
+		// each) missed it (RecordValues, 5 % of the client's CPU samples).
+		lp.hist = stats.NewLatency()
 	}
 	for i, w := range workers {
 		lp := hl.loops[i%n]
+		w.hist = lp.hist
 		c := &loopConn{w: w, fd: -1, idx: int32(len(lp.conns)), buf: make([]byte, 32<<10), token: []byte(token)}
 		c.req = renderRequest(nil, cfg, c.token)
 		lp.conns = append(lp.conns, c)
@@ -157,8 +145,9 @@ func (hl *httpLoops) close() {
 		for _, c := range lp.conns {
 			lp.drop(c)
 		}
-		if lp.f != nil {
-			lp.f.Close()
+		if lp.epfd >= 0 {
+			unix.Close(lp.epfd)
+			lp.epfd = -1
 		}
 	}
 }
@@ -182,7 +171,11 @@ func (lp *httpLoop) dial(c *loopConn) error {
 		}
 	}
 	if err == nil {
-		err = unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.idx})
+		// Edge-triggered, readable and writable, once per connection: a short write
+		// needs no EPOLL_CTL_MOD (the edge comes when the buffer drains), and an
+		// event is not re-checked by every later epoll_wait as a level-triggered
+		// one is.
+		err = unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLET, Fd: c.idx})
 	}
 	if err != nil {
 		unix.Close(fd)
@@ -226,7 +219,7 @@ func (lp *httpLoop) drop(c *loopConn) {
 		unix.Close(c.fd) // closing removes it from the epoll set
 		c.fd = -1
 	}
-	c.inFlight, c.n, c.haveHead, c.out, c.waitOut = false, 0, false, nil, false
+	c.inFlight, c.n, c.haveHead, c.out = false, 0, false, nil
 }
 
 // prime makes one call on c synchronously and checks it.
@@ -266,8 +259,9 @@ func (lp *httpLoop) prime(c *loopConn) error {
 	}
 }
 
-// write writes what is left of c's request. A short write (the socket's buffer
-// is full) waits for EPOLLOUT.
+// write writes what is left of c's request. After a short write (the socket's
+// buffer is full) the rest goes out on the EPOLLOUT edge that comes when it
+// drains.
 func (lp *httpLoop) write(c *loopConn) error {
 	if c.out == nil {
 		c.out = c.req
@@ -278,75 +272,67 @@ func (lp *httpLoop) write(c *loopConn) error {
 			continue
 		}
 		if err == unix.EAGAIN {
-			break
+			return nil
 		}
 		if err != nil {
 			return err
 		}
 		c.out = c.out[m:]
 	}
-	short := len(c.out) > 0
-	if short != c.waitOut {
-		ev := uint32(unix.EPOLLIN)
-		if short {
-			ev |= unix.EPOLLOUT
-		}
-		if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: ev, Fd: c.idx}); err != nil {
-			return err
-		}
-		c.waitOut = short
-	}
-	if !short {
-		c.out = nil
-	}
+	c.out = nil
 	return nil
 }
 
-// read reads once from c and tells whether its call ended, and how. Body bytes
-// are counted, not kept: only the head is parsed.
+// read reads what c has and tells whether its call ended, and how. Body bytes
+// are counted, not kept: only the head is parsed. The connections are
+// edge-triggered, so while the call is not done it reads until the socket says
+// EAGAIN: a close that came with the last bytes brings no edge of its own. A
+// response that comes whole in one read (go-server's DataType) ends the call
+// there, with no second read.
 func (lp *httpLoop) read(c *loopConn) (outcome, bool) {
-	m, err := rawRead(c.fd, c.buf[c.n:])
-	for err == unix.EINTR {
-		m, err = rawRead(c.fd, c.buf[c.n:])
-	}
-	if err == unix.EAGAIN {
-		return outcome{}, false
-	}
-	if !c.inFlight {
-		// A kept connection the server closed between calls, or bytes nobody
-		// asked for: the next call opens a new connection.
-		lp.drop(c)
-		return outcome{}, false
-	}
-	if err != nil || m == 0 {
-		if err == nil {
-			err = errEarlyClose
+	for {
+		m, err := rawRead(c.fd, c.buf[c.n:])
+		for err == unix.EINTR {
+			m, err = rawRead(c.fd, c.buf[c.n:])
 		}
-		return fail(kindReceive, err), true
-	}
-	c.n += m
-	if !c.haveHead {
-		err := parseHead(c.buf[:c.n], &c.head)
-		if err == errHeadShort {
+		if err == unix.EAGAIN {
 			return outcome{}, false
 		}
-		if err != nil {
+		if !c.inFlight {
+			// A kept connection the server closed between calls, or bytes nobody
+			// asked for: the next call opens a new connection.
+			lp.drop(c)
+			return outcome{}, false
+		}
+		if err != nil || m == 0 {
+			if err == nil {
+				err = errEarlyClose
+			}
 			return fail(kindReceive, err), true
 		}
-		c.haveHead = true
-		c.got = append(c.got[:0], c.head.token...) // the buffer is reused for the body
-		c.body = c.head.length - int64(c.n-c.head.headLen)
-	} else {
-		c.body -= int64(m)
+		c.n += m
+		if !c.haveHead {
+			err := parseHead(c.buf[:c.n], &c.head)
+			if err == errHeadShort {
+				continue
+			}
+			if err != nil {
+				return fail(kindReceive, err), true
+			}
+			c.haveHead = true
+			c.got = append(c.got[:0], c.head.token...) // the buffer is reused for the body
+			c.body = c.head.length - int64(c.n-c.head.headLen)
+		} else {
+			c.body -= int64(m)
+		}
+		c.n = 0
+		if c.body < 0 {
+			return fail(kindReceive, fmt.Errorf("%d bytes after the %d-byte body", -c.body, c.head.length)), true
+		}
+		if c.body == 0 {
+			return lp.answer(c), true
+		}
 	}
-	c.n = 0
-	if c.body > 0 {
-		return outcome{}, false
-	}
-	if c.body < 0 {
-		return fail(kindReceive, fmt.Errorf("%d bytes after the %d-byte body", -c.body, c.head.length)), true
-	}
-	return lp.answer(c), true
 }
 
 // rawRead and rawWrite never block (the sockets are non-blocking): the runtime
@@ -410,12 +396,19 @@ func (c *loopConn) setToken(tok []byte, cfg *Config) {
 	c.req = renderRequest(c.req[:0], cfg, c.token)
 }
 
-// run runs every loop in its own goroutine until its connections finish. The
-// goroutines are not locked to threads: parked in the netpoller, an unlocked
-// loop resumes on whichever thread polled, where a locked one needs its own
-// thread woken (about 9.8 against 7.3 µs of client CPU per call in four
-// alternating 5 s rounds on the shared build machine, wrk 7.1).
+// run runs every loop in its own goroutine until its connections finish. A
+// loop blocks its thread in epoll_pwait2 as wrk's threads do, through a raw
+// system call the Go scheduler does not see: the loop keeps its P, no goroutine
+// is parked or woken per wake-up, and sysmon does not hand the P away (it does,
+// every 20 µs, for a wait made through syscall.Syscall). So that the monitor,
+// the timers and the garbage collector still have a P while every loop holds
+// one, the run has one P more than loops (docs/loadgen.md has the measured
+// candidates: the netpoller wait this replaced, a Syscall wait, a locked thread).
 func (hl *httpLoops) run(r *loopRun) {
+	if procs := runtime.GOMAXPROCS(0); procs <= len(hl.loops) {
+		runtime.GOMAXPROCS(len(hl.loops) + 1)
+		defer runtime.GOMAXPROCS(procs)
+	}
 	var wg sync.WaitGroup
 	for _, lp := range hl.loops {
 		wg.Add(1)
@@ -498,34 +491,41 @@ func (lp *httpLoop) run(r *loopRun) {
 	}
 }
 
-// wait waits for events at most d and returns how many are in lp.events. The
-// goroutine parks in Go's own netpoller (which watches the loop's epoll set)
-// rather than blocking its thread in epoll_wait: a thread blocked in a system
-// call has its P taken by sysmon, which then keeps waking every 20 µs, and the
-// thread has to win a P back on every return (in an open loop at 5000 calls/s,
-// 12000 nanosleeps and 7000 futex calls over 15000 calls, strace -c; in a closed
-// loop, 18-28 against 9-21 µs of client CPU per call in five alternating 2 s
-// rounds on the shared build machine).
+// wait waits for events at most d (to the nanosecond, so that an open loop's
+// calls leave when due; Go's own timers wake in whole milliseconds when the
+// process is idle) and returns how many are in lp.events. A signal (the
+// runtime's preemption, a profile's tick) ends the wait early with none.
 func (lp *httpLoop) wait(d time.Duration) int {
 	if d <= 0 {
 		return lp.poll()
 	}
-	// The deadline is moved only when it has passed or comes too late: a timer
-	// change per wake-up would cost more than an early wake-up.
-	now := time.Now()
-	if wake := now.Add(d); !lp.deadline.After(now) || lp.deadline.After(wake) {
-		lp.deadline = wake
-		lp.f.SetReadDeadline(wake)
+	lp.ts = unix.NsecToTimespec(int64(d))
+	if !noPwait2.Load() {
+		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])), uintptr(len(lp.events)),
+			uintptr(unsafe.Pointer(&lp.ts)), 0, 0)
+		if e != unix.ENOSYS {
+			if e != 0 {
+				return 0
+			}
+			return int(r)
+		}
+		noPwait2.Store(true) // a kernel before 5.11: whole milliseconds, rounded up
 	}
-	lp.polled = 0
-	lp.rc.Read(lp.pollFn)
-	return lp.polled
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])), uintptr(len(lp.events)),
+		uintptr(ms), 0, 0)
+	if e != 0 {
+		return 0
+	}
+	return int(r)
 }
+
+var noPwait2 atomic.Bool
 
 // poll is epoll_wait without waiting.
 func (lp *httpLoop) poll() int {
 	for {
-		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])), uintptr(len(lp.events)), 0, 0, 0)
+		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])), uintptr(len(lp.events)), 0, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}

@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -35,52 +36,70 @@ var errHeadShort = errors.New("response head incomplete")
 // parseHead parses the response head at the start of b into h. It returns
 // errHeadShort while the head is incomplete (and shorter than maxHead), or an
 // error that says what is wrong with it.
+//
+// It reads the head once, line by line: one IndexByte for each line's end and
+// one for its colon, and only the four headers it needs are compared by name
+// (after their length). Every line must end in CRLF. (Searching for the blank
+// line first and then splitting, as an earlier version did, cost about 4000
+// instructions per response in callgrind, two thirds of the loop's.)
 func parseHead(b []byte, h *respHead) error {
-	end := bytes.Index(b, crlfcrlf)
-	if end < 0 {
-		if len(b) >= maxHead {
-			return fmt.Errorf("response head longer than %d bytes", maxHead)
-		}
-		return errHeadShort
+	lim := b[:min(len(b), maxHead)]
+	*h = respHead{length: -1}
+	eol := bytes.IndexByte(lim, '\n')
+	if eol < 0 {
+		return headShort(b)
 	}
-	if end+4 > maxHead {
-		return fmt.Errorf("response head longer than %d bytes", maxHead)
+	if eol == 0 || lim[eol-1] != '\r' {
+		return fmt.Errorf("malformed status line %q", clip(lim[:eol]))
 	}
-	*h = respHead{length: -1, headLen: end + 4}
-	head := b[:end+2] // every line ends in CRLF
-	eol := bytes.Index(head, crlf)
-	line := head[:eol]
-	head = head[eol+2:]
+	line := lim[:eol-1]
+	pos := eol + 1
 
 	// HTTP/1.1 200 OK; the reason phrase may be empty or missing.
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || (line[7] != '0' && line[7] != '1') ||
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || (line[7] != '0' && line[7] != '1') ||
 		line[8] != ' ' || (len(line) > 12 && line[12] != ' ') {
 		return fmt.Errorf("malformed status line %q", clip(line))
 	}
 	http10 := line[7] == '0'
-	for _, c := range line[9:12] {
-		if c < '0' || c > '9' {
-			return fmt.Errorf("malformed status code in %q", clip(line))
-		}
+	c0, c1, c2 := line[9]-'0', line[10]-'0', line[11]-'0' // bytes: below '0' wraps above 9
+	if c0 > 9 || c1 > 9 || c2 > 9 {
+		return fmt.Errorf("malformed status code in %q", clip(line))
 	}
-	h.status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+	h.status = int(c0)*100 + int(c1)*10 + int(c2)
 	if h.status < 200 {
 		return fmt.Errorf("unexpected interim status in %q", clip(line))
 	}
 	keepAlive10 := false
 
-	for len(head) > 0 {
-		eol := bytes.Index(head, crlf)
-		line := head[:eol]
-		head = head[eol+2:]
+	for {
+		eol := bytes.IndexByte(lim[pos:], '\n')
+		if eol < 0 {
+			return headShort(b)
+		}
+		end := pos + eol // the line's LF
+		if eol == 0 || lim[end-1] != '\r' {
+			return fmt.Errorf("malformed header line %q (no CR before its LF)", clip(lim[pos:end]))
+		}
+		line := lim[pos : end-1]
+		pos = end + 1
+		if len(line) == 0 {
+			break // the blank line
+		}
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 || line[0] == ' ' || line[0] == '\t' {
 			return fmt.Errorf("malformed header line %q", clip(line))
 		}
-		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
-		if bytes.IndexByte(name, ' ') >= 0 || bytes.IndexByte(name, '\t') >= 0 {
+		name := line[:colon]
+		if hasSpaceTab(name) {
 			return fmt.Errorf("malformed header name %q", clip(name))
 		}
+		// Only these four are read; their names differ in length.
+		switch len(name) {
+		case len("content-length"), len("transfer-encoding"), len("connection"), len("x-token"):
+		default:
+			continue
+		}
+		value := trimSpaceTab(line[colon+1:])
 		switch {
 		case foldEq(name, "content-length"):
 			n, err := parseLength(value)
@@ -104,6 +123,7 @@ func parseHead(b []byte, h *respHead) error {
 			h.token = value
 		}
 	}
+	h.headLen = pos
 	if http10 && !keepAlive10 {
 		h.close = true
 	}
@@ -115,6 +135,48 @@ func parseHead(b []byte, h *respHead) error {
 		}
 	}
 	return nil
+}
+
+// headShort is the error for a head whose blank line is not in b: wait for more,
+// unless maxHead bytes came without it.
+func headShort(b []byte) error {
+	if len(b) >= maxHead {
+		return fmt.Errorf("response head longer than %d bytes", maxHead)
+	}
+	return errHeadShort
+}
+
+// hasSpaceTab tells whether b holds a space or a tab, eight bytes at a time
+// (a byte-by-byte loop over every header name cost about 400 instructions per
+// response in callgrind).
+func hasSpaceTab(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		v := binary.LittleEndian.Uint64(b)
+		sp, tab := v^(' '*ones), v^('\t'*ones) // a zero byte where b has one
+		if ((sp-ones)&^sp|(tab-ones)&^tab)&highs != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c == ' ' || c == '\t' {
+			return true
+		}
+	}
+	return false
+}
+
+// trimSpaceTab is bytes.Trim(v, " \t") without its set.
+func trimSpaceTab(v []byte) []byte {
+	i, j := 0, len(v)
+	for i < j && (v[i] == ' ' || v[i] == '\t') {
+		i++
+	}
+	for j > i && (v[j-1] == ' ' || v[j-1] == '\t') {
+		j--
+	}
+	return v[i:j]
 }
 
 var (

@@ -2,6 +2,8 @@ package load
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -53,6 +55,11 @@ func TestParseHead(t *testing.T) {
 		{name: "folded header", in: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n  continued\r\n\r\n", err: "malformed header line"},
 		{name: "space in name", in: "HTTP/1.1 200 OK\r\nContent Length: 5\r\n\r\n", err: "malformed header name"},
 		{name: "empty name", in: "HTTP/1.1 200 OK\r\n: 5\r\n\r\n", err: "malformed header line"},
+		{name: "bare LF in status line", in: "HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n", err: "malformed status line"},
+		{name: "bare LF ends a header", in: "HTTP/1.1 200 OK\r\nContent-Length: 0\n\r\n", err: "no CR before its LF"},
+		{name: "bare LF as the blank line", in: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\n", err: "no CR before its LF"},
+		{name: "blank line at the limit", in: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX: " + strings.Repeat("c", maxHead-43) + "\r\n\r\n", status: 200},
+		{name: "blank line past the limit", in: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX: " + strings.Repeat("c", maxHead-42) + "\r\n\r\n", err: "longer than"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,9 +118,12 @@ func FuzzParseHead(f *testing.F) {
 	f.Add([]byte("HTTP/1.0 204 No Content\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551617\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 200 OK\nX: y\r\nContent-Length: 0\r\n\r\n"))
+	f.Add([]byte("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nx-TOKEN: \t a b \r\nContent-Length: 007\r\n\r\nbody"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var h respHead
 		err := parseHead(b, &h)
+		checkAgainstRef(t, b, h, err)
 		if err != nil {
 			if err == errHeadShort && (len(b) >= maxHead || bytes.Contains(b, crlfcrlf)) {
 				t.Fatalf("errHeadShort for %d bytes (terminator present: %v)", len(b), bytes.Contains(b, crlfcrlf))
@@ -130,4 +140,180 @@ func FuzzParseHead(f *testing.F) {
 			t.Fatalf("accepted %q", clip(b))
 		}
 	})
+}
+
+// checkAgainstRef: parseHead reads what the first version read. Where the
+// reference accepts a head whose lines all end in CRLF, parseHead accepts it with
+// the same fields; whatever parseHead accepts, the reference accepts the same;
+// parseHead waits for more (errHeadShort) only where the reference does too.
+// (parseHead refuses a bare LF, which the reference took into a line.)
+func checkAgainstRef(t *testing.T, b []byte, h respHead, err error) {
+	t.Helper()
+	var r respHead
+	rerr := parseHeadRef(b, &r)
+	same := func() bool {
+		return h.status == r.status && h.length == r.length && h.close == r.close && bytes.Equal(h.token, r.token) && h.headLen == r.headLen
+	}
+	switch {
+	case err == nil && (rerr != nil || !same()):
+		t.Fatalf("%q: parseHead %+v; the reference %+v, %v", clip(b), h, r, rerr)
+	case errors.Is(err, errHeadShort) && !errors.Is(rerr, errHeadShort):
+		t.Fatalf("%q: parseHead waits for more; the reference says %v", clip(b), rerr)
+	case rerr == nil && err != nil && !bytes.Contains(bareLF(b[:r.headLen]), []byte{1}):
+		t.Fatalf("%q: parseHead %v; the reference accepts %+v", clip(b), err, r)
+	}
+}
+
+// bareLF marks with 1 each LF in b not after a CR.
+func bareLF(b []byte) []byte {
+	m := make([]byte, len(b))
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			m[i] = 1
+		}
+	}
+	return m
+}
+
+func TestHasSpaceTab(t *testing.T) {
+	for n := range 20 {
+		for i := range n {
+			for _, c := range []byte{' ', '\t'} {
+				b := bytes.Repeat([]byte{'a'}, n)
+				if hasSpaceTab(b) {
+					t.Fatalf("%q: got true", b)
+				}
+				b[i] = c
+				if !hasSpaceTab(b) {
+					t.Fatalf("%q: got false", b)
+				}
+				// Bytes next to ' ' and '\t' in value, and high bytes, are not them.
+				for _, o := range []byte{' ' - 1, ' ' + 1, '\t' - 1, '\t' + 1, 0x80, 0xa0, 0x89, 0xff, 0} {
+					b[i] = o
+					if hasSpaceTab(b) {
+						t.Fatalf("%q: got true", b)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Every case of TestParseHead, and a few more, agree with the reference.
+func TestParseHeadAgreesWithRef(t *testing.T) {
+	ins := []string{okHead, okHead + "{}", "HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 301 Moved\r\nLocation: x\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX-Token:\r\nContent-Length: 1\r\n\r\n", "HTTP/1.1 200 OK\r\nCONNECTION: CLOSE\r\nContent-Length: 1\r\n\r\n"}
+	for i := range 40 {
+		ins = append(ins, okHead[:i*len(okHead)/40]) // every prefix: incomplete
+	}
+	for _, in := range ins {
+		var h respHead
+		err := parseHead([]byte(in), &h)
+		checkAgainstRef(t, []byte(in), h, err)
+	}
+}
+
+// BenchmarkParseHead is go-server's DataType head (callgrind counts the loop's
+// instructions per call; this is the parser alone).
+func BenchmarkParseHead(b *testing.B) {
+	in := []byte("HTTP/1.1 200 OK\r\nContent-Length: 129\r\nContent-Type: application/json\r\nServer: rpcbed-go-server\r\n" +
+		"X-Token: AAAAAGsPfYGMhVQAsAZVA7TTzaQ\r\nDate: Wed, 02 Dec 2026 01:58:01 GMT\r\n\r\n" + strings.Repeat("x", 129))
+	for _, p := range []struct {
+		name  string
+		parse func([]byte, *respHead) error
+	}{{"parseHead", parseHead}, {"first-version", parseHeadRef}} {
+		b.Run(p.name, func(b *testing.B) {
+			var h respHead
+			for b.Loop() {
+				if err := p.parse(in, &h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// parseHeadRef is the first version of parseHead (bytes.Index for the blank
+// line, then a split at each CRLF), kept as the reference the fuzz target
+// compares parseHead with.
+func parseHeadRef(b []byte, h *respHead) error {
+	end := bytes.Index(b, crlfcrlf)
+	if end < 0 {
+		if len(b) >= maxHead {
+			return fmt.Errorf("response head longer than %d bytes", maxHead)
+		}
+		return errHeadShort
+	}
+	if end+4 > maxHead {
+		return fmt.Errorf("response head longer than %d bytes", maxHead)
+	}
+	*h = respHead{length: -1, headLen: end + 4}
+	head := b[:end+2] // every line ends in CRLF
+	eol := bytes.Index(head, crlf)
+	line := head[:eol]
+	head = head[eol+2:]
+
+	// HTTP/1.1 200 OK; the reason phrase may be empty or missing.
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || (line[7] != '0' && line[7] != '1') ||
+		line[8] != ' ' || (len(line) > 12 && line[12] != ' ') {
+		return fmt.Errorf("malformed status line %q", clip(line))
+	}
+	http10 := line[7] == '0'
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return fmt.Errorf("malformed status code in %q", clip(line))
+		}
+	}
+	h.status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+	if h.status < 200 {
+		return fmt.Errorf("unexpected interim status in %q", clip(line))
+	}
+	keepAlive10 := false
+
+	for len(head) > 0 {
+		eol := bytes.Index(head, crlf)
+		line := head[:eol]
+		head = head[eol+2:]
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || line[0] == ' ' || line[0] == '\t' {
+			return fmt.Errorf("malformed header line %q", clip(line))
+		}
+		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
+		if bytes.IndexByte(name, ' ') >= 0 || bytes.IndexByte(name, '\t') >= 0 {
+			return fmt.Errorf("malformed header name %q", clip(name))
+		}
+		switch {
+		case foldEq(name, "content-length"):
+			n, err := parseLength(value)
+			if err != nil {
+				return err
+			}
+			if h.length >= 0 && h.length != n {
+				return fmt.Errorf("two Content-Length headers: %d and %d", h.length, n)
+			}
+			h.length = n
+		case foldEq(name, "transfer-encoding"):
+			return fmt.Errorf("Transfer-Encoding %q: load-generator mode reads Content-Length bodies only (use -check full)", clip(value))
+		case foldEq(name, "connection"):
+			switch {
+			case foldEq(value, "close"):
+				h.close = true
+			case foldEq(value, "keep-alive"):
+				keepAlive10 = true
+			}
+		case foldEq(name, "x-token"):
+			h.token = value
+		}
+	}
+	if http10 && !keepAlive10 {
+		h.close = true
+	}
+	if h.length < 0 {
+		if h.status == 204 || h.status == 304 {
+			h.length = 0
+		} else {
+			return errors.New("response has no Content-Length: load-generator mode reads Content-Length bodies only (use -check full)")
+		}
+	}
+	return nil
 }

@@ -334,8 +334,12 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoo
 
 	res.Hist = stats.NewLatency()
 	lastErrs := make([]error, len(workers))
+	merged := map[*hdrhistogram.Histogram]bool{} // workers may share one (the event loops)
 	for i, w := range workers {
-		res.Hist.Merge(w.hist)
+		if !merged[w.hist] {
+			merged[w.hist] = true
+			res.Hist.Merge(w.hist)
+		}
 		res.RawLatency = append(res.RawLatency, w.raw...)
 		for k := kindConnect; k < numKinds; k++ {
 			res.ByKind[k] += w.byKind[k]

@@ -3,20 +3,17 @@ package matrix
 import (
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/swarm"
+	"github.com/rpcbed/rpcbed/internal/cluster"
 )
 
 // nodeName names a node in a repeat's error: its id, address and pool.
-func nodeName(nodes []swarm.Node, id string) string {
+func nodeName(nodes []cluster.Node, id string) string {
 	for _, n := range nodes {
 		if n.ID == id {
 			return n.String()
 		}
 	}
-	if len(id) > 12 {
-		id = id[:12]
-	}
-	return "node " + id
+	return "node " + cluster.ShortID(id)
 }
 
 func joinErrs(errs []string) string { return strings.Join(errs, "; ") }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/report"
-	"github.com/rpcbed/rpcbed/internal/swarm"
 )
 
 import (
@@ -34,8 +34,8 @@ func TestMerge(t *testing.T) {
 		taskReport(1000, 500, 0.2, 100, 90, 1000.00, 1002.00),
 		taskReport(3000, 1500, 0.4, 60, 50, 1000.53, 1002.53),
 	}
-	runs := []*taskRun{{rec: results.TaskRecord{NodeAddr: "198.18.1.2", WindowStartUnix: 1000.00, WindowEndUnix: 1002.00, ClientCPUS: 0.2, Clock: swarm.Clock{}}},
-		{rec: results.TaskRecord{NodeAddr: "198.18.1.3", WindowStartUnix: 1000.03, WindowEndUnix: 1002.03, ClientCPUS: 0.4, Clock: swarm.Clock{OffsetS: 0.5}}}}
+	runs := []*taskRun{{rec: results.TaskRecord{NodeAddr: "198.18.1.2", WindowStartUnix: 1000.00, WindowEndUnix: 1002.00, ClientCPUS: 0.2, Clock: cluster.Clock{}}},
+		{rec: results.TaskRecord{NodeAddr: "198.18.1.3", WindowStartUnix: 1000.03, WindowEndUnix: 1002.03, ClientCPUS: 0.4, Clock: cluster.Clock{OffsetS: 0.5}}}}
 	var rep results.Repeat
 	cr.merge(&rep, plan.Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: 200, Concurrency: 50, Nodes: 2}, runs, reps, nil, nil, nil)
 	m, w := rep.Metrics, rep.Window

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
 	"github.com/rpcbed/rpcbed/internal/stats"
@@ -473,7 +474,7 @@ func (cr *clusterRun) repeat(ctx context.Context, srv *ServerProc, c plan.Cell, 
 // lostIfDead names the node of a task whose run failed; when the task itself
 // died (its connection ended: the node's daemon killed, the node drained), the
 // node is taken off every later repeat.
-func (cr *clusterRun) lostIfDead(nodes []swarm.Node, t *taskRun, r int, err error) string {
+func (cr *clusterRun) lostIfDead(nodes []cluster.Node, t *taskRun, r int, err error) string {
 	who := nodeName(nodes, t.rec.Node)
 	if err != nil && errors.Is(err, errWorker) {
 		cr.lost[t.rec.Node] = fmt.Sprintf("its task's connection ended during r%d", r)
@@ -491,7 +492,7 @@ func (cr *clusterRun) lostText() string {
 	return strings.Join(s, "; ")
 }
 
-func nodeAddr(nodes []swarm.Node, id string) string {
+func nodeAddr(nodes []cluster.Node, id string) string {
 	for _, n := range nodes {
 		if n.ID == id {
 			return n.Addr
@@ -616,65 +617,24 @@ func (cr *clusterRun) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, r
 
 	w := &results.Window{Source: "report", StartUnix: start, EndUnix: end, Seconds: end - start,
 		ClientCPUS: x.CPUUserSeconds + x.CPUSystemSeconds}
-	if cpu, calls, err := interpolate(samples, start, end); err == nil {
-		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
-	} else {
+	if err := overWindow(w, samples, machine); err != nil {
 		rep.Notes = append(rep.Notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
-	}
-	if ms, ok := jitOver(samples, start, end); ok {
-		w.ServerJITMs = &ms
-	}
-	w.Samples = len(samples)
-	if st, err := machine.over(start, end); err == nil && w.Seconds > 0 {
-		w.MachineKnown = true
-		w.MachineBusy, w.StealCores = st.busy/w.Seconds, st.steal/w.Seconds
-		w.OutsideCores = math.Max(0, (st.busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
 	}
 	perNode := clusterCores(e.run.Spec.ClientResources)
 	w.ClientCores = perNode * float64(len(reports))
 	w.ServerCores = clusterCores(e.run.Spec.ServerResources)
-	if w.Seconds > 0 {
-		w.ClientBusy = w.ClientCPUS / w.Seconds
-		w.ServerBusy = w.ServerCPUS / w.Seconds
-	}
 	w.SkewS = math.Max(spreadAbs(starts), spreadAbs(ends))
 	rep.Window = w
 	rep.Report = &m
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
 	rep.Metrics = metrics(&m, 0, w)
 
-	if med := stats.Of(lens).Median; med > 0 && w.SkewS > results.SkewShare*med {
-		rep.Flag(results.FlagWindowSkew, fmt.Sprintf("the tasks' windows start or end %.1f ms apart on the driver's clock, over %.0f %% of the %.3f s window", w.SkewS*1000, results.SkewShare*100, med))
-	}
+	raise(rep, skewRules, clusterInput{window: w, taskSeconds: lens})
 	for i, r := range reports {
-		t := runs[i].rec
-		if sec := t.WindowEndUnix - t.WindowStartUnix; sec > 0 && perNode > 0 {
-			if busy := t.ClientCPUS / sec; busy > perNode*(1+results.CPUAllowance) {
-				rep.Flag(results.FlagCPUInvariant, fmt.Sprintf("client on %s busy %.2f cores over its %.3f s window; it may use %.4g", t.NodeAddr, busy, sec, perNode))
-			}
-		}
-		if r.Rpcbed.CPUScope != report.ScopeWindow {
-			rep.Flag(results.FlagCPUScope, "a task measured its CPU over its whole process (CPU scope: "+r.Rpcbed.CPUScope+")")
-		}
-		if r.Rpcbed.WarmupSettled == report.SettledNo {
-			rep.Flag(results.FlagWarmup, fmt.Sprintf("warm-up did not settle on %s in %.1f s", t.NodeAddr, r.Rpcbed.WarmupSeconds))
-		}
-		if r.Rpcbed.JITCompileMs != nil && results.JITBusy(float64(*r.Rpcbed.JITCompileMs), t.WindowEndUnix-t.WindowStartUnix) {
-			rep.Flag(results.FlagJIT, fmt.Sprintf("the client's JIT on %s compiled for %d ms of its window", t.NodeAddr, *r.Rpcbed.JITCompileMs))
-		}
+		raise(rep, taskFlagRules, taskInput{rec: runs[i].rec, report: r, cores: perNode})
 	}
-	if w.ServerKnown && w.ServerCores > 0 && w.ServerBusy > w.ServerCores*(1+results.CPUAllowance) {
-		rep.Flag(results.FlagCPUInvariant, fmt.Sprintf("server busy %.2f cores over the %.3f s window; it may use %.4g", w.ServerBusy, w.Seconds, w.ServerCores))
-	}
-	if w.ServerJITMs != nil && w.Seconds > 0 && results.JITBusy(*w.ServerJITMs, w.Seconds) {
-		rep.Flag(results.FlagJIT, fmt.Sprintf("the server's JIT compiled for %.0f ms of the %.0f ms window", *w.ServerJITMs, w.Seconds*1000))
-	}
-	if m.Complete < results.FewCalls {
-		rep.Flag(results.FlagFewCalls, fmt.Sprintf("%d calls completed in the %.3f s window (< %d)", m.Complete, w.Seconds, results.FewCalls))
-	}
-	if rep.Has(results.FlagCPUInvariant) || rep.Has(results.FlagCPUScope) {
-		rep.Metrics.CPUNotUsed = true
-	}
+	raise(rep, mergedFlagRules, flagInput{report: &m, window: w, client: true})
+	dropCPU(rep)
 	if m.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", m.Failed, m.Complete, errorKinds(&m)))
 	}

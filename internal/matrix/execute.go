@@ -73,7 +73,7 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 		verified[v.Pair] = v
 	}
 	e := &executor{o: o, run: run, verified: verified, partial: partial,
-		prog: newProgress(o.Progress, todo, run.Spec.Repeats, partial)}
+		prog: newProgress(o.Progress, todo, run.Spec.RoundsFor, partial)}
 	defer o.Runner.Close()
 	if run.Spec.Cluster != nil && len(todo) > 0 {
 		if err := e.runCluster(ctx, todo); err != nil {
@@ -96,6 +96,10 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 			todo = todo[1:]
 		}
 		e.later, e.laterFixed = len(todo), e.fixedCost(todo)
+		e.laterRuns = 0
+		for _, c := range todo {
+			e.laterRuns += e.run.Spec.RoundsFor(c)
+		}
 		if err := e.enterLink(ctx, group[0].Link); err != nil {
 			return nil, err
 		}
@@ -171,13 +175,14 @@ type executor struct {
 	// the current cells run over.
 	hosts *placement
 	link  plan.Link
-	// linkSet says a link has been set up (shaped and probed) in this process.
+	// linkSet says a link has been set up (shaped and checked) in this process.
 	linkSet bool
 	// timed and timedRuns: the wall time of the timed runs so far, and their
 	// count; later is the cells of the groups still to run (Spec.Budget).
 	timed     time.Duration
 	timedRuns int
 	later     int
+	laterRuns int // the later cells' rounds (Spec.RoundsFor)
 	// laterFixed is what the later groups spend besides their cells' runs:
 	// server starts and primes (fixedCost).
 	laterFixed time.Duration
@@ -218,47 +223,117 @@ type cellState struct {
 	c     plan.Cell
 	res   results.CellResult
 	final bool // no more repeats: the client refused, or the server is gone
-	done  bool // its Spec.Repeats rounds are done
+	done  bool // its Spec.RoundsFor rounds are done
 }
 
-// serverGroup starts one server, verifies, runs its cells' repeats interleaved
-// and stops it.
+// serverGroup starts one server, verifies, primes, runs its cells' repeats
+// interleaved (starting a fresh server and workers at each fork), adds rounds
+// to cells wider than the spec's precision, and stops it: groupSteps, one
+// named step after another, until a step ends the group.
 func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cell) error {
-	e.prog.note("starting " + key)
-	srv, err := StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key))
+	g := &groupRun{key: key, group: cells[0].GroupKey(), cells: cells, fork: 1}
+	defer e.endGroup(g)
+	for _, step := range groupSteps {
+		if err := step.run(e, ctx, g); err != nil || g.over {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupStep is one named step of a server group.
+type groupStep struct {
+	name string
+	run  func(e *executor, ctx context.Context, g *groupRun) error
+}
+
+// groupSteps are a server group's steps, in order.
+var groupSteps = []groupStep{
+	{"start", (*executor).startGroup},
+	{"verify", (*executor).verifyGroup},
+	{"prime", (*executor).primeGroup},
+	{"admit", (*executor).admitCells},
+	{"rounds", (*executor).rounds},
+	{"add rounds", (*executor).addRounds},
+}
+
+// groupRun is one server group while its steps run: its cells, its server
+// (restarted when it stops answering, started again at each fork), the bench
+// whose workers its cells share, and the cells being timed.
+type groupRun struct {
+	key, group string
+	cells      []plan.Cell
+	srv        *ServerProc
+	bench      *RunPath
+	fork       int // the current fork (Spec.Forks), 1 for a group that does not fork
+	states     []*cellState
+	// over: a step ended the group (its cells are recorded).
+	over bool
+}
+
+// startGroup starts the group's server and its bench; a server that does not
+// start fails every cell of the group and ends it.
+func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
+	e.prog.note("starting " + g.key)
+	srv, err := StartServerProc(ctx, e.serverRunner(g.key), g.key, e.serverConfig(g.key))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		for _, c := range cells {
+		g.over = true
+		for _, c := range g.cells {
 			e.prog.skip(c)
-			if err := e.record(e.failed(c, "server "+key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
+			if err := e.record(e.failed(c, "server "+g.key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	g := &groupRun{key: key, group: cells[0].GroupKey(), srv: srv}
-	defer func() { e.stopServer(g.srv) }()
-	bench := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
+	g.srv = srv
+	g.bench = e.newBench()
+	return nil
+}
+
+// endGroup ends the group's client workers, then its server.
+func (e *executor) endGroup(g *groupRun) {
+	if g.bench != nil {
+		g.bench.Workers.close()
+	}
+	e.stopServer(g.srv)
+}
+
+// verifyGroup is the verify pass (verify.go), when the spec asks for it.
+func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
+	if !*e.run.Spec.Verify {
+		return nil
+	}
+	return e.verify(ctx, g.bench, g.srv, g.cells)
+}
+
+// newBench is a server group's run path, with a fresh pool of client workers
+// when the spec keeps workers.
+func (e *executor) newBench() *RunPath {
+	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
-	g.bench = bench
 	if *e.run.Spec.Worker {
-		bench.Workers = newWorkerPool()
-		defer bench.Workers.close()
+		b.Workers = newWorkerPool()
 	}
-	if *e.run.Spec.Verify {
-		if err := e.verify(ctx, bench, srv, cells); err != nil {
-			return err
-		}
+	return b
+}
+
+// primeGroup primes the group's java workers (Spec.Prime) against its server
+// (prime.go).
+func (e *executor) primeGroup(ctx context.Context, g *groupRun) error {
+	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 && g.srv != nil {
+		return e.prime(ctx, g.bench, g.srv, g.cells)
 	}
-	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 {
-		if err := e.prime(ctx, bench, srv, cells); err != nil {
-			return err
-		}
-	}
-	var states []*cellState
-	for _, c := range cells {
+	return nil
+}
+
+// admitCells fails the cells whose pair did not verify and starts the others'
+// records (a resumed cell goes on from its saved repeats).
+func (e *executor) admitCells(_ context.Context, g *groupRun) error {
+	for _, c := range g.cells {
 		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
 			e.prog.skip(c)
 			if err := e.record(e.failed(c, "verify failed, not timed: "+v.Error)); err != nil {
@@ -270,28 +345,55 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 		if p, ok := e.partial[c.Name()]; ok {
 			st.res = p
 		}
-		states = append(states, st)
+		g.states = append(g.states, st)
 	}
-	for r := 1; r <= e.run.Spec.Repeats; r++ {
+	return nil
+}
+
+// rounds runs the spec's rounds: in each, every cell still to time once, in
+// the round's shuffled order, a fresh fork first where the round starts one.
+func (e *executor) rounds(ctx context.Context, g *groupRun) error {
+	for r := 1; r <= e.run.Spec.RoundsFor(g.cells[0]); r++ {
 		var round []*cellState
-		for _, st := range e.shuffle(g.group, r, states) {
+		for _, st := range e.shuffle(g.group, r, g.states) {
 			if !st.final && len(st.res.Repeats) < r {
 				round = append(round, st)
+			}
+		}
+		if f := e.run.Spec.ForkOf(g.cells[0], r); f > g.fork && len(round) > 0 {
+			if err := e.fork(ctx, g, f); err != nil {
+				return err
 			}
 		}
 		if err := e.round(ctx, g, r, false, round); err != nil {
 			return err
 		}
 	}
-	return e.addRounds(ctx, g, states)
+	return nil
 }
 
-// groupRun is one server group while its rounds run: its server (restarted when
-// it stops answering) and the bench whose workers its cells share.
-type groupRun struct {
-	key, group string
-	srv        *ServerProc
-	bench      *RunPath
+// fork starts fork f of a group (Spec.Forks): a fresh server and fresh client
+// workers in place of the last fork's (the same pool), primed as the first were, so the next
+// rounds see another JVM start's steady state.
+func (e *executor) fork(ctx context.Context, g *groupRun, f int) error {
+	e.prog.note(fmt.Sprintf("fork %d of %s: a fresh server and fresh workers", f, g.key))
+	e.stopServer(g.srv)
+	// The pool's workers stop; the next ones count on from them (their ids
+	// stay unique, so no repeat of the new fork is taken for a warm one).
+	g.bench.Workers.close()
+	g.fork = f
+	srv, err := StartServerProc(ctx, e.serverRunner(g.key), g.key, e.serverConfig(g.key))
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// timeOne records the repeats that cannot run, with the reason.
+		e.prog.note(fmt.Sprintf("fork %d of %s: the server did not start: %s", f, g.key, runner.OneLine(err.Error())))
+		g.srv = nil
+		return nil
+	}
+	g.srv = srv
+	return e.primeGroup(ctx, g)
 }
 
 // shuffle is round r's order of a group's cells: a permutation drawn from the
@@ -348,7 +450,7 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 	srv := g.srv
 	var rep results.Repeat
 	if srv == nil {
-		rep = results.Repeat{Index: r, Error: "server " + key + " could not be restarted"}
+		rep = results.Repeat{Index: r, Fork: e.run.Spec.ForkOf(st.c, r), Error: "server " + key + " could not be restarted"}
 		if !added {
 			e.prog.skipRest(st.c, 1)
 		}
@@ -369,6 +471,7 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 			return err
 		}
 		rep.Index = r
+		rep.Fork = e.run.Spec.ForkOf(st.c, r)
 		e.prog.done(st.c, time.Since(t0))
 		e.timed += time.Since(t0)
 		e.timedRuns++
@@ -395,10 +498,10 @@ func (e *executor) keep(st *cellState, rep results.Repeat, r int, added, noServe
 	switch {
 	case added:
 		st.res.Finish()
-	case st.final || r == e.run.Spec.Repeats:
+	case st.final || r == e.run.Spec.RoundsFor(st.c):
 		st.done = true
 		if !added {
-			e.prog.skipRest(st.c, e.run.Spec.Repeats-len(st.res.Repeats))
+			e.prog.skipRest(st.c, e.run.Spec.RoundsFor(st.c)-len(st.res.Repeats))
 		}
 		st.res.Finish()
 	default:

@@ -590,3 +590,59 @@ func TestExecuteFlagsFewCalls(t *testing.T) {
 		}
 	}
 }
+
+// forks: a group whose server is a JVM starts it Spec.Forks times, its rounds
+// split evenly over the starts (at least two each), each start primed again;
+// every repeat records its fork, and a group on go-server does not fork.
+func TestExecuteForks(t *testing.T) {
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc, thrift]}\nservers: {grpc: java}\nitems: [2]\nconcurrency: [1, 4]\n" +
+		"load: {n: 10}\nprime: {go: 0.1s}\nrepeats: 3\nforks: 2\nseed: 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := matrixtest.New()
+	run, err := Execute(context.Background(), Options{Spec: spec, Dir: t.TempDir(), Runner: fr, RunnerName: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := map[string]int{}
+	fr.Mu.Lock()
+	for _, s := range fr.Services {
+		starts[s.Name()]++
+	}
+	fr.Mu.Unlock()
+	var primes int
+	for _, r := range fr.TimedRuns() {
+		if strings.HasPrefix(r, "prime-go-grpc") {
+			primes++
+		}
+	}
+	if primes != 2 {
+		t.Errorf("go-grpc primed %d times; want once per fork, 2", primes)
+	}
+	for name, n := range starts {
+		want := 1
+		if strings.Contains(name, "java") {
+			want = 2
+		}
+		if n != want {
+			t.Errorf("%s started %d times; want %d", name, n, want)
+		}
+	}
+	if len(starts) != 2 {
+		t.Errorf("servers started: %v; want a java one and go-server", starts)
+	}
+	for _, c := range run.Cells {
+		var forks []int
+		for _, r := range c.Repeats {
+			forks = append(forks, r.Fork)
+		}
+		want := []int{0, 0, 0}
+		if c.Protocol == "grpc" {
+			want = []int{1, 1, 2, 2}
+		}
+		if !slices.Equal(forks, want) || c.Status != results.StatusOK {
+			t.Errorf("%s: status %s, forks %v; want ok and %v", c.Name, c.Status, forks, want)
+		}
+	}
+}

@@ -29,7 +29,7 @@ type placement struct {
 }
 
 // imagesFor is the runtime images a host needs for its roles (go for the link
-// probe too; on a loopback link a server's host runs the clients as well).
+// check too; on a loopback link a server's host runs the clients as well).
 func imagesFor(s *plan.Spec, host string, p Programs) []string {
 	want := map[string]bool{}
 	roles := slices.Clone(s.Hosts[host].Roles)
@@ -123,8 +123,8 @@ func addrFor(addr string, l plan.Link) string {
 	return net.JoinHostPort("127.0.0.1", port)
 }
 
-// probeImage is an image a host has (for bash probes): go when it has it.
-func (pl *placement) probeImage(host string, p Programs) string {
+// checkImage is an image a host has (for bash checks): go when it has it.
+func (pl *placement) checkImage(host string, p Programs) string {
 	ims := imagesFor(pl.spec, host, p)
 	if len(ims) == 0 {
 		return p.image("go")
@@ -232,7 +232,7 @@ func checkNetem(ctx context.Context, s *plan.Spec) error {
 
 // ---- a multi-host run: hosts, links and their checks -----------------------------
 
-// The link probe: small, bounded, made of rpcbed's own programs.
+// The link check: small, bounded, made of rpcbed's own programs.
 const (
 	linkRTTCalls   = 300
 	linkBulkItems  = 5000
@@ -300,7 +300,7 @@ func (e *executor) hostServerConfig(cfg *ServerProcConfig, key string) {
 					dial = append(dial, addrFor(a, e.link))
 				}
 			}
-			if err := r.WaitFrom(ctx, e.hosts.probeImage(host, e.o.Programs), 60*time.Second, dial...); err != nil {
+			if err := r.WaitFrom(ctx, e.hosts.checkImage(host, e.o.Programs), 60*time.Second, dial...); err != nil {
 				return fmt.Errorf("host %s: %w", host, err)
 			}
 		}
@@ -309,7 +309,7 @@ func (e *executor) hostServerConfig(cfg *ServerProcConfig, key string) {
 }
 
 // enterLink sets up the link a group of cells runs over, when it is not the one
-// set up: shapes it and probes it. Without a link dimension it does nothing.
+// set up: shapes it and checks it. Without a link dimension it does nothing.
 func (e *executor) enterLink(ctx context.Context, label string) error {
 	if e.hosts == nil || label == "" || (e.linkSet && e.link.Label() == label) {
 		return nil
@@ -331,7 +331,7 @@ func (e *executor) enterLink(ctx context.Context, label string) error {
 		return ctx.Err()
 	}
 	if p.Error != "" {
-		e.prog.note("link " + label + ": probe: " + p.Error)
+		e.prog.note("link " + label + ": check: " + p.Error)
 	} else {
 		e.prog.note(fmt.Sprintf("link %s: RTT %.0f µs, throughput %.1f Mbit/s", label, p.RTTUs, p.ThroughputBps/1e6))
 	}
@@ -375,11 +375,11 @@ func (e *executor) checkLink(ctx context.Context, l plan.Link) results.LinkCheck
 				addrs[i] = addrFor(addrs[i], l)
 			}
 		}
-		return from.WaitFrom(ctx, e.hosts.probeImage(p.From, e.o.Programs), 60*time.Second, addrs...)
+		return from.WaitFrom(ctx, e.hosts.checkImage(p.From, e.o.Programs), 60*time.Second, addrs...)
 	}
 	srv, err := StartServerProc(ctx, e.hosts.runners[p.To], "go-server", cfg)
 	if err != nil {
-		p.Error = "probe server: " + runner.OneLine(err.Error())
+		p.Error = "check server: " + runner.OneLine(err.Error())
 		return p
 	}
 	defer srv.Svc.Stop(context.Background())
@@ -396,12 +396,12 @@ func (e *executor) checkLink(ctx context.Context, l plan.Link) results.LinkCheck
 		return report.ParseClient(bytes.NewReader(res.Stdout))
 	}
 	var errs []string
-	if r, err := run("linkprobe-rtt", "-proto", "http", "-call", "datatype", "-c", "1", "-n", fmt.Sprint(linkRTTCalls), "-k", "-addr", addr); err != nil {
+	if r, err := run("linkcheck-rtt", "-proto", "http", "-call", "datatype", "-c", "1", "-n", fmt.Sprint(linkRTTCalls), "-k", "-addr", addr); err != nil {
 		errs = append(errs, "rtt: "+runner.OneLine(err.Error()))
 	} else if r.Rpcbed != nil {
 		p.RTTUs = float64(r.Rpcbed.P50Us)
 	}
-	if r, err := run("linkprobe-bulk", "-proto", "http", "-call", "datalist", "-items", fmt.Sprint(linkBulkItems),
+	if r, err := run("linkcheck-bulk", "-proto", "http", "-call", "datalist", "-items", fmt.Sprint(linkBulkItems),
 		"-c", fmt.Sprint(linkBulkConc), "-t", Seconds(linkBulkWindow), "-k", "-addr", addr); err != nil {
 		errs = append(errs, "throughput: "+runner.OneLine(err.Error()))
 	} else {

@@ -72,8 +72,11 @@ type Job struct {
 }
 
 // Once runs j against srv (nil: no server is sampled) and returns its repeat,
-// Index and Flags left to the caller. Only ctx's cancellation is an error;
-// everything else is recorded in the Repeat.
+// Index left to the caller, in steps: run the client with the samplers and
+// probes around it (run), keep its raw output, judge its report (judge),
+// measure both sides over its window (window), derive the figures (metrics),
+// then raise the flags (flagRules, flags.go). Only ctx's cancellation is an
+// error; everything else is recorded in the Repeat.
 func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
 	rep := results.Repeat{Raw: j.Raw}
 	var smp *sampler
@@ -114,7 +117,25 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 		rep.Error = strings.Join(fail, "; ")
 		return rep, nil
 	}
-	// The window: the client's own, else the run's as the driver saw it.
+	w, notes := b.window(srv, j, r, rep.ClientCPUS, runStart, runEnd, samples, machine)
+	rep.Notes = append(rep.Notes, notes...)
+	rep.Window = w
+	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
+	rep.Metrics = metrics(r, rep.ClientCPUS, w)
+	raise(&rep, flagRules, flagInput{report: r, window: w, client: !j.AB && j.Prog == nil})
+	dropCPU(&rep)
+	if r.Failed > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", r.Failed, r.Complete, errorKinds(r)))
+	}
+	return rep, nil
+}
+
+// window is the step of Once that measures both sides over the client's
+// measured window: the client's own (its report's), else the run's as the
+// driver saw it; processCPU is the runner's CPU for the client's whole run (ab
+// reports none of its own). The notes say what could not be measured.
+func (b *RunPath) window(srv *ServerProc, j Job, r *report.Report, processCPU float64, runStart, runEnd time.Time, samples []serverSample, machine machineSeries) (*results.Window, []string) {
+	var notes []string
 	w := &results.Window{Source: "report"}
 	x := r.Rpcbed
 	if x != nil && x.WindowEnd > x.WindowStart && x.WindowStart > 0 {
@@ -124,29 +145,16 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 		w.StartUnix, w.EndUnix = unixSeconds(runStart), unixSeconds(runEnd)
 	}
 	w.Seconds = w.EndUnix - w.StartUnix
+	w.ClientCPUS = processCPU // ab reports none: the runner's, over its whole run
 	if x != nil {
 		w.ClientCPUS = x.CPUUserSeconds + x.CPUSystemSeconds
+		if x.JITCompileMs != nil {
+			ms := float64(*x.JITCompileMs)
+			w.ClientJITMs = &ms
+		}
 	}
-	if x == nil {
-		w.ClientCPUS = rep.ClientCPUS // ab reports none: the runner's, over its whole run
-	}
-	if x != nil && x.JITCompileMs != nil {
-		ms := float64(*x.JITCompileMs)
-		w.ClientJITMs = &ms
-	}
-	if ms, ok := jitOver(samples, w.StartUnix, w.EndUnix); ok {
-		w.ServerJITMs = &ms
-	}
-	if cpu, calls, err := interpolate(samples, w.StartUnix, w.EndUnix); err == nil {
-		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
-	} else if srv != nil && j.Proto != "" {
-		rep.Notes = append(rep.Notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
-	}
-	w.Samples = len(samples)
-	if st, err := machine.over(w.StartUnix, w.EndUnix); err == nil {
-		w.MachineKnown = true
-		w.MachineBusy, w.StealCores = st.busy/w.Seconds, st.steal/w.Seconds
-		w.OutsideCores = math.Max(0, (st.busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
+	if err := overWindow(w, samples, machine); err != nil && srv != nil && j.Proto != "" {
+		notes = append(notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
 	}
 	runr := b.Runner
 	if j.Runner != nil {
@@ -156,51 +164,31 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 	if srv != nil && b.Runner != nil {
 		w.ServerCores = runner.CoresAllowed(b.Runner, runner.Task{CPUSet: b.ServerResources.CPUSet, CPUs: b.ServerResources.CPUs})
 	}
+	return w, notes
+}
+
+// overWindow fills in w's server and machine figures over [w.StartUnix,
+// w.EndUnix] from the samples taken while the client ran, and each side's busy
+// cores; the error says why the server's CPU and calls are unknown.
+func overWindow(w *results.Window, samples []serverSample, machine machineSeries) error {
+	cpu, calls, serr := interpolate(samples, w.StartUnix, w.EndUnix)
+	if serr == nil {
+		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, calls, true
+	}
+	if ms, ok := jitOver(samples, w.StartUnix, w.EndUnix); ok {
+		w.ServerJITMs = &ms
+	}
+	w.Samples = len(samples)
+	if st, err := machine.over(w.StartUnix, w.EndUnix); err == nil && w.Seconds > 0 {
+		w.MachineKnown = true
+		w.MachineBusy, w.StealCores = st.busy/w.Seconds, st.steal/w.Seconds
+		w.OutsideCores = math.Max(0, (st.busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
+	}
 	if w.Seconds > 0 {
 		w.ClientBusy = w.ClientCPUS / w.Seconds
 		w.ServerBusy = w.ServerCPUS / w.Seconds
 	}
-	rep.Window = w
-	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
-	rep.Metrics = metrics(r, rep.ClientCPUS, w)
-
-	// What makes its figures unusable or doubtful.
-	if !j.AB && j.Prog == nil {
-		switch {
-		case x.CPUScope != report.ScopeWindow:
-			rep.Flag(results.FlagCPUScope, "the client measured its CPU over its whole process (CPU scope: "+x.CPUScope+")")
-		}
-		if x != nil && x.WarmupSettled == report.SettledNo {
-			rep.Flag(results.FlagWarmup, fmt.Sprintf("warm-up did not settle in %.1f s", x.WarmupSeconds))
-		}
-	}
-	for _, side := range []struct {
-		name        string
-		busy, cores float64
-		known       bool
-	}{{"client", w.ClientBusy, w.ClientCores, true}, {"server", w.ServerBusy, w.ServerCores, w.ServerKnown}} {
-		if side.known && side.cores > 0 && side.busy > side.cores*(1+results.CPUAllowance) {
-			rep.Flag(results.FlagCPUInvariant, fmt.Sprintf("%s busy %.2f cores over the %.3f s window; it may use %.4g", side.name, side.busy, w.Seconds, side.cores))
-		}
-	}
-	for _, side := range []struct {
-		name string
-		ms   *float64
-	}{{"client", w.ClientJITMs}, {"server", w.ServerJITMs}} {
-		if side.ms != nil && w.Seconds > 0 && results.JITBusy(*side.ms, w.Seconds) {
-			rep.Flag(results.FlagJIT, fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side.name, *side.ms, w.Seconds*1000, results.JITQuiet*100))
-		}
-	}
-	if r.Complete < results.FewCalls {
-		rep.Flag(results.FlagFewCalls, fmt.Sprintf("%d calls completed in the %.3f s window (< %d): one call more or less moves req/s by %s", r.Complete, w.Seconds, results.FewCalls, fewCallsStep(r.Complete)))
-	}
-	if rep.Has(results.FlagCPUInvariant) || rep.Has(results.FlagCPUScope) {
-		rep.Metrics.CPUNotUsed = true
-	}
-	if r.Failed > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", r.Failed, r.Complete, errorKinds(r)))
-	}
-	return rep, nil
+	return serr
 }
 
 // run runs j as a worker run or a one-shot process.
@@ -613,14 +601,6 @@ func (s *ServerProc) sample(ctx context.Context, proto, call string) (serverSamp
 func (b *RunPath) KeepWorkers() (stop func()) {
 	b.Workers = newWorkerPool()
 	return b.Workers.close
-}
-
-// fewCallsStep is how much one call moves a rate counted from n calls.
-func fewCallsStep(n int64) string {
-	if n < 1 {
-		return "all of it"
-	}
-	return fmt.Sprintf("%.0f %%", 100/float64(n))
 }
 
 // probeSides times the probe on the client's and the server's core; 0 where it

@@ -19,12 +19,13 @@ const MaxRounds = 100
 // addRounds adds rounds to the group's cells whose in-run interval is wider than
 // Spec.Precision, the widest first, one round at a time in a fresh random order,
 // while the budget allows (budgetFor); every added round is recorded (Added).
-func (e *executor) addRounds(ctx context.Context, g *groupRun, states []*cellState) error {
+func (e *executor) addRounds(ctx context.Context, g *groupRun) error {
+	states := g.states
 	prec := float64(e.run.Spec.Precision)
-	if prec <= 0 || e.run.Spec.Budget <= 0 {
+	if prec <= 0 || e.run.Spec.Budget <= 0 || len(states) == 0 {
 		return nil
 	}
-	for r := e.run.Spec.Repeats + 1; r <= MaxRounds; r++ {
+	for r := e.run.Spec.RoundsFor(states[0].c) + 1; r <= MaxRounds; r++ {
 		cells := make([]results.CellResult, len(states))
 		for i, st := range states {
 			cells[i] = st.res
@@ -76,7 +77,7 @@ func (e *executor) budgetFor(want int) int {
 	// Server starts, verify and primes, per cell, at this run's rate.
 	cellsDone := max(1, e.timedRuns/max(1, e.run.Spec.Repeats))
 	overhead := max(0, elapsed-e.timed) / time.Duration(cellsDone)
-	later := time.Duration(e.later)*(time.Duration(e.run.Spec.Repeats)*perRun+overhead) + e.laterFixed
+	later := time.Duration(e.laterRuns)*perRun + time.Duration(e.later)*overhead + e.laterFixed
 	left := e.run.Spec.Budget.D() - budgetReserve - elapsed - later
 	if left <= 0 || perRun <= 0 {
 		return 0
@@ -94,8 +95,8 @@ const budgetReserve = 15 * time.Second
 const groupStart = 8 * time.Second
 
 // fixedCost is what the groups of cells (in run order) spend besides their
-// cells' runs, at most: a start per group, and each primed worker's prime at
-// its limit (Spec.PrimeBudget). Measured per-cell overhead (budgetFor) cannot
+// cells' runs, at most: a start per group and fork (Spec.ForksFor), and each
+// primed worker's prime at its limit (Spec.PrimeBudget), once per fork. Measured per-cell overhead (budgetFor) cannot
 // see these: a group of go cells has none, a group of java cells pays them
 // once. A reference run whose go-server group took added rounds ran 22 s past
 // its 10-minute budget on the two java groups after it, which this counts.
@@ -103,14 +104,15 @@ func (e *executor) fixedCost(cells []plan.Cell) time.Duration {
 	var d time.Duration
 	group, primed := "", map[string]bool{}
 	for _, c := range cells {
+		forks := time.Duration(e.run.Spec.ForksFor(c))
 		if gk := c.GroupKey(); gk != group {
 			group, primed = gk, map[string]bool{}
-			d += groupStart
+			d += forks * groupStart
 		}
 		w := c.Client + "-" + c.Protocol
 		if e.run.Spec.Prime[c.Client] > 0 && !primed[w] {
 			primed[w] = true
-			d += e.run.Spec.PrimeBudget(c.Client, c.Protocol)
+			d += forks * e.run.Spec.PrimeBudget(c.Client, c.Protocol)
 		}
 	}
 	return d

@@ -21,10 +21,10 @@ import (
 type progress struct {
 	w       io.Writer
 	tty     bool
-	total   int            // runs
-	ended   int            // runs finished or skipped
-	already map[string]int // repeats a resumed cell had
-	repeats int
+	total   int                 // runs
+	ended   int                 // runs finished or skipped
+	already map[string]int      // repeats a resumed cell had
+	repeats func(plan.Cell) int // the rounds a cell is timed in (Spec.RoundsFor)
 	started time.Time
 	// per client: planned seconds still to run; measured wall and planned seconds
 	// of the runs done
@@ -33,12 +33,12 @@ type progress struct {
 	current    string
 }
 
-func newProgress(w io.Writer, todo []plan.Cell, repeats int, partial map[string]results.CellResult) *progress {
+func newProgress(w io.Writer, todo []plan.Cell, repeats func(plan.Cell) int, partial map[string]results.CellResult) *progress {
 	p := &progress{w: w, repeats: repeats, started: time.Now(),
 		left: map[string]float64{}, wall: map[string]float64{}, plan: map[string]float64{}, already: map[string]int{}}
 	for _, c := range todo {
 		p.already[c.Name()] = len(partial[c.Name()].Repeats)
-		runs := repeats - p.already[c.Name()]
+		runs := repeats(c) - p.already[c.Name()]
 		p.total += runs
 		p.left[c.Client] += plannedSeconds(c.Load) * float64(runs)
 	}
@@ -97,7 +97,7 @@ func (p *progress) start(c plan.Cell, repeat int) {
 		eta = "~" + eta // nothing measured yet: the plan itself
 	}
 	p.current = c.Name()
-	line := fmt.Sprintf("[%3d/%d] %s r%d/%d  elapsed %s  ETA %s", p.ended+1, p.total, c.Name(), repeat, p.repeats, fmtDur(elapsed), eta)
+	line := fmt.Sprintf("[%3d/%d] %s r%d/%d  elapsed %s  ETA %s", p.ended+1, p.total, c.Name(), repeat, p.repeats(c), fmtDur(elapsed), eta)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 	} else {
@@ -131,7 +131,7 @@ func (p *progress) skip(c plan.Cell) {
 	if p == nil {
 		return
 	}
-	p.skipRest(c, p.repeats-p.already[c.Name()])
+	p.skipRest(c, p.repeats(c)-p.already[c.Name()])
 }
 
 // skipRest counts n runs of c as not to be run.

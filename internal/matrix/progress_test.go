@@ -17,7 +17,7 @@ func TestProgressETA(t *testing.T) {
 	goCell := plan.Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: 2, Concurrency: 1, Load: l}
 	javaCell := plan.Cell{Client: "java", Protocol: "grpc", Call: "datalist", Items: 2, Concurrency: 1, Load: l}
 	var out bytes.Buffer
-	p := newProgress(&out, []plan.Cell{goCell, javaCell}, 3, nil)
+	p := newProgress(&out, []plan.Cell{goCell, javaCell}, func(plan.Cell) int { return 3 }, nil)
 	if got, want := p.eta(), 12*time.Second; got != want {
 		t.Errorf("before any run: got %v; want %v (the plan)", got, want)
 	}

@@ -26,7 +26,7 @@ type ServerProc struct {
 	StatsURL string
 	ready    runner.Check
 	// alive, when set, is Alive's check instead of ready (a multi-host server:
-	// ready is probed from the clients' hosts once, alive by the driver).
+	// ready is checked from the clients' hosts once, alive by the driver).
 	alive runner.Check
 }
 

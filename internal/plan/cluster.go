@@ -5,7 +5,7 @@ import (
 	"net"
 	"slices"
 
-	"github.com/rpcbed/rpcbed/internal/swarm"
+	"github.com/rpcbed/rpcbed/internal/cluster"
 )
 
 // Cluster is a spec's cluster: the cells run on Docker Swarm, the server as a
@@ -26,8 +26,8 @@ type Cluster struct {
 	// Manager is an existing swarm's manager engine: rpcbed forms nothing and
 	// removes only the services it made. Form instead lists the engines rpcbed
 	// makes a swarm of (and leaves again on every exit path).
-	Manager string         `yaml:"manager,omitempty" json:"manager,omitempty"`
-	Form    []swarm.Member `yaml:"form,omitempty" json:"form,omitempty"`
+	Manager string           `yaml:"manager,omitempty" json:"manager,omitempty"`
+	Form    []cluster.Member `yaml:"form,omitempty" json:"form,omitempty"`
 	// AddrPool is a formed swarm's default address pool (no overlay network is
 	// used; it keeps swarm's own choice, a private range, out of the machine).
 	AddrPool string `yaml:"addr_pool,omitempty" json:"addr_pool,omitempty"`

@@ -97,6 +97,15 @@ type Spec struct {
 	// the same machine, which one run cannot measure: the published intervals add
 	// it (0: DefaultRunShift; docs/method.md, section 11).
 	RunShift Fraction `yaml:"run_shift,omitempty" json:"run_shift,omitempty"`
+	// Forks is how many times a group whose server runs on a JVM (java) starts
+	// its server, as JMH forks: a JVM's steady state differs from one start to
+	// the next (its JIT compiles differently), by more than its rounds vary
+	// within one start, and only a second start in the run can see it. The
+	// group's rounds split evenly over its forks (RoundsFor), each fork a fresh
+	// server and fresh client workers, primed again; the intervals add the
+	// measured spread between forks (docs/method.md, section 11). 0 or 1: one
+	// start.
+	Forks int `yaml:"forks,omitempty" json:"forks,omitempty"`
 	// Servers maps a protocol to the server that serves it: go (go-server) or java
 	// (the Java baseline). Default: go for grpc/thrift/http, java for ice/dubbo.
 	Servers map[string]string `yaml:"servers" json:"servers"`
@@ -230,6 +239,41 @@ type Resources struct {
 // runs on the build machine shifted +5 % and +8 % in req/s, -4 to -6 % in CPU per
 // call (docs/method.md, section 6); their root mean square is 5.8 %.
 const DefaultRunShift = 0.06
+
+// MaxForks bounds Spec.Forks.
+const MaxForks = 4
+
+// ForksFor is how many server starts c's group makes: Spec.Forks for a group
+// whose server is a JVM, 1 otherwise.
+func (s Spec) ForksFor(c Cell) int {
+	if s.Forks > 1 && c.ServerLang == "java" {
+		return s.Forks
+	}
+	return 1
+}
+
+// RoundsFor is how many rounds c is timed in before Precision adds any:
+// Repeats, or for a forked group at least 2 rounds per fork (the spread
+// within a fork needs two), Repeats split evenly over them and rounded up.
+func (s Spec) RoundsFor(c Cell) int {
+	f := s.ForksFor(c)
+	if f == 1 {
+		return s.Repeats
+	}
+	return f * max(2, (s.Repeats+f-1)/f)
+}
+
+// ForkOf is the fork (1-based) round r of c's group runs in: the rounds split
+// evenly (RoundsFor), the rounds Precision adds go to the last fork. 0: the
+// group does not fork.
+func (s Spec) ForkOf(c Cell, r int) int {
+	f := s.ForksFor(c)
+	if f == 1 {
+		return 0
+	}
+	per := s.RoundsFor(c) / f
+	return min(f, (r-1)/per+1)
+}
 
 // Shift is the run shift the intervals use (RunShift, or DefaultRunShift).
 func (s Spec) Shift() float64 {
@@ -618,7 +662,17 @@ func (s *Spec) Validate() error {
 	if s.Repeats < 1 || s.Repeats > 100 {
 		return fieldErr("repeats", "%d: want 1..100", s.Repeats)
 	}
-	if runs := len(plan) * s.Repeats; runs > MaxRuns {
+	if s.Forks < 0 || s.Forks > MaxForks {
+		return fieldErr("forks", "%d: want 0..%d", s.Forks, MaxForks)
+	}
+	if s.Forks > 1 && s.Cluster != nil {
+		return fieldErr("forks", "%d with a cluster: a cluster run starts its services once", s.Forks)
+	}
+	runs := 0
+	for _, c := range plan {
+		runs += s.RoundsFor(c)
+	}
+	if runs > MaxRuns {
 		return fieldErr("repeats", "%d cells x %d repeats = %d runs; want at most %d", len(plan), s.Repeats, runs, MaxRuns)
 	}
 	for _, c := range plan {

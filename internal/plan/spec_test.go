@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -266,6 +267,44 @@ func TestPrimeBudget(t *testing.T) {
 	} {
 		if got := s.PrimeBudget(tc.client, tc.proto); got != tc.want {
 			t.Errorf("%s-%s: got %v; want %v", tc.client, tc.proto, got, tc.want)
+		}
+	}
+}
+
+// RoundsFor and ForkOf: a JVM-served group's rounds split evenly over its forks,
+// at least two per fork; added rounds go to the last fork; go-server's cells
+// never fork.
+func TestForkRounds(t *testing.T) {
+	java := Cell{Client: "php", Protocol: "ice", ServerLang: "java"}
+	goCell := Cell{Client: "php", Protocol: "grpc", ServerLang: "go"}
+	for _, tc := range []struct {
+		repeats, forks int
+		c              Cell
+		rounds         int
+		forkOf         []int // rounds 1..rounds+1
+	}{
+		{3, 0, java, 3, []int{0, 0, 0, 0}},
+		{3, 1, java, 3, []int{0, 0, 0, 0}},
+		{3, 2, goCell, 3, []int{0, 0, 0, 0}},
+		{3, 2, java, 4, []int{1, 1, 2, 2, 2}},
+		{5, 2, java, 6, []int{1, 1, 1, 2, 2, 2, 2}},
+		{3, 3, java, 6, []int{1, 1, 2, 2, 3, 3, 3}},
+	} {
+		s := Spec{Repeats: tc.repeats, Forks: tc.forks}
+		if got := s.RoundsFor(tc.c); got != tc.rounds {
+			t.Errorf("repeats %d forks %d %s: RoundsFor %d; want %d", tc.repeats, tc.forks, tc.c.ServerLang, got, tc.rounds)
+		}
+		var got []int
+		for r := 1; r <= len(tc.forkOf); r++ {
+			got = append(got, s.ForkOf(tc.c, r))
+		}
+		if !slices.Equal(got, tc.forkOf) {
+			t.Errorf("repeats %d forks %d %s: ForkOf %v; want %v", tc.repeats, tc.forks, tc.c.ServerLang, got, tc.forkOf)
+		}
+	}
+	for _, bad := range []string{"forks: -1", "forks: 5"} {
+		if _, err := ParseSpec([]byte("clients: {go: [grpc]}\n" + bad + "\n")); err == nil || !strings.Contains(err.Error(), "forks") {
+			t.Errorf("%s: err %v; want one naming forks", bad, err)
 		}
 	}
 }

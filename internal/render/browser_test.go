@@ -31,6 +31,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/testbed"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
@@ -128,7 +129,7 @@ func TestBrowser(t *testing.T) {
 			c.Repeats[i].Metrics.RPS *= 1.5
 		}
 		var page bytes.Buffer
-		if err := CompareHTML(&page, run, &b, Compare(run, &b)); err != nil {
+		if err := CompareHTML(&page, run, &b, analysis.Compare(run, &b)); err != nil {
 			t.Fatal(err)
 		}
 		file := filepath.Join(t.TempDir(), "compare.html")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpcbed/rpcbed/internal/swarm"
+	"github.com/rpcbed/rpcbed/internal/cluster"
 
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -16,7 +16,7 @@ func TestClusterMarkdown(t *testing.T) {
 		t.Errorf("no cluster: got %q; want nothing", got)
 	}
 	run := &results.Run{Cluster: &results.ClusterRecord{Engine: "swarm", Manager: "unix:///m.sock", Formed: true,
-		Nodes: []swarm.Node{{Pool: "server", Addr: "198.18.1.1"}, {Pool: "clients", Addr: "198.18.1.2"}}}}
+		Nodes: []cluster.Node{{Pool: "server", Addr: "198.18.1.1"}, {Pool: "clients", Addr: "198.18.1.2"}}}}
 	got := clusterMarkdown(run)
 	for _, want := range []string{"formed by rpcbed", "manager unix:///m.sock", "server 198.18.1.1, clients 198.18.1.2", "cpuset above does not apply"} {
 		if !strings.Contains(got, want) {

@@ -8,27 +8,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
-
-// Verdicts of one compared metric, as the compare page colours them.
-const (
-	Improved  = "improved"
-	Regressed = "regressed"
-	NoChange  = "nochange"
-)
-
-// Verdict says whether B is better or worse than A on this metric, or neither
-// (the change is not significant, or there is none).
-func (ch Change) Verdict() string {
-	if !ch.Significant || ch.A == ch.B {
-		return NoChange
-	}
-	if (ch.B > ch.A) == ch.betterHigher {
-		return Improved
-	}
-	return Regressed
-}
 
 type sideFact struct {
 	Key, A, B string
@@ -56,47 +38,32 @@ type comparePage struct {
 	Warnings []string
 }
 
-// compareUnits are the column heads and the scale from the metric's unit.
-var compareUnits = map[string]struct {
-	head  string
-	scale float64
-}{
-	"req/s":           {"req/s", 1},
-	"p99":             {"p99 ms", 1e-3},
-	"client CPU/call": {"client CPU µs/call", 1},
-	"server CPU/call": {"server CPU µs/call", 1},
-}
-
 // CompareHTML writes the comparison as a page: the two runs' facts side by side,
 // then per cell and metric both medians and the change, coloured improved,
 // regressed or no significant change, sortable by any column.
-func CompareHTML(w io.Writer, a, b *results.Run, changes []CellChange) error {
+func CompareHTML(w io.Writer, a, b *results.Run, changes []analysis.CellChange) error {
 	p := comparePage{A: a, B: b, CSS: pageCSS, JS: sortJS, Facts: sideFacts(a, b)}
-	for _, m := range compared {
-		head := m.name
-		if u, ok := compareUnits[m.name]; ok {
+	for _, m := range analysis.Compared {
+		head := m.Name
+		if u, ok := compareHeads[m.Name]; ok {
 			head = u.head
 		}
 		p.Metrics = append(p.Metrics, head)
 	}
-	count := map[string]int{}
-	warn := map[string]bool{}
-	comparedCells := map[string]bool{}
 	for _, cc := range changes {
-		comparedCells[cc.Cell] = true
-		byMetric := map[string]Change{}
+		byMetric := map[string]analysis.Change{}
 		for _, ch := range cc.Changes {
 			byMetric[ch.Metric] = ch
 		}
 		r := changeRow{Cell: cc.Cell}
-		for _, m := range compared {
-			ch, ok := byMetric[m.name]
+		for _, m := range analysis.Compared {
+			ch, ok := byMetric[m.Name]
 			if !ok {
-				r.Changes = append(r.Changes, changeView{A: "-", B: "-", Delta: "-", Verdict: NoChange})
+				r.Changes = append(r.Changes, changeView{A: "-", B: "-", Delta: "-", Verdict: analysis.NoChange})
 				continue
 			}
 			scale := 1.0
-			if u, ok := compareUnits[m.name]; ok {
+			if u, ok := compareHeads[m.Name]; ok {
 				scale = u.scale
 			}
 			v := changeView{
@@ -108,23 +75,20 @@ func CompareHTML(w io.Writer, a, b *results.Run, changes []CellChange) error {
 			if ch.A != 0 {
 				v.DeltaSort = fmtSort((ch.B - ch.A) / ch.A * 100)
 			}
-			if v.Verdict == NoChange && ch.Significant && ch.A == ch.B {
+			if v.Verdict == analysis.NoChange && ch.Significant && ch.A == ch.B {
 				v.Delta = "0%"
-			}
-			count[v.Verdict]++
-			for _, w := range ch.Warnings {
-				if !warn[w] {
-					warn[w] = true
-					p.Warnings = append(p.Warnings, w)
-				}
 			}
 			r.Changes = append(r.Changes, v)
 		}
 		p.Rows = append(p.Rows, r)
 	}
+	count := analysis.Tally(changes)
+	p.Warnings = analysis.Warnings(changes)
 	p.Summary = fmt.Sprintf("%d cells compared: %d figures improved, %d regressed, %d indistinguishable (their 95 %% interval holds no change).",
-		len(p.Rows), count[Improved], count[Regressed], count[NoChange])
-	p.Missing = notCompared(a, b, comparedCells)
+		len(p.Rows), count[analysis.Improved], count[analysis.Regressed], count[analysis.NoChange])
+	for _, u := range analysis.NotCompared(a, b, changes) {
+		p.Missing = append(p.Missing, u.Cell+": "+u.Why)
+	}
 	return execute(w, "compare", p)
 }
 
@@ -159,45 +123,4 @@ func sideFacts(a, b *results.Run) []sideFact {
 	join(runFacts(a), runFacts(b), "")
 	join(versionFacts(a), versionFacts(b), "versions: ")
 	return out
-}
-
-// notCompared names the cells of either run that have no comparison, and why.
-func notCompared(a, b *results.Run, done map[string]bool) []string {
-	inA, inB := map[string]results.CellResult{}, map[string]results.CellResult{}
-	for _, c := range a.Cells {
-		inA[c.Name] = c
-	}
-	for _, c := range b.Cells {
-		inB[c.Name] = c
-	}
-	var out []string
-	for _, c := range a.Cells {
-		if done[c.Name] {
-			continue
-		}
-		if _, ok := inB[c.Name]; !ok {
-			out = append(out, c.Name+": only in A")
-		} else {
-			out = append(out, c.Name+": no successful repeat in "+failedSides(c, inB[c.Name]))
-		}
-	}
-	for _, c := range b.Cells {
-		if _, ok := inA[c.Name]; !ok {
-			out = append(out, c.Name+": only in B")
-		}
-	}
-	return out
-}
-
-func failedSides(a, b results.CellResult) string {
-	na, nb := len(a.Values(results.RPS)), len(b.Values(results.RPS))
-	switch {
-	case na == 0 && nb == 0:
-		return "A nor B"
-	case na == 0:
-		return "A"
-	case nb == 0:
-		return "B"
-	}
-	return "A or B"
 }

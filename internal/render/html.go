@@ -407,27 +407,8 @@ func versionFacts(run *results.Run) []fact {
 	return f
 }
 
-// spread is (max - min) / median of req/s over the good repeats, in %: the
-// cell's summary when the run has one, else from the repeats; NaN with fewer than
-// two repeats.
-func spread(c results.CellResult) float64 {
-	s := c.Stat(results.RPS)
-	if s.N < 2 || !(s.Median > 0) {
-		return math.NaN()
-	}
-	if c.Summary != nil {
-		return c.Summary.Spread * 100
-	}
-	return (s.Max - s.Min) / s.Median * 100
-}
-
-// noisy is the cell's noisy flag under today's rules (steal; summary).
-func noisy(c results.CellResult) bool {
-	if len(c.Repeats) == 0 && c.Summary == nil {
-		return spread(c) > NoisyPct // a run saved with figures only
-	}
-	return slices.Contains(c.Summarized().Flags, results.FlagNoisy)
-}
+// spread is the cell's req/s spread (results.CellResult.Spread) in %.
+func spread(c results.CellResult) float64 { return c.Spread() * 100 }
 
 // cellFlags are the cell's flags other than noisy (which needsAttention words
 // itself), each with the reasons that name it (the summary's "rN flag: ..." and
@@ -483,7 +464,7 @@ func needsAttention(run *results.Run) []attention {
 			}
 			out = append(out, attention{Kind: "flagged", Subject: c.Name, Anchor: anchor, Reason: why})
 		}
-		if noisy(c) {
+		if c.Noisy() {
 			s := c.Stat(results.RPS)
 			why := fmt.Sprintf("req/s spread %.0f %% over %d repeats (min %s, median %s, max %s)", spread(c), s.N, sig(s.Min), sig(s.Median), sig(s.Max))
 			if c.Summary != nil && c.Summary.MaxStealCores > results.NoisyStealCores {
@@ -576,7 +557,7 @@ var cellColumns = []column{
 		v := spread(c)
 		cv := numValue(v, strconv.FormatFloat(v, 'f', 1, 64))
 		cv.Class = "spread"
-		if noisy(c) {
+		if c.Noisy() {
 			cv.Class += " noisy"
 		}
 		return cv
@@ -641,12 +622,12 @@ func row(c results.CellResult, u *analysis.Uncertainty) cellRow {
 		}
 		r.Values = append(r.Values, v)
 	}
-	if noisy(c) {
+	if c.Noisy() {
 		r.Class = "noisy"
 	}
 	r.Note = short(c.Error, 200)
-	if w := u.Width(c); w > precisionOf(u.Spec()) {
-		r.Note = strings.TrimPrefix(r.Note+"; ", "; ") + fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(precisionOf(u.Spec())))
+	if w := u.Width(c); w > analysis.PrecisionOf(u.Spec()) {
+		r.Note = strings.TrimPrefix(r.Note+"; ", "; ") + fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(analysis.PrecisionOf(u.Spec())))
 	}
 	return r
 }
@@ -676,18 +657,18 @@ func ratioTables(u *analysis.Uncertainty) []ratioTable {
 	cs := u.Comparisons()
 	var out []ratioTable
 	for _, k := range ratioKinds {
-		rows, figures := ratioRows(cs, k.kind)
-		if len(rows) == 0 {
+		rt := analysis.Ratios(cs, k.kind)
+		if len(rt.Rows) == 0 {
 			continue
 		}
-		t := ratioTable{Title: k.title, Tally: verdictTally(rows, figures)}
-		for _, f := range figures {
+		t := ratioTable{Title: k.title, Tally: verdictTally(rt)}
+		for _, f := range rt.Figures {
 			t.Figures = append(t.Figures, f.Name+" A/B")
 		}
-		for _, r := range rows {
-			hr := ratioHTMLRow{A: r.a, B: r.b}
-			for _, f := range figures {
-				c, ok := r.by[f.Key]
+		for _, r := range rt.Rows {
+			hr := ratioHTMLRow{A: r.A, B: r.B}
+			for _, f := range rt.Figures {
+				c, ok := r.By[f.Key]
 				v := cellValue{Text: ratioString(c, ok)}
 				if ok {
 					v.Class = "verdict-" + c.Verdict

@@ -12,7 +12,9 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/results/resultstest"
 )
 
 // node helpers over golang.org/x/net/html's tree.
@@ -182,7 +184,7 @@ func renderIndex(t *testing.T, run *results.Run, x Extras) []byte {
 }
 
 func TestIndexStructure(t *testing.T) {
-	run := synthetic("20261130T120000Z", 1)
+	run := resultstest.Synthetic("20261130T120000Z", 1)
 	doc := parseHTML(t, renderIndex(t, run, Extras{}))
 	checkRunPage(t, doc, run)
 
@@ -269,7 +271,7 @@ func TestIndexStructure(t *testing.T) {
 // The page shows every PHP variant against Go and the reproduction when the run
 // has one.
 func TestIndexVariantsAndReproduction(t *testing.T) {
-	run := synthetic("x", 1)
+	run := resultstest.Synthetic("x", 1)
 	for _, c := range slices.Clone(run.Cells) {
 		if c.Client == "php" && c.Status == results.StatusOK {
 			c.Client = "php-pure"
@@ -305,7 +307,7 @@ func TestIndexVariantsAndReproduction(t *testing.T) {
 // Reasons and names come from outside (client output, spec globs): the page
 // escapes them.
 func TestIndexEscapes(t *testing.T) {
-	run := synthetic("x", 1)
+	run := resultstest.Synthetic("x", 1)
 	run.Cells[0].Status, run.Cells[0].Error = results.StatusFailed, `<script>alert(1)</script><img src=x onerror=alert(2)>`
 	run.Versions["php-client <b>"] = `"><script>x</script>`
 	b := renderIndex(t, run, Extras{})
@@ -320,7 +322,7 @@ func TestIndexEscapes(t *testing.T) {
 
 // An unfinished run names its missing and partial cells at the top.
 func TestIndexUnfinishedRun(t *testing.T) {
-	run := synthetic("x", 1)
+	run := resultstest.Synthetic("x", 1)
 	var kept []results.CellResult
 	for _, c := range run.Cells {
 		if c.Name != "go-http-datalist-2-c1" {
@@ -354,7 +356,7 @@ func TestAllWritesIndex(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			run := synthetic("x", 1)
+			run := resultstest.Synthetic("x", 1)
 			if err := All(dir, run); err != nil {
 				t.Fatal(err)
 			}
@@ -408,12 +410,12 @@ func TestReproductionHTML(t *testing.T) {
 var svgBodies = regexp.MustCompile(`(?s)<svg .*?</svg>`)
 
 func TestHTMLGoldens(t *testing.T) {
-	run := synthetic("20261130T120000Z", 1)
+	run := resultstest.Synthetic("20261130T120000Z", 1)
 	golden(t, "index.html", svgBodies.ReplaceAll(renderIndex(t, run, Extras{}), []byte("<svg/>")))
 
 	a, b := compareRuns()
 	var out bytes.Buffer
-	if err := CompareHTML(&out, a, b, Compare(a, b)); err != nil {
+	if err := CompareHTML(&out, a, b, analysis.Compare(a, b)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "compare.html", out.Bytes())
@@ -423,8 +425,8 @@ func TestHTMLGoldens(t *testing.T) {
 // side in go-grpc-datalist-2-c1 (enough for a significant change) and a cell
 // only A has.
 func compareRuns() (*results.Run, *results.Run) {
-	a, b := synthetic("a", 1), synthetic("b", 1.5)
-	fiveRepeats(a, b)
+	a, b := resultstest.Synthetic("a", 1), resultstest.Synthetic("b", 1.5)
+	resultstest.FiveRepeats(a, b)
 	// B's p99 is worse in that cell.
 	for i := range b.Cells[0].Repeats {
 		b.Cells[0].Repeats[i].Metrics.P99Us *= 2
@@ -434,23 +436,10 @@ func compareRuns() (*results.Run, *results.Run) {
 	return a, b
 }
 
-// fiveRepeats gives the first cell of each run 5 repeats, enough for the U test
-// to find a difference at alpha 0.05.
-func fiveRepeats(runs ...*results.Run) {
-	for _, run := range runs {
-		c := &run.Cells[0]
-		for i := 0; i < 2; i++ {
-			r := c.Repeats[i]
-			r.Metrics.RPS += 1
-			c.Repeats = append(c.Repeats, r)
-		}
-	}
-}
-
 func TestCompareHTML(t *testing.T) {
 	a, b := compareRuns()
 	var out bytes.Buffer
-	if err := CompareHTML(&out, a, b, Compare(a, b)); err != nil {
+	if err := CompareHTML(&out, a, b, analysis.Compare(a, b)); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseHTML(t, out.Bytes())
@@ -470,9 +459,9 @@ func TestCompareHTML(t *testing.T) {
 		cell string
 		want []string // req/s, p99, client CPU, server CPU
 	}{
-		{"go-grpc-datalist-2-c1", []string{Improved, Regressed, Improved, Improved}},
+		{"go-grpc-datalist-2-c1", []string{analysis.Improved, analysis.Regressed, analysis.Improved, analysis.Improved}},
 		// 3 rounds a side: the intervals still tell +50 % req/s (p99 unchanged).
-		{"go-grpc-datalist-2-c50", []string{Improved, NoChange, Improved, Improved}},
+		{"go-grpc-datalist-2-c50", []string{analysis.Improved, analysis.NoChange, analysis.Improved, analysis.Improved}},
 	} {
 		if !slices.Equal(rows[tc.cell], tc.want) {
 			t.Errorf("%s: got verdicts %v; want %v", tc.cell, rows[tc.cell], tc.want)
@@ -510,7 +499,7 @@ func TestIndexEmptyAndAllFailed(t *testing.T) {
 		}, "0 ok, 16 failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := synthetic("x", 1)
+			run := resultstest.Synthetic("x", 1)
 			tc.edit(run)
 			b := renderIndex(t, run, Extras{})
 			doc := parseHTML(t, b)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/results/resultstest"
 )
 
 // linkRun is a run with a link dimension: every cell of the plan once per link,
@@ -87,7 +88,7 @@ func TestLinksMarkdown(t *testing.T) {
 	}
 	// Without hosts, no such section.
 	b.Reset()
-	if err := Markdown(&b, synthetic("x", 1)); err != nil {
+	if err := Markdown(&b, resultstest.Synthetic("x", 1)); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "Hosts and links") {

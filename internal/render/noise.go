@@ -8,8 +8,8 @@ import (
 	"github.com/rpcbed/rpcbed/internal/analysis"
 )
 
-// writeNoise prints the models; took is run A's wall time, which scales to the
-// repeats the goal needs (start-up, verify and primes scale too: an upper bound).
+// writeNoise prints the models; took is run A's wall time, which
+// NoiseModel.RunMinutes scales to the repeats the goal needs.
 func writeNoise(b *strings.Builder, models []analysis.NoiseModel, tol, goal float64, took time.Duration) {
 	if len(models) == 0 {
 		return
@@ -35,8 +35,8 @@ func writeNoise(b *strings.Builder, models []analysis.NoiseModel, tol, goal floa
 		switch {
 		case m.Needed == 0:
 			fmt.Fprintf(b, "%.0f %% needs more than %d repeats per cell\n", goal*100, analysis.NoiseRepeats[len(analysis.NoiseRepeats)-1])
-		case took > 0 && m.Repeats > 0:
-			est := took.Minutes() * float64(m.Needed) / float64(m.Repeats)
+		case m.RunMinutes(took) > 0:
+			est := m.RunMinutes(took)
 			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell (a run of about %.0f min, from run A's %s for %d)\n", goal*100, m.Needed, est, took.Round(time.Second), m.Repeats)
 		default:
 			fmt.Fprintf(b, "%.0f %% needs %d repeats per cell\n", goal*100, m.Needed)

@@ -10,36 +10,6 @@ import (
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// ratioRow is one pair of cells with its comparisons, by figure key.
-type ratioRow struct {
-	a, b string
-	by   map[string]analysis.Comparison
-}
-
-// ratioRows groups a kind's comparisons by pair, in the run's order.
-func ratioRows(cs []analysis.Comparison, kind string) (rows []ratioRow, figures []analysis.Figure) {
-	idx := map[string]int{}
-	seen := map[string]bool{}
-	for _, c := range cs {
-		if c.Kind != kind {
-			continue
-		}
-		k := c.A + " " + c.B
-		i, ok := idx[k]
-		if !ok {
-			i = len(rows)
-			idx[k] = i
-			rows = append(rows, ratioRow{a: c.A, b: c.B, by: map[string]analysis.Comparison{}})
-		}
-		rows[i].by[c.Figure.Key] = c
-		if !seen[c.Figure.Key] {
-			seen[c.Figure.Key] = true
-			figures = append(figures, c.Figure)
-		}
-	}
-	return rows, figures
-}
-
 // ratioString is "0.82 [0.75-0.90] slower" ("-" for none); paired marks an
 // unpaired interval with "(unpaired)".
 func ratioString(c analysis.Comparison, ok bool) string {
@@ -53,17 +23,12 @@ func ratioString(c analysis.Comparison, ok bool) string {
 	return s
 }
 
-// verdictTally counts a kind's verdicts per figure: "req/s: 12 faster, 30 slower,
-// 6 indistinguishable".
-func verdictTally(rows []ratioRow, figures []analysis.Figure) string {
+// verdictTally words a table's verdicts per figure: "req/s: 12 faster, 30
+// slower, 6 indistinguishable".
+func verdictTally(t analysis.RatioTable) string {
 	var parts []string
-	for _, f := range figures {
-		n := map[string]int{}
-		for _, r := range rows {
-			if c, ok := r.by[f.Key]; ok {
-				n[c.Verdict]++
-			}
-		}
+	for _, f := range t.Figures {
+		n := t.Tally(f)
 		parts = append(parts, fmt.Sprintf("%s: %d faster, %d slower, %d indistinguishable", f.Name,
 			n[stats.Faster], n[stats.Slower], n[stats.Indistinguishable]))
 	}
@@ -89,19 +54,19 @@ func ratiosMarkdown(run *results.Run, u *analysis.Uncertainty) string {
 		"than B when the interval excludes 1 (less CPU per call is faster), indistinguishable when it holds 1. Unpaired ratios " +
 		"(cells on two servers, which ran minutes apart) add both cells' noise and the run shift (docs/method.md, section 11).\n")
 	for _, k := range ratioKinds {
-		rows, figures := ratioRows(cs, k.kind)
-		if len(rows) == 0 {
+		t := analysis.Ratios(cs, k.kind)
+		if len(t.Rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n| A | B |", k.title, verdictTally(rows, figures))
-		for _, f := range figures {
+		fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n| A | B |", k.title, verdictTally(t))
+		for _, f := range t.Figures {
 			fmt.Fprintf(&b, " %s A/B |", f.Name)
 		}
-		b.WriteString("\n|---|---|" + strings.Repeat("---|", len(figures)) + "\n")
-		for _, r := range rows {
-			fmt.Fprintf(&b, "| %s | %s |", r.a, r.b)
-			for _, f := range figures {
-				c, ok := r.by[f.Key]
+		b.WriteString("\n|---|---|" + strings.Repeat("---|", len(t.Figures)) + "\n")
+		for _, r := range t.Rows {
+			fmt.Fprintf(&b, "| %s | %s |", r.A, r.B)
+			for _, f := range t.Figures {
+				c, ok := r.By[f.Key]
 				fmt.Fprintf(&b, " %s |", ratioString(c, ok))
 			}
 			b.WriteString("\n")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -16,8 +17,28 @@ import (
 func RunFacts(w io.Writer, run *results.Run) error {
 	ok, failed, partial := run.Tally()
 	m := run.Machine
-	fmt.Fprintf(w, "%d cells x %d repeats (%d ok, %d failed, %d partial), %s runner, on %s (%d cores, %d MB, %s)",
-		len(run.Cells), run.Spec.Repeats, ok, failed, partial, run.Runner, orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS))
+	fmt.Fprintf(w, "%d cells x %d repeats (%d ok, %d failed, %d partial)", len(run.Cells), run.Spec.Repeats, ok, failed, partial)
+	forked, rounds := 0, 0
+	for _, c := range run.Cells {
+		if run.Spec.ForksFor(c.Cell) > 1 {
+			forked, rounds = forked+1, run.Spec.RoundsFor(c.Cell)
+		}
+	}
+	if forked > 0 {
+		fmt.Fprintf(w, "; the %d cells on Java servers %d repeats over %d server starts (forks)", forked, rounds, run.Spec.Forks)
+	}
+	if len(run.Rounds) > 0 {
+		added := 0
+		for _, r := range run.Rounds {
+			if r.Added {
+				added += len(r.Order)
+			}
+		}
+		if added > 0 {
+			fmt.Fprintf(w, "; %d repeats added where the intervals were widest (precision %s, budget %v)", added, pctOf(float64(run.Spec.Precision)), run.Spec.Budget.D())
+		}
+	}
+	fmt.Fprintf(w, ", %s runner, on %s (%d cores, %d MB, %s)", run.Runner, orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS))
 	if !run.Started.IsZero() && run.Finished.After(run.Started) {
 		fmt.Fprintf(w, ", %s on %s", run.Finished.Sub(run.Started).Round(1e9), run.Started.Format("2006-01-02"))
 	}
@@ -27,8 +48,9 @@ func RunFacts(w io.Writer, run *results.Run) error {
 
 // ResultsTable prints the run's requests/s as one Markdown table: a row per
 // client-protocol pair in the run's order, a column per items and concurrency
-// of the run's first call (the median over the good repeats), and the client's
-// CPU µs per call at the middle items count and the highest concurrency.
+// of the run's first call (the median over the good repeats, ± its 95 %
+// interval's half-width: where a rerun lands), and the client's CPU µs per call
+// at the middle items count and the highest concurrency.
 func ResultsTable(w io.Writer, run *results.Run) error {
 	s := run.Spec
 	if len(s.Calls) == 0 || len(s.Items) == 0 || len(s.Concurrency) == 0 {
@@ -52,6 +74,9 @@ func ResultsTable(w io.Writer, run *results.Run) error {
 	if len(pairs) == 0 {
 		return fmt.Errorf("run %s: no %s cell", run.ID, call)
 	}
+	u := analysis.UncertaintyOf(run)
+	rps, _ := analysis.FigureByKey("rps")
+	ccpu, _ := analysis.FigureByKey("client_cpu_us_per_call")
 	var b strings.Builder
 	b.WriteString("| client-protocol |")
 	for _, n := range items {
@@ -69,25 +94,57 @@ func ResultsTable(w io.Writer, run *results.Run) error {
 		if strings.HasPrefix(p, "php-pure-") {
 			client, proto = "php-pure", strings.TrimPrefix(p, "php-pure-")
 		}
-		fig := func(n, c int, f func(results.Metrics) float64) string {
+		fig := func(n, c int, f analysis.Figure) string {
 			cell, ok := cells[plan.Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c}.Name()]
 			if !ok || cell.Status == results.StatusFailed {
 				return "—"
 			}
-			v := cell.Stat(f).Median
+			v := cell.Stat(f.F).Median
 			if math.IsNaN(v) {
 				return "—"
+			}
+			if hw := u.Interval(cell, f).HalfWidth(); !math.IsNaN(hw) {
+				return fmt.Sprintf("%s ±%.0f%%", sig(v), 100*hw)
 			}
 			return sig(v)
 		}
 		fmt.Fprintf(&b, "| %s |", p)
 		for _, n := range items {
 			for _, c := range concs {
-				fmt.Fprintf(&b, " %s |", fig(n, c, results.RPS))
+				fmt.Fprintf(&b, " %s |", fig(n, c, rps))
 			}
 		}
-		fmt.Fprintf(&b, " %s |\n", fig(cpuItems, cpuConc, results.ClientCPU))
+		fmt.Fprintf(&b, " %s |\n", fig(cpuItems, cpuConc, ccpu))
 	}
 	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Reproducibility prints, for two runs of one spec, how well their intervals
+// held each other's medians (analysis.Calibrate) as a Markdown table, and the
+// verdicts that flipped, with the goal beside them (at least 90 % both ways, no
+// flip; docs/method.md, section 11).
+func Reproducibility(w io.Writer, a, b *results.Run) error {
+	cal, flips := analysis.Calibrate(a, b)
+	if len(cal) == 0 {
+		return fmt.Errorf("runs %s and %s share no cell", a.ID, b.ID)
+	}
+	var sb strings.Builder
+	sb.WriteString("| figure | B's median in A's interval | A's in B's | median half-width A / B | this run alone A / B | rounds ±5 % in-run would need |\n|---|---:|---:|---:|---:|---:|\n")
+	share := func(n, of int) string {
+		return fmt.Sprintf("%d of %d, %.0f %%", n, of, 100*float64(n)/float64(max(1, of)))
+	}
+	for _, c := range cal {
+		fmt.Fprintf(&sb, "| %s | %s | %s | ±%.0f %% / ±%.0f %% | ±%.0f %% / ±%.0f %% | %d |\n", c.Figure.Name, share(c.BInA, c.Cells), share(c.AInB, c.Cells),
+			100*c.HalfA, 100*c.HalfB, 100*c.InRunA, 100*c.InRunB, c.RoundsFor5)
+	}
+	compared, flipped, moved := 0, 0, 0
+	for _, f := range flips {
+		compared += f.Compared
+		flipped += len(f.Flipped)
+		moved += f.ToIndist + f.FromIndist
+	}
+	fmt.Fprintf(&sb, "\nVerdicts (faster, slower, indistinguishable at 95 %%) of B against A's: %d compared, %d flipped between faster and slower, %d moved to or from indistinguishable.\n", compared, flipped, moved)
+	_, err := io.WriteString(w, sb.String())
 	return err
 }

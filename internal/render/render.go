@@ -191,11 +191,12 @@ func Markdown(w io.Writer, run *results.Run) error {
 	b.WriteString(linksMarkdown(run))
 	b.WriteString(clusterMarkdown(run))
 	b.WriteString(primesMarkdown(run))
+	b.WriteString(forksMarkdown(run))
 	b.WriteString(repeatOrderMarkdown(run))
 	b.WriteString("\nEach figure is the median of the good rounds; [low-high] beside req/s and p99, and ±% beside CPU per call, " +
 		"is its 95 % interval: where a rerun's median on this machine lands, this run's noise pooled over its cells and a whole " +
 		"run's shift of " + pctOf(s.Shift()) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
-		pctOf(precisionOf(s)) + " says so in its note. " +
+		pctOf(analysis.PrecisionOf(s)) + " says so in its note. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
 		"same window. Calls/CPU-s is calls per CPU-second, client / server. Busy is each side's CPU over the window / " +
@@ -242,8 +243,8 @@ func Markdown(w io.Writer, run *results.Run) error {
 				notes = append(notes, short(c.Error, 120))
 			}
 			riv, piv := u.Interval(c, analysis.Figures[0]), u.Interval(c, analysis.Figures[2])
-			if w := u.Width(c); w > precisionOf(s) {
-				notes = append(notes, fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(precisionOf(s))))
+			if w := u.Width(c); w > analysis.PrecisionOf(s) {
+				notes = append(notes, fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(analysis.PrecisionOf(s))))
 			}
 			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s%s | %s%s | %s / %s | %s / %s | %s | %s | %s |\n",
 				c.Name, sum.Conns, sig(rps.Median), sig(riv.Low), sig(riv.High),
@@ -332,15 +333,6 @@ func orderWords(run *results.Run) string {
 	return w
 }
 
-// precisionOf is the precision cells are held to: the spec's, or
-// analysis.DefaultPrecision.
-func precisionOf(s plan.Spec) float64 {
-	if s.Precision > 0 {
-		return float64(s.Precision)
-	}
-	return analysis.DefaultPrecision
-}
-
 // pm prints an interval's half-width as " ±12 %" ("" when it has none).
 func pm(iv stats.Interval) string {
 	if !iv.Valid() {
@@ -411,6 +403,26 @@ func primesMarkdown(run *results.Run) string {
 		parts = append(parts, t)
 	}
 	return "- primes: " + strings.Join(parts, "; ") + "\n"
+}
+
+// forksMarkdown names the groups that forked (Spec.Forks) and the spread their
+// server starts showed between them, beyond their rounds' noise: what the
+// intervals of their cells add.
+func forksMarkdown(run *results.Run) string {
+	spreads := analysis.UncertaintyOf(run).ForkSpreads()
+	if len(spreads) == 0 {
+		return ""
+	}
+	var parts []string
+	for i := 0; i < len(spreads); {
+		g := spreads[i].Group
+		var figs []string
+		for ; i < len(spreads) && spreads[i].Group == g; i++ {
+			figs = append(figs, fmt.Sprintf("%s %s", spreads[i].Figure.Name, pctOf(spreads[i].SD)))
+		}
+		parts = append(parts, fmt.Sprintf("%s %d server starts, apart by (sd) %s", strings.TrimSuffix(g, "@"), spreads[i-1].Forks, strings.Join(figs, ", ")))
+	}
+	return "- forks (a JVM server started again mid-group, with fresh workers; the intervals add this spread; docs/method.md, section 11): " + strings.Join(parts, "; ") + "\n"
 }
 
 func loadString(l plan.Load) string {

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/report"
-	"github.com/rpcbed/rpcbed/internal/swarm"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/stats"
@@ -177,8 +177,11 @@ func JITBusy(ms, seconds float64) bool { return ms > JITQuiet*seconds*1000 }
 
 // Repeat is one timed run of a cell.
 type Repeat struct {
-	Index    int     `json:"index"` // 1-based: the round it ran in (Run.Rounds)
-	Raw      string  `json:"raw"`   // raw/<cell>-rN.txt, relative to the run
+	Index int `json:"index"` // 1-based: the round it ran in (Run.Rounds)
+	// Fork is the server start (1-based) the repeat ran against, in a group that
+	// forks (Spec.Forks); 0: the group does not fork.
+	Fork     int     `json:"fork,omitempty"`
+	Raw      string  `json:"raw"` // raw/<cell>-rN.txt, relative to the run
 	ExitCode int     `json:"exit_code"`
 	Error    string  `json:"error,omitempty"` // every reason the repeat failed, joined
 	WallS    float64 `json:"wall_s"`
@@ -314,6 +317,30 @@ func (c CellResult) Values(f func(Metrics) float64) []float64 {
 		}
 	}
 	return v
+}
+
+// ValuesByFork is Values split by the fork each repeat ran in (Repeat.Fork), in
+// fork order; one group for a cell that did not fork.
+func (c CellResult) ValuesByFork(f func(Metrics) float64) [][]float64 {
+	by := map[int][]float64{}
+	var forks []int
+	for _, r := range c.Repeats {
+		if r.Report == nil {
+			continue
+		}
+		if x := f(r.Metrics); !math.IsNaN(x) {
+			if _, ok := by[r.Fork]; !ok {
+				forks = append(forks, r.Fork)
+			}
+			by[r.Fork] = append(by[r.Fork], x)
+		}
+	}
+	slices.Sort(forks)
+	out := make([][]float64, 0, len(forks))
+	for _, k := range forks {
+		out = append(out, by[k])
+	}
+	return out
 }
 
 // cpuFigure is a CPU-derived figure: NaN when the repeat's CPU figures are not
@@ -734,22 +761,22 @@ func (c CellResult) ByRound(f func(Metrics) float64) map[int]float64 {
 // ClusterRecord is a cluster run's set-up as the driver found it: matrix.json's
 // cluster.
 type ClusterRecord struct {
-	Engine  string       `json:"engine"`
-	Manager string       `json:"manager"`
-	Formed  bool         `json:"formed"`
-	Barrier string       `json:"barrier"`
-	Nodes   []swarm.Node `json:"nodes"`
+	Engine  string         `json:"engine"`
+	Manager string         `json:"manager"`
+	Formed  bool           `json:"formed"`
+	Barrier string         `json:"barrier"`
+	Nodes   []cluster.Node `json:"nodes"`
 }
 
 // TaskRecord is one client task of a cluster repeat: where it ran, its share of
 // the load, its clock against the driver's, its own window on the driver's clock
 // and its figures. The merged repeat sums what sums over these.
 type TaskRecord struct {
-	Task     string      `json:"task"`
-	Node     string      `json:"node"`
-	NodeAddr string      `json:"node_addr"`
-	Share    plan.Share  `json:"share"`
-	Clock    swarm.Clock `json:"clock"`
+	Task     string        `json:"task"`
+	Node     string        `json:"node"`
+	NodeAddr string        `json:"node_addr"`
+	Share    plan.Share    `json:"share"`
+	Clock    cluster.Clock `json:"clock"`
 	// WindowStartUnix and WindowEndUnix: the task's window (its report's) minus its
 	// clock offset.
 	WindowStartUnix float64 `json:"window_start_unix_s,omitempty"`
@@ -767,6 +794,29 @@ type TaskRecord struct {
 	Error    string `json:"error,omitempty"`
 	// Raw is the task's report and stderr, relative to the run.
 	Raw string `json:"raw"`
+}
+
+// Spread is (max - min) / median of req/s over the good repeats: the cell's
+// summary's when the run has one, else from the repeats; NaN with fewer than
+// two repeats.
+func (c CellResult) Spread() float64 {
+	s := c.Stat(RPS)
+	if s.N < 2 || !(s.Median > 0) {
+		return math.NaN()
+	}
+	if c.Summary != nil {
+		return c.Summary.Spread
+	}
+	return (s.Max - s.Min) / s.Median
+}
+
+// Noisy is the cell's noisy flag under today's rules (Summarized); a run saved
+// with figures only is noisy when its spread is over NoisySpread.
+func (c CellResult) Noisy() bool {
+	if len(c.Repeats) == 0 && c.Summary == nil {
+		return c.Spread()*100 > NoisySpread*100
+	}
+	return slices.Contains(c.Summarized().Flags, FlagNoisy)
 }
 
 // Summarized is the cell's summary under today's rules: computed from its

@@ -91,3 +91,35 @@ func TestJITBusy(t *testing.T) {
 		}
 	}
 }
+
+// Spread and Noisy: from the repeats, the saved summary's spread when there is
+// one, NaN under two repeats; a run saved with figures only is noisy past
+// NoisySpread.
+func TestSpreadAndNoisy(t *testing.T) {
+	reps := func(rps ...float64) []Repeat {
+		var out []Repeat
+		for i, v := range rps {
+			out = append(out, Repeat{Index: i + 1, Report: &report.Report{}, Metrics: Metrics{RPS: v}})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		c      CellResult
+		spread float64 // NaN: none
+		noisy  bool
+	}{
+		{"one repeat", CellResult{Repeats: reps(100)}, math.NaN(), false},
+		{"from the repeats", CellResult{Repeats: reps(90, 100, 110)}, 0.2, false},
+		{"the saved summary's", CellResult{Repeats: reps(90, 100, 110), Summary: &Summary{Spread: 0.05}}, 0.05, false},
+		{"figures only, quiet", CellResult{Summary: &Summary{Spread: 0.10}}, math.NaN(), false},
+	} {
+		got := tc.c.Spread()
+		if math.IsNaN(tc.spread) != math.IsNaN(got) || (!math.IsNaN(got) && math.Abs(got-tc.spread) > 1e-12) {
+			t.Errorf("%s: spread %v; want %v", tc.name, got, tc.spread)
+		}
+		if n := tc.c.Noisy(); n != tc.noisy {
+			t.Errorf("%s: noisy %v; want %v", tc.name, n, tc.noisy)
+		}
+	}
+}

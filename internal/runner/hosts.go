@@ -82,9 +82,9 @@ func CopyImage(ctx context.Context, from, to *Docker, image string) (copied bool
 	return true, nil
 }
 
-// probeScript connects to every host:port argument in turn with bash's /dev/tcp,
+// checkScript connects to every host:port argument in turn with bash's /dev/tcp,
 // retrying every 100 ms, until all accept or $deadline seconds passed.
-const probeScript = `deadline=$1; shift
+const checkScript = `deadline=$1; shift
 end=$((SECONDS + deadline))
 for a in "$@"; do
   until (exec 3<>"/dev/tcp/${a%:*}/${a##*:}") 2>/dev/null; do
@@ -100,20 +100,20 @@ done`
 func (d *Docker) WaitFrom(ctx context.Context, image string, within time.Duration, addrs ...string) error {
 	for _, a := range addrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {
-			return fmt.Errorf("probe %q: %w", a, err)
+			return fmt.Errorf("check %q: %w", a, err)
 		}
 	}
 	secs := int(within.Seconds())
 	if secs < 1 {
 		secs = 1
 	}
-	args := append([]string{"/bin/bash", "-c", probeScript, "probe", strconv.Itoa(secs)}, addrs...)
-	r, err := d.Run(ctx, Task{Name: "probe", Image: image, Args: args, Timeout: within + 30*time.Second})
+	args := append([]string{"/bin/bash", "-c", checkScript, "check", strconv.Itoa(secs)}, addrs...)
+	r, err := d.Run(ctx, Task{Name: "check", Image: image, Args: args, Timeout: within + 30*time.Second})
 	if err != nil {
-		return fmt.Errorf("probe from %s: %w", d.endpoint, err)
+		return fmt.Errorf("check from %s: %w", d.endpoint, err)
 	}
 	if r.ExitCode != 0 {
-		return fmt.Errorf("probe from %s: %s", d.endpoint, Tail(r.Stderr, 400))
+		return fmt.Errorf("check from %s: %s", d.endpoint, Tail(r.Stderr, 400))
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// TestWaitFrom: a probe container on the engine reaches a listener of this
+// TestWaitFrom: a check container on the engine reaches a listener of this
 // process (host networking: the engine's namespace is ours) and reports a port
 // nobody listens on by its address.
 func TestWaitFrom(t *testing.T) {

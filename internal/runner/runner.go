@@ -154,11 +154,11 @@ func waitReady(ctx context.Context, p Check, alive func() error) error {
 	var last error
 	for {
 		if ctx.Err() != nil {
-			return fmt.Errorf("not ready: %w (last probe: %v)", ctx.Err(), last)
+			return fmt.Errorf("not ready: %w (last check: %v)", ctx.Err(), last)
 		}
 		if err := alive(); err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("not ready: %w (last probe: %v)", ctx.Err(), last)
+				return fmt.Errorf("not ready: %w (last check: %v)", ctx.Err(), last)
 			}
 			return err
 		}
@@ -173,7 +173,7 @@ func waitReady(ctx context.Context, p Check, alive func() error) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not ready: %w (last probe: %v)", ctx.Err(), last)
+			return fmt.Errorf("not ready: %w (last check: %v)", ctx.Err(), last)
 		case <-tick.C:
 		}
 	}

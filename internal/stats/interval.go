@@ -150,6 +150,64 @@ const PriorDF = 4
 type Noise struct {
 	Pool     Pool
 	RunShift float64
+	// Between is the spread between a server's starts (forks), for the cells of
+	// a group that forks; zero elsewhere.
+	Between Between
+}
+
+// Between is the variance (log scale) of a fork's shift: how far one start of a
+// JVM's steady state lies from the next beyond its rounds' noise, pooled over a
+// group's cells (BetweenForks), with its degrees of freedom and the forks each
+// run makes.
+type Between struct {
+	Var   float64
+	DF    int
+	Forks int
+}
+
+// BetweenForks estimates the spread between forks from a group's cells, each
+// given as its forks' logs: per cell, the variance of its forks' means less what
+// the rounds' own noise puts there (the within-fork variance pooled over the
+// cells, over each fork's rounds), averaged over the cells, floored at 0. A cell
+// with fewer than two forks adds nothing; forks is the count a run makes.
+func BetweenForks(cells [][][]float64, forks int) Between {
+	var within Pool
+	var ss, noise float64
+	df := 0
+	for _, fs := range cells {
+		for _, f := range fs {
+			within.Add(f)
+		}
+	}
+	wv := within.Var()
+	if math.IsNaN(wv) {
+		wv = 0
+	}
+	for _, fs := range cells {
+		var means []float64
+		inv := 0.0
+		for _, f := range fs {
+			if len(f) > 0 {
+				means = append(means, Mean(f))
+				inv += 1 / float64(len(f))
+			}
+		}
+		if len(means) < 2 {
+			continue
+		}
+		m := Mean(means)
+		for _, x := range means {
+			ss += (x - m) * (x - m)
+		}
+		k := len(means) - 1
+		df += k
+		// E[sum of squares of the fork means] = (F-1) (sigma_b^2 + sigma_w^2 mean(1/n)).
+		noise += float64(k) * wv * inv / float64(len(means))
+	}
+	if df == 0 {
+		return Between{}
+	}
+	return Between{Var: max(0, (ss-noise)/float64(df)), DF: df, Forks: forks}
 }
 
 // cellVar is a cell's variance, its own shrunk towards the pool's (PriorDF), and
@@ -157,6 +215,12 @@ type Noise struct {
 func (n Noise) cellVar(logs []float64) (v float64, df int) {
 	own := Pool{}
 	own.Add(logs)
+	return n.cellVarOf(own)
+}
+
+// cellVarOf is cellVar of a cell whose own deviations are own (a forked cell's:
+// each from its fork's mean).
+func (n Noise) cellVarOf(own Pool) (v float64, df int) {
 	pv := n.Pool.Var()
 	switch {
 	case math.IsNaN(pv) && own.DF == 0:
@@ -227,5 +291,48 @@ func (n Noise) interval(v []float64, runs float64, shift float64) Interval {
 	}
 	k := float64(len(l))
 	hw := tQuantile(1-(1-Confidence)/2, df) * math.Sqrt(runs*medianFactor(len(l))*s2/k+shift*shift)
+	return Interval{Center: med, Low: med * math.Exp(-hw), High: med * math.Exp(hw), N: len(l)}
+}
+
+// MedianForks is Median for a cell of a group that forks, given its forks' values:
+// where a rerun's median, over as many forks of its own, will land. The rounds'
+// noise is each fork's own (cellVarOf); the forks add 2 * Between.Var / Forks
+// (both runs' medians carry their forks' shifts), on degrees of freedom that
+// Welch-Satterthwaite combines. Without a between-fork estimate it is Median of
+// the values.
+func (n Noise) MedianForks(forks [][]float64) Interval {
+	var all []float64
+	own := Pool{}
+	for _, f := range forks {
+		all = append(all, f...)
+		own.Add(Logs(f))
+	}
+	if n.Between.Forks < 2 || n.Between.DF == 0 {
+		return n.Median(all)
+	}
+	l := Logs(all)
+	if len(l) == 0 {
+		return Interval{}
+	}
+	s2, df := n.cellVarOf(own)
+	if math.IsNaN(s2) {
+		s2, df = 0, 0
+	}
+	k := float64(len(l))
+	a := 2 * medianFactor(len(l)) * s2 / k
+	b := 2 * n.Between.Var / float64(n.Between.Forks)
+	dfe := 0 // the normal's quantile when neither part has an estimate's df
+	if num := (a + b) * (a + b); num > 0 {
+		den := 0.0
+		if df > 0 {
+			den += a * a / float64(df)
+		}
+		den += b * b / float64(n.Between.DF)
+		if den > 0 {
+			dfe = max(1, int(num/den))
+		}
+	}
+	med := Median(all)
+	hw := tQuantile(1-(1-Confidence)/2, dfe) * math.Sqrt(a+b+n.RunShift*n.RunShift)
 	return Interval{Center: med, Low: med * math.Exp(-hw), High: med * math.Exp(hw), N: len(l)}
 }

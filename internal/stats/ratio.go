@@ -82,6 +82,15 @@ func PairedLogRatios(a, b map[int]float64) []float64 {
 	return out
 }
 
+// forkVar is the variance a run's median carries from its forks' shifts: the
+// spread between forks over the forks it averages (0 without forks).
+func (b Between) forkVar() float64 {
+	if b.Forks < 2 || b.DF == 0 {
+		return 0
+	}
+	return b.Var / float64(b.Forks)
+}
+
 // UnpairedRatio is median(a)/median(b) for cells that did not share rounds (two
 // server groups, minutes apart): its interval adds both medians' in-run variances
 // and the run's shift between them (na.RunShift: the groups ran at different
@@ -98,6 +107,8 @@ func UnpairedRatio(a, b []float64, na, nb Noise) Ratio {
 	}
 	center := Median(a) / Median(b)
 	v := medianFactor(len(la))*va/float64(len(la)) + medianFactor(len(lb))*vb/float64(len(lb)) + na.RunShift*na.RunShift
+	// A cell of a group that forks carries its forks' shifts (Between).
+	v += na.Between.forkVar() + nb.Between.forkVar()
 	hw := tQuantile(1-(1-Confidence)/2, min(dfa, dfb)) * math.Sqrt(v)
 	return Ratio{Interval: Interval{Center: center, Low: center * math.Exp(-hw), High: center * math.Exp(hw), N: min(len(la), len(lb))},
 		Rounds: min(len(la), len(lb))}

@@ -119,23 +119,23 @@ var ErrAerospikeUnavailable = errors.New("server unavailable")
 const aerospikeRetryAfter = 250 * time.Millisecond
 
 // breaker is the store's view of the server: closed (calls go through), open until
-// a time, or probing (one call goes through).
+// a time, or trying (one call goes through).
 type breaker struct {
 	openUntil  atomic.Int64 // unix ns; 0 = closed
 	answeredAt atomic.Int64 // unix ns of the last call the server answered
-	probing    atomic.Bool
+	trying     atomic.Bool
 	retryAfter time.Duration // 0: aerospikeRetryAfter
 	mu         sync.Mutex
 	last       error
 	lastAt     time.Time
 }
 
-// outcome is what a call says about the server.
-type outcome int
+// reachability is what a call says about the server.
+type reachability int
 
 const (
-	answered  outcome = iota // the server answered: close
-	unreached                // no node, no connection: open
+	answered  reachability = iota // the server answered: close
+	unreached                     // no node, no connection: open
 	// slow: no reply in time, no free connection, retries used up. Open only when
 	// no call was answered for aerospikeQuiet: while others are answered, the
 	// server is up and loaded (c=800 on one core), and failing every call for
@@ -147,20 +147,20 @@ const (
 // aerospikeQuiet: how long without an answered call makes slow calls mean down.
 const aerospikeQuiet = AerospikeCallTimeout
 
-// allow says whether a call may go to the client; probe is true when it is the one
+// allow says whether a call may go to the client; trial is true when it is the one
 // call testing a server found unreachable.
-func (b *breaker) allow() (ok, probe bool) {
+func (b *breaker) allow() (ok, trial bool) {
 	until := b.openUntil.Load()
 	if until == 0 {
 		return true, false
 	}
-	if time.Now().UnixNano() < until || !b.probing.CompareAndSwap(false, true) {
+	if time.Now().UnixNano() < until || !b.trying.CompareAndSwap(false, true) {
 		return false, false
 	}
 	return true, true
 }
 
-func (b *breaker) result(o outcome, err error, probe bool) {
+func (b *breaker) result(o reachability, err error, trial bool) {
 	now := time.Now()
 	if o == slow {
 		o = inconclusive
@@ -184,8 +184,8 @@ func (b *breaker) result(o outcome, err error, probe bool) {
 	case o == answered && b.openUntil.Load() != 0:
 		b.openUntil.Store(0)
 	}
-	if probe {
-		b.probing.Store(false)
+	if trial {
+		b.trying.Store(false)
 	}
 }
 
@@ -198,7 +198,7 @@ func (b *breaker) why() error {
 // reach says what a client error means for the breaker: unreached (no node, no
 // connection), slow (no reply in time, no free connection, retries used up) or
 // inconclusive (anything else).
-func reach(err error) outcome {
+func reach(err error) reachability {
 	var aerr as.Error
 	if !errors.As(err, &aerr) {
 		return inconclusive
@@ -277,13 +277,13 @@ func (a *Aerospike) call(ctx context.Context, op, key string, base as.BasePolicy
 	if err != nil {
 		return false, &callError{op: op, ns: a.ns, key: key, err: err}
 	}
-	allowed, probe := a.brk.allow()
+	allowed, trial := a.brk.allow()
 	if !allowed {
 		return false, &callError{op: op, ns: a.ns, key: key, err: a.brk.why()}
 	}
 	aerr := f(&p)
 	if aerr == nil || (answer != types.OK && aerr.Matches(answer)) {
-		a.brk.result(answered, nil, probe)
+		a.brk.result(answered, nil, trial)
 		return aerr != nil, nil
 	}
 	cerr := ctx.Err()
@@ -295,7 +295,7 @@ func (a *Aerospike) call(ctx context.Context, op, key string, base as.BasePolicy
 	if cerr == nil {
 		o = reach(aerr)
 	}
-	a.brk.result(o, aerr, probe)
+	a.brk.result(o, aerr, trial)
 	return false, &callError{op: op, ns: a.ns, key: key, ctx: cerr, err: aerr}
 }
 

@@ -57,15 +57,15 @@ func TestAerospikeBound(t *testing.T) {
 }
 
 // The breaker: closed lets every call through; after an unreachable server it
-// fails calls until its retry time, then lets one probe through at a time; a
+// fails calls until its retry time, then lets one trial through at a time; a
 // success closes it.
 func TestAerospikeBreaker(t *testing.T) {
 	var b breaker
-	step := func(name string, wantOK, wantProbe bool) {
+	step := func(name string, wantOK, wantTrial bool) {
 		t.Helper()
-		ok, probe := b.allow()
-		if ok != wantOK || probe != wantProbe {
-			t.Errorf("%s: allow() = %v, %v; want %v, %v", name, ok, probe, wantOK, wantProbe)
+		ok, trial := b.allow()
+		if ok != wantOK || trial != wantTrial {
+			t.Errorf("%s: allow() = %v, %v; want %v, %v", name, ok, trial, wantOK, wantTrial)
 		}
 	}
 	step("closed", true, false)
@@ -80,18 +80,18 @@ func TestAerospikeBreaker(t *testing.T) {
 	}
 	b.openUntil.Store(time.Now().Add(-time.Millisecond).UnixNano()) // retry time reached
 	step("first call after the retry time", true, true)
-	step("second call while the probe runs", false, false)
+	step("second call while the trial runs", false, false)
 	b.result(unreached, errors.New("refused again"), true)
-	step("probe failed: open again", false, false)
+	step("trial failed: open again", false, false)
 	b.openUntil.Store(time.Now().Add(-time.Millisecond).UnixNano())
-	step("probe after the second failure", true, true)
+	step("trial after the second failure", true, true)
 	b.result(inconclusive, errors.New("bad bin"), true)
-	step("an inconclusive probe leaves it open", true, true)
+	step("an inconclusive trial leaves it open", true, true)
 	b.result(unreached, errors.New("refused"), true)
 	b.openUntil.Store(time.Now().Add(-time.Millisecond).UnixNano())
-	step("next probe", true, true)
+	step("next trial", true, true)
 	b.result(answered, nil, true)
-	step("probe succeeded: closed", true, false)
+	step("trial succeeded: closed", true, false)
 	step("closed stays closed", true, false)
 }
 
@@ -119,7 +119,7 @@ func TestAerospikeBreakerSlow(t *testing.T) {
 func TestAerospikeReach(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
-		want outcome
+		want reachability
 	}{
 		{as.ErrNetwork, unreached},
 		{as.ErrTimeout, slow},

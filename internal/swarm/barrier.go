@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
@@ -210,22 +211,12 @@ func (b *Barrier) Await(ctx context.Context, token string, n int) ([]*TaskConn, 
 	return ts, nil
 }
 
-// Clock is a task's clock against the driver's, from the ready handshake's pings
-// (NTP's estimate: the ping with the shortest round trip).
-type Clock struct {
-	// OffsetS is the task's clock minus the driver's, in seconds.
-	OffsetS float64 `json:"offset_s"`
-	// RTTS is that ping's round trip: the offset is known to within half of it.
-	RTTS  float64 `json:"rtt_s"`
-	Pings int     `json:"pings"`
-}
-
 // TaskConn is one connected task: its ids, its clock, and — after Start — its
 // program's stdin/stdout (the first connection) and stderr (the second), as a
 // runner.Worker.
 type TaskConn struct {
 	Task, Node string
-	Clock      Clock
+	Clock      cluster.Clock
 
 	out  net.Conn
 	outR *bufio.Reader
@@ -258,8 +249,8 @@ func (t *TaskConn) copyStderr(br *bufio.Reader) {
 
 // Sync measures the task's clock: n pings, each answered with the task's
 // $EPOCHREALTIME; the one with the shortest round trip gives the offset.
-func (t *TaskConn) Sync(n int) (Clock, error) {
-	best := Clock{RTTS: math.Inf(1)}
+func (t *TaskConn) Sync(n int) (cluster.Clock, error) {
+	best := cluster.Clock{RTTS: math.Inf(1)}
 	t.out.SetDeadline(time.Now().Add(10 * time.Second))
 	defer t.out.SetDeadline(time.Time{})
 	for i := 0; i < n; i++ {
@@ -312,7 +303,9 @@ func (t *TaskConn) Close() error {
 
 // ---- runner.Worker ------------------------------------------------------------
 
-func (t *TaskConn) Name() string { return "task " + short(t.Task) + " on node " + short(t.Node) }
+func (t *TaskConn) Name() string {
+	return "task " + cluster.ShortID(t.Task) + " on node " + cluster.ShortID(t.Node)
+}
 
 type halfCloser struct{ c net.Conn }
 

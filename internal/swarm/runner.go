@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
@@ -86,7 +87,7 @@ func (r *Runner) Start(ctx context.Context, s runner.Task) (runner.Service, erro
 			t := ts[len(ts)-1]
 			if t.Ended() {
 				res, _ := svc.Stop(context.Background())
-				return nil, fmt.Errorf("start %s: task %s %s (%s %s); stderr: %s", s.Name, short(t.ID), t.State, t.Err, t.Message, tailOf(res.Stderr, 1500))
+				return nil, fmt.Errorf("start %s: task %s %s (%s %s); stderr: %s", s.Name, cluster.ShortID(t.ID), t.State, t.Err, t.Message, runner.Tail(res.Stderr, 1500))
 			}
 			if t.State == "running" {
 				if s.Ready == nil {
@@ -103,7 +104,7 @@ func (r *Runner) Start(ctx context.Context, s runner.Task) (runner.Service, erro
 		select {
 		case <-rctx.Done():
 			res, _ := svc.Stop(context.Background())
-			return nil, fmt.Errorf("start %s: not ready within %v (last probe: %v); stderr: %s", s.Name, timeout, last, tailOf(res.Stderr, 1500))
+			return nil, fmt.Errorf("start %s: not ready within %v (last probe: %v); stderr: %s", s.Name, timeout, last, runner.Tail(res.Stderr, 1500))
 		case <-tick.C:
 		}
 	}
@@ -149,11 +150,4 @@ func (s *service) Stop(ctx context.Context) (runner.Result, error) {
 	}
 	s.err = err
 	return s.res, s.err
-}
-
-func tailOf(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }

@@ -26,6 +26,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/cluster"
+	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
 // PoolLabel is the node label a pool is placed by (the nodes of netbed's
@@ -36,41 +39,6 @@ const PoolLabel = "rpcbed.pool"
 const (
 	LabelRun = "org.rpcbed.swarm" // the Cluster's id
 )
-
-// Member is one engine of a swarm rpcbed forms: its Docker endpoint, the address
-// the other nodes and the clients reach it at (the swarm's advertise address),
-// and its pool.
-type Member struct {
-	Engine  string `yaml:"engine" json:"engine"`
-	Address string `yaml:"address" json:"address"`
-	Pool    string `yaml:"pool" json:"pool"`
-}
-
-// Node is a swarm node as the manager lists it.
-type Node struct {
-	ID           string `json:"id"`
-	Hostname     string `json:"hostname"`
-	Addr         string `json:"addr"` // its advertised address (Status.Addr)
-	Pool         string `json:"pool"` // its rpcbed.pool label
-	State        string `json:"state"`
-	Availability string `json:"availability"`
-	Manager      bool   `json:"manager,omitempty"`
-}
-
-// Usable: ready and active (not drained or paused).
-func (n Node) Usable() bool { return n.State == "ready" && n.Availability == "active" }
-
-// String names a node in errors: its id, address and pool.
-func (n Node) String() string {
-	return fmt.Sprintf("node %s (%s, pool %s)", short(n.ID), n.Addr, n.Pool)
-}
-
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
 
 // Cluster is a swarm rpcbed works on.
 type Cluster struct {
@@ -86,7 +54,7 @@ type Cluster struct {
 }
 
 type formed struct {
-	Member
+	cluster.Member
 	NodeID string
 }
 
@@ -149,7 +117,7 @@ func LocalState(ctx context.Context, engine string) (string, error) {
 // network is used: every task runs with host networking). The ingress network is
 // removed: no port is published, and this kernel has no IPVS for it anyway. On an
 // error every engine it joined leaves again.
-func Form(ctx context.Context, members []Member, addrPool string) (c *Cluster, err error) {
+func Form(ctx context.Context, members []cluster.Member, addrPool string) (c *Cluster, err error) {
 	if len(members) == 0 {
 		return nil, errors.New("swarm: no member to form a swarm of")
 	}
@@ -248,8 +216,8 @@ func Attach(ctx context.Context, manager string) (*Cluster, error) {
 }
 
 // Formed lists the engines this Cluster joined (empty for an attached swarm).
-func (c *Cluster) Formed() []Member {
-	var m []Member
+func (c *Cluster) Formed() []cluster.Member {
+	var m []cluster.Member
 	for _, f := range c.formed {
 		m = append(m, f.Member)
 	}
@@ -267,7 +235,7 @@ func (c *Cluster) NodeEngine(nodeID string) string {
 }
 
 // Nodes lists the swarm's nodes with their pool labels and addresses.
-func (c *Cluster) Nodes(ctx context.Context) ([]Node, error) {
+func (c *Cluster) Nodes(ctx context.Context) ([]cluster.Node, error) {
 	out, err := docker(ctx, c.Manager, "node", "ls", "-q")
 	if err != nil {
 		return nil, err
@@ -295,9 +263,9 @@ func (c *Cluster) Nodes(ctx context.Context) ([]Node, error) {
 	if err := json.Unmarshal(out, &raw); err != nil {
 		return nil, fmt.Errorf("node inspect: %w", err)
 	}
-	var nodes []Node
+	var nodes []cluster.Node
 	for _, r := range raw {
-		n := Node{ID: r.ID, Hostname: r.Description.Hostname, Addr: r.Status.Addr, Pool: r.Spec.Labels[PoolLabel],
+		n := cluster.Node{ID: r.ID, Hostname: r.Description.Hostname, Addr: r.Status.Addr, Pool: r.Spec.Labels[PoolLabel],
 			State: r.Status.State, Availability: r.Spec.Availability, Manager: r.ManagerStatus != nil}
 		if n.Manager && (n.Addr == "" || n.Addr == "0.0.0.0") {
 			// A manager's Status.Addr may read 0.0.0.0: its ManagerStatus has the address.
@@ -322,7 +290,7 @@ var ErrShortPool = errors.New("pool short")
 // Gang checks, before anything is created, that every pool has at least want
 // usable nodes (ready, active, and not in exclude) and returns them by pool. The
 // error names every short pool with what it has.
-func (c *Cluster) Gang(ctx context.Context, want map[string]int, exclude map[string]string) (map[string][]Node, error) {
+func (c *Cluster) Gang(ctx context.Context, want map[string]int, exclude map[string]string) (map[string][]cluster.Node, error) {
 	nodes, err := c.Nodes(ctx)
 	if err != nil {
 		return nil, err
@@ -331,8 +299,8 @@ func (c *Cluster) Gang(ctx context.Context, want map[string]int, exclude map[str
 }
 
 // GangOf is Gang over a node list.
-func GangOf(nodes []Node, want map[string]int, exclude map[string]string) (map[string][]Node, error) {
-	by := map[string][]Node{}
+func GangOf(nodes []cluster.Node, want map[string]int, exclude map[string]string) (map[string][]cluster.Node, error) {
+	by := map[string][]cluster.Node{}
 	notUsable := map[string][]string{}
 	for _, n := range nodes {
 		if why, ok := exclude[n.ID]; ok {
@@ -544,14 +512,9 @@ func (c *Cluster) Logs(ctx context.Context, service string) (stdout, stderr []by
 	cmd.WaitDelay = 10 * time.Second
 	err = cmd.Run()
 	if err != nil {
-		err = fmt.Errorf("service logs %s: %v: %s", service, err, lastLine(errb.String()))
+		err = fmt.Errorf("service logs %s: %v: %s", service, err, runner.LastLine(errb.Bytes()))
 	}
 	return out.Bytes(), errb.Bytes(), err
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // Stop scales a replicated service to 0 (its tasks get SIGTERM and

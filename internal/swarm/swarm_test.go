@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/netbed"
 )
 
 // TestGangOf: a pool with too few usable nodes is refused before anything is
 // created, naming the pool, what it has and why the others do not count.
 func TestGangOf(t *testing.T) {
-	nodes := []Node{
+	nodes := []cluster.Node{
 		{ID: "s1", Addr: "198.18.0.1", Pool: "server", State: "ready", Availability: "active"},
 		{ID: "c1", Addr: "198.18.0.2", Pool: "clients", State: "ready", Availability: "active"},
 		{ID: "c2", Addr: "198.18.0.3", Pool: "clients", State: "down", Availability: "active"},
@@ -98,10 +99,10 @@ func bed(t *testing.T, name string, net int) *netbed.Bed {
 	return b
 }
 
-func members(b *netbed.Bed) []Member {
-	ms := []Member{{Engine: b.Env["NETBED_SERVER_ENGINE"], Address: b.Env["NETBED_SERVER_ADDR"], Pool: "server"}}
+func members(b *netbed.Bed) []cluster.Member {
+	ms := []cluster.Member{{Engine: b.Env["NETBED_SERVER_ENGINE"], Address: b.Env["NETBED_SERVER_ADDR"], Pool: "server"}}
 	for _, h := range b.ClientHosts() {
-		ms = append(ms, Member{Engine: h.Engine, Address: h.Addr, Pool: "clients"})
+		ms = append(ms, cluster.Member{Engine: h.Engine, Address: h.Addr, Pool: "clients"})
 	}
 	return ms
 }

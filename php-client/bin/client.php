@@ -5,13 +5,14 @@
 // (php php-client/bin/client.php ... works too). Flags and exit codes: README.md.
 //
 // The process restarts itself once with -n and exactly the extensions its runs need
-// (Extensions::hostArgs); the bench then forks its workers from it.
+// (Extensions::hostArgs); the bench then forks its callers from it.
 declare(strict_types=1);
 
 use Rpcbed\Client\Cli;
 use Rpcbed\Client\Config;
 use Rpcbed\Client\Extensions;
-use Rpcbed\Client\WorkerMode;
+use Rpcbed\Client\ExitCode;
+use Rpcbed\Client\Worker;
 
 require dirname(__DIR__) . '/autoload.php';
 
@@ -34,9 +35,9 @@ if (getenv('RPCBED_PHP_CLIENT_HOST') !== '1') {
     $env['RPCBED_PHP_CLIENT_HOST'] = '1';
     pcntl_exec(PHP_BINARY, [...$php, __FILE__, ...$args], $env);
     fwrite(STDERR, 'php-client: cannot restart ' . PHP_BINARY . ': ' . pcntl_strerror(pcntl_get_last_error()) . "\n");
-    exit(1);
+    exit(ExitCode::INTERNAL);
 }
 putenv('RPCBED_PHP_CLIENT_HOST'); // not inherited by what the runs start
 exit($worker
-    ? WorkerMode::serve(STDIN, STDOUT, STDERR, static fn (array $a, $out, $err): int => Cli::run($a, $out, $err, true))
+    ? Worker::serve(STDIN, STDOUT, STDERR, static fn (array $a, $out, $err): int => Cli::run($a, $out, $err, true))
     : Cli::run($args, STDOUT, STDERR));

@@ -4,38 +4,32 @@ declare(strict_types=1);
 namespace Rpcbed\Client;
 
 /**
- * Bench runs one load run, closed loop (ab) or open loop (-rate, as wrk2): C worker
- * processes forked from this one (so they inherit its loaded code and extensions),
+ * Bench runs one load run, closed loop (ab) or open loop (-rate, as wrk2): C caller
+ * processes (Caller) forked from this one (so they inherit its loaded code and extensions),
  * each with its own transport (one connection), talking to the parent over a
  * socket pair.
  *
  * gRPC is the exception to "inherit": a forked copy of an initialised gRPC core
  * hangs on its first call (also with grpc.enable_fork_support), so the parent never
- * loads grpc.so and each worker loads it with dl() after the fork.
+ * loads grpc.so and each caller loads it with dl() after the fork.
  *
- *   parent                              worker i
- *     fork ───────────────────────────▶ connect, first call (worker 0: full verify)
+ *   parent                              caller i
+ *     fork ───────────────────────────▶ connect, first call (caller 0: full verify)
  *     ◀──────────── ready {ok, kind, message, bytes, server, versions}
  *     go ORIGIN ──────────────────────▶ warm-up calls, closed loop
  *     ◀──────────── tick {w, calls, through}   (per 250 ms window, for -warmup auto)
  *     start T0 T1 SHARE [INTERVAL DUE] ▶ calls completing in [T0, T1] are measured
  *     ◀──────────── result {end, calls, bytes, errors, lat, warmup, cpu_user, cpu_system}; exit
  *
- * One window for every worker (docs/method.md section 2): the parent picks T0 once
- * every worker is ready and warm, and T1 = T0 + -t. Each worker sends its own CPU
+ * One window for every caller (docs/method.md section 2): the parent picks T0 once
+ * every caller is ready and warm, and T1 = T0 + -t. Each caller sends its own CPU
  * over the window (getrusage at its window's start and end); the parent adds its
  * own over the same span. Latencies are kept raw (nanoseconds) and merged here, so
- * percentiles come from every call, not from per-worker summaries.
+ * percentiles come from every call, not from per-caller summaries.
  */
 final class Bench
 {
-    public const EXIT_OK = 0;
-    public const EXIT_INTERNAL = 1;
-    public const EXIT_USAGE = 2;
-    public const EXIT_VERIFY = 3;
-    public const EXIT_UNREACHABLE = 4;
-
-    /** Between the start command and T0, so every worker has it before the window opens. */
+    /** Between the start command and T0, so every caller has it before the window opens. */
     private const START_MARGIN_NS = 10_000_000;
 
     /** @var resource */
@@ -44,7 +38,7 @@ final class Bench
     private \Closure $factory;
 
     /**
-     * @param ?\Closure(int): Transport $factory makes worker i's transport, in the worker
+     * @param ?\Closure(int): Transport $factory makes caller i's transport, in the caller
      * @param resource|null $log where progress and problems go (stderr)
      */
     public function __construct(private Config $cfg, ?\Closure $factory = null, $log = null)
@@ -67,47 +61,47 @@ final class Bench
         $out ??= STDOUT;
         $cfg = $this->cfg;
         Extensions::preload($cfg->proto);
-        $workers = [];
+        $callers = [];
         try {
             for ($i = 0; $i < $cfg->concurrency; $i++) {
                 $pair = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
                 if ($pair === false) {
-                    throw new \RuntimeException('cannot make a socket pair for worker ' . $i);
+                    throw new \RuntimeException('cannot make a socket pair for caller ' . $i);
                 }
                 $pid = pcntl_fork();
                 if ($pid === -1) {
-                    throw new \RuntimeException('cannot fork worker ' . $i);
+                    throw new \RuntimeException('cannot fork caller ' . $i);
                 }
                 if ($pid === 0) {
                     fclose($pair[0]);
-                    foreach ($workers as $w) {
+                    foreach ($callers as $w) {
                         fclose($w['sock']); // a sibling's socket: the parent's alone
                     }
                     $this->child($i, $pair[1]);
                 }
                 fclose($pair[1]);
-                $workers[$i] = ['pid' => $pid, 'sock' => $pair[0]];
+                $callers[$i] = ['pid' => $pid, 'sock' => $pair[0]];
             }
-            return $this->drive($workers, $out);
+            return $this->drive($callers, $out);
         } finally {
-            foreach ($workers as $w) {
+            foreach ($callers as $w) {
                 if (is_resource($w['sock'])) {
-                    fclose($w['sock']); // a worker still waiting for a command sees EOF and exits
+                    fclose($w['sock']); // a caller still waiting for a command sees EOF and exits
                 }
             }
-            self::reap(array_column($workers, 'pid'), 5.0);
+            self::reap(array_column($callers, 'pid'), 5.0);
         }
     }
 
-    /** The forked worker: runs, then ends without PHP's shutdown (the parent's shutdown functions are not its own). */
+    /** The forked caller: runs, then ends without PHP's shutdown (the parent's shutdown functions are not its own). */
     private function child(int $id, $sock): never
     {
         try {
-            Worker::run($this->cfg, $id, $sock, $this->factory);
+            Caller::run($this->cfg, $id, $sock, $this->factory);
         } catch (\Throwable $e) {
-            fwrite($this->log, "php-client: worker $id: " . get_class($e) . ': ' . $e->getMessage() . "\n");
+            fwrite($this->log, "php-client: caller $id: " . get_class($e) . ': ' . $e->getMessage() . "\n");
         }
-        // A worker's exit code is read by nobody: the quickest end, without PHP's shutdown.
+        // A caller's exit code is read by nobody: the quickest end, without PHP's shutdown.
         if (function_exists('posix_kill')) {
             posix_kill(getmypid(), 9);
         }
@@ -126,7 +120,7 @@ final class Bench
     }
 
     /**
-     * Waits for the workers to exit, at most $seconds, then kills the rest.
+     * Waits for the callers to exit, at most $seconds, then kills the rest.
      *
      * @param list<int> $pids
      */
@@ -155,7 +149,7 @@ final class Bench
         }
     }
 
-    /** How a worker that closed its socket ended, waiting for it a little. */
+    /** How a caller that closed its socket ended, waiting for it a little. */
     private static function howEnded(int $pid): string
     {
         for ($i = 0; $i < 100; $i++) {
@@ -174,12 +168,12 @@ final class Bench
         return 'its stderr says why';
     }
 
-    /** @param array<int, array{pid: int, sock: resource}> $workers */
-    private function drive(array $workers, $out): int
+    /** @param array<int, array{pid: int, sock: resource}> $callers */
+    private function drive(array $callers, $out): int
     {
         $cfg = $this->cfg;
         $c = $cfg->concurrency;
-        $socks = array_column($workers, 'sock');
+        $socks = array_column($callers, 'sock');
         // A dead server must never hang the run: the waits before timing have a bound,
         // and during it every call has its deadline.
         $setupWait = $cfg->timeout * 3 + 10;
@@ -192,8 +186,8 @@ final class Bench
         for ($i = 0; $i < $c; $i++) {
             $r = $ready[$i] ?? null;
             $bad = match (true) {
-                $r === null => ['kind' => CallError::TIMEOUT, 'message' => "worker $i did not answer within {$setupWait}s"],
-                isset($r['eof']) => ['kind' => 'setup', 'message' => "worker $i exited before it was ready: " . self::howEnded($workers[$i]['pid'])],
+                $r === null => ['kind' => CallError::TIMEOUT, 'message' => "caller $i did not answer within {$setupWait}s"],
+                isset($r['eof']) => ['kind' => 'setup', 'message' => "caller $i exited before it was ready: " . self::howEnded($callers[$i]['pid'])],
                 !$r['ok'] => $r,
                 default => null,
             };
@@ -206,9 +200,9 @@ final class Bench
             // docs/report-format.md: "verify: KIND: message" on stderr, no report.
             fwrite($this->log, sprintf("verify: %s: %s\n", $bad['kind'], $bad['message']));
             if ($bad['kind'] === 'setup') {
-                return self::EXIT_INTERNAL;
+                return ExitCode::INTERNAL;
             }
-            return CallError::isUnreachable($bad['kind']) ? self::EXIT_UNREACHABLE : self::EXIT_VERIFY;
+            return CallError::isUnreachable($bad['kind']) ? ExitCode::UNREACHABLE : ExitCode::VERIFY;
         }
         $first = $ready[0];
         $this->logf('verify ok (%d bytes)', $first['bytes']);
@@ -253,13 +247,13 @@ final class Bench
             }
         }
 
-        // The measured window: the same T0 (and T1) for every worker.
+        // The measured window: the same T0 (and T1) for every caller.
         $t0 = hrtime(true) + self::START_MARGIN_NS;
         $t1 = $cfg->timeLimit > 0 ? $t0 + (int) ($cfg->timeLimit * 1e9) : 0;
-        foreach ($workers as $i => $w) {
+        foreach ($callers as $i => $w) {
             $calls = $cfg->requests === Config::UNLIMITED ? Config::UNLIMITED : self::share($cfg->requests, $c, $i);
             $line = $cfg->rate > 0
-                // As go-client: worker i's calls are due every c/rate s, from T0 + i/rate s on.
+                // As go-client: caller i's calls are due every c/rate s, from T0 + i/rate s on.
                 ? sprintf("start %d %d %d %d %d\n", $t0, $t1, $calls, (int) ($c * 1e9 / $cfg->rate), $t0 + (int) ($i * 1e9 / $cfg->rate))
                 : sprintf("start %d %d %d\n", $t0, $t1, $calls);
             @fwrite($w['sock'], $line);
@@ -268,29 +262,29 @@ final class Bench
         if ($wait > 0) {
             time_nanosleep(0, $wait);
         }
-        $pids = array_column($workers, 'pid');
-        $cpu0 = Worker::cpu();
+        $pids = array_column($callers, 'pid');
+        $cpu0 = Caller::cpu();
         $on0 = self::onCpu($pids);
         // Results are kept raw until the last one is in: decoding them is after the window.
         $raw = [];
         $collect = function (int $i, ?array $m, ?string $line = null) use (&$raw, $c): bool {
             if ($line !== null && str_starts_with($line, '{"t":"tick"')) {
-                return false; // sent before the worker had the start command
+                return false; // sent before the caller had the start command
             }
             if (!array_key_exists($i, $raw)) {
                 $raw[$i] = $line; // null: EOF without a result
             }
             return count($raw) === $c;
         };
-        // A -t window ends at T1 for every worker: the parent wakes there and reads
-        // each worker's time on CPU, so the CPU is over exactly [T0, T1] (a worker's
+        // A -t window ends at T1 for every caller: the parent wakes there and reads
+        // each caller's time on CPU, so the CPU is over exactly [T0, T1] (a caller's
         // own getrusage can only be read between its calls).
         $on1 = null;
         $cpu1 = null;
         $closedAtT1 = false;
         if ($t1 > 0) {
             $this->lines($socks, $t1, $collect, raw: true);
-            $cpu1 = Worker::cpu();
+            $cpu1 = Caller::cpu();
             $on1 = self::onCpu($pids);
             $closedAtT1 = count($raw) < $c;
         }
@@ -298,14 +292,14 @@ final class Bench
             $bound = $t1 > 0 ? $t1 + (int) (($cfg->timeout * 2 + 30) * 1e9) : null;
             $this->lines($socks, $bound, $collect, raw: true);
         }
-        $cpu1 ??= Worker::cpu();
+        $cpu1 ??= Caller::cpu();
         $results = [];
         for ($i = 0; $i < $c; $i++) {
             $m = isset($raw[$i]) ? json_decode($raw[$i], true) : null;
             $results[$i] = is_array($m) && ($m['t'] ?? '') === 'result' ? $m : null;
         }
 
-        // Each worker's time on CPU between its two reads, as a rate over [T0, T1]:
+        // Each caller's time on CPU between its two reads, as a rate over [T0, T1]:
         // the reads come late by however long the parent waited for the core.
         $onWindow = null;
         if ($on1 !== null && $closedAtT1) {
@@ -322,25 +316,25 @@ final class Bench
             $closedAtT1 ? $t1 : null, $onWindow);
         if (@fwrite($out, $report->format()) === false) {
             $this->logf('cannot write the report');
-            return self::EXIT_INTERNAL;
+            return ExitCode::INTERNAL;
         }
         if ($cfg->jsonFile !== '') {
             $json = json_encode($report->toArray(), JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION);
             if (@file_put_contents($cfg->jsonFile, $json . "\n") === false) {
                 $this->logf('-json: cannot write %s', $cfg->jsonFile);
-                return self::EXIT_INTERNAL;
+                return ExitCode::INTERNAL;
             }
         }
-        return self::EXIT_OK;
+        return ExitCode::OK;
     }
 
     /**
      * Each process's time on CPU so far (user + system, nanoseconds) from
-     * /proc/PID/schedstat, which a forked worker's parent can read while the worker
+     * /proc/PID/schedstat, which a forked caller's parent can read while the caller
      * is inside a call (a zombie's too); null for a process whose file can't be read.
      * at[i] is the hrtime (ns) of process i's read: on a core shared with busy
-     * workers the parent can be held off for tens of milliseconds between two reads,
-     * so each worker's span is its own.
+     * callers the parent can be held off for tens of milliseconds between two reads,
+     * so each caller's span is its own.
      *
      * @param list<int> $pids
      * @return array{at: list<int>, ns: list<?int>}
@@ -360,7 +354,7 @@ final class Bench
      * Whether pid runs one thread: /proc/PID/schedstat is its main thread's alone,
      * so it is the process's time only then. grpc.so and Ice run threads of their
      * own, which come and go (a vanished thread's time leaves any sum of threads);
-     * their workers' CPU comes from their own getrusage, pro-rated at the edges.
+     * their callers' CPU comes from their own getrusage, pro-rated at the edges.
      */
     private static function singleThreaded(int $pid): bool
     {
@@ -368,7 +362,7 @@ final class Bench
         return is_string($st) && preg_match('/^Threads:\s+1$/m', $st) === 1;
     }
 
-    /** The part of $total that worker $i of $c does. */
+    /** The part of $total that caller $i of $c does. */
     public static function share(int $total, int $c, int $i): int
     {
         return intdiv($total, $c) + ($i < $total % $c ? 1 : 0);
@@ -382,15 +376,15 @@ final class Bench
         }
     }
 
-    /** @var array<int, string> partial lines per worker, kept across calls of lines() */
+    /** @var array<int, string> partial lines per caller, kept across calls of lines() */
     private array $buf = [];
-    /** @var array<int, bool> workers whose socket reached EOF */
+    /** @var array<int, bool> callers whose socket reached EOF */
     private array $eof = [];
 
     /**
-     * Reads the workers' lines until $onLine returns true, the deadline (hrtime ns,
-     * null: none) passes, or every worker is at EOF. $onLine gets (worker, decoded
-     * line) or (worker, null) at EOF; with $raw, also the line itself, undecoded.
+     * Reads the callers' lines until $onLine returns true, the deadline (hrtime ns,
+     * null: none) passes, or every caller is at EOF. $onLine gets (caller, decoded
+     * line) or (caller, null) at EOF; with $raw, also the line itself, undecoded.
      *
      * @param list<resource> $socks
      */
@@ -451,8 +445,8 @@ final class Bench
     /**
      * @param array<int, ?array<string, mixed>> $results
      * @param array{float, float} $parentCpu the parent's own CPU over the window
-     * @param ?int $t1 the window's end when it closed at T1 with workers still calling (null: at the last call)
-     * @param ?array<int, ?float> $onCpu each worker's CPU seconds over [T0, T1] (from its
+     * @param ?int $t1 the window's end when it closed at T1 with callers still calling (null: at the last call)
+     * @param ?array<int, ?float> $onCpu each caller's CPU seconds over [T0, T1] (from its
      *   time on CPU between the parent's reads), null where unknown
      */
     private function report(array $first, array $results, int $origin, int $t0, array $parentCpu, string $settled,
@@ -474,7 +468,8 @@ final class Bench
         $warmupCalls = 0;
         foreach ($results as $i => $r) {
             if ($r === null) {
-                $this->logf('worker %d sent no result', $i);
+                $this->logf('caller %d sent no result', $i);
+                // The report's kind for it stays `worker` (docs/report-format.md: reports unchanged).
                 $errors['worker'] = ($errors['worker'] ?? 0) + 1;
                 continue;
             }

@@ -24,14 +24,14 @@ final class Cli
             $cfg = Config::parse($args);
         } catch (HelpRequested) {
             fwrite($out, Config::USAGE . "\n");
-            return Bench::EXIT_OK;
+            return ExitCode::OK;
         } catch (\InvalidArgumentException $e) {
             fwrite($err, 'php-client: ' . $e->getMessage() . "\n" . Config::USAGE . "\n");
-            return Bench::EXIT_USAGE;
+            return ExitCode::USAGE;
         }
         if (($why = Extensions::missing($cfg)) !== null) {
             fwrite($err, "php-client: $why\n");
-            return Bench::EXIT_USAGE;
+            return ExitCode::USAGE;
         }
         if (!Extensions::hostable($cfg)) {
             if ($restart) {
@@ -41,14 +41,14 @@ final class Cli
             }
             fwrite($err, 'php-client: this process cannot run ' . $cfg->cellName() . ' (-runtime ' . $cfg->runtime
                 . '): it needs ' . implode(', ', Extensions::for($cfg->proto, $cfg->accel, $cfg->runtime))
-                . ' loaded (but grpc.so, which each worker loads itself); start it with php-client/bin/php-client' . "\n");
-            return Bench::EXIT_USAGE;
+                . ' loaded (but grpc.so, which each caller loads itself); start it with php-client/bin/php-client' . "\n");
+            return ExitCode::USAGE;
         }
         try {
             return (new Bench($cfg, null, $err))->run($out);
         } catch (\Throwable $e) {
             fwrite($err, 'php-client: ' . get_class($e) . ': ' . $e->getMessage() . "\n");
-            return Bench::EXIT_INTERNAL;
+            return ExitCode::INTERNAL;
         }
     }
 }

@@ -48,7 +48,7 @@ final class Config
     public bool $keepAlive = false;
     /** Per-call deadline in seconds. */
     public float $timeout = 10.0;
-    /** Client id sent in every request's auth; each worker appends "-<worker>". */
+    /** Client id sent in every request's auth; each caller appends "-<caller>". */
     public string $clientId = 'php-client';
     /** Also write the report as JSON (internal/report's field names) to this file. */
     public string $jsonFile = '';
@@ -76,7 +76,7 @@ final class Config
           -proto      protocol: grpc, thrift, http or ice
           -call       datatype or datalist
           -items      items asked for by datalist, 0..100000 (datatype takes none)
-          -c          concurrent workers: processes, one connection each (default 1)
+          -c          concurrent callers: processes, one connection each (default 1)
           -n          measured calls in total (as ab -n); with -t, whichever ends first
           -t          measured duration (as ab -t)
           -warmup     warm-up, excluded from every figure: a duration, or auto (until
@@ -89,7 +89,7 @@ final class Config
           -json       also write the report as JSON to this file
           -client-id  client id sent in every request's auth (default php-client)
           -conns      TCP connections (default = -c); php-client runs one process per
-                      worker, each with its own connection, so only -conns = -c is accepted
+                      caller, each with its own connection, so only -conns = -c is accepted
           -rate       open loop: calls per second in total, latency from each call's
                       intended start (0 = closed loop)
           -runtime    c (default): gRPC decodes with Google's protobuf C extension, Thrift's
@@ -205,7 +205,7 @@ final class Config
             throw new \InvalidArgumentException('give -n (calls) or -t (duration), or both');
         }
         if ($c->requests > 0 && $c->requests < $c->concurrency) {
-            throw new \InvalidArgumentException("-c $c->concurrency is greater than -n $c->requests (as ab, every worker needs a call)");
+            throw new \InvalidArgumentException("-c $c->concurrency is greater than -n $c->requests (as ab, every caller needs a call)");
         }
         if ($c->requests === 0) {
             $c->requests = self::UNLIMITED;
@@ -214,7 +214,7 @@ final class Config
             throw new \InvalidArgumentException('-timeout must be above 0');
         }
         if ($conns !== null && $conns !== $c->concurrency) {
-            throw new \InvalidArgumentException("-conns $conns: php-client runs one process per worker, each with its own "
+            throw new \InvalidArgumentException("-conns $conns: php-client runs one process per caller, each with its own "
                 . "connection, so -conns must equal -c ($c->concurrency) (docs/method.md section 4)");
         }
         if ($c->warmupAuto && $c->warmupMax <= 0) {
@@ -253,7 +253,7 @@ final class Config
         return $c;
     }
 
-    /** @return array<string, mixed> every field, for a worker's command line */
+    /** @return array<string, mixed> every field, for a caller's command line */
     public function toArray(): array
     {
         return get_object_vars($this);

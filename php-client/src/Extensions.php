@@ -17,10 +17,10 @@ namespace Rpcbed\Client;
  * protocol with thrift_protocol.so. Runtime pure: no protobuf.so, so the pure-PHP
  * runtime (php-google-protobuf) decodes, and no thrift_protocol.so.
  *
- * The bench forks its workers from that process, so they inherit its extensions,
+ * The bench forks its callers from that process, so they inherit its extensions,
  * except grpc.so: a forked copy of an initialised gRPC core hangs on its first
  * call (also with grpc.enable_fork_support), so the parent never loads it and each
- * worker loads it with dl() after the fork (loadAfterFork). dl() takes a bare file
+ * caller loads it with dl() after the fork (loadAfterFork). dl() takes a bare file
  * name from extension_dir, so extension_dir is grpc.so's directory and the other
  * extensions are named by their full path.
  */
@@ -116,8 +116,8 @@ final class Extensions
 
     /**
      * php's arguments before the script for a process that runs benches of these
-     * protocols and forks their workers: every extension they need but grpc.so
-     * (loadAfterFork), plus posix (a worker ends itself without PHP's shutdown).
+     * protocols and forks their callers: every extension they need but grpc.so
+     * (loadAfterFork), plus posix (a caller ends itself without PHP's shutdown).
      *
      * @param list<string> $protos
      * @param bool $quietStartup a worker for every protocol: no start-up warnings,
@@ -150,7 +150,7 @@ final class Extensions
     }
 
     /**
-     * Whether this process can run $cfg in its forked workers: it has loaded
+     * Whether this process can run $cfg in its forked callers: it has loaded
      * exactly the run's runtime (protobuf.so or not) and every extension the run
      * needs but grpc.so.
      */
@@ -170,7 +170,7 @@ final class Extensions
         return true;
     }
 
-    /** In a forked worker: loads what the parent must not (grpc.so). */
+    /** In a forked caller: loads what the parent must not (grpc.so). */
     public static function loadAfterFork(string $proto): void
     {
         if ($proto !== 'grpc' || extension_loaded('grpc')) {
@@ -189,7 +189,7 @@ final class Extensions
     /**
      * In the parent, before the fork: compiles the protocol's generated code and
      * builds what it builds once per process (the protobuf descriptor pool), so
-     * every worker inherits it instead of doing it again.
+     * every caller inherits it instead of doing it again.
      */
     public static function preload(string $proto): void
     {

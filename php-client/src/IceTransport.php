@@ -13,27 +13,29 @@ use rpcbedice\DataTypeRequest;
  * ZeroC Ice through php-zeroc-ice's runtime (Ice.php) and build-ext.sh's ice.so
  * (its extension with upstream's PHP 8.2 fixes: Extensions::ice), calling the Java
  * Ice baseline server (go-server speaks no Ice). One communicator, hence one
- * connection, per worker. The object identity is RPCBED_ICE_IDENTITY (default "data").
+ * connection, per caller process. The object identity is RPCBED_ICE_IDENTITY (default "data").
  * An Ice local exception (connection refused or lost, timeout) is a PHP exception
- * like any other: error() gives it its kind.
+ * like any other: failure() gives it its kind.
  */
-final class IceTransport implements Transport
+final class IceTransport extends IdlTransport
 {
+    protected const NAME = 'ice';
+    protected const DATA_ERROR = DataError::class;
+
     private \Ice\Communicator $ic;
     /** @var \rpcbedice\DataPrx */
     private $data;
-    private string $token = '';
 
-    private string $connection = 'new';
     private string $key = '';
 
     public function __construct(
         private string $host,
         private int $port,
-        private string $clientId,
+        string $clientId,
         private float $timeoutSeconds,
         private bool $persistent = false,
     ) {
+        parent::__construct($clientId);
         if (!extension_loaded('ice')) {
             throw new \RuntimeException('the ice extension is not loaded (php-client/ext/build/ice.so: run php-client/build-ext.sh)');
         }
@@ -63,53 +65,34 @@ final class IceTransport implements Transport
         $this->data = DataPrxHelper::uncheckedCast($prx)->ice_invocationTimeout($ms);
     }
 
-    public function dataType(string $groupName, string $enName, bool $measure = false): Reply
+    protected function callDataType(string $groupName, string $enName): object
     {
-        try {
-            $resp = $this->data->DataType(new DataTypeRequest(new Auth($this->clientId, $this->token), $groupName, $enName));
-        } catch (\Throwable $e) {
-            throw $this->error($e);
-        }
-        $this->token = (string) $resp->auth->token;
-        $bytes = $measure ? self::strSize($resp->auth->token) + 8 + self::strSize($resp->cnName) : -1;
-        return new Reply($this->token, (int) $resp->codeId, (string) $resp->cnName, 0, null, null, $bytes);
+        return $this->data->DataType(new DataTypeRequest(new Auth($this->clientId, $this->token), $groupName, $enName));
     }
 
-    public function dataList(int $n, bool $measure = false): Reply
+    protected function callDataList(int $n): object
     {
-        try {
-            $resp = $this->data->DataList(new DataListRequest(new Auth($this->clientId, $this->token), $n));
-        } catch (\Throwable $e) {
-            throw $this->error($e);
+        return $this->data->DataList(new DataListRequest(new Auth($this->clientId, $this->token), $n));
+    }
+
+    /** Ice encoding 1.1 of the response's fields, counted from what was decoded (with $measure only). */
+    protected function responseBytes(object $resp, bool $list, bool $measure): int
+    {
+        if (!$measure) {
+            return -1;
         }
-        $this->token = (string) $resp->auth->token;
+        if (!$list) {
+            return self::strSize($resp->auth->token) + 8 + self::strSize($resp->cnName);
+        }
         $items = $resp->items ?? [];
-        $count = count($items);
-        $bytes = -1;
-        if ($measure) {
-            $bytes = self::strSize($resp->auth->token) + self::sizeSize($count);
-            foreach ($items as $it) {
-                $bytes += 8 + self::strSize($it->name) + 8 + 8 + 1 + 8 + self::strSize($it->note) + self::sizeSize(count($it->tags));
-                foreach ($it->tags as $tag) {
-                    $bytes += self::strSize($tag);
-                }
+        $bytes = self::strSize($resp->auth->token) + self::sizeSize(count($items));
+        foreach ($items as $it) {
+            $bytes += 8 + self::strSize($it->name) + 8 + 8 + 1 + 8 + self::strSize($it->note) + self::sizeSize(count($it->tags));
+            foreach ($it->tags as $tag) {
+                $bytes += self::strSize($tag);
             }
         }
-        return new Reply($this->token, 0, '', $count,
-            $count ? self::item($items[0]) : null,
-            $count ? self::item($items[$count - 1]) : null,
-            $bytes);
-    }
-
-    public function dataListItems(int $n): array
-    {
-        try {
-            $resp = $this->data->DataList(new DataListRequest(new Auth($this->clientId, $this->token), $n));
-        } catch (\Throwable $e) {
-            throw $this->error($e);
-        }
-        $this->token = (string) $resp->auth->token;
-        return array_map(self::item(...), $resp->items ?? []);
+        return $bytes;
     }
 
     /** Ice encoding 1.1: a size is one byte below 255, else 255 plus a 4-byte int. */
@@ -123,14 +106,8 @@ final class IceTransport implements Transport
         return self::sizeSize(strlen($s)) + strlen($s);
     }
 
-    private function error(\Throwable $e): CallError
+    protected function failure(\Throwable $e): CallError
     {
-        if ($e instanceof DataError) {
-            if ($e->code === 16) {
-                $this->token = '';
-            }
-            return new CallError(CallError::kindForStatus((int) $e->code), "ice DataError $e->code: $e->message", $e);
-        }
         $kind = match (true) {
             $e instanceof \Ice\ConnectFailedException, $e instanceof \Ice\ConnectTimeoutException,
             $e instanceof \Ice\DNSException => CallError::CONNECT,
@@ -142,21 +119,6 @@ final class IceTransport implements Transport
         return new CallError($kind, 'ice: ' . get_class($e) . ($e->getMessage() !== '' ? ': ' . $e->getMessage() : ''), $e);
     }
 
-    /** @return array<string, mixed> */
-    private static function item(\rpcbedice\Item $it): array
-    {
-        return [
-            'id' => (int) $it->id, 'name' => (string) $it->name, 'createdAt' => (int) $it->createdAt,
-            'score' => (float) $it->score, 'enabled' => (bool) $it->enabled, 'parentId' => (int) $it->parentId,
-            'note' => (string) $it->note, 'tags' => $it->tags ?? [],
-        ];
-    }
-
-    public function serverSoftware(): string
-    {
-        return '';
-    }
-
     /** Drops the communicator for good, a registered one too: its connection's state is unknown. */
     public function discard(): void
     {
@@ -164,11 +126,6 @@ final class IceTransport implements Transport
             \Ice\unregister($this->key);
         }
         $this->ic->destroy();
-    }
-
-    public function connection(): string
-    {
-        return $this->connection;
     }
 
     public function close(): void

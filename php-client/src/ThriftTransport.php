@@ -21,28 +21,33 @@ use Thrift\Transport\TTransport;
 /**
  * Thrift through Debian's php-thrift: TSocket + TFramedTransport + TBinaryProtocol,
  * as go-server serves it by default (buffered / compact on request). With $accel
- * the thrift_protocol extension encodes and decodes (TBinaryProtocolAccelerated). One connection per worker process,
+ * the thrift_protocol extension encodes and decodes (TBinaryProtocolAccelerated). One connection per caller process,
  * reopened after a transport error.
  */
-final class ThriftTransport implements Transport
+final class ThriftTransport extends IdlTransport
 {
+    protected const NAME = 'thrift';
+    protected const DATA_ERROR = DataError::class;
+
     private CountingSocket $socket;
     private TTransport $transport;
     /** Bytes of framing around each response (the frame's 4-byte length), not counted. */
     private int $framing;
     private DataClient $client;
-    private string $token = '';
+    /** The socket's bytes read before the current call. */
+    private int $mark = 0;
 
     public function __construct(
         string $host,
         int $port,
-        private string $clientId,
+        string $clientId,
         float $timeoutSeconds,
         bool $accel = false,
         string $transport = 'framed',
         string $protocol = 'binary',
         private bool $persistent = false,
     ) {
+        parent::__construct($clientId);
         $ms = max(1, (int) ($timeoutSeconds * 1000));
         // persistent: pfsockopen, so the connection outlives the PHP request (the front).
         $this->socket = new CountingSocket($host, $port, $persistent);
@@ -62,25 +67,19 @@ final class ThriftTransport implements Transport
         $this->client = new DataClient($proto);
     }
 
-    private string $connection = 'new';
-
-    public function connection(): string
+    /** Opens the connection when it is not open, and marks the bytes read so far. */
+    protected function before(): void
     {
-        return $this->connection;
-    }
-
-    private function open(): void
-    {
-        if ($this->transport->isOpen()) {
-            return;
+        if (!$this->transport->isOpen()) {
+            try {
+                $this->transport->open();
+                $this->connection = $this->socket->position() > 0 ? 'reused' : 'new';
+            } catch (TException $e) {
+                // No close(): php-thrift's TSocket::close() fails on a socket that never opened.
+                throw new CallError(CallError::CONNECT, 'thrift: ' . $e->getMessage(), $e);
+            }
         }
-        try {
-            $this->transport->open();
-            $this->connection = $this->socket->position() > 0 ? 'reused' : 'new';
-        } catch (TException $e) {
-            // No close(): php-thrift's TSocket::close() fails on a socket that never opened.
-            throw new CallError(CallError::CONNECT, 'thrift: ' . $e->getMessage(), $e);
-        }
+        $this->mark = $this->socket->bytesRead;
     }
 
     private function auth(): Auth
@@ -88,61 +87,26 @@ final class ThriftTransport implements Transport
         return new Auth(['clientId' => $this->clientId, 'token' => $this->token]);
     }
 
-    public function dataType(string $groupName, string $enName, bool $measure = false): Reply
+    protected function callDataType(string $groupName, string $enName): object
     {
-        $this->open();
-        $before = $this->socket->bytesRead;
-        try {
-            $resp = $this->client->DataType(new DataTypeRequest([
-                'auth' => $this->auth(), 'groupName' => $groupName, 'enName' => $enName,
-            ]));
-        } catch (\Throwable $e) {
-            throw $this->error($e);
-        }
-        $this->token = (string) $resp->auth?->token;
-        // The message: its header and the result struct, without the frame length.
-        return new Reply($this->token, (int) $resp->codeId, (string) $resp->cnName, 0, null, null,
-            $this->socket->bytesRead - $before - $this->framing);
+        return $this->client->DataType(new DataTypeRequest([
+            'auth' => $this->auth(), 'groupName' => $groupName, 'enName' => $enName,
+        ]));
     }
 
-    public function dataList(int $n, bool $measure = false): Reply
+    protected function callDataList(int $n): object
     {
-        $this->open();
-        $before = $this->socket->bytesRead;
-        try {
-            $resp = $this->client->DataList(new DataListRequest(['auth' => $this->auth(), 'n' => $n]));
-        } catch (\Throwable $e) {
-            throw $this->error($e);
-        }
-        $this->token = (string) $resp->auth?->token;
-        $items = $resp->items ?? [];
-        $count = count($items);
-        return new Reply($this->token, 0, '', $count,
-            $count ? self::item($items[0]) : null,
-            $count ? self::item($items[$count - 1]) : null,
-            $this->socket->bytesRead - $before - $this->framing);
+        return $this->client->DataList(new DataListRequest(['auth' => $this->auth(), 'n' => $n]));
     }
 
-    public function dataListItems(int $n): array
+    /** The message: its header and the result struct, without the frame length (always measured). */
+    protected function responseBytes(object $resp, bool $list, bool $measure): int
     {
-        $this->open();
-        try {
-            $resp = $this->client->DataList(new DataListRequest(['auth' => $this->auth(), 'n' => $n]));
-        } catch (\Throwable $e) {
-            throw $this->error($e);
-        }
-        $this->token = (string) $resp->auth?->token;
-        return array_map(self::item(...), $resp->items ?? []);
+        return $this->socket->bytesRead - $this->mark - $this->framing;
     }
 
-    private function error(\Throwable $e): CallError
+    protected function failure(\Throwable $e): CallError
     {
-        if ($e instanceof DataError) {
-            if ($e->code === 16) {
-                $this->token = '';
-            }
-            return new CallError(CallError::kindForStatus((int) $e->code), "thrift DataError $e->code: $e->message", $e);
-        }
         // Anything but a declared exception leaves the connection in an unknown state.
         $this->close();
         if ($e instanceof TApplicationException) {
@@ -154,21 +118,6 @@ final class ThriftTransport implements Transport
             return new CallError($kind, 'thrift: ' . $e->getMessage(), $e);
         }
         return new CallError(CallError::RECEIVE, 'thrift: ' . get_class($e) . ': ' . $e->getMessage(), $e);
-    }
-
-    /** @return array<string, mixed> */
-    private static function item(\Rpcbed\Thrift\Item $it): array
-    {
-        return [
-            'id' => (int) $it->id, 'name' => (string) $it->name, 'createdAt' => (int) $it->createdAt,
-            'score' => (float) $it->score, 'enabled' => (bool) $it->enabled, 'parentId' => (int) $it->parentId,
-            'note' => (string) $it->note, 'tags' => $it->tags ?? [],
-        ];
-    }
-
-    public function serverSoftware(): string
-    {
-        return '';
     }
 
     /** Drops the connection for good, a persistent one too: its state is unknown. */

@@ -4,7 +4,7 @@ declare(strict_types=1);
 namespace Rpcbed\Client;
 
 /**
- * Transport is one protocol's client, owned by one worker process. It keeps the
+ * Transport is one protocol's client, owned by one caller process. It keeps the
  * auth token of its previous response and sends it with the next call.
  */
 interface Transport

@@ -3,13 +3,13 @@ declare(strict_types=1);
 
 namespace Rpcbed\Client;
 
-/** Transports makes the transport a Config names, one per worker process. */
+/** Transports makes the transport a Config names, one per caller process. */
 final class Transports
 {
     /** $persistent: connections outlive the PHP request (the front under php -S). */
-    public static function make(Config $cfg, int $worker, bool $persistent = false): Transport
+    public static function make(Config $cfg, int $caller, bool $persistent = false): Transport
     {
-        $id = "$cfg->clientId-$worker";
+        $id = "$cfg->clientId-$caller";
         return match ($cfg->proto) {
             'grpc' => new GrpcTransport($cfg->addr, $id, $cfg->timeout),
             'thrift' => new ThriftTransport($cfg->host(), $cfg->port(), $id, $cfg->timeout, $cfg->accel,

@@ -6,7 +6,7 @@ namespace Rpcbed\Client;
 /**
  * Warmup is the -warmup auto rule of docs/method.md section 5: warm-up runs in
  * back-to-back 250 ms windows and ends when the last 3 windows' throughput (calls
- * completed by all workers together) lie within ±5 % of their mean.
+ * completed by all callers together) lie within ±5 % of their mean.
  */
 final class Warmup
 {
@@ -38,14 +38,14 @@ final class Warmup
     }
 
     /**
-     * Sums workers' tick reports into the finished windows' series.
+     * Sums callers' tick reports into the finished windows' series.
      *
-     * A worker reports window k (its calls completed in it) once a call of it
+     * A caller reports window k (its calls completed in it) once a call of it
      * completes in a later window; the windows it skipped had no completion of its.
-     * Window k is finished when every worker has reported k or a later one.
+     * Window k is finished when every caller has reported k or a later one.
      *
-     * @param array<int, array<int, int>> $ticks worker => window => calls
-     * @param array<int, int> $through worker => highest window it reported (-1: none)
+     * @param array<int, array<int, int>> $ticks caller => window => calls
+     * @param array<int, int> $through caller => highest window it reported (-1: none)
      * @return list<int> calls per finished window, window 0 first
      */
     public static function series(array $ticks, array $through): array

@@ -5,7 +5,7 @@ namespace Rpcbed\Client\Tests;
 
 use PHPUnit\Framework\TestCase;
 use Rpcbed\Client\Bench;
-use Rpcbed\Client\Worker;
+use Rpcbed\Client\Caller;
 
 /** bin/client.php as a process: reports, exit codes, -json. */
 final class ClientTest extends TestCase
@@ -73,7 +73,7 @@ final class ClientTest extends TestCase
 
     /**
      * docs/method.md section 3: client CPU over the window / window length stays
-     * within the cores the client may use, +5 %. On one core, 50 forked workers
+     * within the cores the client may use, +5 %. On one core, 50 forked callers
      * (whose start-up, verify and warm-up once made this 2.5-5.6 cores) included.
      */
     public function testCpuInvariantOnOneCore(): void
@@ -133,14 +133,14 @@ final class ClientTest extends TestCase
             'zero length' => [[1.0, 0.2], [3.0, 0.6], 100, 100, 100, [3.0, 0.6]],
         ];
         foreach ($cases as $name => [$a, $b, $begin, $end, $at, $want]) {
-            $got = Worker::between($a, $b, $begin, $end, $at);
+            $got = Caller::between($a, $b, $begin, $end, $at);
             $this->assertEqualsWithDelta($want[0], $got[0], 1e-9, "$name: user");
             $this->assertEqualsWithDelta($want[1], $got[1], 1e-9, "$name: system");
         }
     }
 
     /**
-     * /proc/PID/schedstat of a forked (so single-threaded) worker: its time on CPU
+     * /proc/PID/schedstat of a forked (so single-threaded) caller: its time on CPU
      * grows while it computes; a PID that is not there gives null.
      */
     public function testOnCpu(): void
@@ -208,7 +208,7 @@ final class ClientTest extends TestCase
             'no -n' => [['-proto', 'http', '-call', 'datatype'], 2, 'give -n'],
             'no -addr' => [['-proto', 'http', '-call', 'datatype', '-n', '1'], 2, '-addr is required'],
             'conns other than c' => [['-proto', 'http', '-call', 'datatype', '-n', '4', '-c', '2', '-conns', '1', '-addr', '127.0.0.1:1'], 2,
-                'php-client runs one process per worker'],
+                'php-client runs one process per caller'],
         ];
     }
 

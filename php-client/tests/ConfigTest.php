@@ -31,7 +31,7 @@ final class ConfigTest extends TestCase
             'missing value' => [[...$ok, '-addr'], 'flag needs an argument: -addr'],
             'bad addr' => [[...$ok, '-addr', 'localhost'], '-addr "localhost"'],
             'stray argument' => [[...$ok, 'extra'], 'unexpected argument "extra"'],
-            'conns other than c' => [[...$ok, '-conns', '1', '-c', '2'], '-conns 1: php-client runs one process per worker'],
+            'conns other than c' => [[...$ok, '-conns', '1', '-c', '2'], '-conns 1: php-client runs one process per caller'],
             'conns alone, other than the default c' => [[...$ok, '-conns', '3'], 'so -conns must equal -c (1)'],
             'no -addr' => [['-proto', 'grpc', '-call', 'datatype', '-n', '1'], '-addr is required'],
             'bad warmup' => [[...$ok, '-warmup', 'soon'], '-warmup "soon"'],

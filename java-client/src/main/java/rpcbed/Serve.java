@@ -58,7 +58,7 @@ public final class Serve {
             }
         } catch (Exception e) {
             System.err.println("java-client serve: starting " + o.proto() + ": " + e);
-            return 1;
+            return Exit.INTERNAL;
         }
         // SIGTERM/SIGINT end the wait below; the server then stops and the process exits
         // 0, as go-server does (a plain shutdown hook would leave the JVM's 143).
@@ -99,7 +99,7 @@ public final class Serve {
             Runtime.getRuntime().halt(1);
         }
         System.err.println("stopped proto=" + o.proto());
-        return 0;
+        return Exit.OK;
     }
 
     /** How long a stop may take before the process exits anyway. */

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import rpcbed.bench.Bench;
 import rpcbed.cli.Exit;
-import rpcbed.bench.CallFailure;
+import rpcbed.bench.CallError;
 import rpcbed.bench.Config;
 import rpcbed.bench.Kind;
 import rpcbed.bench.ReportWriter;
@@ -277,7 +277,7 @@ class BenchTest {
             Transport.Conn c = t.open(0);
             Transport.Session s = new Transport.Session("java-client");
             s.token = "AAAAAGVT81gH04ZIeuPLZZOnWTZ";
-            CallFailure f = assertThrows(CallFailure.class, () -> c.call(s));
+            CallError f = assertThrows(CallError.class, () -> c.call(s));
             assertEquals(Kind.UNAUTHENTICATED, f.kind, "kind: " + f.getMessage());
             assertEquals("", s.token, "token dropped after unauthenticated");
             assertTrue(c.call(s) > 0, "next call gets a fresh token");
@@ -293,7 +293,7 @@ class BenchTest {
         cfg.items = 100_001; // past Config's own check, to see the server refuse it
         try (Transport t = Transports.create(cfg)) {
             Transport.Conn c = t.open(0);
-            CallFailure f = assertThrows(CallFailure.class, () -> c.call(new Transport.Session("java-client")));
+            CallError f = assertThrows(CallError.class, () -> c.call(new Transport.Session("java-client")));
             assertEquals(Kind.INVALID_ARGUMENT, f.kind, "kind: " + f.getMessage());
             c.close();
         }

@@ -20,7 +20,7 @@ import rpcbed.stats.ProcessCpu;
 
 /**
  * One load run: verify one call, open the connections, warm up (fixed or until the
- * throughput settles), then C workers call in a closed loop (ab) or an open loop
+ * throughput settles), then C callers call in a closed loop (ab) or an open loop
  * (-rate) until -n calls or -t ends. Every figure comes from the measured window only:
  * from the end of warm-up to the return of the last measured call, the process CPU
  * read at both ends (docs/method.md).
@@ -29,7 +29,7 @@ public final class Bench {
     /** Latencies above an hour are clamped (open loop counts from the due time): LatencyRecord's range. */
     private static final long HIST_MAX_US = LatencyRecord.HIGHEST_US;
 
-    /** How long a worker waits after a refused connection (as go-client). */
+    /** How long a caller waits after a refused connection (as go-client). */
     private static final long CONNECT_PAUSE_MS = 10;
 
     private Bench() {}
@@ -87,7 +87,7 @@ public final class Bench {
         }
 
         /** The verify error line of docs/report-format.md: "verify: KIND: message". */
-        static RunError verify(int code, CallFailure f, String context) {
+        static RunError verify(int code, CallError f, String context) {
             String msg = f.getMessage();
             String prefix = f.kind.label + ": ";
             if (msg.startsWith(prefix)) {
@@ -105,7 +105,7 @@ public final class Bench {
         int rawN;
     }
 
-    private static final class Worker {
+    private static final class Caller {
         final Histogram hist = LatencyRecord.histogram();
         /** Every recorded latency, only when RPCBED_LATENCY_DUMP asks for them (the merge tests). */
         long[] raw;
@@ -113,12 +113,14 @@ public final class Bench {
         final long[] byKind = new long[Kind.values().length];
         long bytes;
         long warmup;
-        /** nanoTime when the worker's last measured call returned (0 = none). */
+        /** nanoTime when the caller's last measured call returned (0 = none). */
         long lastEnd;
         Throwable lastError;
+        /** The response bytes of the caller's last call (0 when it failed). */
+        long lastBytes;
     }
 
-    /** What the workers and the coordinating thread share during one run. */
+    /** What the callers and the coordinating thread share during one run. */
     private static final class Phase {
         final long runStart = System.nanoTime();
         /** Wall clock at runStart, in Unix microseconds: maps nanoTime to the report's window. */
@@ -135,10 +137,10 @@ public final class Bench {
         volatile ProcessCpu cpuEnd;
         volatile boolean settled;
 
-        Phase(int workers) {
+        Phase(int callers) {
             Instant now = Instant.now();
             runStartMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
-            running = new AtomicInteger(workers);
+            running = new AtomicInteger(callers);
         }
 
         long micros(long nanoTime) {
@@ -150,7 +152,7 @@ public final class Bench {
             deadline = cfg.durationNanos > 0 ? at + cfg.durationNanos : 0;
         }
 
-        /** The last worker to leave reads the CPU: as close to the last call's return as it gets. */
+        /** The last caller to leave reads the CPU: as close to the last call's return as it gets. */
         void leave() {
             if (running.decrementAndGet() == 0) {
                 cpuEnd = ProcessCpu.now();
@@ -168,7 +170,7 @@ public final class Bench {
             for (int i = 0; i < nConns; i++) {
                 conns.add(t.open(i));
             }
-        } catch (CallFailure e) {
+        } catch (CallError e) {
             conns.forEach(Transport.Conn::close);
             throw new RunError(Exit.UNREACHABLE, "java-client: opening connection " + (conns.size() + 1)
                 + " of " + nConns + " to " + cfg.addr + ": " + e.getMessage());
@@ -183,7 +185,7 @@ public final class Bench {
     private static Result measure(Config cfg, Transport t, List<Transport.Conn> conns, long docLength,
             PrintStream err) throws RunError {
         int c = cfg.concurrency;
-        Worker[] workers = new Worker[c];
+        Caller[] callers = new Caller[c];
         AtomicLong remaining = new AtomicLong(cfg.perClient ? 0 : cfg.requests);
         Phase ph = new Phase(c);
         CyclicBarrier measure = new CyclicBarrier(c, () -> {
@@ -203,12 +205,12 @@ public final class Bench {
         }
         Thread[] threads = new Thread[c];
         for (int i = 0; i < c; i++) {
-            Worker w = new Worker();
+            Caller w = new Caller();
             if (System.getenv(LatencyRecord.DUMP_ENV) != null) {
                 w.raw = new long[1024];
             }
-            workers[i] = w;
-            // Round-robin: worker i calls through connection i mod K (K = C: its own).
+            callers[i] = w;
+            // Round-robin: caller i calls through connection i mod K (K = C: its own).
             Transport.Conn own = conns.get(i % conns.size());
             Transport.Session s = new Transport.Session(cfg.clientId);
             Schedule sched = open ? new Schedule(cfg, i, ph.runStart) : null;
@@ -222,13 +224,8 @@ public final class Bench {
                         if (ph.stop.get()) {
                             return;
                         }
-                        try {
-                            own.call(s);
-                        } catch (CallFailure f) {
-                            w.lastError = f;
-                            if (f.kind == Kind.CONNECT) {
-                                Thread.sleep(CONNECT_PAUSE_MS);
-                            }
+                        if (call(own, s, w) == Kind.CONNECT) {
+                            Thread.sleep(CONNECT_PAUSE_MS);
                         }
                         w.warmup++;
                         ph.warmCalls.incrementAndGet();
@@ -270,7 +267,7 @@ public final class Bench {
         if (cfg.warmupAuto) {
             autoWarmup(cfg, ph, threads, err);
             if (open) {
-                // Calls due from a millisecond on are measured: every worker sees warmDone by then.
+                // Calls due from a millisecond on are measured: every caller sees warmDone by then.
                 ph.begin(System.nanoTime() + 1_000_000L, cfg);
             }
             ph.warmDone = true;
@@ -292,10 +289,10 @@ public final class Bench {
         }
         long joined = System.nanoTime();
         if (ph.cpuStart == null || !ph.warmDone) {
-            throw new RunError(Exit.INTERNAL, "java-client: the run stopped before timing: " + firstError(workers));
+            throw new RunError(Exit.INTERNAL, "java-client: the run stopped before timing: " + firstError(callers));
         }
         long end = 0;
-        for (Worker w : workers) {
+        for (Caller w : callers) {
             if (w.lastEnd != 0 && (end == 0 || w.lastEnd - end > 0)) {
                 end = w.lastEnd;
             }
@@ -306,8 +303,8 @@ public final class Bench {
         ProcessCpu cpuEnd = ph.cpuEnd == null ? ProcessCpu.now() : ph.cpuEnd;
         Result res = new Result();
         double secs = Math.max(0, end - ph.measureStart) / 1e9;
-        res.report = report(cfg, t, docLength, workers, secs, cpuEnd.minus(ph.cpuStart));
-        for (Worker w : workers) {
+        res.report = report(cfg, t, docLength, callers, secs, cpuEnd.minus(ph.cpuStart));
+        for (Caller w : callers) {
             if (w.raw != null) {
                 res.raw = Arrays.copyOf(res.raw, res.rawN + w.rawN);
                 System.arraycopy(w.raw, 0, res.raw, res.rawN, w.rawN);
@@ -324,7 +321,7 @@ public final class Bench {
             err.printf("java-client: open loop: target %d calls/s, achieved %.1f%n", cfg.rate,
                 res.report.complete / secs);
         }
-        Throwable last = firstError(workers);
+        Throwable last = firstError(callers);
         if (last != null) {
             err.println("java-client: last error: " + last.getMessage());
         }
@@ -332,8 +329,8 @@ public final class Bench {
     }
 
     /**
-     * -warmup auto: back-to-back windows of 250 ms from the start of the workers; ends
-     * when the detector settles, at -warmup-max, or when every worker is gone.
+     * -warmup auto: back-to-back windows of 250 ms from the start of the callers; ends
+     * when the detector settles, at -warmup-max, or when every caller is gone.
      */
     private static void autoWarmup(Config cfg, Phase ph, Thread[] threads, PrintStream err) {
         WarmupDetector d = new WarmupDetector();
@@ -363,7 +360,7 @@ public final class Bench {
         }
     }
 
-    /** Parks until nanoTime at; false when every worker ended (or one failed) before. */
+    /** Parks until nanoTime at; false when every caller ended (or one failed) before. */
     private static boolean waitUntil(long at, Thread[] threads, Phase ph) {
         long wait;
         while ((wait = at - System.nanoTime()) > 0) {
@@ -385,22 +382,27 @@ public final class Bench {
     }
 
     /** One measured call of the closed loop, timed from start. */
-    private static Kind measured(Transport.Conn own, Transport.Session s, Worker w, long start) {
-        Kind k = Kind.OK;
-        long bytes = 0;
-        try {
-            bytes = own.call(s);
-        } catch (CallFailure f) {
-            k = f.kind;
-            w.lastError = f;
-        }
+    private static Kind measured(Transport.Conn own, Transport.Session s, Caller w, long start) {
+        Kind k = call(own, s, w);
         long end = System.nanoTime();
-        record(w, k, bytes, start, end);
+        record(w, k, w.lastBytes, start, end);
         return k;
     }
 
+    /** One call: its kind, its response bytes in w.lastBytes (0 when it failed). */
+    private static Kind call(Transport.Conn own, Transport.Session s, Caller w) {
+        try {
+            w.lastBytes = own.call(s);
+            return Kind.OK;
+        } catch (CallError f) {
+            w.lastBytes = 0;
+            w.lastError = f;
+            return f.kind;
+        }
+    }
+
     /** Books one measured call; only calls the server answered have a latency. */
-    private static void record(Worker w, Kind k, long bytes, long start, long end) {
+    private static void record(Caller w, Kind k, long bytes, long start, long end) {
         w.byKind[k.ordinal()]++;
         w.lastEnd = end;
         if (k.answered()) {
@@ -417,10 +419,10 @@ public final class Bench {
     }
 
     /**
-     * One worker's share of an open loop (go-client's -rate): its calls are due every
-     * C/R seconds, worker i starting i/R seconds after the run began, so the C workers
+     * One caller's share of an open loop (go-client's -rate): its calls are due every
+     * C/R seconds, caller i starting i/R seconds after the run began, so the C callers
      * together make R calls per second. With -n the measured calls are split among the
-     * workers (or -n each with -per-client).
+     * callers (or -n each with -per-client).
      */
     static final class Schedule {
         final long intervalNanos;
@@ -447,7 +449,7 @@ public final class Bench {
      * silently slowing the load (coordinated omission). A call late for its due time
      * goes at once. Calls due before the measured window starts are warm-up.
      */
-    private static void openLoop(Schedule sched, Transport.Conn own, Transport.Session s, Worker w, Phase ph) {
+    private static void openLoop(Schedule sched, Transport.Conn own, Transport.Session s, Caller w, Phase ph) {
         long due = sched.firstDue;
         long done = 0;
         while (!ph.stop.get()) {
@@ -465,27 +467,20 @@ public final class Bench {
                     return;
                 }
             }
-            Kind k = Kind.OK;
-            long bytes = 0;
-            try {
-                bytes = own.call(s);
-            } catch (CallFailure f) {
-                k = f.kind;
-                w.lastError = f;
-            }
+            Kind k = call(own, s, w);
             long end = System.nanoTime();
             if (!ph.warmDone || due - ph.measureStart < 0) {
                 w.warmup++;
                 ph.warmCalls.incrementAndGet();
             } else {
-                record(w, k, bytes, due, end);
+                record(w, k, w.lastBytes, due, end);
                 done++;
             }
             due += sched.intervalNanos;
         }
     }
 
-    /** The process CPU at time `at` (nanoTime), or now if every worker ended before. */
+    /** The process CPU at time `at` (nanoTime), or now if every caller ended before. */
     private static ProcessCpu cpuAt(long at, Thread[] threads) {
         long wait;
         while ((wait = at - System.nanoTime()) > 0) {
@@ -497,8 +492,8 @@ public final class Bench {
         return ProcessCpu.now();
     }
 
-    private static Throwable firstError(Worker[] workers) {
-        for (Worker w : workers) {
+    private static Throwable firstError(Caller[] callers) {
+        for (Caller w : callers) {
             if (w != null && w.lastError != null) {
                 return w.lastError;
             }
@@ -515,7 +510,7 @@ public final class Bench {
         String context = cfg.name() + " against " + cfg.addr;
         try {
             conn = t.open(-1);
-        } catch (CallFailure e) {
+        } catch (CallError e) {
             throw RunError.verify(Exit.UNREACHABLE, e, context);
         }
         try {
@@ -527,20 +522,20 @@ public final class Bench {
             // The token round trip: the issued token must be accepted on the next call.
             conn.call(s);
             return bytes;
-        } catch (CallFailure e) {
+        } catch (CallError e) {
             throw RunError.verify(e.kind.answered() ? Exit.VERIFY : Exit.UNREACHABLE, e, context);
         } finally {
             conn.close();
         }
     }
 
-    static ReportWriter.Report report(Config cfg, Transport t, long docLength, Worker[] workers,
+    static ReportWriter.Report report(Config cfg, Transport t, long docLength, Caller[] callers,
             double secs, ProcessCpu cpu) {
         Histogram h = LatencyRecord.histogram();
         long[] byKind = new long[Kind.values().length];
         long bytes = 0;
         long warmup = 0;
-        for (Worker w : workers) {
+        for (Caller w : callers) {
             h.add(w.hist);
             for (int k = 0; k < byKind.length; k++) {
                 byKind[k] += w.byKind[k];

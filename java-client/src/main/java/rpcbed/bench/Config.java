@@ -16,7 +16,7 @@ public final class Config {
     public String call = "";
     public int items;
     public int concurrency = 1;
-    /** Measured calls in total, or per worker with perClient; 0 = no count limit. */
+    /** Measured calls in total, or per caller with perClient; 0 = no count limit. */
     public long requests;
     public boolean perClient;
     public long durationNanos;
@@ -25,7 +25,7 @@ public final class Config {
     /** -warmup auto: warm up until throughput settles (WarmupDetector), at most warmupMaxNanos. */
     public boolean warmupAuto;
     public long warmupMaxNanos = TimeUnit.SECONDS.toNanos(10);
-    /** Connections: 0 = one per worker (-conns = -c). */
+    /** Connections: 0 = one per caller (-conns = -c). */
     public int conns;
     public long timeoutNanos = TimeUnit.SECONDS.toNanos(10);
     public String addr = "";
@@ -51,13 +51,13 @@ public final class Config {
         Before timing one call is verified (codeId 101, or exactly -items items, and a
         token). The report (ab 2.3 layout + rpcbed block) goes to stdout, logs to stderr.
         Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
-        -n counts calls in total; with -per-client, calls per worker (the Java write-up's
+        -n counts calls in total; with -per-client, calls per caller (the Java write-up's
         300 000 calls per client). -conns K opens K TCP connections: by default (K = C)
-        every worker owns one; gRPC, Ice and Dubbo may share K < C among the workers
+        every caller owns one; gRPC, Ice and Dubbo may share K < C among the callers
         (round-robin); Thrift and HTTP/1.1 carry one call at a time and refuse K != C.
         -warmup auto warms up until 3 consecutive 250 ms windows' throughput lie within
         5 % of their mean, or until -warmup-max.
-        -rate R runs an open loop: R calls per second in total, each worker's calls due
+        -rate R runs an open loop: R calls per second in total, each caller's calls due
         at fixed intervals, latency counted from each call's due time (coordinated
         omission corrected); 0 (default) is ab's closed loop.
 
@@ -132,7 +132,7 @@ public final class Config {
         }
         if (requests > 0 && !perClient && requests < concurrency) {
             throw new UsageError("-c " + concurrency + " is greater than -n " + requests
-                + " (as ab, every worker needs a call)");
+                + " (as ab, every caller needs a call)");
         }
         if (conns < 0 || conns > concurrency) {
             throw new UsageError("-conns " + conns + ": want 1.." + concurrency + " (-c)");
@@ -177,7 +177,7 @@ public final class Config {
         return conns == 0 ? concurrency : conns;
     }
 
-    /** Whether workers share connections (fewer connections than workers). */
+    /** Whether callers share connections (fewer connections than callers). */
     public boolean shared() {
         return connections() < concurrency;
     }

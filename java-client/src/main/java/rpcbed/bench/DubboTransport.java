@@ -66,14 +66,14 @@ final class DubboTransport implements Transport {
     }
 
     @Override
-    public synchronized Conn open(int index) throws CallFailure {
+    public synchronized Conn open(int index) throws CallError {
         ReferenceConfig<Api.Data> ref = reference(index);
         Api.Data data;
         try {
             bootstrap.reference(ref);
             data = ref.get();
         } catch (RuntimeException e) {
-            throw new CallFailure(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e.getMessage(), e);
+            throw new CallError(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e.getMessage(), e);
         }
         refs.add(ref);
         return new DubboConn(data);
@@ -131,7 +131,7 @@ final class DubboTransport implements Transport {
         }
 
         @Override
-        public long call(Session s) throws CallFailure {
+        public long call(Session s) throws CallError {
             Api.Auth auth = new Api.Auth(s.clientId, s.token);
             try {
                 Object resp;
@@ -167,7 +167,7 @@ final class DubboTransport implements Transport {
                 if (k == Kind.UNAUTHENTICATED) {
                     s.token = "";
                 }
-                throw new CallFailure(k, "DataError " + e.code + ": " + e.getMessage(), e);
+                throw new CallError(k, "DataError " + e.code + ": " + e.getMessage(), e);
             } catch (RpcException e) {
                 Kind k;
                 if (e.isTimeout()) {
@@ -179,9 +179,9 @@ final class DubboTransport implements Transport {
                 } else {
                     k = Kind.EXCEPTIONS;
                 }
-                throw new CallFailure(k, e.getMessage(), e);
+                throw new CallError(k, e.getMessage(), e);
             } catch (RuntimeException e) {
-                throw new CallFailure(Kind.EXCEPTIONS, e.toString(), e);
+                throw new CallError(Kind.EXCEPTIONS, e.toString(), e);
             }
         }
 

@@ -31,7 +31,7 @@ final class GrpcTransport implements Transport {
     }
 
     @Override
-    public Conn open(int index) throws CallFailure {
+    public Conn open(int index) throws CallError {
         ManagedChannel ch = NettyChannelBuilder.forAddress(cfg.host, cfg.port)
             .usePlaintext()
             // Callbacks run on the Netty event loop instead of being handed to the
@@ -49,14 +49,14 @@ final class GrpcTransport implements Transport {
         while (st != ConnectivityState.READY) {
             if (st == ConnectivityState.TRANSIENT_FAILURE || System.nanoTime() - deadline > 0) {
                 ch.shutdownNow();
-                throw new CallFailure(Kind.CONNECT, "cannot connect to " + cfg.addr + " (" + st + ")");
+                throw new CallError(Kind.CONNECT, "cannot connect to " + cfg.addr + " (" + st + ")");
             }
             try {
                 Thread.sleep(2);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 ch.shutdownNow();
-                throw new CallFailure(Kind.CONNECT, "interrupted");
+                throw new CallError(Kind.CONNECT, "interrupted");
             }
             st = ch.getState(true);
         }
@@ -119,7 +119,7 @@ final class GrpcTransport implements Transport {
         }
 
         @Override
-        public long call(Session s) throws CallFailure {
+        public long call(Session s) throws CallError {
             Auth auth = Auth.newBuilder().setClientId(s.clientId).setToken(s.token).build();
             long start = System.nanoTime();
             try {
@@ -151,7 +151,7 @@ final class GrpcTransport implements Transport {
                 if (k == Kind.UNAUTHENTICATED) {
                     s.token = ""; // ask for a fresh token next time
                 }
-                throw new CallFailure(k, e.getStatus().toString(), e);
+                throw new CallError(k, e.getStatus().toString(), e);
             }
         }
 

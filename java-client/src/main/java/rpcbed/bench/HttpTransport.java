@@ -26,7 +26,7 @@ import org.apache.hc.core5.http.protocol.HttpContext;
 /**
  * HTTP/1.1 + JSON over Apache HttpCore 5's blocking client connection: one keep-alive
  * socket per Conn, written and read on the calling thread (as ab -k and go-client do),
- * so a call costs no thread hand-off. A Conn is used by one worker at a time.
+ * so a call costs no thread hand-off. A Conn is used by one caller at a time.
  */
 final class HttpTransport implements Transport {
     private final Config cfg;
@@ -41,7 +41,7 @@ final class HttpTransport implements Transport {
     }
 
     @Override
-    public Conn open(int index) throws CallFailure {
+    public Conn open(int index) throws CallError {
         HttpConn c = new HttpConn();
         // Open the keep-alive connection before timing. No request yet: a server that
         // accepts and then hangs or resets shows as the first call's timeout or
@@ -78,7 +78,7 @@ final class HttpTransport implements Transport {
         private DefaultBHttpClientConnection conn;
 
         /** Connects when there is no open connection (first call, or after a failure / close). */
-        private DefaultBHttpClientConnection connection() throws CallFailure {
+        private DefaultBHttpClientConnection connection() throws CallError {
             if (conn != null && conn.isOpen()) {
                 return conn;
             }
@@ -100,7 +100,7 @@ final class HttpTransport implements Transport {
                 }
                 Kind k = e instanceof SocketTimeoutException || e instanceof ConnectException
                     || !sock.isConnected() ? Kind.CONNECT : Kind.RECEIVE;
-                throw new CallFailure(k, "cannot connect to " + cfg.addr + ": " + e, e);
+                throw new CallError(k, "cannot connect to " + cfg.addr + ": " + e, e);
             }
         }
 
@@ -111,7 +111,7 @@ final class HttpTransport implements Transport {
             }
         }
 
-        Answer exchange(String target, Session s) throws CallFailure {
+        Answer exchange(String target, Session s) throws CallError {
             DefaultBHttpClientConnection c = connection();
             ClassicHttpRequest req = new BasicClassicHttpRequest(Method.GET, target);
             req.setHeader("Host", hostHeader);
@@ -132,15 +132,15 @@ final class HttpTransport implements Transport {
                 return new Answer(resp.getCode(), body);
             } catch (SocketTimeoutException e) {
                 drop();
-                throw new CallFailure(Kind.TIMEOUT, e.toString(), e);
+                throw new CallError(Kind.TIMEOUT, e.toString(), e);
             } catch (IOException | HttpException e) {
                 drop();
-                throw new CallFailure(Kind.RECEIVE, e.toString(), e);
+                throw new CallError(Kind.RECEIVE, e.toString(), e);
             }
         }
 
         @Override
-        public long call(Session s) throws CallFailure {
+        public long call(Session s) throws CallError {
             Answer a = exchange(path, s);
             byte[] body = a.body();
             if (a.status() != 200) {
@@ -152,16 +152,16 @@ final class HttpTransport implements Transport {
                 if (k == Kind.UNAUTHENTICATED) {
                     s.token = "";
                 }
-                throw new CallFailure(k, "HTTP " + a.status() + ": " + new String(body, 0, Math.min(body.length, 200)));
+                throw new CallError(k, "HTTP " + a.status() + ": " + new String(body, 0, Math.min(body.length, 200)));
             }
             JSONObject o;
             try {
                 o = JSON.parseObject(body);
             } catch (RuntimeException e) {
-                throw new CallFailure(Kind.LENGTH, "bad JSON: " + e.getMessage(), e);
+                throw new CallError(Kind.LENGTH, "bad JSON: " + e.getMessage(), e);
             }
             if (o == null) {
-                throw new CallFailure(Kind.LENGTH, "empty body");
+                throw new CallError(Kind.LENGTH, "empty body");
             }
             JSONObject auth = o.getJSONObject("auth");
             s.token = auth == null ? "" : auth.getString("token");

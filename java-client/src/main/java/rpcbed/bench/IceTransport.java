@@ -36,12 +36,12 @@ final class IceTransport implements Transport {
     }
 
     /** Every non-default Ice setting of the client (listed in java-client/README.md). */
-    static void clientProps(com.zeroc.Ice.Properties p, int workers) {
+    static void clientProps(com.zeroc.Ice.Properties p, int callers) {
         // Replies are read by the client thread pool (default: one thread for all
-        // connections); give it a thread per core, growing with the workers.
+        // connections); give it a thread per core, growing with the callers.
         int cores = Runtime.getRuntime().availableProcessors();
-        p.setProperty("Ice.ThreadPool.Client.Size", Integer.toString(Math.max(1, Math.min(cores, workers))));
-        p.setProperty("Ice.ThreadPool.Client.SizeMax", Integer.toString(Math.max(cores, workers)));
+        p.setProperty("Ice.ThreadPool.Client.Size", Integer.toString(Math.max(1, Math.min(cores, callers))));
+        p.setProperty("Ice.ThreadPool.Client.SizeMax", Integer.toString(Math.max(cores, callers)));
         // data.ice maps module rpcbedice to Java package rpcbed.gen: without this, Ice
         // cannot find DataError's class and reports UnknownUserException instead.
         p.setProperty("Ice.Package.rpcbedice", "rpcbed.gen");
@@ -50,7 +50,7 @@ final class IceTransport implements Transport {
     }
 
     @Override
-    public Conn open(int index) throws CallFailure {
+    public Conn open(int index) throws CallError {
         DataPrx proxy = DataPrx.uncheckedCast(communicator.stringToProxy(
                 IceServer.IDENTITY + ":tcp -h " + cfg.host + " -p " + cfg.port))
             .ice_connectionId("c" + index)
@@ -58,7 +58,7 @@ final class IceTransport implements Transport {
         try {
             proxy.ice_getConnection(); // connect before timing
         } catch (LocalException e) {
-            throw new CallFailure(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e, e);
+            throw new CallError(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e, e);
         }
         return new IceConn(proxy);
     }
@@ -106,7 +106,7 @@ final class IceTransport implements Transport {
         }
 
         @Override
-        public long call(Session s) throws CallFailure {
+        public long call(Session s) throws CallError {
             Auth auth = new Auth(s.clientId, s.token);
             try {
                 if (cfg.dataList()) {
@@ -135,15 +135,15 @@ final class IceTransport implements Transport {
                 if (k == Kind.UNAUTHENTICATED) {
                     s.token = "";
                 }
-                throw new CallFailure(k, "DataError " + e.code + ": " + e.message, e);
+                throw new CallError(k, "DataError " + e.code + ": " + e.message, e);
             } catch (TimeoutException e) {
-                throw new CallFailure(e instanceof ConnectTimeoutException ? Kind.CONNECT : Kind.TIMEOUT, e.toString(), e);
+                throw new CallError(e instanceof ConnectTimeoutException ? Kind.CONNECT : Kind.TIMEOUT, e.toString(), e);
             } catch (ConnectFailedException e) {
-                throw new CallFailure(Kind.CONNECT, e.toString(), e);
+                throw new CallError(Kind.CONNECT, e.toString(), e);
             } catch (UnknownException e) {
-                throw new CallFailure(Kind.EXCEPTIONS, e.toString(), e);
+                throw new CallError(Kind.EXCEPTIONS, e.toString(), e);
             } catch (LocalException e) {
-                throw new CallFailure(Kind.RECEIVE, e.toString(), e);
+                throw new CallError(Kind.RECEIVE, e.toString(), e);
             }
         }
 

@@ -29,7 +29,7 @@ final class ThriftTransport implements Transport {
     }
 
     @Override
-    public Conn open(int index) throws CallFailure {
+    public Conn open(int index) throws CallError {
         ThriftConn c = new ThriftConn();
         c.connect();
         return c;
@@ -76,7 +76,7 @@ final class ThriftTransport implements Transport {
         private TFramedTransport framed;
         private Data.Client client;
 
-        void connect() throws CallFailure {
+        void connect() throws CallError {
             try {
                 TConfiguration conf = TConfiguration.custom()
                     .setMaxFrameSize(ThriftServer.MAX_FRAME)
@@ -88,12 +88,12 @@ final class ThriftTransport implements Transport {
                 client = new Data.Client(new TBinaryProtocol(framed));
             } catch (TTransportException e) {
                 close();
-                throw new CallFailure(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e.getMessage(), e);
+                throw new CallError(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e.getMessage(), e);
             }
         }
 
         @Override
-        public long call(Session s) throws CallFailure {
+        public long call(Session s) throws CallError {
             if (client == null) {
                 connect(); // the previous call broke the connection
             }
@@ -120,22 +120,22 @@ final class ThriftTransport implements Transport {
                 if (k == Kind.UNAUTHENTICATED) {
                     s.token = "";
                 }
-                throw new CallFailure(k, "DataError " + e.getCode() + ": " + e.getMessage(), e);
+                throw new CallError(k, "DataError " + e.getCode() + ": " + e.getMessage(), e);
             } catch (TApplicationException e) {
-                throw new CallFailure(Kind.EXCEPTIONS, "TApplicationException: " + e.getMessage(), e);
+                throw new CallError(Kind.EXCEPTIONS, "TApplicationException: " + e.getMessage(), e);
             } catch (TProtocolException e) {
                 close();
-                throw new CallFailure(Kind.RECEIVE, "protocol: " + e.getMessage(), e);
+                throw new CallError(Kind.RECEIVE, "protocol: " + e.getMessage(), e);
             } catch (TException e) {
                 close();
                 Throwable cause = e.getCause();
                 if (cause instanceof SocketTimeoutException) {
-                    throw new CallFailure(Kind.TIMEOUT, e.getMessage(), e);
+                    throw new CallError(Kind.TIMEOUT, e.getMessage(), e);
                 }
                 if (cause instanceof ConnectException) {
-                    throw new CallFailure(Kind.CONNECT, e.getMessage(), e);
+                    throw new CallError(Kind.CONNECT, e.getMessage(), e);
                 }
-                throw new CallFailure(Kind.RECEIVE, String.valueOf(e.getMessage()), e);
+                throw new CallError(Kind.RECEIVE, String.valueOf(e.getMessage()), e);
             }
         }
 

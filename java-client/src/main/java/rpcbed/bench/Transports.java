@@ -35,12 +35,12 @@ public final class Transports {
         };
     }
 
-    static CallFailure wrongCode(long got) {
-        return new CallFailure(Kind.LENGTH, "got codeId " + got + "; want 101");
+    static CallError wrongCode(long got) {
+        return new CallError(Kind.LENGTH, "got codeId " + got + "; want 101");
     }
 
-    static CallFailure wrongItems(long got, int want) {
-        return new CallFailure(Kind.LENGTH, "got " + got + " items; want " + want);
+    static CallError wrongItems(long got, int want) {
+        return new CallError(Kind.LENGTH, "got " + got + " items; want " + want);
     }
 
     /** Maps a DataError code (Thrift, Ice, Dubbo) to the report's kind. */

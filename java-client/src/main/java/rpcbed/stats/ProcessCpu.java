@@ -6,7 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The JVM's process CPU time (every thread: workers, event loops, JIT, GC), user and
+ * The JVM's process CPU time (every thread: callers, event loops, JIT, GC), user and
  * system from /proc/self/stat. Resolution is one clock tick (10 ms). Beside it, the
  * JIT compilers' accumulated compile time (CompilationMXBean, milliseconds; -1 when
  * the JVM does not keep it): over a window, whether the JIT was still compiling.

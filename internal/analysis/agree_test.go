@@ -1,0 +1,139 @@
+package analysis
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/results/resultstest"
+)
+
+// Agree: cells within ±10 % count as agreeing, per figure; a cell outside is
+// listed with whether the other run's median lies in its interval; calibration
+// counts the cells whose intervals hold the other run's median.
+func TestAgree(t *testing.T) {
+	a, b := resultstest.Synthetic("a", 1), resultstest.Synthetic("b", 1)
+	for i := range b.Cells {
+		c := &b.Cells[i]
+		for j := range c.Repeats {
+			switch c.Name {
+			case "go-grpc-datalist-2-c1": // throughput 20 % up, not noisy in either run
+				c.Repeats[j].Metrics.RPS *= 1.2
+			case "go-http-datalist-2-c1": // noisy in both runs, client CPU 30 % up
+				c.Repeats[j].Metrics.ClientCPUUs *= 1.3
+			}
+		}
+	}
+	for i := range a.Cells { // B's cores ran the probe 10 % slower (client) and as fast (server)
+		for j := range a.Cells[i].Repeats {
+			a.Cells[i].Repeats[j].Probe = &results.Probe{ClientUs: [2]float64{6000, 6000}, ServerUs: [2]float64{5000, 5000}}
+			b.Cells[i].Repeats[j].Probe = &results.Probe{ClientUs: [2]float64{6600, 6600}, ServerUs: [2]float64{5000, 5000}}
+		}
+	}
+	ag := Agree(a, b, 0.10, 0.9)
+	want := map[string][2]int{"req/s": {11, 12}, "client CPU/call": {11, 12}, "server CPU/call": {12, 12}}
+	for _, f := range ag.Figures {
+		if w := want[f.Name]; f.Agree != w[0] || f.Cells != w[1] {
+			t.Errorf("%s: got %d of %d; want %d of %d", f.Name, f.Agree, f.Cells, w[0], w[1])
+		}
+	}
+	if len(ag.Outside) != 2 || ag.Outside[0].Cell != "go-grpc-datalist-2-c1" || ag.Outside[1].Cell != "go-http-datalist-2-c1" {
+		t.Errorf("outside: got %+v; want go-grpc-datalist-2-c1 and go-http-datalist-2-c1", ag.Outside)
+	}
+	if len(ag.Calibration) != 3 {
+		t.Fatalf("calibration: %d figures; want 3", len(ag.Calibration))
+	}
+	if c := ag.Calibration[0]; c.Cells != 12 || c.BInA > 11 {
+		t.Errorf("req/s calibration: B in A's interval %d of %d; want at most 11 of 12 (a cell moved 20 %% on quiet rounds)", c.BInA, c.Cells)
+	}
+	// 11 of 12 is over 90 % and no verdict flipped: the goal holds; at 95 % it does not.
+	if !ag.Met(0.9) || ag.Met(0.95) {
+		t.Errorf("goal: met at 90 %% %v, at 95 %% %v; want met, not met", ag.Met(0.9), ag.Met(0.95))
+	}
+	if d, ok := ag.ProbeChange(0); !ok || math.Abs(d-0.10) > 1e-9 {
+		t.Errorf("client probe change: got %v, %v; want +0.10", d, ok)
+	}
+	if d, ok := ag.ProbeChange(1); !ok || d != 0 {
+		t.Errorf("server probe change: got %v, %v; want 0", d, ok)
+	}
+	if m := ag.Outside[0].Figures; len(m) != 1 || m[0].Figure != "req/s" || math.Abs(m[0].Change-0.2) > 1e-9 || m[0].InsideA {
+		t.Errorf("go-grpc-datalist-2-c1 moved: got %+v; want req/s +20 %%, outside A's interval", m)
+	}
+}
+
+// Noise: the model's figures follow the repeats' noise; more noise needs more
+// repeats, a shift between runs that repeats cannot average away needs none of
+// them (Needed 0), and the same runs give the same model.
+func TestNoise(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		a, b                *results.Run
+		dev                 [2]float64 // MedianDev range
+		runSD               [2]float64
+		shift               [2]float64 // req/s
+		predicted           [2]float64
+		needed              [2]int // Needed range; {0, 0}: none reaches the goal
+		wantCells, wantReps int
+	}{
+		{name: "no noise", a: resultstest.Run(40, func(int, int) float64 { return 1 }, 3), b: resultstest.Run(40, func(int, int) float64 { return 1 }, 3),
+			dev: [2]float64{0, 0}, runSD: [2]float64{0, 0}, predicted: [2]float64{1, 1}, needed: [2]int{1, 1}, wantCells: 40, wantReps: 3},
+		// A normal with sd 2 % per repeat: 3 repeats agree within ±10 % almost always.
+		{name: "quiet", a: resultstest.Run(200, resultstest.Gaussian(1, 0.02), 3), b: resultstest.Run(200, resultstest.Gaussian(2, 0.02), 3),
+			dev: [2]float64{0.008, 0.02}, runSD: [2]float64{0, 0.01}, predicted: [2]float64{0.99, 1}, needed: [2]int{1, 2}, wantCells: 200, wantReps: 3},
+		// sd 15 %: the median of 3 has sd ~10 %, the difference of two ~14 %:
+		// P(|d| <= ln 1.1) ~ 50 %; 90 % needs sd(d) <= 5.8 %, ~20 repeats.
+		{name: "this machine", a: resultstest.Run(300, resultstest.Gaussian(10, 0.15), 3), b: resultstest.Run(300, resultstest.Gaussian(11, 0.15), 3),
+			dev: [2]float64{0.08, 0.13}, runSD: [2]float64{0, 0.04}, predicted: [2]float64{0.42, 0.62}, needed: [2]int{15, 30}, wantCells: 300, wantReps: 3},
+		// Every cell 30 % faster in B, repeats quiet: a shift common to the cells,
+		// which no repeat count closes.
+		{name: "run-long shift", a: resultstest.Run(50, resultstest.Gaussian(5, 0.01), 3), b: resultstest.Run(50, func(c, r int) float64 { return 1.3 * resultstest.Gaussian(6, 0.01)(c, r) }, 3),
+			dev: [2]float64{0, 0.02}, runSD: [2]float64{0, 0}, shift: [2]float64{0.29, 0.31}, predicted: [2]float64{0, 0.01}, needed: [2]int{0, 0}, wantCells: 50, wantReps: 3},
+		// Each cell of B off by its own factor (sd 20 % in logs), repeats quiet: the
+		// runs differ per cell by 20/√2 % each, and no repeat count closes that.
+		{name: "per-cell offsets", a: resultstest.Run(200, resultstest.Gaussian(12, 0.01), 3), b: resultstest.Run(200, resultstest.CellOffsets(13, 0.2, 0.01), 3),
+			dev: [2]float64{0, 0.02}, runSD: [2]float64{0.11, 0.17}, predicted: [2]float64{0.28, 0.48}, needed: [2]int{0, 0}, wantCells: 200, wantReps: 3},
+		{name: "one repeat per cell", a: resultstest.Run(10, resultstest.Gaussian(7, 0.1), 1), b: resultstest.Run(10, resultstest.Gaussian(8, 0.1), 1),
+			wantCells: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ag := Agree(tc.a, tc.b, 0.10, 0.90)
+			if len(ag.Noise) != len(AgreeFigures) {
+				t.Fatalf("got %d models; want one per figure (%d)", len(ag.Noise), len(AgreeFigures))
+			}
+			for _, m := range ag.Noise {
+				if m.Cells != tc.wantCells {
+					t.Errorf("%s: cells %d; want %d", m.Figure, m.Cells, tc.wantCells)
+				}
+				if tc.wantCells == 0 {
+					continue
+				}
+				if m.Repeats != tc.wantReps || m.Deviations != 2*tc.wantReps*tc.wantCells {
+					t.Errorf("%s: repeats %d, deviations %d; want %d and %d", m.Figure, m.Repeats, m.Deviations, tc.wantReps, 2*tc.wantReps*tc.wantCells)
+				}
+				if m.MedianDev < tc.dev[0]-1e-9 || m.MedianDev > tc.dev[1]+1e-9 {
+					t.Errorf("%s: median deviation %.4f; want %.3f-%.3f", m.Figure, m.MedianDev, tc.dev[0], tc.dev[1])
+				}
+				if m.RunSD < tc.runSD[0]-1e-9 || m.RunSD > tc.runSD[1]+1e-9 {
+					t.Errorf("%s: run sd %.4f; want %.3f-%.3f", m.Figure, m.RunSD, tc.runSD[0], tc.runSD[1])
+				}
+				if m.Figure == "req/s" && (m.Shift < tc.shift[0]-1e-9 || m.Shift > tc.shift[1]+1e-9) {
+					t.Errorf("%s: shift %.4f; want %.3f-%.3f", m.Figure, m.Shift, tc.shift[0], tc.shift[1])
+				}
+				if m.Predicted < tc.predicted[0] || m.Predicted > tc.predicted[1] {
+					t.Errorf("%s: predicted %.3f; want %.2f-%.2f", m.Figure, m.Predicted, tc.predicted[0], tc.predicted[1])
+				}
+				if m.Needed < tc.needed[0] || m.Needed > tc.needed[1] {
+					t.Errorf("%s: needed %d; want %d-%d", m.Figure, m.Needed, tc.needed[0], tc.needed[1])
+				}
+				// The model is checked against what the runs show.
+				if math.Abs(m.Predicted-m.Measured) > 0.12 {
+					t.Errorf("%s: predicted %.2f, measured %.2f: the model does not describe the runs it came from", m.Figure, m.Predicted, m.Measured)
+				}
+			}
+			if again := Agree(tc.a, tc.b, 0.10, 0.90).Noise; !reflect.DeepEqual(again, ag.Noise) {
+				t.Errorf("the same runs gave two models:\n%+v\n%+v", ag.Noise, again)
+			}
+		})
+	}
+}

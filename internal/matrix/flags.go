@@ -1,0 +1,206 @@
+package matrix
+
+import (
+	"fmt"
+
+	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/stats"
+)
+
+// The flag rules: what makes a repeat's figures unusable or doubtful
+// (docs/method.md, sections 3 and 9), apart from the run path that measures
+// them. Each rule reads one repeat's report and window and gives the reasons
+// it raises its flag (none: not raised).
+
+// flagInput is what a flag rule reads of one repeat: the report, the window it
+// was measured over, and whether the report is an rpcbed client's (with the
+// rpcbed block: ab's and a front's load program's are not).
+type flagInput struct {
+	report *report.Report
+	window *results.Window
+	client bool
+}
+
+// flagRule is one named rule over what In holds of a repeat: each reason why
+// gives is one note on the repeat.
+type flagRule[In any] struct {
+	flag string
+	why  func(In) []string
+}
+
+// flagRules are the rules RunPath.Once judges a repeat by, in the order its
+// flags and notes are listed.
+var flagRules = []flagRule[flagInput]{
+	{results.FlagCPUScope, cpuScope},
+	{results.FlagWarmup, warmupUnsettled},
+	{results.FlagCPUInvariant, clientBusier},
+	{results.FlagCPUInvariant, serverBusier},
+	{results.FlagJIT, clientJIT},
+	{results.FlagJIT, serverJIT},
+	{results.FlagFewCalls, fewCalls},
+}
+
+// raise applies rules to rep in their order.
+func raise[In any](rep *results.Repeat, rules []flagRule[In], in In) {
+	for _, r := range rules {
+		for _, why := range r.why(in) {
+			rep.Flag(r.flag, why)
+		}
+	}
+}
+
+// dropCPU leaves a repeat's CPU figures out when a flag says they are not the
+// window's.
+func dropCPU(rep *results.Repeat) {
+	if rep.Has(results.FlagCPUInvariant) || rep.Has(results.FlagCPUScope) {
+		rep.Metrics.CPUNotUsed = true
+	}
+}
+
+// cpuScope: the client measured its CPU over its whole process, not the window.
+func cpuScope(in flagInput) []string {
+	if x := in.report.Rpcbed; in.client && x != nil && x.CPUScope != report.ScopeWindow {
+		return []string{"the client measured its CPU over its whole process (CPU scope: " + x.CPUScope + ")"}
+	}
+	return nil
+}
+
+// warmupUnsettled: an auto warm-up reached its bound without settling.
+func warmupUnsettled(in flagInput) []string {
+	if x := in.report.Rpcbed; in.client && x != nil && x.WarmupSettled == report.SettledNo {
+		return []string{fmt.Sprintf("warm-up did not settle in %.1f s", x.WarmupSeconds)}
+	}
+	return nil
+}
+
+// clientBusier and serverBusier: the CPU invariant, a side busier over the
+// window than the cores it may use (+ results.CPUAllowance).
+func clientBusier(in flagInput) []string {
+	w := in.window
+	return busier("client", w.ClientBusy, w.ClientCores, true, w.Seconds)
+}
+
+func serverBusier(in flagInput) []string {
+	w := in.window
+	return busier("server", w.ServerBusy, w.ServerCores, w.ServerKnown, w.Seconds)
+}
+
+func busier(side string, busy, cores float64, known bool, seconds float64) []string {
+	if known && cores > 0 && busy > cores*(1+results.CPUAllowance) {
+		return []string{fmt.Sprintf("%s busy %.2f cores over the %.3f s window; it may use %.4g", side, busy, seconds, cores)}
+	}
+	return nil
+}
+
+// clientJIT and serverJIT: a JVM side's JIT compiled for more than
+// results.JITQuiet of the window.
+func clientJIT(in flagInput) []string {
+	return jitBusy("client", in.window.ClientJITMs, in.window.Seconds)
+}
+
+func serverJIT(in flagInput) []string {
+	return jitBusy("server", in.window.ServerJITMs, in.window.Seconds)
+}
+
+func jitBusy(side string, ms *float64, seconds float64) []string {
+	if ms != nil && seconds > 0 && results.JITBusy(*ms, seconds) {
+		return []string{fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side, *ms, seconds*1000, results.JITQuiet*100)}
+	}
+	return nil
+}
+
+// fewCalls: so few calls in the window that one more or less moves req/s by
+// more than 1/results.FewCalls.
+func fewCalls(in flagInput) []string {
+	if n := in.report.Complete; n < results.FewCalls {
+		return []string{fmt.Sprintf("%d calls completed in the %.3f s window (< %d): one call more or less moves req/s by %s", n, in.window.Seconds, results.FewCalls, fewCallsStep(n))}
+	}
+	return nil
+}
+
+// fewCallsStep is how much one call moves a rate counted from n calls.
+func fewCallsStep(n int64) string {
+	if n < 1 {
+		return "all of it"
+	}
+	return fmt.Sprintf("%.0f %%", 100/float64(n))
+}
+
+// A cluster repeat (clusterrun.go) is judged in three steps: the tasks' windows
+// against each other (skewRules), each task on its own node (taskFlagRules),
+// then the merged window's server and calls (mergedFlagRules).
+
+// skewRules judge a cluster repeat's tasks' windows against each other.
+var skewRules = []flagRule[clusterInput]{{results.FlagWindowSkew, windowSkew}}
+
+// mergedFlagRules judge a cluster repeat's merged window.
+var mergedFlagRules = []flagRule[flagInput]{
+	{results.FlagCPUInvariant, serverBusier},
+	{results.FlagJIT, serverJIT},
+	{results.FlagFewCalls, fewCalls},
+}
+
+// taskFlagRules judge one task of a cluster repeat: its client on its node.
+var taskFlagRules = []flagRule[taskInput]{
+	{results.FlagCPUInvariant, taskBusier},
+	{results.FlagCPUScope, taskCPUScope},
+	{results.FlagWarmup, taskWarmup},
+	{results.FlagJIT, taskJIT},
+}
+
+// clusterInput is a cluster repeat's merged window and each task's window length.
+type clusterInput struct {
+	window      *results.Window
+	taskSeconds []float64
+}
+
+// windowSkew: the tasks' windows start or end further apart on the driver's
+// clock than results.SkewShare of their median length.
+func windowSkew(in clusterInput) []string {
+	w := in.window
+	if med := stats.Of(in.taskSeconds).Median; med > 0 && w.SkewS > results.SkewShare*med {
+		return []string{fmt.Sprintf("the tasks' windows start or end %.1f ms apart on the driver's clock, over %.0f %% of the %.3f s window", w.SkewS*1000, results.SkewShare*100, med)}
+	}
+	return nil
+}
+
+// taskInput is one task of a cluster repeat: its record, its report and the
+// cores its node lets it use.
+type taskInput struct {
+	rec    results.TaskRecord
+	report *report.Report
+	cores  float64
+}
+
+func taskBusier(in taskInput) []string {
+	t := in.rec
+	if sec := t.WindowEndUnix - t.WindowStartUnix; sec > 0 && in.cores > 0 {
+		if busy := t.ClientCPUS / sec; busy > in.cores*(1+results.CPUAllowance) {
+			return []string{fmt.Sprintf("client on %s busy %.2f cores over its %.3f s window; it may use %.4g", t.NodeAddr, busy, sec, in.cores)}
+		}
+	}
+	return nil
+}
+
+func taskCPUScope(in taskInput) []string {
+	if x := in.report.Rpcbed; x.CPUScope != report.ScopeWindow {
+		return []string{"a task measured its CPU over its whole process (CPU scope: " + x.CPUScope + ")"}
+	}
+	return nil
+}
+
+func taskWarmup(in taskInput) []string {
+	if x := in.report.Rpcbed; x.WarmupSettled == report.SettledNo {
+		return []string{fmt.Sprintf("warm-up did not settle on %s in %.1f s", in.rec.NodeAddr, x.WarmupSeconds)}
+	}
+	return nil
+}
+
+func taskJIT(in taskInput) []string {
+	t, x := in.rec, in.report.Rpcbed
+	if x.JITCompileMs != nil && results.JITBusy(float64(*x.JITCompileMs), t.WindowEndUnix-t.WindowStartUnix) {
+		return []string{fmt.Sprintf("the client's JIT on %s compiled for %d ms of its window", t.NodeAddr, *x.JITCompileMs)}
+	}
+	return nil
+}
