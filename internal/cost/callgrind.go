@@ -321,14 +321,14 @@ func CheckGeometry(p *Profile) error {
 	return nil
 }
 
-// SplitDriver separates php-client's driver process from its workers. client.php
-// forks one worker per connection and keeps a driver: it starts the workers,
-// decodes their results, sorts every latency for the percentiles, prints the
-// report and waits for the workers' exit in a polling loop. That is rpcbed's
+// SplitDriver separates php-client's driver process from its callers. client.php
+// forks one caller process per connection (Caller) and keeps a driver: it starts
+// them, decodes their results, sorts every latency for the percentiles, prints the
+// report and waits for the callers' exit in a polling loop. That is rpcbed's
 // bookkeeping, not the call, and part of it follows the clock (the waiting loop)
 // or grows as n log n (the sort): two runs of php-thrift-datalist-2-c1 put
 // 1.1 M and 2.5 M instructions in the driver over the same 200 calls, their
-// workers 92,225 and 92,208 instructions per call. A forked worker's file
+// callers 92,225 and 92,208 instructions per call. A forked caller's file
 // carries its parent's counts up to the fork (they cancel in the marginal); the
 // driver is the first process (lowest PID) of a PHP command line that ran as
 // more than one process. A program that does not fork has no driver.
