@@ -128,8 +128,15 @@ func summary(c cost.CellRun) string {
 	if c.Status != cost.StatusOK {
 		return c.Status + ": " + c.Error
 	}
-	return fmt.Sprintf("%.0f instructions, %.0f est. cycles, %.1f syscalls, %.0f/%.0f bytes in/out per call (%.0f s)",
-		c.PerCall.Ir, c.PerCall.Cycles, c.PerCall.Syscalls, c.PerCall.BytesIn, c.PerCall.BytesOut, c.Seconds)
+	// A negative marginal is the two runs' noise, not a figure: "—".
+	f := func(format string, v float64) string {
+		if v < 0 {
+			return "—"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	return fmt.Sprintf("%s instructions, %s est. cycles, %s syscalls, %s/%s bytes in/out per call (%.0f s)",
+		f("%.0f", c.PerCall.Ir), f("%.0f", c.PerCall.Cycles), f("%.1f", c.PerCall.Syscalls), f("%.0f", c.PerCall.BytesIn), f("%.0f", c.PerCall.BytesOut), c.Seconds)
 }
 
 func containsAny(s string, subs []string) bool {
