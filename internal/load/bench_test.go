@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// BenchmarkCall is one worker's call through a real loopback connection to the
+// BenchmarkCall is one caller's call through a real loopback connection to the
 // in-process go-server, per protocol and call (client and server CPU together;
 // allocations include the server's). `make bench-loadgen` compares the client
 // alone with ghz and wrk.
@@ -24,7 +24,7 @@ func BenchmarkCall(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer t.close()
-				c := t.caller(0)
+				c := t.session(0)
 				if o, _ := c.verify(context.Background()); o.kind != kindOK {
 					b.Fatal(o.err)
 				}

@@ -77,7 +77,7 @@ const (
 
 // Defaults fills the zero fields the flags may leave, or a caller that builds a
 // Config by hand: timeout, client id, Thrift settings, connections (one per
-// worker), check, and the auto warm-up's bound. Concurrency is not filled: -c 0
+// caller), check, and the auto warm-up's bound. Concurrency is not filled: -c 0
 // is an error, not a default.
 func (c *Config) Defaults() {
 	if c.Timeout == 0 {
@@ -93,7 +93,7 @@ func (c *Config) Defaults() {
 		c.ThriftProtocol = defaultThriftProtocol
 	}
 	if c.Conns == 0 {
-		c.Conns = c.Concurrency // docs/method.md: one per worker, every protocol
+		c.Conns = c.Concurrency // docs/method.md: one per caller, every protocol
 	}
 	if c.Check == "" {
 		c.Check = CheckFull
@@ -218,13 +218,13 @@ func (c *Config) httpPath() string {
 // eventLoop tells whether the run is in load-generator mode on HTTP/1.1
 // (-check length with -k): event loops and a hand-written response reader
 // (httploop_linux.go, httpwire.go) instead of net/http's codec in one goroutine
-// per worker.
+// per caller.
 func (c *Config) eventLoop() bool {
 	return loopSupported && c.Proto == ProtoHTTP && c.Check == CheckLength && c.KeepAlive
 }
 
-// sharedConns tells whether the workers share the connections (gRPC with -conns
-// below -c) or each worker owns one.
+// sharedConns tells whether the callers share the connections (gRPC with -conns
+// below -c) or each caller owns one.
 func (c *Config) sharedConns() bool {
 	return c.Conns < c.Concurrency
 }

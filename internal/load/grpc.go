@@ -23,8 +23,8 @@ import (
 
 const maxMsgSize = 64 << 20
 
-// grpcTransport is K connections (-conns, default one per worker); worker w uses
-// connection w mod K, so with K < c the workers share them round-robin.
+// grpcTransport is K connections (-conns, default one per caller); caller w uses
+// connection w mod K, so with K < c the callers share them round-robin.
 type grpcTransport struct {
 	cfg    *Config
 	conns  []*grpc.ClientConn
@@ -143,8 +143,8 @@ func waitReady(ctx context.Context, cc *grpc.ClientConn, timeout time.Duration) 
 	}
 }
 
-func (t *grpcTransport) caller(w int) caller {
-	c := &grpcCaller{
+func (t *grpcTransport) session(w int) session {
+	c := &grpcSession{
 		cc:       t.conns[w%len(t.conns)],
 		health:   t.health[w%len(t.conns)],
 		full:     t.cfg.Check == CheckFull,
@@ -170,10 +170,10 @@ func (t *grpcTransport) close() {
 	}
 }
 
-// grpcCaller makes one worker's calls, reusing its request and response messages.
+// grpcSession makes one caller's calls, reusing its request and response messages.
 // Every response is decoded whole (the token is inside it); -check full checks
 // its item count or codeId, -check length its size against the verified one.
-type grpcCaller struct {
+type grpcSession struct {
 	cc       *grpc.ClientConn
 	health   *connHealth
 	full     bool
@@ -195,7 +195,7 @@ type grpcCaller struct {
 // timer; during the run it is the monitor's (see watch), because a context with a
 // deadline per call cost 6-18 % of the client's CPU per small gRPC call in A/B
 // runs: the timer, the grpc-timeout header and its cancellation.
-func (c *grpcCaller) call(ctx context.Context) outcome {
+func (c *grpcSession) call(ctx context.Context) outcome {
 	w := c.watch.current.Load()
 	if w == nil {
 		return c.do(ctx, c.opts, c.full)
@@ -208,7 +208,7 @@ func (c *grpcCaller) call(ctx context.Context) outcome {
 	return o
 }
 
-// watchCall implements the monitor-kept deadline of one worker's calls.
+// watchCall implements the monitor-kept deadline of one caller's calls.
 type watchCall struct {
 	timeout time.Duration
 	base    context.Context
@@ -267,9 +267,9 @@ func (w *watchCall) expire(now time.Time) {
 	}
 }
 
-func (c *grpcCaller) watched() *watchCall { return &c.watch }
+func (c *grpcSession) watched() *watchCall { return &c.watch }
 
-func (c *grpcCaller) verify(ctx context.Context) (outcome, string) {
+func (c *grpcSession) verify(ctx context.Context) (outcome, string) {
 	var md metadata.MD
 	o := c.do(ctx, append(c.opts[:len(c.opts):len(c.opts)], grpc.Header(&md)), true)
 	if o.kind == kindOK {
@@ -278,16 +278,16 @@ func (c *grpcCaller) verify(ctx context.Context) (outcome, string) {
 	return o, strings.Join(md.Get("server"), " ")
 }
 
-// setWant gives a worker other than the verifier the verified response size.
-func (c *grpcCaller) setWant(n int64) { c.want = n }
+// setWant gives a caller other than the verifier the verified response size.
+func (c *grpcSession) setWant(n int64) { c.want = n }
 
-func (c *grpcCaller) do(ctx context.Context, opts []grpc.CallOption, full bool) outcome {
+func (c *grpcSession) do(ctx context.Context, opts []grpc.CallOption, full bool) outcome {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	return c.doWith(ctx, opts, full)
 }
 
-func (c *grpcCaller) doWith(ctx context.Context, opts []grpc.CallOption, full bool) outcome {
+func (c *grpcSession) doWith(ctx context.Context, opts []grpc.CallOption, full bool) outcome {
 	var token string
 	faults0 := c.health.faults.Load()
 	if c.dataList {
@@ -322,7 +322,7 @@ func (c *grpcCaller) doWith(ctx context.Context, opts []grpc.CallOption, full bo
 // the transport failed (connHealth), DEADLINE_EXCEEDED timeout only when the
 // call's own deadline passed (during a run the monitor expires calls by
 // cancelling them, so a DEADLINE_EXCEEDED then is the server's).
-func (c *grpcCaller) failed(ctx context.Context, err error, faults0 int64) outcome {
+func (c *grpcSession) failed(ctx context.Context, err error, faults0 int64) outcome {
 	switch status.Code(err) {
 	case codes.Unavailable:
 		if c.health.transportFailed(faults0) {
@@ -346,10 +346,10 @@ func (c *grpcCaller) failed(ctx context.Context, err error, faults0 int64) outco
 	}
 }
 
-func (c *grpcCaller) close() {}
+func (c *grpcSession) close() {}
 
 // sizeCodec is the proto codec that remembers the size of the last response it
-// decoded: the body bytes ab would count, at no extra cost. One per worker.
+// decoded: the body bytes ab would count, at no extra cost. One per caller.
 type sizeCodec struct {
 	base encoding.CodecV2
 	last int64

@@ -14,7 +14,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/service"
 )
 
-// httpTransport: every worker owns its connection (-conns = -c: HTTP/1.1 carries
+// httpTransport: every caller owns its connection (-conns = -c: HTTP/1.1 carries
 // one call at a time per connection) and speaks HTTP/1.1 through net/http's own
 // codec (Request.Write, ReadResponse) in its goroutine, as Go callers do: every
 // -check full run, and the verify call of every run. Without -k every call opens
@@ -35,7 +35,7 @@ func newHTTPTransport(cfg *Config) *httpTransport {
 	return &httpTransport{cfg: cfg, base: "http://" + cfg.Addr + cfg.httpPath()}
 }
 
-func (t *httpTransport) caller(w int) caller {
+func (t *httpTransport) session(w int) session {
 	oc := &ownConn{
 		addr:      t.cfg.Addr,
 		dialer:    &net.Dialer{Timeout: t.cfg.Timeout, KeepAlive: -1},
@@ -48,7 +48,7 @@ func (t *httpTransport) caller(w int) caller {
 		panic(err) // the URL is built from a validated address
 	}
 	req.Close = !t.cfg.KeepAlive
-	c := &httpCaller{
+	c := &httpSession{
 		rt:    oc,
 		req:   req,
 		body:  httpCheck{dataList: t.cfg.Call == CallDataList, items: t.cfg.Items},
@@ -69,13 +69,13 @@ func (t *httpTransport) close() {
 	}
 }
 
-// httpCaller reuses its request, header map, body buffer and decoded body. With
+// httpSession reuses its request, header map, body buffer and decoded body. With
 // -check full (the default, docs/method.md) every call decodes the whole JSON body
 // into go-server's structs (service.Item for the items) and checks the item count
 // or codeId; with -check length it checks the status, the token header and the
 // body length against the verified response only, as ab and wrk do. The verify
 // call always checks the content.
-type httpCaller struct {
+type httpSession struct {
 	rt    *ownConn
 	req   *http.Request
 	body  httpCheck
@@ -85,7 +85,7 @@ type httpCaller struct {
 	want  int64 // body length of the verified response; -1 before verify
 }
 
-func (c *httpCaller) call(ctx context.Context) outcome {
+func (c *httpSession) call(ctx context.Context) outcome {
 	o, body, _ := c.do(ctx)
 	if o.kind == kindOK && c.full {
 		if err := c.body.check(body); err != nil {
@@ -95,7 +95,7 @@ func (c *httpCaller) call(ctx context.Context) outcome {
 	return o
 }
 
-func (c *httpCaller) verify(ctx context.Context) (outcome, string) {
+func (c *httpSession) verify(ctx context.Context) (outcome, string) {
 	o, body, server := c.do(ctx)
 	if o.kind != kindOK {
 		return o, server
@@ -107,10 +107,10 @@ func (c *httpCaller) verify(ctx context.Context) (outcome, string) {
 	return o, server
 }
 
-// setWant gives a worker other than the verifier the verified body length.
-func (c *httpCaller) setWant(n int64) { c.want = n }
+// setWant gives a caller other than the verifier the verified body length.
+func (c *httpSession) setWant(n int64) { c.want = n }
 
-func (c *httpCaller) do(ctx context.Context) (outcome, []byte, string) {
+func (c *httpSession) do(ctx context.Context) (outcome, []byte, string) {
 	// No per-call context: the connection's deadline bounds the call (ownConn,
 	// deadlineConn); a context costs a timer, a request copy and a select in the
 	// transport on every call.
@@ -146,8 +146,8 @@ func (c *httpCaller) do(ctx context.Context) (outcome, []byte, string) {
 	return ok(int64(n)), c.buf[:n], server
 }
 
-// readBody reads the whole body into the worker's buffer, growing it as needed.
-func (c *httpCaller) readBody(r io.Reader) (int, error) {
+// readBody reads the whole body into the caller's buffer, growing it as needed.
+func (c *httpSession) readBody(r io.Reader) (int, error) {
 	n := 0
 	for {
 		if n == len(c.buf) {
@@ -164,9 +164,9 @@ func (c *httpCaller) readBody(r io.Reader) (int, error) {
 	}
 }
 
-func (c *httpCaller) close() {}
+func (c *httpSession) close() {}
 
-// ownConn is one worker's connection, used synchronously: write the request,
+// ownConn is one caller's connection, used synchronously: write the request,
 // read the response, in the caller's goroutine. Every call gets the per-call
 // timeout as the connection's deadline.
 //

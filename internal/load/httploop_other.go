@@ -9,7 +9,7 @@ const loopSupported = false
 
 type httpLoops struct{ loops []struct{} }
 
-func newHTTPLoops(*Config, []*worker, int64, string) (*httpLoops, error) {
+func newHTTPLoops(*Config, []*caller, int64, string) (*httpLoops, error) {
 	return nil, errors.New("no event loop on this system")
 }
 func (*httpLoops) run(*loopRun) {}

@@ -260,7 +260,7 @@ func TestOpenLoop(t *testing.T) {
 				t.Errorf("loop %q rate %d; want open 200", rep.Rpcbed.Loop, rep.Rpcbed.TargetRate)
 			}
 			// Sanity only: the schedule allows at most rate * duration calls (plus
-			// one per worker at the edge); a loaded test machine may fall behind.
+			// one per caller at the edge); a loaded test machine may fall behind.
 			if res.Complete < 50 || res.Complete > 200+4 {
 				t.Errorf("complete = %d; want about 200 (50..204)", res.Complete)
 			}

@@ -181,7 +181,7 @@ func TestWarmupAuto(t *testing.T) {
 }
 
 // TestConns counts the TCP connections each run opens (-conns, docs/method.md):
-// one per worker by default on every protocol, K shared ones for gRPC.
+// one per caller by default on every protocol, K shared ones for gRPC.
 func TestConns(t *testing.T) {
 	addrs := goServer(t)
 	tests := []struct {

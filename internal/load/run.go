@@ -16,9 +16,9 @@ import (
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
-// caller makes one worker's calls, carrying the token of each response into the
+// session makes one caller's calls, carrying the token of each response into the
 // next request. It is used by one goroutine at a time.
-type caller interface {
+type session interface {
 	call(ctx context.Context) outcome
 	// verify is a call that also checks the whole response and returns the
 	// server's name when the protocol carries one.
@@ -28,7 +28,7 @@ type caller interface {
 
 // transport owns the connections of a run.
 type transport interface {
-	caller(worker int) caller
+	session(caller int) session
 	close()
 }
 
@@ -90,10 +90,10 @@ const histMax = stats.LatencyHighest
 // long ends early (the server died) and still prints its report.
 const stallAfter = 3 * time.Second
 
-// worker is one goroutine's private state: nothing here is shared on the hot path
+// caller is one goroutine's private state: nothing here is shared on the hot path
 // except ok, which only the monitor reads.
-type worker struct {
-	c       caller
+type caller struct {
+	c       session
 	hist    *hdrhistogram.Histogram
 	raw     []int64 // every recorded latency, with Config.LatencyDump only
 	byKind  [numKinds]int64
@@ -102,10 +102,10 @@ type worker struct {
 	ok      atomic.Int64
 	failed  atomic.Int64
 	keepRaw bool
-	quota   int64 // open loop with -n: this worker's share
+	quota   int64 // open loop with -n: this caller's share
 	offset  time.Duration
 	lastErr error    // the last failure, for the log
-	_       [64]byte // keep the atomics of neighbouring workers off one cache line
+	_       [64]byte // keep the atomics of neighbouring callers off one cache line
 }
 
 // Run verifies the server, then runs the load and returns what it measured. Its
@@ -121,34 +121,34 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	}
 	defer t.close()
 
-	workers := make([]*worker, cfg.Concurrency)
-	for i := range workers {
-		workers[i] = &worker{c: t.caller(i), hist: stats.NewLatency(), keepRaw: cfg.LatencyDump != ""}
+	callers := make([]*caller, cfg.Concurrency)
+	for i := range callers {
+		callers[i] = &caller{c: t.session(i), hist: stats.NewLatency(), keepRaw: cfg.LatencyDump != ""}
 	}
 	defer func() {
-		for _, w := range workers {
+		for _, w := range callers {
 			w.c.close()
 		}
 	}()
 
 	res := &Result{Config: cfg}
-	if err := verify(ctx, &cfg, workers[0], res, logw); err != nil {
+	if err := verify(ctx, &cfg, callers[0], res, logw); err != nil {
 		return nil, err
 	}
 	var loops *httpLoops
 	if cfg.eventLoop() {
 		// The verify call went through net/http; the loops make their own
 		// connections and prime them with its token.
-		tok := workers[0].c.(*httpCaller).token[0]
+		tok := callers[0].c.(*httpSession).token[0]
 		t.close()
-		loops, err = newHTTPLoops(&cfg, workers, res.DocLength, tok)
+		loops, err = newHTTPLoops(&cfg, callers, res.DocLength, tok)
 		if err != nil {
 			return nil, &ExitError{report.ExitUnreachable, netKind(err).String(), fmt.Errorf("%s server at %s: %v", cfg.Proto, cfg.Addr, err)}
 		}
 		defer loops.close()
 		fmt.Fprintf(logw, "go-client: load-generator mode: %d event loop(s) over %d connections\n", len(loops.loops), cfg.Conns)
 	} else {
-		prime(ctx, workers[1:], res.DocLength, logw)
+		prime(ctx, callers[1:], res.DocLength, logw)
 	}
 	if cfg.CPUProfile != "" {
 		stopProfile, err := startCPUProfile(cfg.CPUProfile)
@@ -157,12 +157,12 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 		}
 		defer stopProfile()
 	}
-	measure(ctx, &cfg, workers, loops, res, logw)
+	measure(ctx, &cfg, callers, loops, res, logw)
 	return res, nil
 }
 
 // verify makes the one call that must be right before anything is timed.
-func verify(ctx context.Context, cfg *Config, w *worker, res *Result, logw io.Writer) error {
+func verify(ctx context.Context, cfg *Config, w *caller, res *Result, logw io.Writer) error {
 	o, server := w.c.verify(ctx)
 	hint := ""
 	if cfg.Proto == ProtoThrift && (o.kind == kindReceive || o.kind == kindTimeout) {
@@ -184,13 +184,13 @@ func verify(ctx context.Context, cfg *Config, w *worker, res *Result, logw io.Wr
 	return nil
 }
 
-// prime makes one call per other worker before timing (connection made, token in
+// prime makes one call per other caller before timing (connection made, token in
 // hand), so ab's Connect row is honestly zero. Its failures are only logged: the
 // run counts what happens next.
-func prime(ctx context.Context, workers []*worker, docLength int64, logw io.Writer) {
+func prime(ctx context.Context, callers []*caller, docLength int64, logw io.Writer) {
 	var wg sync.WaitGroup
-	errs := make([]error, len(workers))
-	for i, w := range workers {
+	errs := make([]error, len(callers))
+	for i, w := range callers {
 		if s, ok := w.c.(interface{ setWant(int64) }); ok {
 			s.setWant(docLength)
 		}
@@ -206,7 +206,7 @@ func prime(ctx context.Context, workers []*worker, docLength int64, logw io.Writ
 	logDistinct(logw, "priming call failed", errs)
 }
 
-// logDistinct logs each distinct error once, with how many workers had it.
+// logDistinct logs each distinct error once, with how many callers had it.
 func logDistinct(logw io.Writer, what string, errs []error) {
 	seen := map[string]int{}
 	var order []string
@@ -220,11 +220,11 @@ func logDistinct(logw io.Writer, what string, errs []error) {
 		seen[err.Error()]++
 	}
 	for _, msg := range order {
-		fmt.Fprintf(logw, "go-client: %s (%d worker(s)): %s\n", what, seen[msg], msg)
+		fmt.Fprintf(logw, "go-client: %s (%d caller(s)): %s\n", what, seen[msg], msg)
 	}
 }
 
-// window is the measured window as the workers see it, in monotonic time since
+// window is the measured window as the callers see it, in monotonic time since
 // base. start is notYet while warming up; the monitor marks it (markStart).
 type window struct {
 	base     time.Time
@@ -250,8 +250,8 @@ func (w *window) at(t time.Time) (measured, over bool) {
 
 // measure runs the warm-up and the measured part, then fills res.
 // With loops (load-generator mode on HTTP) the event loops make the calls
-// instead of one goroutine per worker.
-func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoops, res *Result, logw io.Writer) {
+// instead of one goroutine per caller.
+func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoops, res *Result, logw io.Writer) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stop atomic.Bool
@@ -261,7 +261,7 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoo
 	win.start.Store(notYet)
 	var remaining atomic.Int64
 	remaining.Store(cfg.Requests)
-	for i, w := range workers {
+	for i, w := range callers {
 		if cfg.Rate > 0 && cfg.Requests > 0 {
 			w.quota = cfg.Requests / int64(cfg.Concurrency)
 			if int64(i) < cfg.Requests%int64(cfg.Concurrency) {
@@ -272,7 +272,7 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoo
 			w.offset = time.Duration(float64(i) * float64(time.Second) / float64(cfg.Rate))
 		}
 	}
-	m := &monitor{workers: workers, win: win, cancel: cancel, tick: 50 * time.Millisecond}
+	m := &monitor{callers: callers, win: win, cancel: cancel, tick: 50 * time.Millisecond}
 	if cfg.Timeout < 500*time.Millisecond {
 		m.tick = max(cfg.Timeout/10, time.Millisecond)
 	}
@@ -284,7 +284,7 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoo
 	default:
 		m.markStart(win.base) // no warm-up: the window opens with the first call
 	}
-	for _, w := range workers {
+	for _, w := range callers {
 		if wc, ok := w.c.(interface{ watched() *watchCall }); ok {
 			wc.watched().arm(runCtx)
 			m.watches = append(m.watches, wc.watched())
@@ -303,7 +303,7 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoo
 			loops.run(r)
 		}()
 	}
-	for _, w := range workers {
+	for _, w := range callers {
 		if loops != nil {
 			break
 		}
@@ -333,9 +333,9 @@ func measure(ctx context.Context, cfg *Config, workers []*worker, loops *httpLoo
 	}
 
 	res.Hist = stats.NewLatency()
-	lastErrs := make([]error, len(workers))
-	merged := map[*hdrhistogram.Histogram]bool{} // workers may share one (the event loops)
-	for i, w := range workers {
+	lastErrs := make([]error, len(callers))
+	merged := map[*hdrhistogram.Histogram]bool{} // callers may share one (the event loops)
+	for i, w := range callers {
 		if !merged[w.hist] {
 			merged[w.hist] = true
 			res.Hist.Merge(w.hist)
@@ -393,7 +393,7 @@ type loopRun struct {
 // the CPU reading) when the measured window opens, expires gRPC calls past their
 // deadline, and ends a run whose server has gone.
 type monitor struct {
-	workers []*worker
+	callers []*caller
 	watches []*watchCall
 	win     *window
 	cancel  context.CancelFunc
@@ -422,7 +422,7 @@ func (m *monitor) markStart(now time.Time) {
 
 func (m *monitor) okCalls() int64 {
 	var n int64
-	for _, w := range m.workers {
+	for _, w := range m.callers {
 		n += w.ok.Load()
 	}
 	return n
@@ -477,7 +477,7 @@ func (m *monitor) run(done <-chan struct{}) {
 				wc.expire(now)
 			}
 			var failN int64
-			for _, w := range m.workers {
+			for _, w := range m.callers {
 				failN += w.failed.Load()
 			}
 			okN := m.okCalls()
@@ -508,7 +508,7 @@ func dial(ctx context.Context, cfg *Config) (transport, error) {
 
 // record books one ended call: a warm-up call or a measured one (its start, or
 // open loop its due time, in the measured window).
-func (w *worker) record(o outcome, start, end time.Time, measured bool) {
+func (w *caller) record(o outcome, start, end time.Time, measured bool) {
 	if o.kind == kindOK {
 		w.ok.Add(1)
 	} else {
@@ -533,9 +533,9 @@ func (w *worker) record(o outcome, start, end time.Time, measured bool) {
 	}
 }
 
-// closedLoop: call, record, repeat (ab). With -n the workers draw from one shared
+// closedLoop: call, record, repeat (ab). With -n the callers draw from one shared
 // count of measured calls.
-func (w *worker) closedLoop(ctx context.Context, stop *atomic.Bool, win *window, counted bool, remaining *atomic.Int64) {
+func (w *caller) closedLoop(ctx context.Context, stop *atomic.Bool, win *window, counted bool, remaining *atomic.Int64) {
 	for !stop.Load() {
 		start := time.Now()
 		measured, over := win.at(start)
@@ -557,13 +557,13 @@ func (w *worker) closedLoop(ctx context.Context, stop *atomic.Bool, win *window,
 	}
 }
 
-// connectPause is how long a closed-loop worker waits after a refused connection.
+// connectPause is how long a closed-loop caller waits after a refused connection.
 const connectPause = 10 * time.Millisecond
 
 // openLoop: calls are due at fixed intervals whatever happened to the previous
 // ones (wrk2). Latency counts from the due time, so a stalled server shows up in
 // the percentiles instead of silently slowing the load (coordinated omission).
-func (w *worker) openLoop(ctx context.Context, cfg *Config, stop *atomic.Bool, win *window) {
+func (w *caller) openLoop(ctx context.Context, cfg *Config, stop *atomic.Bool, win *window) {
 	interval := time.Duration(float64(cfg.Concurrency) * float64(time.Second) / float64(cfg.Rate))
 	due := win.base.Add(w.offset)
 	var timer *time.Timer

@@ -11,7 +11,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/gen/thriftgen"
 )
 
-// thriftTransport hands each worker its own connection: Thrift carries one call at
+// thriftTransport hands each caller its own connection: Thrift carries one call at
 // a time per connection, so -conns = -c.
 type thriftTransport struct {
 	cfg   *Config
@@ -31,8 +31,8 @@ func dialThrift(cfg *Config) (*thriftTransport, error) {
 	return t, nil
 }
 
-func (t *thriftTransport) caller(w int) caller {
-	c := &thriftCaller{
+func (t *thriftTransport) session(w int) session {
+	c := &thriftSession{
 		conn:     t.conns[w%len(t.conns)],
 		full:     t.cfg.Check == CheckFull,
 		want:     -1,
@@ -111,10 +111,10 @@ func (c *countConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// thriftCaller decodes every response whole (the generated client does); -check
+// thriftSession decodes every response whole (the generated client does); -check
 // full checks its item count or codeId, -check length its size against the
 // verified one.
-type thriftCaller struct {
+type thriftSession struct {
 	conn     *thriftConn
 	full     bool
 	want     int64 // -check length: the verified response's size; -1 before
@@ -125,7 +125,7 @@ type thriftCaller struct {
 	dlReq    *thriftgen.DataListRequest
 }
 
-func (c *thriftCaller) verify(ctx context.Context) (outcome, string) {
+func (c *thriftSession) verify(ctx context.Context) (outcome, string) {
 	o := c.do(true)
 	if o.kind == kindOK {
 		c.want = o.bytes
@@ -133,12 +133,12 @@ func (c *thriftCaller) verify(ctx context.Context) (outcome, string) {
 	return o, ""
 }
 
-// setWant gives a worker other than the verifier the verified response size.
-func (c *thriftCaller) setWant(n int64) { c.want = n }
+// setWant gives a caller other than the verifier the verified response size.
+func (c *thriftSession) setWant(n int64) { c.want = n }
 
-func (c *thriftCaller) call(context.Context) outcome { return c.do(c.full) }
+func (c *thriftSession) call(context.Context) outcome { return c.do(c.full) }
 
-func (c *thriftCaller) do(full bool) outcome {
+func (c *thriftSession) do(full bool) outcome {
 	tc := c.conn
 	if tc.client == nil {
 		if err := tc.open(); err != nil {
@@ -178,7 +178,7 @@ func (c *thriftCaller) do(full bool) outcome {
 	return ok(n)
 }
 
-func (c *thriftCaller) failed(err error) outcome {
+func (c *thriftSession) failed(err error) outcome {
 	var de *thriftgen.DataError
 	if errors.As(err, &de) {
 		switch de.Code {
@@ -211,6 +211,6 @@ func (c *thriftCaller) failed(err error) outcome {
 	return fail(kindReceive, err)
 }
 
-func (c *thriftCaller) close() {}
+func (c *thriftSession) close() {}
 
 var errNoToken = errors.New("response carries no token")

@@ -691,7 +691,8 @@ func cmp(a, b int) int {
 }
 
 // phpVsGo is PHP's client CPU per call over Go's for each PHP variant in the run
-// (php, php-pure), per concurrency, protocol and call x items.
+// (php, php-pure), per concurrency, protocol and call x items: the run's paired
+// ratio with its 95 % interval and verdict (analysis.Comparisons).
 func phpVsGo(run *results.Run) []phpGoTable {
 	x := index(run)
 	if len(x.protos["go"]) == 0 {
@@ -715,17 +716,17 @@ func phpVsGo(run *results.Run) []phpGoTable {
 				pr := phpGoRow{Protocol: proto}
 				any := false
 				for _, k := range keys {
-					at := func(client string) float64 {
-						return x.median(plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}, results.ClientCPU)
-					}
-					php, gov := at(variant), at("go")
-					if !(php > 0) || !(gov > 0) {
+					a := plan.Cell{Client: variant, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}
+					b := plan.Cell{Client: "go", Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}
+					r, ok := x.vsGo(a, b)
+					if !ok {
 						pr.Cells = append(pr.Cells, ratioCell{Text: "-"})
 						continue
 					}
 					any = true
-					pr.Cells = append(pr.Cells, ratioCell{Text: fmt.Sprintf("%.1fx", php/gov),
-						Title: fmt.Sprintf("%s %s µs/call / go %s µs/call", variant, sig(php), sig(gov))})
+					php, gov := x.median(a, results.ClientCPU), x.median(b, results.ClientCPU)
+					pr.Cells = append(pr.Cells, ratioCell{Text: fmt.Sprintf("%.2fx [%.2f-%.2f]", r.Ratio.Center, r.Ratio.Low, r.Ratio.High),
+						Title: fmt.Sprintf("%s %s µs/call / go %s µs/call, 95 %% interval, %s", variant, sig(php), sig(gov), r.Verdict)})
 				}
 				if any {
 					t.Rows = append(t.Rows, pr)

@@ -292,6 +292,21 @@ type cellIndex struct {
 	items   []int               // datalist items
 	conc    []int
 	calls   []string
+	vs      map[string]analysis.Comparison // the run's ratios by A|B|figure (vsGo)
+}
+
+// vsGo is the run's ratio of cell a's client CPU per call over go cell b's, with
+// its interval and verdict (analysis.Comparisons); ok false when the run has
+// none.
+func (x *cellIndex) vsGo(a, b plan.Cell) (analysis.Comparison, bool) {
+	if x.vs == nil {
+		x.vs = map[string]analysis.Comparison{}
+		for _, c := range x.u.Comparisons() {
+			x.vs[c.A+"|"+c.B+"|"+c.Figure.Key] = c
+		}
+	}
+	c, ok := x.vs[a.Name()+"|"+b.Name()+"|"+analysis.Figures[3].Key]
+	return c, ok && c.Ratio.Valid()
 }
 
 func index(run *results.Run) *cellIndex {
@@ -469,23 +484,29 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 		return nil, nil
 	}
 	f := newFigure(fmt.Sprintf("PHP vs Go client: CPU per call ratio, datalist, c=%d", c),
-		"items per response (log scale)", "PHP CPU per call / Go CPU per call", true, false)
+		"items per response (log scale)", "PHP CPU per call / Go CPU per call (95 % interval)", true, false)
 	f.xTicksAt(x.items)
 	// Both PHP variants: php (protobuf C extension, Thrift accelerator) in the
 	// protocol's colour, php-pure in php-pure's colour, each labelled by its cell prefix.
 	for _, client := range []string{"php", "php-pure"} {
 		for _, proto := range plan.Protocols {
-			ys := make([]float64, len(x.items))
+			ys, lo, hi := make([]float64, len(x.items)), make([]float64, len(x.items)), make([]float64, len(x.items))
 			for i, n := range x.items {
-				php := x.median(plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, results.ClientCPU)
-				gov := x.median(plan.Cell{Client: "go", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, results.ClientCPU)
-				ys[i] = php / gov
+				a := plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
+				b := plan.Cell{Client: "go", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
+				ys[i], lo[i], hi[i] = math.NaN(), math.NaN(), math.NaN()
+				if r, ok := x.vsGo(a, b); ok {
+					ys[i], lo[i], hi[i] = r.Ratio.Center, r.Ratio.Low, r.Ratio.High
+				}
 			}
 			col := protoColor[proto]
 			if client != "php" {
 				col = clientColor[client]
 			}
 			if err := f.line(client+"-"+proto, floats(x.items), ys, col, protoDash[proto], protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+			if err := f.errorBars(floats(x.items), ys, lo, hi, col); err != nil {
 				return nil, err
 			}
 		}

@@ -19,7 +19,7 @@ import (
 func ReproductionMarkdown(w io.Writer, secs []results.Section) {
 	fmt.Fprintf(w, "# Reproduction of the published experiments\n\n")
 	fmt.Fprintf(w, "Published figures are in results/published/. Absolute numbers differ (other hardware, "+
-		"newer libraries); each published claim is one rule (internal/reproduce) with a stated tolerance. "+
+		"newer libraries); each published claim is one rule (internal/analysis/claims) with a stated tolerance. "+
 		"Measured figures are the median over the repeats with its 95 %% interval in brackets (from the repeats' own "+
 		"spread, Student's t); a claim whose interval straddles its tolerance, or holds no difference, is \"%s\", "+
 		"never \"yes\". A reason is given only where a figure of this run measured it.\n", results.NotDistinguished)

@@ -1,44 +1,40 @@
 // Package reproduce re-runs the shape of the three published experiments
-// (results/published/) on this machine and writes reproduction.md. Every
-// published claim is one named rule (rule.go; the bands sit beside each
-// experiment's code): the claim's words, the published figure, the measured
-// figure over the repeats (median [range]), the tolerance for yes / partly / no,
-// and a verdict that says "inconclusive" when the 95 % interval
-// holds the difference. A reason is printed only from this run's figures, naming
-// the measurement behind it.
+// (results/published/) on this machine and writes reproduction.json, .md and
+// .html. It builds each experiment's runs and runs them on the matrix's run
+// path (matrix.RunPath, with client workers); internal/analysis/claims reads
+// the published figures and judges every claim from the runs, and
+// internal/render prints the sections.
 //
-// Each experiment is three steps (read the published data, run, judge) and
-// runs on the matrix's run path (matrix.RunPath, with client workers).
+// Each experiment is three steps: read the published data (claims), run
+// (here), judge (claims).
 package reproduce
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/rpcbed/rpcbed/internal/render"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/analysis/claims"
 	"github.com/rpcbed/rpcbed/internal/matrix"
-	"github.com/rpcbed/rpcbed/internal/report"
-	"github.com/rpcbed/rpcbed/internal/runner"
-
 	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
 // experiment is one published experiment in three steps: read its published
-// figures, run its shape here, judge every published claim from the run.
+// figures (claims), run its shape here, judge every published claim from the
+// run (claims).
 type experiment interface {
-	read(published string) error
+	Read(published string) error
 	run(ctx context.Context, o Options) error
-	judge(o Options) results.Section
+	Judge(s claims.Setup) results.Section
 }
 
 // experiments in the order reproduction.md lists them.
@@ -48,7 +44,7 @@ var experiments = []struct {
 }{
 	{"go-grpc-thrift-aerospike", func() experiment { return &grpcThrift{} }},
 	{"php-go-growth", func() experiment { return &growth{} }},
-	{"java-rpc-2015", func() experiment { return &java2015{} }},
+	{"java-rpc-2015", func() experiment { return newJava2015() }},
 }
 
 // Experiments are the experiments' names, in reproduction.md's order.
@@ -148,12 +144,18 @@ func runOne(ctx context.Context, o Options, name string) (results.Section, error
 		return e.name == name
 	})
 	e := experiments[i].make()
-	if err := e.read(o.Published); err != nil {
+	if err := e.Read(o.Published); err != nil {
 		return results.Section{}, err
 	}
 	runErr := e.run(ctx, o)
-	s := e.judge(o)
+	s := e.Judge(o.setup())
 	return s, runErr
+}
+
+// setup is what the verdicts' set-up lines say about where o ran.
+func (o Options) setup() claims.Setup {
+	return claims.Setup{ServerCPUSet: o.ServerCPUSet, ClientCPUSet: o.ClientCPUSet,
+		AerospikeHosts: o.AerospikeHosts, RedisAddr: o.RedisAddr}
 }
 
 func write(dir string, secs []results.Section) error {
@@ -165,93 +167,6 @@ func write(dir string, secs []results.Section) error {
 		return err
 	}
 	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
-}
-
-// readCSV reads a published CSV as maps keyed by the header.
-func readCSV(file string) ([]map[string]string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if len(recs) < 1 {
-		return nil, fmt.Errorf("%s: empty", file)
-	}
-	var rows []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, k := range recs[0] {
-			if i < len(r) {
-				m[k] = r[i]
-			}
-		}
-		rows = append(rows, m)
-	}
-	return rows, nil
-}
-
-// measured is one client run's outcome, both sides over the client's measured
-// window (matrix.RunPath).
-type measured struct {
-	Report    report.Report
-	ClientCPU float64 // seconds over the window: the client's own (ab: the runner's)
-	ServerCPU float64 // seconds over the window; 0 when the server has no /stats
-	ServerN   int64   // calls the server served over the window
-	// ServerKnown: the server's /stats was sampled over the window.
-	ServerKnown bool
-	Wall        float64 // the window's length
-	Worker      bool    // the run went through a long-lived client worker
-	Flags       []string
-	// ClientJITMs, ServerJITMs: each JVM side's JIT compile time within the
-	// window (ms); nil for a side without a JIT.
-	ClientJITMs, ServerJITMs *float64
-}
-
-// figs collects one figure per run (NaN, so unknown, where f cannot say).
-func figs(runs []measured, f func(measured) float64) Figure {
-	var v []float64
-	for _, m := range runs {
-		v = append(v, f(m))
-	}
-	return Fig(v)
-}
-
-func rps(m measured) float64 { return m.Report.RequestsPerSecond }
-
-// srvBusy is the server's busy fraction of one core over the window.
-func srvBusy(m measured) float64 {
-	if !m.ServerKnown || m.Wall <= 0 {
-		return math.NaN()
-	}
-	return m.ServerCPU / m.Wall
-}
-
-// srvPerCall is the server's CPU per call over the window, µs.
-func srvPerCall(m measured) float64 {
-	if !m.ServerKnown || m.ServerN <= 0 {
-		return math.NaN()
-	}
-	return m.ServerCPU * 1e6 / float64(m.ServerN)
-}
-
-// cliBusy is the client's busy fraction of one core over the window.
-func cliBusy(m measured) float64 {
-	if m.Wall <= 0 || m.Report.Rpcbed == nil {
-		return math.NaN()
-	}
-	return m.ClientCPU / m.Wall
-}
-
-// cliPerCall is the client's CPU per call over the window, µs.
-func cliPerCall(m measured) float64 {
-	if m.Report.Complete <= 0 || m.Report.Rpcbed == nil {
-		return math.NaN()
-	}
-	return m.ClientCPU * 1e6 / float64(m.Report.Complete)
 }
 
 // newRunPath is an experiment's run path: the matrix's (matrix.RunPath), so a
@@ -266,16 +181,16 @@ func newRunPath(o Options) (*matrix.RunPath, func()) {
 
 // once runs one job on b against srv (nil: not sampled), keeping its raw output
 // as raw/NAME.txt, and measures both sides over the client's measured window.
-func once(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matrix.Job) (measured, error) {
+func once(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matrix.Job) (claims.Run, error) {
 	j.Raw = filepath.Join("raw", j.Name+".txt")
 	rep, err := b.Once(ctx, srv, j)
 	if err != nil {
-		return measured{}, err
+		return claims.Run{}, err
 	}
 	if rep.Report == nil {
-		return measured{}, fmt.Errorf("%s: %s (raw/%s.txt)", j.Name, rep.Error, j.Name)
+		return claims.Run{}, fmt.Errorf("%s: %s (raw/%s.txt)", j.Name, rep.Error, j.Name)
 	}
-	m := measured{Report: *rep.Report, Worker: rep.Worker, Flags: rep.Flags}
+	m := claims.Run{Report: *rep.Report, Worker: rep.Worker, Flags: rep.Flags}
 	if w := rep.Window; w != nil {
 		m.ClientCPU, m.Wall = w.ClientCPUS, w.Seconds
 		m.ClientJITMs, m.ServerJITMs = w.ClientJITMs, w.ServerJITMs
@@ -292,40 +207,12 @@ func abJob(o Options, name string, args ...string) matrix.Job {
 	return matrix.Job{Name: name, Prog: &prog, Runner: o.Local, AB: true, Timeout: 5 * time.Minute}
 }
 
-func pct(a, b float64) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%+.0f%%", (a/b-1)*100)
-}
-
-func ratio(a, b float64) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", a/b)
-}
-
-func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
-func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
-
-// failures are the runs that failed (not cancelled): each is left out of every
-// figure and named in the section's set-up; the other runs still count.
-type failures []string
-
-// keep records err; it returns an error only when ctx was cancelled.
-func (f *failures) keep(ctx context.Context, err error) error {
+// keep records a failed run in f (left out of every figure, named in the
+// set-up); it returns an error only when ctx was cancelled.
+func keep(ctx context.Context, f *claims.Failures, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	*f = append(*f, runner.OneLine(err.Error()))
 	return nil
-}
-
-// setup is the set-up line naming the failed runs ("" when none failed).
-func (f failures) setup() []string {
-	if len(f) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("Failed runs, left out of every figure (%d): %s.", len(f), strings.Join(f, "; "))}
 }

@@ -1,159 +1,15 @@
 package reproduce
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"github.com/rpcbed/rpcbed/internal/render"
-	"math"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/rpcbed/rpcbed/internal/report"
-
+	"github.com/rpcbed/rpcbed/internal/analysis/claims"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
-
-func exact(v float64) Figure { return Figure{Median: v, Lo: v, Hi: v, Known: true} }
-
-// Every rule's band, at its edges, outside them, inside the noise and unmeasured.
-func TestRuleBands(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		band Band
-		f    Figure
-		want string
-	}{
-		// gRPC beats Thrift by 3-17 %: yes +0..+22 %, partly to +40 %.
-		{"throughput inside", ruleThroughput, exact(10), results.Yes},
-		{"throughput at yes edge", ruleThroughput, exact(22), results.Yes},
-		{"throughput just past yes edge", ruleThroughput, exact(22.01), results.Partly},
-		{"throughput at partly edge", ruleThroughput, exact(40), results.Partly},
-		{"throughput far above", ruleThroughput, exact(80), results.No},
-		{"throughput negative", ruleThroughput, exact(-5), results.No},
-		{"throughput inside the noise", ruleThroughput, Figure{Median: 8, Lo: -3, Hi: 19, Known: true}, results.NotDistinguished},
-		{"throughput range touches 0", ruleThroughput, Figure{Median: 5, Lo: 0, Hi: 9, Known: true}, results.NotDistinguished},
-		{"throughput negative beyond noise", ruleThroughput, Figure{Median: -10, Lo: -15, Hi: -4, Known: true}, results.No},
-		{"throughput straddles the yes edge, inside partly", ruleThroughput, Figure{Median: 20, Lo: 15, Hi: 30, Known: true}, results.Partly},
-		{"throughput straddles the partly edge", ruleThroughput, Figure{Median: 38, Lo: 30, Hi: 50, Known: true}, results.NotDistinguished},
-		{"throughput interval inside partly", ruleThroughput, Figure{Median: 30, Lo: 25, Hi: 35, Known: true}, results.Partly},
-		{"throughput interval beyond partly", ruleThroughput, Figure{Median: 60, Lo: 45, Hi: 80, Known: true}, results.No},
-		{"throughput missing", ruleThroughput, Figure{}, results.NotMeasured},
-		// about 30 % more server CPU: yes 15..45, partly 0..90.
-		{"extra CPU +16 %", ruleExtraCPU, exact(16), results.Yes},
-		{"extra CPU at low edge", ruleExtraCPU, exact(15), results.Yes},
-		{"extra CPU +10 % (was yes)", ruleExtraCPU, exact(10), results.Partly},
-		{"extra CPU at high edge", ruleExtraCPU, exact(45), results.Yes},
-		{"extra CPU negative", ruleExtraCPU, exact(-2.3), results.No},
-		{"extra CPU inside noise", ruleExtraCPU, Figure{Median: 16, Lo: -1, Hi: 30, Known: true}, results.NotDistinguished},
-		{"extra CPU missing", ruleExtraCPU, Figure{}, results.NotMeasured},
-		// barely changes: ±10 % yes, ±25 % partly, a range wider than 20 points unclear.
-		{"flat", ruleBarely, exact(-3), results.Yes},
-		{"flat at edge", ruleBarely, exact(10), results.Yes},
-		{"flat partly", ruleBarely, exact(-20), results.Partly},
-		{"flat no", ruleBarely, exact(30), results.No},
-		{"flat inside wide noise", ruleBarely, Figure{Median: 0, Lo: -15, Hi: 15, Known: true}, results.NotDistinguished},
-		{"flat wide range all beyond partly", ruleBarely, Figure{Median: -54, Lo: -66, Hi: -43, Known: true}, results.No},
-		{"flat missing", ruleBarely, Figure{}, results.NotMeasured},
-		// the C extension closes most of the gap: yes ≥ 50 %, partly ≥ 20 %.
-		{"message objects most", ruleMessageObjects, exact(70), results.Yes},
-		{"message objects at edge", ruleMessageObjects, exact(50), results.Yes},
-		{"message objects some", ruleMessageObjects, exact(30), results.Partly},
-		{"message objects little", ruleMessageObjects, exact(5), results.No},
-		{"message objects inside noise", ruleMessageObjects, Figure{Median: 40, Lo: -10, Hi: 60, Known: true}, results.NotDistinguished},
-		{"message objects missing", ruleMessageObjects, Figure{}, results.NotMeasured},
-		// Ice over Thrift 1.3-1.6x: yes 1.05..1.9.
-		{"ice/thrift published", javaLead["thrift"].band, exact(1.45), results.Yes},
-		{"ice/thrift at edge", javaLead["thrift"].band, exact(1.9), results.Yes},
-		{"ice/thrift Thrift leads", javaLead["thrift"].band, exact(0.21), results.No},
-		{"ice/thrift inside noise", javaLead["thrift"].band, Figure{Median: 1.02, Lo: 0.95, Hi: 1.1, Known: true}, results.NotDistinguished},
-		{"ice/thrift missing", javaLead["thrift"].band, Figure{}, results.NotMeasured},
-		{"ice/dubbo far", javaLead["dubbo"].band, exact(9), results.No},
-		{"ice/grpc partly", javaLead["grpc"].band, exact(2), results.Partly},
-		// lead grows: share of steps rising.
-		{"grows all steps", ruleLeadGrows, exact(100), results.Yes},
-		{"grows at edge", ruleLeadGrows, Figure{Median: 75, Lo: 75, Hi: 100, Known: true}, results.Yes},
-		{"grows half", ruleLeadGrows, Figure{Median: 50, Lo: 50, Hi: 58, Known: true}, results.Partly},
-		{"grows never (all fell)", ruleLeadGrows, exact(0), results.No},
-		{"grows inside noise", ruleLeadGrows, Figure{Median: 0, Lo: 0, Hi: 100, Known: true}, results.NotDistinguished},
-		{"grows missing", ruleLeadGrows, Figure{}, results.NotMeasured},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.band.Judge(tc.f); got != tc.want {
-				t.Errorf("Judge(%+v) with %s: got %q; want %q", tc.f, tc.band, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestLevels(t *testing.T) {
-	for _, tc := range []struct {
-		name                           string
-		held, failed, unclear, missing int
-		want                           string
-	}{
-		{"all held", 5, 0, 0, 0, results.Yes},
-		{"some held", 3, 2, 0, 0, results.Partly},
-		{"held and unclear", 4, 0, 1, 0, results.Partly},
-		{"none held", 0, 5, 0, 0, results.No},
-		{"reversed and unclear", 0, 2, 3, 0, results.No},
-		{"all inside noise", 0, 0, 5, 0, results.NotDistinguished},
-		{"held but one missing", 4, 0, 0, 1, results.Partly},
-		{"nothing measured", 0, 0, 0, 5, results.NotMeasured},
-		{"no levels", 0, 0, 0, 0, results.NotMeasured},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Levels(tc.held, tc.failed, tc.unclear, tc.missing); got != tc.want {
-				t.Errorf("got %q; want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestMarginRatioOrder(t *testing.T) {
-	a, b := Fig([]float64{110, 120, 115}), Fig([]float64{100, 100, 105})
-	// Three repeats' 95 % interval (Student's t at 2 degrees of freedom) is wider
-	// than the range they span.
-	if !(a.Lo < 110 && a.Hi > 120 && a.Median == 115) {
-		t.Errorf("Fig(110, 120, 115): got %+v; want median 115 inside an interval wider than 110..120", a)
-	}
-	if one := Fig([]float64{7}); one.Lo != 7 || one.Hi != 7 || !one.Known {
-		t.Errorf("Fig(7): got %+v; want 7 with no interval", one)
-	}
-	m := Margin(a, b)
-	if math.Abs(m.Median-15) > 1e-9 || math.Abs(m.Lo-(a.Lo/b.Hi-1)*100) > 1e-9 || math.Abs(m.Hi-(a.Hi/b.Lo-1)*100) > 1e-9 {
-		t.Errorf("Margin: got %+v; want 15 [a.Lo/b.Hi-1 .. a.Hi/b.Lo-1]", m)
-	}
-	if r := Ratio(a, b); math.Abs(r.Median-1.15) > 1e-9 || !r.Known {
-		t.Errorf("Ratio: got %+v; want 1.15", r)
-	}
-	for _, tc := range []struct {
-		name string
-		a, b Figure
-		want int
-	}{
-		{"below", exact(1), exact(2), 1},
-		{"above", exact(2), exact(1), -1},
-		{"overlap", Figure{Median: 1, Lo: 0.5, Hi: 1.5, Known: true}, exact(1.2), 0},
-		{"unknown", Figure{}, exact(1), 0},
-	} {
-		if got := Order(tc.a, tc.b); got != tc.want {
-			t.Errorf("Order %s: got %d; want %d", tc.name, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		name string
-		f    Figure
-	}{
-		{"none", Fig(nil)}, {"NaN", Fig([]float64{1, math.NaN()})}, {"margin of unknown", Margin(Figure{}, exact(1))},
-		{"ratio over zero", Ratio(exact(1), exact(0))},
-	} {
-		if tc.f.Known {
-			t.Errorf("%s: got known %+v; want unknown", tc.name, tc.f)
-		}
-	}
-}
 
 // With nothing measured, every experiment still judges every claim, and no
 // verdict is empty or "yes".
@@ -161,10 +17,10 @@ func TestJudgeWithoutMeasurements(t *testing.T) {
 	for _, e := range experiments {
 		t.Run(e.name, func(t *testing.T) {
 			x := e.make()
-			if err := x.read("../../results/published"); err != nil {
+			if err := x.Read("../../results/published"); err != nil {
 				t.Fatal(err)
 			}
-			s := x.judge(Options{})
+			s := x.Judge(Options{}.setup())
 			if len(s.Findings) == 0 {
 				t.Fatal("got no findings; want one per published claim")
 			}
@@ -180,103 +36,44 @@ func TestJudgeWithoutMeasurements(t *testing.T) {
 	}
 }
 
-// Synthetic runs through each experiment's judge: the verdicts follow the figures.
-func TestJudgeGRPCThrift(t *testing.T) {
-	e := &grpcThrift{}
-	if err := e.read("../../results/published"); err != nil {
-		t.Fatal(err)
-	}
-	run := func(r, srvCPU, cliCPU float64, calls int64) measured {
-		return measured{Report: report.Report{RequestsPerSecond: r, Complete: calls, Rpcbed: &report.Extra{}},
-			ClientCPU: cliCPU, ServerCPU: srvCPU, ServerN: calls, ServerKnown: true, Wall: 1}
-	}
-	e.runs = map[gtKey][]measured{
-		{"grpc", 50}:    {run(1100, 0.99, 0.6, 1100), run(1110, 0.99, 0.6, 1110), run(1105, 0.99, 0.6, 1105)},
-		{"thrift", 50}:  {run(1000, 0.75, 0.5, 1000), run(1001, 0.76, 0.5, 1001), run(1002, 0.75, 0.5, 1002)},
-		{"grpc", 800}:   {run(900, 0.99, 0.9, 900), run(1200, 0.99, 0.9, 1200), run(1000, 0.99, 0.9, 1000)},
-		{"thrift", 800}: {run(1000, 0.97, 0.9, 1000), run(1000, 0.97, 0.9, 1000), run(1000, 0.97, 0.9, 1000)},
-	}
-	got := map[string]string{}
-	for _, f := range e.judge(Options{}).Findings {
-		got[f.Rule] = f.Holds
-	}
-	want := map[string]string{
-		"grpc-thrift-throughput-c50":      results.Yes,
-		"grpc-thrift-throughput-c800":     results.NotDistinguished,
-		"grpc-thrift-server-cpu-busy":     results.Yes, // 0.99 / 0.75: +32 %
-		"grpc-thrift-server-cpu-per-call": results.Yes,
-		"grpc-thrift-resources-flat":      results.No, // thrift's server 75 % -> 97 % busy: +29 %, beyond ±25 %
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: got %q; want %q", k, got[k], v)
+// The published files shipped in results/published read as every experiment expects.
+func TestPublishedFiles(t *testing.T) {
+	for _, e := range experiments {
+		if err := e.make().Read("../../results/published"); err != nil {
+			t.Errorf("%s: %v", e.name, err)
 		}
 	}
 }
 
-func TestJudgeJava(t *testing.T) {
-	e := &java2015{}
-	if err := e.read("../../results/published"); err != nil {
-		t.Fatal(err)
+// A failed run is kept and named; only a cancelled one stops the experiment.
+func TestFailuresKeep(t *testing.T) {
+	var f claims.Failures
+	if err := keep(context.Background(), &f, errors.New("x-c800-r2: 587 of 4656 calls failed")); err != nil {
+		t.Fatalf("keep: got %v; want nil", err)
 	}
-	e.runs, e.first = map[jKey][]measured{}, map[string]measured{}
-	tps := func(v float64) []measured {
-		return []measured{{Report: report.Report{RequestsPerSecond: v}}, {Report: report.Report{RequestsPerSecond: v * 1.02}}}
+	if got := f.Setup(); len(got) != 1 || !strings.Contains(got[0], "587 of 4656") {
+		t.Errorf("setup: got %q; want the failed run named", got)
 	}
-	// Thrift beats Ice everywhere, its lead over Ice shrinking: Ice never leads.
-	for i, c := range e.levels {
-		e.runs[jKey{"ice", c}] = tps(1000 + 500*float64(i))
-		e.runs[jKey{"thrift", c}] = tps(5000)
-		e.runs[jKey{"dubbo", c}] = tps(400)
-		e.runs[jKey{"grpc", c}] = tps(300)
-	}
-	got := map[string]string{}
-	for _, f := range e.judge(Options{}).Findings {
-		got[f.Rule] = f.Holds
-	}
-	for k, v := range map[string]string{
-		"java-ice-leads": results.No, "java-ice-over-thrift": results.No, "java-thrift-second-grpc-last": results.No,
-		"java-ice-vs-avro": results.NotMeasured,
-	} {
-		if got[k] != v {
-			t.Errorf("%s: got %q; want %q", k, got[k], v)
-		}
-	}
-	// Ice leads none of them: the lead cannot grow, whatever the ratios do.
-	for _, c := range e.levels {
-		e.runs[jKey{"dubbo", c}] = tps(9000)
-		e.runs[jKey{"grpc", c}] = tps(9000)
-	}
-	for _, f := range e.judge(Options{}).Findings {
-		if f.Rule == "java-ice-lead-grows" && f.Holds != results.No {
-			t.Errorf("lead grows with Ice never leading: got %q; want no", f.Holds)
-		}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := keep(ctx, &f, errors.New("y")); err == nil {
+		t.Error("keep after cancel: got nil; want the context's error")
 	}
 }
 
-// The JIT on the record: the rounds after the prime and the repeats flagged
-// jit-compiling are stated in the set-up, with their figures.
-func TestJudgeJavaJIT(t *testing.T) {
-	e := &java2015{}
-	if err := e.read("../../results/published"); err != nil {
+// java-rpc-2015's set-up names this run's prime, warm-up bound and quiet wait.
+func TestJavaSettingsOnRecord(t *testing.T) {
+	e := newJava2015()
+	if err := e.Read("../../results/published"); err != nil {
 		t.Fatal(err)
 	}
-	e.runs, e.first = map[jKey][]measured{}, map[string]measured{}
-	for _, c := range e.levels {
-		for _, fw := range javaFrameworks {
-			e.runs[jKey{fw, c}] = []measured{{Report: report.Report{RequestsPerSecond: 1000}}, {Report: report.Report{RequestsPerSecond: 1000}}}
-		}
-	}
-	e.runs[jKey{"dubbo", 1}][1].Flags = []string{results.FlagJIT}
-	e.rest = map[string]jitRest{
-		"ice":   {Rounds: 2, Seconds: 11.5, ClientMs: 40, Window: 5, ServerMs: 10, ServerKnown: true, AtRest: true},
-		"dubbo": {Rounds: 4, Seconds: 21, ClientMs: 900, Window: 5, ServerKnown: false},
-	}
-	setup := strings.Join(e.judge(Options{}).Setup, "\n")
+	e.Rest = map[string]claims.JITRest{"ice": {Rounds: 1, AtRest: true}}
+	e.Quiet = map[string]claims.QuietAfter{"ice": {After: javaQuietStep, FirstBusy: 0.5, Quiet: true}, "grpc": {After: javaQuietMax}}
+	setup := strings.Join(e.Judge(Options{}.setup()).Setup, "\n")
 	for _, want := range []string{
-		"ice 2 rounds, 11.5 s, last round client 40 ms, server 10 ms of 5.0 s measured (at rest)",
-		"dubbo 4 rounds, 21.0 s, last round client 900 ms of 5.0 s measured (not at rest)",
-		"(flagged jit-compiling): 1 of 40 (dubbo c=1 1).",
+		"after un-recorded 2s runs at each concurrency", "(at most 2s)", "at most 20s: ice 1 rounds",
+		"ice 0.5 s (50 % busy in the first 500ms)", "grpc still above 10 % busy after 20.0 s",
+		"the server used under 10 % of a core",
 	} {
 		if !strings.Contains(setup, want) {
 			t.Errorf("set-up lacks %q:\n%s", want, setup)
@@ -284,93 +81,15 @@ func TestJudgeJavaJIT(t *testing.T) {
 	}
 }
 
-func TestJudgeGrowth(t *testing.T) {
-	e := &growth{}
-	if err := e.read("../../results/published"); err != nil {
-		t.Fatal(err)
-	}
-	e.ms = map[gKey][]float64{}
-	for _, n := range e.items {
-		e.ms[gKey{"go-grpc", n}] = []float64{100, 101, 102}
-		e.ms[gKey{"php-http", n}] = []float64{150, 151, 152}
-		e.ms[gKey{"php-grpc", n}] = []float64{200, 201, 202}
-		e.ms[gKey{"php-pure-grpc", n}] = []float64{600, 601, 602}
-	}
-	e.ms[gKey{"go-grpc", 200}] = []float64{110, 111, 112}
-	e.ms[gKey{"php-grpc", 200}] = []float64{300, 301, 302}
-	e.ms[gKey{"php-pure-grpc", 200}] = []float64{1100, 1101, 1102}
-	e.ms[gKey{"php-http", 200}] = []float64{250, 251, 252}
-	got := map[string]results.Finding{}
-	for _, f := range e.judge(Options{}).Findings {
-		got[f.Rule] = f
-	}
-	if f := got["php-go-order"]; f.Holds != results.Yes {
-		t.Errorf("order: got %q (%s); want yes", f.Holds, f.Detail)
-	}
-	// Growth from 2 to 200 items: pure +500, C +100, Go +10: (500-100)/(500-10) = 82 %.
-	if f := got["php-message-objects"]; f.Holds != results.Yes || !strings.HasPrefix(f.Measured, "82%") {
-		t.Errorf("message objects: got %q measured %q; want yes at 80%%", f.Holds, f.Measured)
-	}
-	if f := got["php-message-objects"]; !strings.Contains(f.Reason, "pure-PHP protobuf 601.0") {
-		t.Errorf("reason %q: want the runtimes side by side", f.Reason)
-	}
-	// One size's order inside the noise: no longer yes.
-	e.ms[gKey{"php-http", 2}] = []float64{90, 150, 210}
-	for _, f := range e.judge(Options{}).Findings {
-		if f.Rule == "php-go-order" && f.Holds != results.Partly {
-			t.Errorf("order with one size inside the noise: got %q; want partly", f.Holds)
+// Every variant's front environment belongs to one of claims' variant paths,
+// and every variant has one.
+func TestGrowthEnv(t *testing.T) {
+	for _, p := range claims.GrowthPaths {
+		if _, ok := growthEnv[p.Name]; ok == p.Published {
+			t.Errorf("%s (published %v): environment given %v; want one for each variant only", p.Name, p.Published, ok)
 		}
 	}
-}
-
-// The published files shipped in results/published read as the experiments expect.
-func TestPublishedFiles(t *testing.T) {
-	for _, e := range experiments {
-		if err := e.make().read("../../results/published"); err != nil {
-			t.Errorf("%s: %v", e.name, err)
-		}
-	}
-	if err := (&growth{}).read(t.TempDir()); err == nil {
-		t.Error("read of an empty directory: got no error; want one")
-	}
-}
-
-func TestReproductionMarkdown(t *testing.T) {
-	var b bytes.Buffer
-	r := Rule{Name: "x-wins", Claim: "it wins", Published: "+5 %", Band: ruleThroughput, Prec: 1}
-	render.ReproductionMarkdown(&b, []results.Section{
-		{Name: "x", Setup: []string{"one"}, Scaled: "one core each", Table: [][]string{{"a", "b|c"}, {"1", "2"}},
-			Findings: []results.Finding{r.Verdict(Figure{Median: -3, Lo: -4, Hi: -2, Known: true}, "it lost", "the server core saturated")}},
-		{Name: "y", Err: "server did not start"},
-	})
-	for _, want := range []string{
-		"| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |",
-		"| x | it wins | +5 % | -3.0% [-4.0..-2.0] | yes 0..22%",
-		"| **no** | the server core saturated |",
-		"| y | (not run) |", "**How this was scaled to this machine.** one core each",
-		"| a | b\\|c |", "|---|---|", "(rule `x-wins`) — holds here: **no**",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("missing %q in:\n%s", want, b.String())
-		}
-	}
-}
-
-// A failed run is kept and named; only a cancelled one stops the experiment.
-func TestFailuresKeep(t *testing.T) {
-	var f failures
-	if err := f.keep(context.Background(), errors.New("x-c800-r2: 587 of 4656 calls failed")); err != nil {
-		t.Fatalf("keep: got %v; want nil", err)
-	}
-	if got := f.setup(); len(got) != 1 || !strings.Contains(got[0], "587 of 4656") {
-		t.Errorf("setup: got %q; want the failed run named", got)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := f.keep(ctx, errors.New("y")); err == nil {
-		t.Error("keep after cancel: got nil; want the context's error")
-	}
-	if got := (failures{}).setup(); got != nil {
-		t.Errorf("no failures: got %q; want nil", got)
+	if len(growthEnv) != 2 {
+		t.Errorf("growthEnv names %d paths; want the 2 variants", len(growthEnv))
 	}
 }

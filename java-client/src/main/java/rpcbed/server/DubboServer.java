@@ -133,6 +133,18 @@ public final class DubboServer implements BaselineServer {
     static final class Impl implements Api.Data {
         private final DataService svc;
 
+        /**
+         * A failed call as the declared DataError: a ServiceError with its code, anything
+         * else internal (Dubbo's ExceptionFilter would wrap it with the whole stack trace
+         * as message).
+         */
+        private static Api.DataError declared(Exception e) {
+            if (e instanceof ServiceError se) {
+                return new Api.DataError(se.code(), se.getMessage());
+            }
+            return new Api.DataError(ServiceError.INTERNAL, "internal error: " + e.getClass().getSimpleName());
+        }
+
         Impl(DataService svc) {
             this.svc = svc;
         }
@@ -150,11 +162,8 @@ public final class DubboServer implements BaselineServer {
                 r.cnName = rec.cnName();
                 failed = false;
                 return r;
-            } catch (ServiceError e) {
-                throw new Api.DataError(e.code(), e.getMessage());
-            } catch (RuntimeException e) {
-                // Dubbo's ExceptionFilter would wrap it with the whole stack trace as message.
-                throw new Api.DataError(ServiceError.INTERNAL, "internal error: " + e.getClass().getSimpleName());
+            } catch (ServiceError | RuntimeException e) {
+                throw declared(e);
             } finally {
                 svc.calls().record(CallStats.Call.DATATYPE, failed);
             }
@@ -181,11 +190,8 @@ public final class DubboServer implements BaselineServer {
                 r.items = items;
                 failed = false;
                 return r;
-            } catch (ServiceError e) {
-                throw new Api.DataError(e.code(), e.getMessage());
-            } catch (RuntimeException e) {
-                // Dubbo's ExceptionFilter would wrap it with the whole stack trace as message.
-                throw new Api.DataError(ServiceError.INTERNAL, "internal error: " + e.getClass().getSimpleName());
+            } catch (ServiceError | RuntimeException e) {
+                throw declared(e);
             } finally {
                 svc.calls().record(CallStats.Call.DATALIST, failed);
             }

@@ -1,0 +1,195 @@
+package claims
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/results"
+)
+
+// GRPCThrift is go-grpc-thrift-aerospike: the Go client against go-server, gRPC
+// against Thrift, DataType through the store, at the published 50 and 800
+// clients. Read fills the published claims and levels; the run fills the rest.
+type GRPCThrift struct {
+	Claim   map[string]float64
+	Levels  []int
+	Store   string // the store that ran: aerospike, redis or memory
+	Dur     time.Duration
+	Repeats int
+	Runs    map[GTKey][]Run
+	Failed  Failures
+}
+
+// GTKey is one cell of go-grpc-thrift-aerospike: a protocol at a concurrency.
+type GTKey struct {
+	Proto string
+	C     int
+}
+
+// The rules of go-grpc-thrift-aerospike. Each band is the published figure
+// widened by the stated tolerance; "beats" and "more" claims must also clear the
+// repeats' spread (Differs).
+var (
+	// gRPC beat Thrift by 3 % (worst) to 17 % (best): yes when the margin at a
+	// level lies in 3..17 % widened by 5 points either side but stays above 0
+	// (+0..+22 %); partly up to +40 % (gRPC wins by far more than published) ; a
+	// negative margin is no.
+	ruleThroughput = Band{Yes: [2]float64{0, 22}, Partly: [2]float64{0, 40}, Unit: "%", Differs: at(0)}
+	// "about 30 %" more server CPU at 50 clients, read as 30 ± 15 points; partly
+	// for any other extra up to three times the claim.
+	ruleExtraCPU = Band{Yes: [2]float64{15, 45}, Partly: [2]float64{0, 90}, Unit: "%", Differs: at(0)}
+	// Resource use "barely changed" from 50 to 800 clients: the server's busy
+	// fraction moves by at most ±10 %; partly up to ±25 %.
+	ruleBarely = Band{Yes: [2]float64{-10, 10}, Partly: [2]float64{-25, 25}, Unit: "%"}
+)
+
+// Read reads the published claims (go-grpc-thrift-aerospike_claims.csv).
+func (e *GRPCThrift) Read(published string) error {
+	rows, err := readCSV(filepath.Join(published, "go-grpc-thrift-aerospike_claims.csv"))
+	if err != nil {
+		return err
+	}
+	e.Claim = map[string]float64{}
+	for _, c := range rows {
+		if c["claim"] == "client_concurrency_tested" {
+			for _, f := range splitList(c["value"]) {
+				if n, err := strconv.Atoi(f); err == nil {
+					e.Levels = append(e.Levels, n)
+				}
+			}
+			continue
+		}
+		v, err := strconv.ParseFloat(c["value"], 64)
+		if err != nil {
+			return fmt.Errorf("go-grpc-thrift-aerospike_claims.csv: %s: %w", c["claim"], err)
+		}
+		e.Claim[c["claim"]] = v
+	}
+	for _, k := range []string{"grpc_over_thrift_throughput_best_pct", "grpc_over_thrift_throughput_worst_pct", "grpc_server_extra_cpu_pct_vs_thrift_at_50_clients"} {
+		if _, ok := e.Claim[k]; !ok {
+			return fmt.Errorf("go-grpc-thrift-aerospike_claims.csv: no %s", k)
+		}
+	}
+	if len(e.Levels) < 2 {
+		return fmt.Errorf("go-grpc-thrift-aerospike_claims.csv: client_concurrency_tested lists %v; want two levels", e.Levels)
+	}
+	return nil
+}
+
+// Judge grades every published claim from the runs.
+func (e *GRPCThrift) Judge(o Setup) results.Section {
+	sec := results.Section{
+		Setup: []string{
+			"Published: Go client and Go server on two 2 x E5-2630 machines, Aerospike beside the client; c = 50 and 800.",
+			"Here: go-client (worker mode, `-warmup auto`) against go-server over 127.0.0.1, server pinned to CPU " + orAny(o.ServerCPUSet) + ", client to CPU " + orAny(o.ClientCPUSet) + ".",
+			storeWords(e.Store, o),
+			fmt.Sprintf("Each cell: DataType, %v measured after a settled warm-up, %d repeats interleaved across the cells; server CPU from go-server's /stats and client CPU from the client's report, both over the client's measured window.", e.Dur, e.Repeats),
+		},
+		Scaled: "The published run had two 12-core machines; here client and server get one core each on one machine, so the busy fractions below are of one core. Concurrency is as published (50 and 800 goroutines); the store is Aerospike only when AEROSPIKE_HOSTS names one.",
+	}
+	sec.Setup = append(sec.Setup, e.Failed.Setup()...)
+	lo, hi := e.Levels[0], e.Levels[len(e.Levels)-1]
+	f := func(proto string, c int, m func(Run) float64) Figure { return figs(e.Runs[GTKey{proto, c}], m) }
+	sec.Table = [][]string{{"c", "grpc req/s", "thrift req/s", "grpc vs thrift throughput", "server busy grpc / thrift", "server CPU µs/call grpc / thrift", "client busy grpc / thrift", "client CPU µs/call grpc / thrift"}}
+	for _, c := range e.Levels {
+		sec.Table = append(sec.Table, []string{strconv.Itoa(c),
+			f("grpc", c, rps).Show("", 0), f("thrift", c, rps).Show("", 0), Margin(f("grpc", c, rps), f("thrift", c, rps)).Show("%", 1),
+			pctOf(f("grpc", c, srvBusy)) + " / " + pctOf(f("thrift", c, srvBusy)),
+			f("grpc", c, srvPerCall).Show("", 1) + " / " + f("thrift", c, srvPerCall).Show("", 1),
+			pctOf(f("grpc", c, cliBusy)) + " / " + pctOf(f("thrift", c, cliBusy)),
+			f("grpc", c, cliPerCall).Show("", 1) + " / " + f("thrift", c, cliPerCall).Show("", 1)})
+	}
+
+	// Throughput: one rule per published level.
+	best, worst := e.Claim["grpc_over_thrift_throughput_best_pct"], e.Claim["grpc_over_thrift_throughput_worst_pct"]
+	for _, c := range e.Levels {
+		r := Rule{Name: fmt.Sprintf("grpc-thrift-throughput-c%d", c), Prec: 1, Band: ruleThroughput,
+			Claim:     fmt.Sprintf("gRPC throughput beats Thrift by %.0f-%.0f %% (at c=%d)", worst, best, c),
+			Published: fmt.Sprintf("+%.0f..+%.0f %%", worst, best)}
+		g, t := f("grpc", c, rps), f("thrift", c, rps)
+		sec.Findings = append(sec.Findings, r.Verdict(Margin(g, t),
+			fmt.Sprintf("Measured %s req/s (gRPC) against %s (Thrift) at c=%d.", g.Show("", 0), t.Show("", 0), c),
+			e.bottleneck(c)))
+	}
+
+	// Server CPU at 50 clients: utilisation, as the write-up compared it, then per call.
+	extra := e.Claim["grpc_server_extra_cpu_pct_vs_thrift_at_50_clients"]
+	for _, k := range []struct {
+		name, what string
+		m          func(Run) float64
+	}{{"grpc-thrift-server-cpu-busy", "busy fraction over the window", srvBusy}, {"grpc-thrift-server-cpu-per-call", "CPU per call (a second reading)", srvPerCall}} {
+		r := Rule{Name: k.name, Prec: 1, Band: ruleExtraCPU,
+			Claim:     fmt.Sprintf("at %d clients the gRPC server uses about %.0f %% more CPU than the Thrift server (%s)", lo, extra, k.what),
+			Published: fmt.Sprintf("+%.0f %%", extra)}
+		g, t := f("grpc", lo, k.m), f("thrift", lo, k.m)
+		unit, prec, scale := " µs", 1, 1.0
+		if k.name == "grpc-thrift-server-cpu-busy" {
+			unit, prec, scale = " %", 0, 100
+		}
+		sec.Findings = append(sec.Findings, r.Verdict(Margin(g, t),
+			fmt.Sprintf("Server %s at c=%d: gRPC %s, Thrift %s (go-server /stats over the window).", k.what, lo, scaled(g, scale).Show(unit, prec), scaled(t, scale).Show(unit, prec)),
+			""))
+	}
+
+	// Resource use between 50 and 800 clients: the server's busy fraction; the
+	// larger move of the two protocols is the figure.
+	r := Rule{Name: "grpc-thrift-resources-flat", Prec: 1, Band: ruleBarely,
+		Claim:     fmt.Sprintf("resource use barely changes between %d and %d clients", lo, hi),
+		Published: "barely changed"}
+	var worstMove Figure
+	var detail string
+	for _, proto := range []string{"grpc", "thrift"} {
+		mv := Margin(f(proto, hi, srvBusy), f(proto, lo, srvBusy))
+		detail += fmt.Sprintf("%s server busy %s at c=%d, %s at c=%d (%s); per call %s and %s µs. ", proto,
+			pctOf(f(proto, lo, srvBusy)), lo, pctOf(f(proto, hi, srvBusy)), hi, mv.Show("%", 1),
+			f(proto, lo, srvPerCall).Show("", 1), f(proto, hi, srvPerCall).Show("", 1))
+		if !mv.Known {
+			worstMove = Figure{}
+			break
+		}
+		if proto == "grpc" || math.Abs(mv.Median) > math.Abs(worstMove.Median) {
+			worstMove = mv
+		}
+	}
+	sec.Findings = append(sec.Findings, r.Verdict(worstMove, "The larger move of the two protocols is judged. "+detail, ""))
+	return sec
+}
+
+// bottleneck says which core limited the cell at c, from the busy fractions of
+// both sides over the window, and what each protocol cost per call there.
+func (e *GRPCThrift) bottleneck(c int) string {
+	var s string
+	for _, proto := range []string{"grpc", "thrift"} {
+		rs := e.Runs[GTKey{proto, c}]
+		sb, cb := figs(rs, srvBusy), figs(rs, cliBusy)
+		if !sb.Known || !cb.Known {
+			return ""
+		}
+		side := "neither core saturated"
+		switch {
+		case sb.Median >= results.BoundBusy && sb.Median >= cb.Median:
+			side = "the server core saturated"
+		case cb.Median >= results.BoundBusy:
+			side = "the client core saturated"
+		}
+		s += fmt.Sprintf("%s: server %s busy, client %s (busy fractions over the window): %s; CPU per call server %s µs, client %s µs. ",
+			proto, pctOf(sb), pctOf(cb), side, figs(rs, srvPerCall).Show("", 1), figs(rs, cliPerCall).Show("", 1))
+	}
+	return strings.TrimSpace(s)
+}
+
+// storeWords is the Setup line that says which store ran.
+func storeWords(store string, o Setup) string {
+	const path = "; the lookup/lock/write/read-back path of docs/contract.md is the same."
+	switch store {
+	case "aerospike":
+		return "Store: Aerospike at " + o.AerospikeHosts + " (namespace test, set data_type_def), as published."
+	case "redis":
+		return "Store: Redis at " + o.RedisAddr + " (a real networked store on 127.0.0.1): no Aerospike server was given (AEROSPIKE_HOSTS or -aerospike-hosts)" + path
+	}
+	return "Store: go-server's in-memory store: no Aerospike server was given (AEROSPIKE_HOSTS or -aerospike-hosts) and no Redis answered" + path
+}
