@@ -183,3 +183,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitDriver(t *testing.T) {
+	php := "/usr/bin/php8.2 -n -d memory_limit=1G client.php -proto thrift"
+	ps := []*Profile{
+		{Cmd: php, PID: 4100, Thread: 1},              // the worker (forked later)
+		{Cmd: php, PID: 4000, Thread: 1},              // the driver
+		{Cmd: "/usr/bin/dpkg-query -W", PID: 4200},    // a child it ran: counted
+		{Cmd: "bin/go-client -proto grpc", PID: 3000}, // a Go client does not fork
+		{Cmd: "bin/go-client -proto grpc", PID: 3000, Thread: 2},
+	}
+	counted, driver := SplitDriver(ps)
+	if len(driver) != 1 || driver[0].PID != 4000 {
+		t.Errorf("driver = %+v; want pid 4000", driver)
+	}
+	if len(counted) != 4 {
+		t.Errorf("counted %d profiles; want 4", len(counted))
+	}
+	if c, d := SplitDriver(ps[:1]); len(c) != 1 || len(d) != 0 {
+		t.Errorf("a lone PHP process is its own worker: counted %d, driver %d", len(c), len(d))
+	}
+}

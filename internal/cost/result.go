@@ -73,6 +73,9 @@ type Setup struct {
 	// ServerRuns says how the server side's runs start (a full collection,
 	// then the counters zeroed).
 	ServerRuns string `json:"server_runs,omitempty"`
+	// ReadDelay is how late the measured side's peer bytes were handed to it
+	// (the spec's read_delay), "" = not delayed.
+	ReadDelay string `json:"read_delay,omitempty"`
 }
 
 // CellRun is one cell on one side.

@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -40,6 +41,17 @@ type Spec struct {
 	// GOGC is the Go processes' fixed GOGC, a percentage or off (recorded with
 	// the run); "" = 100.
 	GOGC string `yaml:"gogc"`
+	// ReadDelay (a duration, e.g. 3ms; "" = none) delays what the measured side
+	// reads from its native peer, through a proxy on loopback, so that the
+	// measured side always waits for its peer's bytes, as on a real network
+	// (docs/cost.md, "What moved the counts").
+	ReadDelay string `yaml:"read_delay"`
+}
+
+// ReadDelayDuration is ReadDelay parsed (Validate checked it); 0 = none.
+func (s Spec) ReadDelayDuration() time.Duration {
+	d, _ := time.ParseDuration(s.ReadDelay)
+	return d
 }
 
 // Calls are a cell's short and long run.
@@ -48,8 +60,9 @@ type Calls struct {
 	Long  int64 `yaml:"long"`
 }
 
-// Override sets the calls of the cells Match names (path.Match on Cell.Name,
-// without the side), by item count when Items is set.
+// Override sets the calls of the cells Match names: path.Match on Cell.Name
+// (go-grpc-datalist-2-c1, both sides) or on Cell.ID (…-c1/client, one side).
+// The last override that matches wins.
 type Override struct {
 	Match string `yaml:"match"`
 	Calls Calls  `yaml:"calls"`
@@ -159,6 +172,11 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("servers.%s: %q (want go, java)", p, srv)
 		}
 	}
+	if s.ReadDelay != "" {
+		if d, err := time.ParseDuration(s.ReadDelay); err != nil || d < 0 || d > time.Second {
+			return fmt.Errorf("read_delay: %q (want a duration from 0 to 1s, e.g. 3ms)", s.ReadDelay)
+		}
+	}
 	if s.GOGC != "" && s.GOGC != "off" {
 		if n, err := strconv.Atoi(s.GOGC); err != nil || n < 1 {
 			return fmt.Errorf("gogc: %q (want a percentage above 0, or off)", s.GOGC)
@@ -195,7 +213,9 @@ func (s Spec) Plan() (cells []Cell, excluded []Skipped) {
 				for _, n := range slices.Compact(items) {
 					c := Cell{Client: client, Protocol: proto, Items: n, Side: side, Server: s.Servers[proto], Calls: s.Calls}
 					for _, o := range s.Overrides {
-						if ok, _ := path.Match(o.Match, c.Name()); ok {
+						byName, _ := path.Match(o.Match, c.Name())
+						byID, _ := path.Match(o.Match, c.ID())
+						if byName || byID {
 							c.Calls = o.Calls
 						}
 					}

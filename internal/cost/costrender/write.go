@@ -50,7 +50,7 @@ var csvHeader = []string{"cell", "side", "client", "protocol", "items", "server"
 	"instructions", "est_cycles", "l1_misses", "ll_misses", "data_reads", "data_writes", "syscalls",
 	"bytes_in", "bytes_out", "allocs",
 	"layer_codec", "layer_rpc", "layer_transport", "layer_runtime", "layer_rpcbed", "layer_other",
-	"time_driven_instructions", "bookkeeping_instructions", "ms_per_call_under_callgrind", "seconds", "error"}
+	"time_driven_instructions", "bookkeeping_instructions", "ms_per_call_under_callgrind", "gc_cycles_short", "gc_cycles_long", "seconds", "error"}
 
 // WriteCSV writes one row per cell and side, per-call figures.
 func WriteCSV(w io.Writer, r *cost.Result) error {
@@ -74,9 +74,9 @@ func WriteCSV(w io.Writer, r *cost.Result) error {
 			for _, l := range cost.LayerOrder {
 				row = append(row, nonNeg(f0(p.Layers[l])))
 			}
-			row = append(row, nonNeg(f0(p.TimeDriven)), nonNeg(f0(p.Bookkeeping)), nonNeg(f2(p.MsPerCall)))
+			row = append(row, nonNeg(f0(p.TimeDriven)), nonNeg(f0(p.Bookkeeping)), nonNeg(f2(p.MsPerCall)), f0(c.GCCycles[0]), f0(c.GCCycles[1]))
 		} else {
-			row = append(row, make([]string, 13+len(cost.LayerOrder))...)
+			row = append(row, make([]string, 15+len(cost.LayerOrder))...)
 		}
 		row = append(row, strconv.FormatFloat(c.Seconds, 'f', 1, 64), c.Error)
 		if err := cw.Write(row); err != nil {
@@ -150,6 +150,15 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	s := r.Setup
 	bw.printf("- %s; %s\n- guest CPU (valgrind's CPUID): %s\n- host CPU: %s; %s\n- environment: %s\n- %s\n- load average before / after: %s / %s (the machine may have been shared: counts do not move with load)\n- %d cells in %.0f s\n\n",
 		s.Valgrind, strings.Join(s.ValgrindArgs, " "), s.GuestCPU, s.HostCPU, s.Kernel, strings.Join(s.Env, " "), s.Pinning, s.LoadBefore, s.LoadAfter, len(r.Cells), r.Seconds)
+	if s.ReadDelay != "" {
+		bw.printf("- the measured side's peer bytes handed to it %s after they were written (read_delay: it always waits for them, as on a network)\n", s.ReadDelay)
+	}
+	if s.ServerRuns != "" {
+		bw.printf("- server side: %s\n", s.ServerRuns)
+	}
+	if s.ReadDelay != "" || s.ServerRuns != "" {
+		bw.printf("\n")
+	}
 	for _, side := range []string{cost.SideClient, cost.SideServer} {
 		title := "Client side (client under callgrind, native server)"
 		if side == cost.SideServer {
@@ -157,8 +166,8 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 		}
 		bw.printf("## %s\n\n", title)
 		noFigure := false
-		bw.printf("| cell | instructions | est. cycles | L1 misses | LL misses | syscalls | bytes in | bytes out | allocs | codec | RPC | transport | runtime | rpcbed | other | left out: time-driven, histogram | ms/call under callgrind |\n")
-		bw.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		bw.printf("| cell | instructions | est. cycles | L1 misses | LL misses | syscalls | bytes in | bytes out | allocs | codec | RPC | transport | runtime | rpcbed | other | left out: time-driven, bookkeeping | ms/call under callgrind | GC cycles, short / long run |\n")
+		bw.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range r.Cells {
 			if c.Side != side || c.Status != cost.StatusOK {
 				continue
@@ -169,7 +178,7 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 			for _, l := range cost.LayerOrder {
 				line += fmt.Sprintf(" %s |", pct(p.Layers[l], p.Ir))
 			}
-			line += fmt.Sprintf(" %s, %s | %s |", fig(p.TimeDriven), fig(p.Bookkeeping), fig1(p.MsPerCall))
+			line += fmt.Sprintf(" %s, %s | %s | %.0f / %.0f |", fig(p.TimeDriven), fig(p.Bookkeeping), fig1(p.MsPerCall), c.GCCycles[0], c.GCCycles[1])
 			noFigure = noFigure || strings.Contains(line, NoFigure)
 			bw.printf("%s\n", line)
 		}

@@ -128,8 +128,15 @@ func summary(c cost.CellRun) string {
 	if c.Status != cost.StatusOK {
 		return c.Status + ": " + c.Error
 	}
-	return fmt.Sprintf("%.0f instructions, %.0f est. cycles, %.1f syscalls, %.0f/%.0f bytes in/out per call (%.0f s)",
-		c.PerCall.Ir, c.PerCall.Cycles, c.PerCall.Syscalls, c.PerCall.BytesIn, c.PerCall.BytesOut, c.Seconds)
+	// A negative marginal is the two runs' noise, not a figure: "—".
+	f := func(format string, v float64) string {
+		if v < 0 {
+			return "—"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	return fmt.Sprintf("%s instructions, %s est. cycles, %s syscalls, %s/%s bytes in/out per call (%.0f s)",
+		f("%.0f", c.PerCall.Ir), f("%.0f", c.PerCall.Cycles), f("%.1f", c.PerCall.Syscalls), f("%.0f", c.PerCall.BytesIn), f("%.0f", c.PerCall.BytesOut), c.Seconds)
 }
 
 func containsAny(s string, subs []string) bool {
@@ -212,7 +219,11 @@ func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long
 	if err != nil {
 		return short, long, allocs, err
 	}
-	addr := srv.addrs[c.Protocol]
+	addr, done, err := e.delayed(srv.addrs[c.Protocol], false)
+	if err != nil {
+		return short, long, allocs, err
+	}
+	defer done()
 	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
 		dir := filepath.Join(e.o.Dir, "raw", cost.RawName(c.ID()), strconv.FormatInt(n, 10))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -250,8 +261,7 @@ func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long
 		// The native server read what the client wrote, and wrote what it read.
 		seg.BytesIn = after.wchar - before.wchar
 		seg.BytesOut = after.rchar - before.rchar
-		counted, _ := cost.SplitTimeDriven(profiles)
-		allocs[i] = cost.Allocations(counted)
+		allocs[i] = cost.Allocations(measured(profiles))
 		saveSegment(dir, seg, allocs[i])
 		if i == 0 {
 			short = seg
@@ -272,7 +282,11 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 	if err != nil {
 		return short, long, allocs, err
 	}
-	addr := srv.addrs[c.Protocol]
+	addr, done, err := e.delayed(srv.addrs[c.Protocol], true)
+	if err != nil {
+		return short, long, allocs, err
+	}
+	defer done()
 	for i, n := range []int64{c.Calls.Short, c.Calls.Long} {
 		dir := filepath.Join(e.o.Dir, "raw", cost.RawName(c.ID()), strconv.FormatInt(n, 10))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -333,8 +347,7 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		}
 		seg.BytesIn = after.rchar - before.rchar
 		seg.BytesOut = after.wchar - before.wchar
-		counted, _ := cost.SplitTimeDriven(profiles)
-		allocs[i] = cost.Allocations(counted)
+		allocs[i] = cost.Allocations(measured(profiles))
 		saveSegment(dir, seg, allocs[i])
 		if i == 0 {
 			short = seg
@@ -345,10 +358,34 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 	return short, long, allocs, nil
 }
 
+// delayed gives the address the native peer should use: addr itself, or a
+// delayProxy's in front of it when the spec sets a read delay (toServer: the
+// server side is measured, so the client's bytes are delayed).
+func (e *executor) delayed(addr string, toServer bool) (string, func(), error) {
+	d := e.o.Spec.ReadDelayDuration()
+	if d <= 0 {
+		return addr, func() {}, nil
+	}
+	p, err := startDelayProxy(addr, d, toServer)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.addr(), p.close, nil
+}
+
 // segment sums a run's profiles and keeps what was summed in segment.json
 // (each process's totals, the layers) beside the run's report.
+// measured are the profiles a segment's figures count: neither the time-driven
+// threads nor php-client's driver process.
+func measured(profiles []*cost.Profile) []*cost.Profile {
+	counted, _ := cost.SplitTimeDriven(profiles)
+	counted, _ = cost.SplitDriver(counted)
+	return counted
+}
+
 func (e *executor) segment(n int64, profiles []*cost.Profile, dir string) cost.Segment {
 	counted, timed := cost.SplitTimeDriven(profiles)
+	counted, driver := cost.SplitDriver(counted)
 	seg := cost.Segment{Calls: n, Layers: e.layers.Split(counted)}
 	type threadTotals struct {
 		PID        int         `json:"pid"`
@@ -357,16 +394,22 @@ func (e *executor) segment(n int64, profiles []*cost.Profile, dir string) cost.S
 		Counts     cost.Counts `json:"counts"`
 		Allocs     float64     `json:"allocs"`
 		TimeDriven bool        `json:"time_driven,omitempty"`
+		Driver     bool        `json:"driver,omitempty"`
 	}
 	var threads []threadTotals
 	seg.Counts, seg.Bookkeeping = e.layers.Counted(counted)
 	delete(seg.Layers, cost.LayerBookkeeping)
 	for _, p := range counted {
-		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, cost.CountsOf(p), cost.Allocations([]*cost.Profile{p}), false})
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, cost.CountsOf(p), cost.Allocations([]*cost.Profile{p}), false, false})
+	}
+	for _, p := range driver {
+		// php-client's driver: bookkeeping, left out like Go's latency histogram.
+		seg.Bookkeeping += float64(p.Event("Ir"))
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, cost.CountsOf(p), cost.Allocations([]*cost.Profile{p}), false, true})
 	}
 	for _, p := range timed {
 		seg.TimeDriven += float64(p.Event("Ir"))
-		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, cost.CountsOf(p), cost.Allocations([]*cost.Profile{p}), true})
+		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, cost.CountsOf(p), cost.Allocations([]*cost.Profile{p}), true, false})
 	}
 	seg.Threads = threads
 	seg.GCCycles = cost.GCCycles(counted)

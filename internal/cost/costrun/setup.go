@@ -18,6 +18,7 @@ func setup(ctx context.Context, o Options) cost.Setup {
 		Env:          o.goEnv(),
 		LoadBefore:   loadavg(),
 		Pinning:      pinning(o),
+		ReadDelay:    o.Spec.ReadDelay,
 		ServerRuns:   "go-server under callgrind runs a full collection (runtime.GC, -pprof's heap?gc=1) before each run, then its counters are zeroed (callgrind_control -z) and dumped after it (-d)",
 	}
 	s.Valgrind = firstLine(output(ctx, "valgrind", "--version"))

@@ -1,0 +1,92 @@
+package costplan
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPlanOverrides(t *testing.T) {
+	s := Spec{
+		Clients: map[string][]string{"go": {"grpc"}, "php": {"grpc"}},
+		Items:   []int{2, 200},
+		Sides:   []string{SideClient, SideServer},
+		Calls:   Calls{Short: 20, Long: 220},
+		Overrides: []Override{
+			{Match: "*-200-c1", Calls: Calls{Short: 10, Long: 60}},
+			{Match: "go-*-datalist-2-c1", Calls: Calls{Short: 2000, Long: 3000}},
+			{Match: "php-grpc-datalist-2-c1/server", Calls: Calls{Short: 5, Long: 50}},
+		},
+		Exclude: []Exclusion{{Match: "php-grpc-datalist-200-c1/client", Reason: "a test"}},
+		Servers: map[string]string{"grpc": "go"},
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cells, skipped := s.Plan()
+	got := map[string]Calls{}
+	for _, c := range cells {
+		got[c.ID()] = c.Calls
+	}
+	for id, want := range map[string]Calls{
+		"go-grpc-datalist-2-c1/client":    {2000, 3000},
+		"go-grpc-datalist-2-c1/server":    {2000, 3000},
+		"go-grpc-datalist-200-c1/client":  {10, 60},
+		"php-grpc-datalist-2-c1/client":   {20, 220},
+		"php-grpc-datalist-2-c1/server":   {5, 50}, // by ID: one side only
+		"php-grpc-datalist-200-c1/server": {10, 60},
+	} {
+		if got[id] != want {
+			t.Errorf("%s: calls %+v; want %+v", id, got[id], want)
+		}
+	}
+	if len(skipped) != 1 || skipped[0].Cell.ID() != "php-grpc-datalist-200-c1/client" {
+		t.Errorf("skipped %+v; want php-grpc-datalist-200-c1/client", skipped)
+	}
+	if cells[0].Side != SideClient || cells[len(cells)-1].Side != SideServer {
+		t.Errorf("the client side of every cell comes first: %v ... %v", cells[0].ID(), cells[len(cells)-1].ID())
+	}
+}
+
+func TestLoadSpecErrors(t *testing.T) {
+	base := "clients: {go: [grpc]}\nitems: [2]\ncalls: {short: 1, long: 2}\nservers: {grpc: go}\n"
+	for _, tc := range []struct{ name, extra, want string }{
+		{"ok", "read_delay: 1ms\n", ""},
+		{"bad delay", "read_delay: soon\n", "read_delay"},
+		{"negative delay", "read_delay: -1ms\n", "read_delay"},
+		{"unknown key", "colour: red\n", "colour"},
+		{"bad gogc", "gogc: lots\n", "gogc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "cost.yaml")
+			if err := os.WriteFile(f, []byte(base+tc.extra), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := LoadSpec(f)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.ReadDelayDuration().String() != "1ms" {
+					t.Errorf("ReadDelayDuration = %v; want 1ms", s.ReadDelayDuration())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("LoadSpec: %v; want an error naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCostYAML(t *testing.T) {
+	s, err := LoadSpec("../../../cost.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, _ := s.Plan()
+	if len(cells) == 0 {
+		t.Fatal("cost.yaml plans no cell")
+	}
+}
