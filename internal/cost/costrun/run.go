@@ -567,7 +567,7 @@ func runClient(ctx context.Context, argv, env []string, dir string, n int64, tim
 	_ = os.WriteFile(filepath.Join(dir, "report.txt"), stdout.Bytes(), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "stderr.txt"), stderr.Bytes(), 0o644)
 	if err != nil {
-		return report.Report{}, fmt.Errorf("%s: %v: %s", filepath.Base(argv[0]), err, lastLine(stderr.String()))
+		return report.Report{}, fmt.Errorf("%s: %v: %s", filepath.Base(argv[0]), err, lastProgramLine(stderr.String()))
 	}
 	rep, err := report.Parse(bytes.NewReader(stdout.Bytes()))
 	if err != nil {
@@ -579,7 +579,10 @@ func runClient(ctx context.Context, argv, env []string, dir string, n int64, tim
 	return rep, nil
 }
 
-func lastLine(s string) string {
+// lastProgramLine is the program's own last line of output under valgrind: the
+// last non-empty line that is not valgrind's (==PID== and -- lines), cut at 300
+// characters. runner.LastLine would return valgrind's summary instead.
+func lastProgramLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
@@ -729,7 +732,7 @@ func (e *executor) serverUnderCallgrind(ctx context.Context) (*proc, error) {
 func (p *proc) alive() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("the server exited: %s", lastLine(p.out.String()))
+		return fmt.Errorf("the server exited: %s", lastProgramLine(p.out.String()))
 	default:
 		return nil
 	}
