@@ -28,6 +28,7 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 	clientCPU := fs.String("client-cpu", "1", "CPU for the client (taskset); \"\" = not pinned")
 	serverCPU := fs.String("server-cpu", "0", "CPU for the server (taskset); \"\" = not pinned")
 	keep := fs.Bool("keep-raw", false, "keep every callgrind file under raw/ (large)")
+	parallel := fs.Int("parallel", 2, "cells measured at once: 2 = one process under callgrind on each of -client-cpu and -server-cpu (docs/cost.md, Time); 1 = one at a time")
 	render := fs.String("render", "", "re-render cost.md of an existing run directory (with -matrix) instead of measuring")
 	merge := fs.String("merge", "", "with -render: comma-separated run directories whose cells are added to the rendered run's (cells it lacks)")
 	fs.Usage = func() {
@@ -86,9 +87,17 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 	if dir == "" {
 		dir = filepath.Join("results", "cost-"+time.Now().UTC().Format("20060102-150405"))
 	}
-	o := costrun.Options{Spec: spec, Root: *root, Dir: dir, Log: s.err, ClientCPU: *clientCPU, ServerCPU: *serverCPU, KeepRaw: *keep}
+	o := costrun.Options{Spec: spec, Root: *root, Dir: dir, Log: s.err, ClientCPU: *clientCPU, ServerCPU: *serverCPU, KeepRaw: *keep, Parallel: *parallel}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
+	}
+	// The reference run's seconds per cell order the parallel run's queue
+	// (longest first); without it costrun estimates.
+	if ref, err := cost.LoadResult(filepath.Join(*root, "results", "reference", "cost")); err == nil {
+		o.Expected = map[string]float64{}
+		for _, c := range ref.Cells {
+			o.Expected[c.ID()] = c.Seconds
+		}
 	}
 	res, err := costrun.Run(ctx, o)
 	if err != nil {

@@ -95,11 +95,18 @@ type Segment struct {
 	TimeDriven float64
 	// Bookkeeping are LayerBookkeeping's instructions, left out of Counts.
 	Bookkeeping float64
+	// GC are the garbage collector's counts (LayerGC), apart from Counts.
+	GC Counts
 	// Seconds is the client's measured time (its report's "Time taken"): how
 	// fast the calls went under callgrind.
 	Seconds float64
-	// GCCycles are the garbage-collection cycles the segment ran (GCCycles).
+	// GCCycles are the garbage-collection cycles the segment ran (GCCycles;
+	// on the server side go-server's own count, MemStats.NumGC).
 	GCCycles float64
+	// HeapBytes and HeapObjects are what go-server's runtime allocated over
+	// the segment (MemStats.TotalAlloc and Mallocs), LiveHeap its heap after
+	// the collection the segment started from (HeapAlloc): server side only.
+	HeapBytes, HeapObjects, LiveHeap float64
 
 	// Threads are the per-thread sums, kept in segment.json.
 	Threads any
@@ -118,10 +125,25 @@ type PerCall struct {
 	// Bookkeeping are the client's latency histogram's instructions per call,
 	// left out of every other figure (LayerBookkeeping).
 	Bookkeeping float64 `json:"bookkeeping_instructions"`
+	// GC is the garbage collector's cost per call (LayerGC): apart from
+	// Counts, Cycles and Layers' other layers, because where a collection cycle
+	// lands follows the pacer's timing, not the calls (docs/cost.md). With
+	// Counts it makes the whole cost (WithGC).
+	GC Counts `json:"gc"`
+	// HeapBytes and HeapObjects are the bytes and objects go-server's runtime
+	// allocated per call, by its own count (server side only).
+	HeapBytes   float64 `json:"go_heap_bytes,omitempty"`
+	HeapObjects float64 `json:"go_heap_objects,omitempty"`
 	// MsPerCall is the wall time of one call under callgrind, (long − short
 	// time taken) / calls: the time-driven work grows with it (docs/cost.md).
 	MsPerCall float64 `json:"ms_per_call_under_callgrind"`
 }
+
+// WithGC is the whole cost per call, the collector's work included: what a
+// language's call costs when it is set against another language or a timed
+// CPU figure. Counts alone (without the collector) is what reproduces and what
+// the gate compares.
+func (p PerCall) WithGC() Counts { return p.Counts.Add(p.GC) }
 
 // Marginal is the cost of one call: the difference between a long and a short
 // segment over the difference in their calls. What both segments share
@@ -139,6 +161,8 @@ func Marginal(short, long Segment) (PerCall, error) {
 	}
 	pc := PerCall{Counts: d, Cycles: d.Cycles(), BytesIn: (long.BytesIn - short.BytesIn) * k, BytesOut: (long.BytesOut - short.BytesOut) * k,
 		TimeDriven: (long.TimeDriven - short.TimeDriven) * k, Bookkeeping: (long.Bookkeeping - short.Bookkeeping) * k,
+		GC:        long.GC.Add(short.GC.Scale(-1)).Scale(k),
+		HeapBytes: (long.HeapBytes - short.HeapBytes) * k, HeapObjects: (long.HeapObjects - short.HeapObjects) * k,
 		MsPerCall: 1000 * (long.Seconds - short.Seconds) * k}
 	if long.Layers != nil {
 		pc.Layers = map[string]float64{}

@@ -15,6 +15,14 @@ const (
 	LayerRuntime   = "runtime"   // GC, scheduler, allocator, memory copies, the PHP interpreter
 	LayerRpcbed    = "rpcbed"    // rpcbed's own code: the client's loop and check, the server's service
 	LayerOther     = "other"     // matched by no rule
+	// LayerGC is the garbage collector's own work (Go's mark, sweep, scavenger,
+	// assists and write-barrier buffers; the Zend engine's cycle collection). It
+	// is counted apart from the instructions per call and reported beside them
+	// (PerCall.GC): a Go collection marks the whole heap at a moment its pacer
+	// picks from timing, so a window holds a cycle (about 9 M instructions on
+	// go-server's heap) or not, and the figure with it does not reproduce
+	// (docs/cost.md, "The garbage collector, apart").
+	LayerGC = "gc"
 	// LayerBookkeeping is left out of every per-call figure: the client's own
 	// latency histogram, whose percentile walk at report time costs more or less
 	// with the latencies' range (a few million instructions, different in every
@@ -22,8 +30,9 @@ const (
 	LayerBookkeeping = "bookkeeping"
 )
 
-// LayerOrder is the order of the layers in every table and plot.
-var LayerOrder = []string{LayerCodec, LayerRPC, LayerTransport, LayerRuntime, LayerRpcbed, LayerOther}
+// LayerOrder is the order of the layers in every table and plot. The first six
+// add up to the instructions per call; LayerGC comes on top of them (apart).
+var LayerOrder = []string{LayerCodec, LayerRPC, LayerTransport, LayerRuntime, LayerRpcbed, LayerOther, LayerGC}
 
 // LayerNames are the layers' names in tables and legends.
 var LayerNames = map[string]string{
@@ -33,6 +42,7 @@ var LayerNames = map[string]string{
 	LayerRuntime:   "language runtime",
 	LayerRpcbed:    "rpcbed's check/service",
 	LayerOther:     "other",
+	LayerGC:        "garbage collector (apart)",
 
 	LayerBookkeeping: "rpcbed's latency histogram (left out)",
 }
@@ -70,10 +80,15 @@ var Rules = []Rule{
 	{LayerTransport, "", `^(internal/runtime/syscall|runtime/internal/syscall)\.`, "raw system calls"},
 	{LayerTransport, "", `^runtime\.(netpoll|poll_runtime|entersyscall|exitsyscall|reentersyscall|read|write|write1|epoll)`, "the netpoller, system-call entry and exit"},
 	{LayerTransport, "", `^(internal/poll|net)\.`, "sockets"},
+	// Go: the collector (runtime/mgc*.go, mwbbuf.go, the scanning half of
+	// mbitmap.go), before the runtime's catch-all. The allocator (mallocgc, the
+	// mcache and mcentral refills) stays in the runtime: it runs on every call.
+	{LayerGC, "", goGC, "Go's garbage collector: mark, sweep, scavenger, assists, write-barrier buffers, its pacer"},
 	{LayerRuntime, "", `^(runtime|reflect|sync|internal/|sort|slices|maps|strings|bytes|math|time|context|errors|fmt|bufio|io|hash|crypto|container|iter|weak|unique|log)[./]`, "Go's runtime and standard library: GC, scheduler, allocator, copies"},
 	{LayerRuntime, "", `^(type:|go:|gosave|callRet|aeshash|memeqbody|cmpbody|indexbytebody|countbody)`, "Go's compiler-made and assembly helpers"},
 	{LayerRpcbed, "", `^main\.`, "go-server's and go-client's main"},
 	{LayerBookkeeping, "", `^github\.com/HdrHistogram/`, "the client's latency histogram: rpcbed's bookkeeping, not the call, and its report-time walk varies run to run"},
+	{LayerBookkeeping, "", `^(compress/flate|compress/zlib|encoding/base64)\.`, "the client's report encodes its latency histogram (zlib, then base64) once at the end, at a cost that varies with the latencies: bookkeeping (no measured call compresses or base64-encodes)"},
 	// PHP and C libraries: by object file.
 	{LayerCodec, "protobuf.so", "", "Google's protobuf C extension (upb inside)"},
 	{LayerCodec, "thrift_protocol.so", "", "php-thrift's accelerator"},
@@ -99,12 +114,28 @@ var Rules = []Rule{
 	{LayerRuntime, "libc.so*", "", "libc: malloc, memcpy, string functions"},
 	{LayerRuntime, "libm.so*", "", "libm"},
 	{LayerRuntime, "ld-linux*", "", "the dynamic loader"},
+	{LayerGC, "php*", `^(zend_gc_collect_cycles|zend_gc_remove_root_tmpvars|gc_possible_root_when_full|gc_mark_grey|gc_mark_roots|gc_scan|gc_scan_black|gc_scan_roots|gc_collect_white|gc_collect_roots|gc_remove_nested_data_from_buffer|gc_add_garbage|gc_grow_root_buffer|gc_compact|gc_adjust_threshold)$`, "the Zend engine's cycle collector (a collection, run when its root buffer fills)"},
 	{LayerRuntime, "php*", "", "the PHP interpreter: it runs the PHP code too (pure-PHP runtimes, Grpc\\ and Thrift\\ libraries, the check)"},
 	{LayerRuntime, "ctype.so", "", "PHP's ctype"},
 	{LayerRuntime, "opcache.so", "", "OPcache"},
 	{LayerRuntime, "libjvm.so", "", "the JVM"},
 	{LayerRuntime, "vgpreload*", "", "valgrind's preload (malloc replacements)"},
 }
+
+// goGC matches Go's collector by name: the functions of runtime/mgc*.go,
+// mwbbuf.go and the scanning and write-barrier half of mbitmap.go (Go 1.26,
+// Green Tea's span scanning included).
+const goGC = `^runtime\.(` +
+	`gc[A-Z][A-Za-z0-9_]*|gcmarknewobject|gcenable|gcinit|gcWriteBarrier[0-9A-Za-z_]*|` +
+	`\(\*(gcWork|gcControllerState|gcCPULimiterState|sweepLocked|sweepLocker|activeSweep|sweepClass|scavengerState|scavengeIndex|spanQueue|spanSPMC|spanInlineMarkBits|spanScanOwnership|wbBuf|workbuf|stackScanState|limiterEvent|piController|gcBits|lfstack)\)\.[A-Za-z0-9_]+|` +
+	`\(\*pageAlloc\)\.scavenge[A-Za-z]*|\(\*mheap\)\.nextSpanForSweep|` +
+	`\(\*mspan\)\.(ensureSwept|markBitsForIndex|markBitsForBase|inlineMarkBits|initInlineMarkBits|moveInlineMarks|scannedBitsForIndex|reportZombies|typePointersOf[A-Za-z]*|heapBitsSmallForAddr)|` +
+	`\(\*markBits\)\.[A-Za-z]+|markBits\.[A-Za-z]+|typePointers\.[A-Za-z]+|\(\*typePointers\)\.[A-Za-z]+|objptr\.[A-Za-z]+|spanInlineMarkBitsFromBase|extractHeapBitsSmall|` +
+	`scanobject|scanObject[A-Za-z]*|scanSpan|scanblock|scanstack|scanframeworker|scanConservative|greyobject|shade|markroot[A-Za-z]*|` +
+	`sweepone|bgsweep|bgscavenge|finishsweep_m|deductSweepCredit|clearpools|wbBufFlush1?|wbMove|wbZero|bulkBarrierPreWrite[A-Za-z]*|` +
+	`tryDeferToSpanScan|getempty|putempty|putfull|trygetfull|handoff|freeSomeWbufs|prepareFreeWorkbufs|findObject|heapBitsSmallForAddr|` +
+	`spanSetScans|pollFractionalWorkerExit|setGCPhase|forEachP|stopTheWorldWithSema|startTheWorldWithSema` +
+	`)$`
 
 type compiledRule struct {
 	Rule
@@ -179,10 +210,11 @@ func (l *Layers) Of(object, function string) string {
 }
 
 // Counted sums the profiles' self costs of every function outside
-// LayerBookkeeping, and gives the bookkeeping's instructions apart. Self costs
-// add up to a file's total (callgrind's invariant, TestParseGolden), so with no
-// bookkeeping Counted is the files' totals.
-func (l *Layers) Counted(profiles []*Profile) (c Counts, bookkeeping float64) {
+// LayerBookkeeping and LayerGC, and gives the collector's counts and the
+// bookkeeping's instructions apart. Self costs add up to a file's total
+// (callgrind's invariant, TestParseGolden), so c + gc is the files' totals less
+// the bookkeeping.
+func (l *Layers) Counted(profiles []*Profile) (c, gc Counts, bookkeeping float64) {
 	for _, p := range profiles {
 		idx := make([]int, len(eventNames))
 		for i, name := range eventNames {
@@ -195,13 +227,16 @@ func (l *Layers) Counted(profiles []*Profile) (c Counts, bookkeeping float64) {
 		}
 		for k, v := range p.Self {
 			obj, fn := SplitKey(k)
-			if l.Of(obj, fn) == LayerBookkeeping {
+			f := c.fields()
+			switch l.Of(obj, fn) {
+			case LayerBookkeeping:
 				if idx[0] >= 0 {
 					bookkeeping += float64(v[idx[0]])
 				}
 				continue
+			case LayerGC:
+				f = gc.fields()
 			}
-			f := c.fields()
 			for i, j := range idx {
 				if j >= 0 {
 					*f[i] += float64(v[j])
@@ -209,7 +244,7 @@ func (l *Layers) Counted(profiles []*Profile) (c Counts, bookkeeping float64) {
 			}
 		}
 	}
-	return c, bookkeeping
+	return c, gc, bookkeeping
 }
 
 // Split sums the profiles' self instructions (Ir) by layer.

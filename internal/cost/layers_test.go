@@ -28,7 +28,26 @@ func TestLayers(t *testing.T) {
 		{goBin, "internal/runtime/syscall.Syscall6", LayerTransport},
 		{goBin, "runtime.netpoll", LayerTransport},
 		{goBin, "runtime.mallocgc", LayerRuntime},
-		{goBin, "runtime.scanobject", LayerRuntime},
+		{goBin, "runtime.scanobject", LayerGC},
+		{goBin, "runtime.gcDrain", LayerGC},
+		{goBin, "runtime.(*gcWork).tryGetObjFast", LayerGC},
+		{goBin, "runtime.(*sweepLocked).sweep", LayerGC},
+		{goBin, "runtime.scanSpan", LayerGC},
+		{goBin, "runtime.wbBufFlush1", LayerGC},
+		{goBin, "runtime.gcWriteBarrier2", LayerGC},
+		{goBin, "runtime.typePointers.next", LayerGC},
+		{goBin, "runtime.(*mspan).typePointersOfUnchecked", LayerGC},
+		{goBin, "runtime.bgsweep", LayerGC},
+		{goBin, "runtime.markBits.isMarked", LayerGC},
+		{goBin, "runtime.(*mspan).heapBitsSmallForAddr", LayerGC},
+		{goBin, "runtime.gcBgMarkWorker'2", LayerGC},
+		// The allocator runs on every call: the runtime's, not the collector's.
+		{goBin, "runtime.(*mcache).refill", LayerRuntime},
+		{goBin, "runtime.(*mcentral).cacheSpan", LayerRuntime},
+		{goBin, "runtime.(*mspan).nextFreeIndex", LayerRuntime},
+		{goBin, "runtime.heapSetTypeNoHeader", LayerRuntime},
+		{goBin, "runtime.typedmemmove", LayerRuntime},
+		{goBin, "runtime.gcd", LayerRuntime},
 		{goBin, "runtime.schedule", LayerRuntime},
 		{goBin, "runtime.memmove", LayerRuntime},
 		{goBin, "reflect.New", LayerRuntime},
@@ -36,6 +55,8 @@ func TestLayers(t *testing.T) {
 		{goBin, "github.com/rpcbed/rpcbed/internal/load.(*grpcConn).call", LayerRpcbed},
 		{goBin, "github.com/rpcbed/rpcbed/internal/service.(*Service).DataList", LayerRpcbed},
 		{goBin, "github.com/HdrHistogram/hdrhistogram-go.(*Histogram).RecordValue", LayerBookkeeping},
+		{goBin, "compress/flate.(*compressor).findMatch", LayerBookkeeping},
+		{goBin, "encoding/base64.(*Encoding).Encode", LayerBookkeeping},
 		// PHP and its extensions, by object.
 		{"/work/php-client/ext/build/protobuf.so", "upb_Decoder_Decode", LayerCodec},
 		{"/usr/lib/php/20220829/thrift_protocol.so", "binary_deserialize", LayerCodec},
@@ -47,6 +68,8 @@ func TestLayers(t *testing.T) {
 		{"/usr/bin/php8.2", "zif_fwrite", LayerTransport},
 		{"/usr/bin/php8.2", "execute_ex", LayerRuntime},
 		{"/usr/bin/php8.2", "_emalloc_56", LayerRuntime},
+		{"/usr/bin/php8.2", "zend_gc_collect_cycles", LayerGC},
+		{"/usr/bin/php8.2", "gc_possible_root", LayerRuntime}, // on every refcount decrement: the mutator's
 		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "__libc_recv", LayerTransport},
 		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "write", LayerTransport},
 		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "__memmove_avx_unaligned_erms", LayerRuntime},
@@ -97,5 +120,41 @@ func TestGCCycles(t *testing.T) {
 	}}
 	if got := GCCycles([]*Profile{p, p}); got != 10 {
 		t.Errorf("GCCycles = %v; want 10 (3 Go + 2 PHP cycles, twice)", got)
+	}
+}
+
+// The collector's counts come apart from the rest, and the two add up to the
+// total less the bookkeeping.
+func TestCountedGCApart(t *testing.T) {
+	l, err := NewLayers(Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Profile{Events: []string{"Ir", "Dr"}, Self: map[string][]uint64{
+		Key("/bin/go-server", "runtime.mallocgc"):                                                 {1000, 300},
+		Key("/bin/go-server", "runtime.scanobject"):                                               {9000, 4000},
+		Key("/bin/go-server", "runtime.gcBgMarkWorker'2"):                                         {500, 100},
+		Key("/bin/go-client", "github.com/HdrHistogram/hdrhistogram-go.(*Histogram).RecordValue"): {70, 10},
+		Key("/usr/bin/php8.2", "zend_gc_collect_cycles"):                                          {200, 50},
+		Key("/usr/bin/php8.2", "execute_ex"):                                                      {4000, 900},
+	}}
+	c, gc, bk := l.Counted([]*Profile{p})
+	if c.Ir != 5000 || c.Dr != 1200 {
+		t.Errorf("counted Ir %v Dr %v; want 5000, 1200 (mallocgc + execute_ex)", c.Ir, c.Dr)
+	}
+	if gc.Ir != 9700 || gc.Dr != 4150 {
+		t.Errorf("gc Ir %v Dr %v; want 9700, 4150", gc.Ir, gc.Dr)
+	}
+	if bk != 70 {
+		t.Errorf("bookkeeping %v; want 70", bk)
+	}
+	short := Segment{Calls: 10, Counts: Counts{Ir: 1000}, GC: Counts{Ir: 0}}
+	long := Segment{Calls: 20, Counts: Counts{Ir: 3000}, GC: Counts{Ir: 9000}}
+	pc, err := Marginal(short, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.Ir != 200 || pc.GC.Ir != 900 || pc.WithGC().Ir != 1100 {
+		t.Errorf("per call %v, gc %v, with gc %v; want 200, 900, 1100", pc.Ir, pc.GC.Ir, pc.WithGC().Ir)
 	}
 }

@@ -73,6 +73,8 @@ type Setup struct {
 	// ServerRuns says how the server side's runs start (a full collection,
 	// then the counters zeroed).
 	ServerRuns string `json:"server_runs,omitempty"`
+	// GC says how the garbage collector's work is counted (apart).
+	GC string `json:"gc,omitempty"`
 	// ReadDelay is how late the measured side's peer bytes were handed to it
 	// (the spec's read_delay), "" = not delayed.
 	ReadDelay string `json:"read_delay,omitempty"`
@@ -100,7 +102,10 @@ type CellRun struct {
 	// GC, PHP's cycle collector): a cycle's cost lands whole in one run, so
 	// two runs of a cell agree best when their windows hold the same number.
 	GCCycles [2]float64 `json:"gc_cycles"`
-	Seconds  float64    `json:"seconds"` // wall time of the cell's runs under callgrind
+	// LiveHeap is go-server's heap after the collection its long run started
+	// from (server side): what every collection cycle marks.
+	LiveHeap float64 `json:"server_live_heap_bytes,omitempty"`
+	Seconds  float64 `json:"seconds"` // wall time of the cell's runs under callgrind
 }
 
 // ID is the cell's name with its side.

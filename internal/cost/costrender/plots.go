@@ -36,6 +36,7 @@ var layerColors = []color.Color{
 	color.RGBA{0x94, 0x67, 0xbd, 0xff}, // runtime
 	color.RGBA{0xd6, 0x27, 0x28, 0xff}, // rpcbed
 	color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, // other
+	color.RGBA{0x8c, 0x56, 0x4b, 0xff}, // gc (apart, on top)
 }
 
 // Plots draws the cost run's figures: PHP over Go, the layers per cell on each
@@ -197,7 +198,7 @@ func layersPlot(r *cost.Result, side string) (*plot.Plot, vg.Length, error) {
 	}
 	p := plot.New()
 	p.Title.Text = "Instructions per call by layer, " + side + " side"
-	p.X.Label.Text = "% of the call's instructions"
+	p.X.Label.Text = "% of the call's instructions (the garbage collector on top, apart)"
 	p.Legend.Top = true
 	p.Legend.Left = false
 	var names []string
@@ -230,7 +231,7 @@ func layersPlot(r *cost.Result, side string) (*plot.Plot, vg.Length, error) {
 		prev = bc
 	}
 	p.NominalY(names...)
-	p.X.Min, p.X.Max = 0, 130 // room on the right for the legend
+	p.X.Min, p.X.Max = 0, 150 // room on the right for the legend
 	h := vg.Points(float64(14*len(names) + 90))
 	return p, h, nil
 }

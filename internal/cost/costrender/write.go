@@ -49,8 +49,9 @@ func WriteAll(dir string, r *cost.Result) error {
 var csvHeader = []string{"cell", "side", "client", "protocol", "items", "server", "status", "short_calls", "long_calls",
 	"instructions", "est_cycles", "l1_misses", "ll_misses", "data_reads", "data_writes", "syscalls",
 	"bytes_in", "bytes_out", "allocs",
-	"layer_codec", "layer_rpc", "layer_transport", "layer_runtime", "layer_rpcbed", "layer_other",
-	"time_driven_instructions", "bookkeeping_instructions", "ms_per_call_under_callgrind", "gc_cycles_short", "gc_cycles_long", "seconds", "error"}
+	"layer_codec", "layer_rpc", "layer_transport", "layer_runtime", "layer_rpcbed", "layer_other", "gc_instructions",
+	"time_driven_instructions", "bookkeeping_instructions", "ms_per_call_under_callgrind", "gc_cycles_short", "gc_cycles_long",
+	"go_heap_bytes", "go_heap_objects", "server_live_heap_bytes", "seconds", "error"}
 
 // WriteCSV writes one row per cell and side, per-call figures.
 func WriteCSV(w io.Writer, r *cost.Result) error {
@@ -72,11 +73,20 @@ func WriteCSV(w io.Writer, r *cost.Result) error {
 				}
 			}
 			for _, l := range cost.LayerOrder {
-				row = append(row, nonNeg(f0(p.Layers[l])))
+				v := p.Layers[l]
+				if l == cost.LayerGC {
+					v = p.GC.Ir
+				}
+				row = append(row, nonNeg(f0(v)))
 			}
 			row = append(row, nonNeg(f0(p.TimeDriven)), nonNeg(f0(p.Bookkeeping)), nonNeg(f2(p.MsPerCall)), f0(c.GCCycles[0]), f0(c.GCCycles[1]))
+			heap := []string{"", "", ""} // the server side's, by go-server's runtime
+			if c.LiveHeap > 0 {
+				heap = []string{nonNeg(f0(p.HeapBytes)), nonNeg(f2(p.HeapObjects)), f0(c.LiveHeap)}
+			}
+			row = append(row, heap...)
 		} else {
-			row = append(row, make([]string, 15+len(cost.LayerOrder))...)
+			row = append(row, make([]string, 18+len(cost.LayerOrder))...)
 		}
 		row = append(row, strconv.FormatFloat(c.Seconds, 'f', 1, 64), c.Error)
 		if err := cw.Write(row); err != nil {
@@ -156,7 +166,10 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	if s.ServerRuns != "" {
 		bw.printf("- server side: %s\n", s.ServerRuns)
 	}
-	if s.ReadDelay != "" || s.ServerRuns != "" {
+	if s.GC != "" {
+		bw.printf("- %s\n", s.GC)
+	}
+	if s.ReadDelay != "" || s.ServerRuns != "" || s.GC != "" {
 		bw.printf("\n")
 	}
 	for _, side := range []string{cost.SideClient, cost.SideServer} {
@@ -166,8 +179,8 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 		}
 		bw.printf("## %s\n\n", title)
 		noFigure := false
-		bw.printf("| cell | instructions | est. cycles | L1 misses | LL misses | syscalls | bytes in | bytes out | allocs | codec | RPC | transport | runtime | rpcbed | other | left out: time-driven, bookkeeping | ms/call under callgrind | GC cycles, short / long run |\n")
-		bw.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		bw.printf("| cell | instructions | est. cycles | L1 misses | LL misses | syscalls | bytes in | bytes out | allocs | codec | RPC | transport | runtime | rpcbed | other | GC, apart: instructions (%% on top) | left out: time-driven, bookkeeping | ms/call under callgrind | GC cycles, short / long run |\n")
+		bw.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range r.Cells {
 			if c.Side != side || c.Status != cost.StatusOK {
 				continue
@@ -176,6 +189,10 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 			line := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", c.Cell, fig(p.Ir), fig(p.Cycles),
 				fig(p.L1Misses()), fig(p.LLMisses()), fig1(p.Syscalls), fig(p.BytesIn), fig(p.BytesOut), fig1(c.Allocs))
 			for _, l := range cost.LayerOrder {
+				if l == cost.LayerGC {
+					line += fmt.Sprintf(" %s (%s) |", fig(p.GC.Ir), pct(p.GC.Ir, p.Ir))
+					continue
+				}
 				line += fmt.Sprintf(" %s |", pct(p.Layers[l], p.Ir))
 			}
 			line += fmt.Sprintf(" %s, %s | %s | %.0f / %.0f |", fig(p.TimeDriven), fig(p.Bookkeeping), fig1(p.MsPerCall), c.GCCycles[0], c.GCCycles[1])

@@ -4,6 +4,7 @@
 package costrun
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,8 +16,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/cost"
@@ -41,6 +44,21 @@ type Options struct {
 	// KeepRaw keeps the callgrind files (they are large; by default only the
 	// summed segment files are kept).
 	KeepRaw bool
+	// Parallel 2 measures two cells at once, one process under callgrind on
+	// each of the two CPUs (ClientCPU and ServerCPU), its native peer on the
+	// other (docs/cost.md, "Time"): the server-side cells in order on
+	// ServerCPU, the client-side ones on ClientCPU and, once the server side is
+	// done, on ServerCPU too. 0 or 1: one cell at a time.
+	Parallel int
+	// Expected are the seconds each cell took in an earlier run (by ID, e.g.
+	// the reference's), to take the longest first when Parallel; a cell it
+	// lacks is estimated from its calls and items.
+	Expected map[string]float64
+}
+
+// parallel tells whether the run measures two cells at once.
+func (o Options) parallel() bool {
+	return o.Parallel > 1 && o.ClientCPU != "" && o.ServerCPU != "" && o.ClientCPU != o.ServerCPU
 }
 
 // The environment every measured Go process runs with: no asynchronous
@@ -97,22 +115,40 @@ func Run(ctx context.Context, o Options) (*cost.Result, error) {
 			keep = append(keep, c)
 		}
 	}
-	e := &executor{o: o, layers: layers}
-	defer e.stopAll()
-	for i, c := range keep {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	var mu sync.Mutex
+	done := 0
+	measure := func(e *executor, c costplan.Cell) {
 		t0 := time.Now()
 		cr := e.cell(ctx, c)
 		cr.Seconds = round(time.Since(t0).Seconds(), 1)
-		fmt.Fprintf(o.Log, "cost: [%d/%d] %s: %s\n", i+1, len(keep), c.ID(), summary(cr))
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		where := ""
+		if o.parallel() {
+			where = fmt.Sprintf(" (CPU %s)", e.valgrindCPU(c))
+		}
+		fmt.Fprintf(o.Log, "cost: [%d/%d] %s%s: %s\n", done, len(keep), c.ID(), where, summary(cr))
 		res.Cells = append(res.Cells, cr)
 		// Every cell on disk at once: an interrupted run keeps what it measured,
 		// and the same -out resumes it (loadSaved).
 		_ = res.WriteJSON(filepath.Join(o.Dir, cost.JSONFile))
 	}
-	e.stopAll()
+	if o.parallel() {
+		runParallel(ctx, o, layers, keep, measure)
+	} else {
+		e := &executor{o: o, layers: layers}
+		for _, c := range keep {
+			if ctx.Err() != nil {
+				break
+			}
+			measure(e, c)
+		}
+		e.stopAll()
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	res.Setup.LoadAfter = loadavg()
 	res.Finished = time.Now().UTC().Format(time.RFC3339)
 	res.Seconds = round(time.Since(start).Seconds(), 1)
@@ -122,6 +158,97 @@ func Run(ctx context.Context, o Options) (*cost.Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// runParallel measures two cells at once, one process under callgrind per CPU.
+// The server-side cells run in order on ServerCPU against one go-server under
+// callgrind (each warms the next, as in a sequential run), their native
+// clients on ClientCPU; the client-side cells run on ClientCPU, their native
+// servers on ServerCPU, and once the server side is done on ServerCPU too,
+// with the CPUs swapped and native servers of their own. The client-side cells
+// are taken longest first (calls times items, php-pure's runtime the slowest),
+// so the two CPUs end together.
+func runParallel(ctx context.Context, o Options, layers *cost.Layers, cells []costplan.Cell, measure func(*executor, costplan.Cell)) {
+	var server, client []costplan.Cell
+	for _, c := range cells {
+		if c.Side == cost.SideServer {
+			server = append(server, c)
+		} else {
+			client = append(client, c)
+		}
+	}
+	sort.SliceStable(client, func(i, j int) bool { return o.expected(client[i]) > o.expected(client[j]) })
+	var mu sync.Mutex
+	take := func() (costplan.Cell, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(client) == 0 || ctx.Err() != nil {
+			return costplan.Cell{}, false
+		}
+		c := client[0]
+		client = client[1:]
+		return c, true
+	}
+	swapped := o
+	swapped.ClientCPU, swapped.ServerCPU = o.ServerCPU, o.ClientCPU
+	// Each executor its own layer table: Layers memoises, not safe to share.
+	own := func() *cost.Layers {
+		l, err := cost.NewLayers(cost.Rules)
+		if err != nil {
+			return layers // compiled once already, so it does not fail here
+		}
+		return l
+	}
+	onServerCPU := &executor{o: o, layers: layers}        // the server side: go-server under callgrind on ServerCPU
+	swappedClient := &executor{o: swapped, layers: own()} // then client-side cells under callgrind on ServerCPU
+	onClientCPU := &executor{o: o, layers: own()}         // client-side cells under callgrind on ClientCPU
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for _, c := range server {
+			if ctx.Err() != nil {
+				break
+			}
+			measure(onServerCPU, c)
+		}
+		onServerCPU.stopAll()
+		for c, ok := take(); ok; c, ok = take() {
+			measure(swappedClient, c)
+		}
+		swappedClient.stopAll()
+	}()
+	go func() {
+		defer wg.Done()
+		for c, ok := take(); ok; c, ok = take() {
+			measure(onClientCPU, c)
+		}
+		onClientCPU.stopAll()
+	}()
+	wg.Wait()
+}
+
+// expected is how many seconds a cell is expected to take under callgrind:
+// Expected's figure, or else a rough estimate from the calls of both runs
+// times the items with a start-up per run (php-pure's runtimes about 30 times
+// slower per item than the others, as in the reference run).
+func (o Options) expected(c costplan.Cell) float64 {
+	if s, ok := o.Expected[c.ID()]; ok && s > 0 {
+		return s
+	}
+	per := float64(c.Items+20) / 5000 // ~ms per call under callgrind, roughly
+	if c.Client == "php-pure" {
+		per *= 30
+	}
+	return float64(c.Calls.Short+c.Calls.Long)*per + 2*5
+}
+
+// valgrindCPU is the CPU the cell's process under callgrind runs on.
+func (e *executor) valgrindCPU(c costplan.Cell) string {
+	if c.Side == cost.SideServer {
+		return e.o.ServerCPU
+	}
+	return e.o.ClientCPU
 }
 
 func summary(c cost.CellRun) string {
@@ -204,6 +331,7 @@ func (e *executor) cell(ctx context.Context, c costplan.Cell) cost.CellRun {
 	cr.PerCall = pc
 	cr.Allocs = (allocs[1] - allocs[0]) / float64(long.Calls-short.Calls)
 	cr.GCCycles = [2]float64{short.GCCycles, long.GCCycles}
+	cr.LiveHeap = long.LiveHeap
 	return cr
 }
 
@@ -301,7 +429,8 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		// it: go-server's heap (the generated items, the converted answers, the
 		// store) is marked whole by every GC cycle, and without this the cycles
 		// land in one run or the other by what ran before.
-		if err := fullGC(ctx, srv.addrs["http"]); err != nil {
+		heap0, err := serverHeap(ctx, srv.addrs["http"], true)
+		if err != nil {
 			return short, long, allocs, err
 		}
 		if err := callgrindControl(ctx, "-z", srv.pid); err != nil {
@@ -336,6 +465,12 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 				return short, long, allocs, err
 			}
 		}
+		// The runtime's own counts over the window, read after the dump (the
+		// reading's cost is not in it; its allocations are the same in both runs).
+		heap1, err := serverHeap(ctx, srv.addrs["http"], false)
+		if err != nil {
+			return short, long, allocs, err
+		}
 		profiles, err := e.readProfiles(dir, "callgrind.")
 		if err != nil {
 			return short, long, allocs, err
@@ -347,6 +482,12 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		}
 		seg.BytesIn = after.rchar - before.rchar
 		seg.BytesOut = after.wchar - before.wchar
+		// Go's own count of its collections (MemStats.NumGC), not callgrind's
+		// calls to gcMarkTermination: Go's stack switches make those unreliable.
+		seg.GCCycles = heap1.numGC - heap0.numGC
+		seg.HeapBytes = heap1.totalAlloc - heap0.totalAlloc
+		seg.HeapObjects = heap1.mallocs - heap0.mallocs
+		seg.LiveHeap = heap0.heapAlloc
 		allocs[i] = cost.Allocations(measured(profiles))
 		saveSegment(dir, seg, allocs[i])
 		if i == 0 {
@@ -397,7 +538,7 @@ func (e *executor) segment(n int64, profiles []*cost.Profile, dir string) cost.S
 		Driver     bool        `json:"driver,omitempty"`
 	}
 	var threads []threadTotals
-	seg.Counts, seg.Bookkeeping = e.layers.Counted(counted)
+	seg.Counts, seg.GC, seg.Bookkeeping = e.layers.Counted(counted)
 	delete(seg.Layers, cost.LayerBookkeeping)
 	for _, p := range counted {
 		threads = append(threads, threadTotals{p.PID, p.Thread, p.Cmd, cost.CountsOf(p), cost.Allocations([]*cost.Profile{p}), false, false})
@@ -425,19 +566,23 @@ type savedSegment struct {
 	Layers      map[string]float64 `json:"layers"`
 	TimeDriven  float64            `json:"time_driven_ir"`
 	Bookkeeping float64            `json:"bookkeeping_ir"`
+	GC          cost.Counts        `json:"gc"`
 	BytesIn     float64            `json:"bytes_in"`
 	BytesOut    float64            `json:"bytes_out"`
 	Seconds     float64            `json:"seconds"`
 	Allocs      float64            `json:"allocs"`
 	GCCycles    float64            `json:"gc_cycles"`
+	HeapBytes   float64            `json:"heap_bytes,omitempty"`
+	HeapObjects float64            `json:"heap_objects,omitempty"`
+	LiveHeap    float64            `json:"live_heap,omitempty"`
 	Threads     any                `json:"threads"`
 }
 
-const segmentVersion = 3
+const segmentVersion = 4
 
 func saveSegment(dir string, seg cost.Segment, allocs float64) {
-	b, _ := json.MarshalIndent(savedSegment{segmentVersion, seg.Calls, seg.Counts, seg.Layers, seg.TimeDriven, seg.Bookkeeping,
-		seg.BytesIn, seg.BytesOut, seg.Seconds, allocs, seg.GCCycles, seg.Threads}, "", "  ")
+	b, _ := json.MarshalIndent(savedSegment{segmentVersion, seg.Calls, seg.Counts, seg.Layers, seg.TimeDriven, seg.Bookkeeping, seg.GC,
+		seg.BytesIn, seg.BytesOut, seg.Seconds, allocs, seg.GCCycles, seg.HeapBytes, seg.HeapObjects, seg.LiveHeap, seg.Threads}, "", "  ")
 	_ = os.WriteFile(filepath.Join(dir, "segment.json"), append(b, '\n'), 0o644)
 }
 
@@ -453,8 +598,9 @@ func (e *executor) loadSaved(c costplan.Cell) (short, long cost.Segment, allocs 
 		if json.Unmarshal(b, &sv) != nil || sv.Version != segmentVersion || sv.Calls != n {
 			return short, long, allocs, false
 		}
-		seg := cost.Segment{Calls: n, Counts: sv.Counts, Layers: sv.Layers, TimeDriven: sv.TimeDriven, Bookkeeping: sv.Bookkeeping,
-			BytesIn: sv.BytesIn, BytesOut: sv.BytesOut, Seconds: sv.Seconds, GCCycles: sv.GCCycles}
+		seg := cost.Segment{Calls: n, Counts: sv.Counts, Layers: sv.Layers, TimeDriven: sv.TimeDriven, Bookkeeping: sv.Bookkeeping, GC: sv.GC,
+			BytesIn: sv.BytesIn, BytesOut: sv.BytesOut, Seconds: sv.Seconds, GCCycles: sv.GCCycles,
+			HeapBytes: sv.HeapBytes, HeapObjects: sv.HeapObjects, LiveHeap: sv.LiveHeap}
 		allocs[i] = sv.Allocs
 		if i == 0 {
 			short = seg
@@ -625,26 +771,68 @@ func (e *executor) readProfiles(dir, prefix string) ([]*cost.Profile, error) {
 	return out, nil
 }
 
-// fullGC makes go-server under callgrind run a whole collection and finish its
-// sweep (runtime.GC, through net/http/pprof's heap handler with gc=1: go-server
-// runs with -pprof on the server side).
-func fullGC(ctx context.Context, httpAddr string) error {
+// heapStats are go-server's runtime.MemStats figures rpcbed reads around a
+// server-side run.
+type heapStats struct{ numGC, totalAlloc, mallocs, heapAlloc float64 }
+
+// serverHeap reads go-server's runtime.MemStats through net/http/pprof's heap
+// handler (go-server runs with -pprof on the server side; debug=1 prints the
+// MemStats after the profile). With gc the handler first runs a whole
+// collection and finishes its sweep (runtime.GC): every server-side run starts
+// from one, so the figures read are the live heap's.
+func serverHeap(ctx context.Context, httpAddr string, gc bool) (heapStats, error) {
 	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/debug/pprof/heap?gc=1", nil)
+	q := "debug=1"
+	what := "the server's heap figures after a run"
+	if gc {
+		q = "gc=1&debug=1"
+		what = "the server's GC before a run"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/debug/pprof/heap?"+q, nil)
 	if err != nil {
-		return err
+		return heapStats{}, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("the server's GC before a run: %v", err)
+		return heapStats{}, fmt.Errorf("%s: %v", what, err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("the server's GC before a run: %s", resp.Status)
+		return heapStats{}, fmt.Errorf("%s: %s", what, resp.Status)
 	}
-	return nil
+	h, err := parseMemStats(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return heapStats{}, fmt.Errorf("%s: %v", what, err)
+	}
+	return h, nil
+}
+
+// parseMemStats reads the "# Name = value" lines of a debug=1 heap profile.
+func parseMemStats(r io.Reader) (heapStats, error) {
+	var h heapStats
+	want := map[string]*float64{"NumGC": &h.numGC, "TotalAlloc": &h.totalAlloc, "Mallocs": &h.mallocs, "HeapAlloc": &h.heapAlloc}
+	seen := 0
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "# "), " = ")
+		if p, hit := want[k]; ok && hit {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return h, fmt.Errorf("MemStats %s: %q", k, v)
+			}
+			*p = n
+			seen++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return h, err
+	}
+	if seen < len(want) {
+		return h, errors.New("no runtime.MemStats in the heap profile")
+	}
+	return h, nil
 }
 
 func callgrindControl(ctx context.Context, flag string, pid int) error {

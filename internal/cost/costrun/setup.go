@@ -19,7 +19,9 @@ func setup(ctx context.Context, o Options) cost.Setup {
 		LoadBefore:   loadavg(),
 		Pinning:      pinning(o),
 		ReadDelay:    o.Spec.ReadDelay,
-		ServerRuns:   "go-server under callgrind runs a full collection (runtime.GC, -pprof's heap?gc=1) before each run, then its counters are zeroed (callgrind_control -z) and dumped after it (-d)",
+		ServerRuns: "go-server under callgrind runs a full collection (runtime.GC, -pprof's heap?gc=1) before each run, then its counters are zeroed (callgrind_control -z) and dumped after it (-d); " +
+			"its runtime's MemStats (collections, bytes and objects allocated) are read before and after each run",
+		GC: "the garbage collector's work (Go's mark, sweep, scavenger, assists, write-barrier buffers; the Zend cycle collector) is counted apart from the instructions and cycles per call and reported beside them (gc): a collection lands in a run's window at a moment the pacer picks from timing",
 	}
 	s.Valgrind = firstLine(output(ctx, "valgrind", "--version"))
 	s.GuestCPU = GuestCPU(ctx)
@@ -37,6 +39,11 @@ func pinning(o Options) string {
 	}
 	if o.ServerCPU != "" {
 		p = append(p, "server on CPU "+o.ServerCPU)
+	}
+	if o.parallel() {
+		p = append(p, "two cells at once: the server side's go-server under callgrind on CPU "+o.ServerCPU+
+			", client-side cells under callgrind on CPU "+o.ClientCPU+" and, after the server side, on CPU "+o.ServerCPU+
+			" (their native peers on the other CPU)")
 	}
 	if _, err := exec.LookPath("setarch"); err == nil {
 		p = append(p, "ASLR off under callgrind (setarch -R)")

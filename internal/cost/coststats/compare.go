@@ -44,9 +44,11 @@ func CompareTimed(r *cost.Result, t cost.Timed) Comparison {
 		if math.IsNaN(cpu) || cpu <= 0 {
 			continue
 		}
-		cmp.Points = append(cmp.Points, TimedPoint{Cell: c.Cell, Side: c.Side, Client: c.Client, Cycles: c.PerCall.Cycles,
-			CPUus: cpu, PerNs: c.PerCall.Cycles / (cpu * 1000), Syscalls: c.PerCall.Syscalls})
-		x = append(x, c.PerCall.Cycles)
+		// The timed CPU includes the collector's work: so do these cycles.
+		cyc := c.PerCall.WithGC().Cycles()
+		cmp.Points = append(cmp.Points, TimedPoint{Cell: c.Cell, Side: c.Side, Client: c.Client, Cycles: cyc,
+			CPUus: cpu, PerNs: cyc / (cpu * 1000), Syscalls: c.PerCall.Syscalls})
+		x = append(x, cyc)
 		y = append(y, cpu)
 	}
 	cmp.Spearman = stats.Spearman(x, y)

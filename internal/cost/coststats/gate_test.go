@@ -33,3 +33,21 @@ func TestWithin(t *testing.T) {
 		t.Errorf("Within(1 %%) = %d of %d; want 2 of 4", in, total)
 	}
 }
+
+// The gated figure leaves the collector out: a collection cycle that landed in
+// one run's window moves the whole cost, not the instructions the goal counts.
+func TestWithinWithGC(t *testing.T) {
+	withGC := func(c cost.CellRun, gc float64) cost.CellRun { c.PerCall.GC.Ir = gc; return c }
+	base := run(withGC(cell("go-a", cost.SideServer, 400_000, 1), 0), withGC(cell("go-b", cost.SideServer, 100_000, 1), 9_000))
+	nw := run(withGC(cell("go-a", cost.SideServer, 401_000, 1), 186_000), withGC(cell("go-b", cost.SideServer, 100_200, 1), 9_100))
+	g := Gate(base, nw, 0.02)
+	if !g.Pass() {
+		t.Errorf("the gate failed on the collector's work: %+v", g.Regressions)
+	}
+	if in, total := g.Within(0.01); in != 2 || total != 2 {
+		t.Errorf("Within = %d of %d; want 2 of 2", in, total)
+	}
+	if in, total := g.WithinWithGC(0.01); in != 1 || total != 2 {
+		t.Errorf("WithinWithGC = %d of %d; want 1 of 2 (go-a's window held a cycle)", in, total)
+	}
+}

@@ -25,7 +25,9 @@ func PHPOverGo(r *cost.Result) []Ratio {
 		if !ok || g.Status != cost.StatusOK || g.PerCall.Ir == 0 {
 			continue
 		}
-		out = append(out, Ratio{c.Client, c.Protocol, c.Items, c.PerCall.Ir / g.PerCall.Ir, c.PerCall.Cycles / g.PerCall.Cycles})
+		// The whole cost, the collector's included: a language's call as it runs.
+		pw, gw := c.PerCall.WithGC(), g.PerCall.WithGC()
+		out = append(out, Ratio{c.Client, c.Protocol, c.Items, pw.Ir / gw.Ir, pw.Cycles() / gw.Cycles()})
 	}
 	return out
 }
