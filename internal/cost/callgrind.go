@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -330,22 +331,18 @@ func CheckGeometry(p *Profile) error {
 // 1.1 M and 2.5 M instructions in the driver over the same 200 calls, their
 // callers 92,225 and 92,208 instructions per call. A forked caller's file
 // carries its parent's counts up to the fork (they cancel in the marginal); the
-// driver is the first process (lowest PID) of a PHP command line that ran as
-// more than one process. A program that does not fork has no driver.
+// driver is the first process started (FirstPID) of a PHP command line that ran
+// as more than one process. A program that does not fork has no driver.
 func SplitDriver(profiles []*Profile) (counted, driver []*Profile) {
-	first := map[string]int{}
-	pids := map[string]map[int]bool{}
+	pids := map[string][]int{}
 	for _, p := range profiles {
-		if !isPHP(p.Cmd) {
-			continue
+		if isPHP(p.Cmd) && !slices.Contains(pids[p.Cmd], p.PID) {
+			pids[p.Cmd] = append(pids[p.Cmd], p.PID)
 		}
-		if pids[p.Cmd] == nil {
-			pids[p.Cmd] = map[int]bool{}
-		}
-		pids[p.Cmd][p.PID] = true
-		if pid, ok := first[p.Cmd]; !ok || p.PID < pid {
-			first[p.Cmd] = p.PID
-		}
+	}
+	first := map[string]int{}
+	for cmd, ps := range pids {
+		first[cmd] = FirstPID(ps, PIDMax)
 	}
 	for _, p := range profiles {
 		if isPHP(p.Cmd) && len(pids[p.Cmd]) > 1 && p.PID == first[p.Cmd] {
@@ -355,6 +352,42 @@ func SplitDriver(profiles []*Profile) (counted, driver []*Profile) {
 		}
 	}
 	return counted, driver
+}
+
+// PIDMax is the kernel's pid_max: process IDs are handed out in increasing
+// order and wrap around after it.
+var PIDMax = readPIDMax()
+
+func readPIDMax() int {
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		return 1 << 22 // the kernel's largest
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return 1 << 22
+	}
+	return n
+}
+
+// FirstPID is the process of pids that was started first, the kernel handing
+// out IDs in increasing order modulo pidMax: the one after the largest gap
+// between them, going round. Usually the lowest; not when the IDs wrapped
+// between the two starts (a driver 32304 and its caller 454 under pid_max
+// 32768, measured: taking the lowest counted the driver as the caller).
+func FirstPID(pids []int, pidMax int) int {
+	if len(pids) == 0 {
+		return 0
+	}
+	ps := slices.Clone(pids)
+	slices.Sort(ps)
+	best, gap := ps[0], ps[0]+pidMax-ps[len(ps)-1] // the gap that wraps round
+	for i := 1; i < len(ps); i++ {
+		if d := ps[i] - ps[i-1]; d > gap {
+			best, gap = ps[i], d
+		}
+	}
+	return best
 }
 
 // isPHP tells whether a command line runs PHP's binary (php, php8.2).

@@ -205,3 +205,22 @@ func TestSplitDriver(t *testing.T) {
 		t.Errorf("a lone PHP process is its own worker: counted %d, driver %d", len(c), len(d))
 	}
 }
+
+// Process IDs wrap round at pid_max: the first started is the one after the
+// largest gap, not always the lowest (measured: a driver 32304, its caller 454).
+func TestFirstPID(t *testing.T) {
+	for _, tc := range []struct {
+		pids      []int
+		max, want int
+	}{
+		{[]int{19708, 19694}, 32768, 19694},
+		{[]int{454, 32304}, 32768, 32304},
+		{[]int{32700, 10, 30}, 32768, 32700},
+		{[]int{5, 9, 12}, 32768, 5},
+		{[]int{4000}, 32768, 4000},
+	} {
+		if got := FirstPID(tc.pids, tc.max); got != tc.want {
+			t.Errorf("FirstPID(%v, %d) = %d; want %d", tc.pids, tc.max, got, tc.want)
+		}
+	}
+}

@@ -102,6 +102,10 @@ type CellRun struct {
 	// GC, PHP's cycle collector): a cycle's cost lands whole in one run, so
 	// two runs of a cell agree best when their windows hold the same number.
 	GCCycles [2]float64 `json:"gc_cycles"`
+	// WarmupCalls are the calls the client made before its window in the short
+	// and the long run with no warm-up asked for (php-client's caller calls until
+	// its parent's start command arrives): counted in each run's calls.
+	WarmupCalls [2]int64 `json:"warmup_calls,omitempty"`
 	// LiveHeap is go-server's heap after the collection its long run started
 	// from (server side): what every collection cycle marks.
 	LiveHeap float64 `json:"server_live_heap_bytes,omitempty"`

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/report"
 )
 
 // go-server's heap figures come from net/http/pprof's debug=1 heap profile:
@@ -42,5 +44,22 @@ func TestServerHeap(t *testing.T) {
 	}
 	if _, err := parseMemStats(strings.NewReader("# NumGC = x\n# TotalAlloc = 1\n# Mallocs = 1\n# HeapAlloc = 1\n")); err == nil {
 		t.Error("a bad NumGC parsed")
+	}
+}
+
+// A run's calls are n and the calls its client made before the window (the
+// report's "Warm-up: ..., N calls excluded").
+func TestWarmupCalls(t *testing.T) {
+	for _, tc := range []struct {
+		rep  report.Report
+		want int64
+	}{
+		{report.Report{Rpcbed: &report.Extra{WarmupCalls: 2}}, 2},
+		{report.Report{Rpcbed: &report.Extra{}}, 0},
+		{report.Report{}, 0}, // plain ab output: no rpcbed block
+	} {
+		if got := warmupCalls(tc.rep); got != tc.want {
+			t.Errorf("warmupCalls(%+v) = %d; want %d", tc.rep.Rpcbed, got, tc.want)
+		}
 	}
 }
