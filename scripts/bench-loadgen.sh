@@ -104,22 +104,35 @@ if [[ -z $token ]]; then
 fi
 head_args=(-H "User-Agent: rpcbed-go-client" -H "X-Client-Id: $client_id" -H "X-Token: $token")
 
-# measure NAME CMD...: runs CMD under /usr/bin/time; leaves "requests seconds cpu"
-# in $tmp/NAME.<round>.
+# The server's CPU (user+sys ticks of its process) and the machine's busy and
+# total ticks (/proc/stat), read before and after each closed-loop tool: how
+# much of the server each tool got, and how much of both cores sat idle.
+clk_tck=$(getconf CLK_TCK)
+server_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat; }
+
+# measure NAME CMD...: runs CMD under /usr/bin/time; leaves "requests seconds cpu
+# server_cpu busy_ticks total_ticks p50_us" in $tmp/NAME.<round>.
 measure() {
 	local name=$1 round=$2
 	shift 2
 	echo "bench-loadgen: $name: $*" >&2
+	local s0 m0 s1 m1
+	s0=$(server_ticks)
+	m0=$(machine_ticks)
 	/usr/bin/time -f '%U %S' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || {
 		echo "bench-loadgen: $name failed:" >&2
 		cat "$tmp/err" "$tmp/out" >&2
 		exit 1
 	}
-	local reqs secs
+	s1=$(server_ticks)
+	m1=$(machine_ticks)
+	local reqs secs p50
 	case $name in
 	ghz)
 		reqs=$(awk '/^  Count:/ {print $2}' "$tmp/out")
 		secs=$(awk '/^  Total:/ {v=$2; u=$3; if (u=="ms") v/=1000; else if (u=="m") v*=60; print v}' "$tmp/out")
+		p50=$(awk '/^ *50 % in/ {v=$4; u=$5; if (u=="ms") v*=1000; else if (u=="s") v*=1e6; print v}' "$tmp/out")
 		local ok
 		ok=$(awk '/\[OK\]/ {gsub(/[^0-9]/, "", $2); print $2}' "$tmp/out")
 		[[ $ok == "$reqs" ]] || echo "bench-loadgen: ghz: only $ok of $reqs calls OK" >&2
@@ -127,18 +140,22 @@ measure() {
 	wrk)
 		reqs=$(awk '/requests in/ {print $1}' "$tmp/out")
 		secs=$(awk '/requests in/ {v=$4; sub(/,$/, "", v); if (v ~ /ms$/) {sub(/ms$/, "", v); v/=1000} else if (v ~ /m$/) {sub(/m$/, "", v); v*=60} else sub(/s$/, "", v); print v}' "$tmp/out")
+		p50=$(awk '/^ +50% / {v=$2; if (v ~ /us$/) {sub(/us$/, "", v)} else if (v ~ /ms$/) {sub(/ms$/, "", v); v*=1000} else if (v ~ /s$/) {sub(/s$/, "", v); v*=1e6}; print v}' "$tmp/out")
 		grep -q 'Non-2xx\|Socket errors' "$tmp/out" && echo "bench-loadgen: wrk: $(grep 'Non-2xx\|Socket errors' "$tmp/out")" >&2
 		;;
 	go-client-*)
 		reqs=$(awk '/^Complete requests:/ {print $3}' "$tmp/out")
 		secs=$(awk '/^Time taken for tests:/ {print $5}' "$tmp/out")
+		p50=$(awk '/^Latency p50:/ {print $3}' "$tmp/out")
 		grep -q '^Failed requests: *0$' "$tmp/out" || echo "bench-loadgen: $name: $(grep '^Failed requests' "$tmp/out")" >&2
 		;;
 	esac
 	read -r user sys <"$tmp/time"
-	echo "$reqs $secs $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}')" >"$tmp/$name.$round"
-	awk -v n="$name" -v r="$reqs" -v s="$secs" -v u="$user" -v y="$sys" \
-		'BEGIN {printf "bench-loadgen: %s: %d requests in %.2fs: %.0f/s, %.1f us CPU/request (load average %s)\n", n, r, s, r / s, (u + y) * 1e6 / r, ARGV[1]}' \
+	read -r b0 t0 <<<"$m0"
+	read -r b1 t1 <<<"$m1"
+	echo "$reqs $secs $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $(awk -v a="$s0" -v b="$s1" -v k="$clk_tck" 'BEGIN {print (b - a) / k}') $((b1 - b0)) $((t1 - t0)) ${p50:-0}" >"$tmp/$name.$round"
+	awk -v n="$name" -v r="$reqs" -v s="$secs" -v u="$user" -v y="$sys" -v sc="$(awk -v a="$s0" -v b="$s1" -v k="$clk_tck" 'BEGIN {print (b - a) / k}')" -v busy="$(awk -v a=$((b1 - b0)) -v b=$((t1 - t0)) 'BEGIN {print a / b}')" -v p="${p50:-0}" \
+		'BEGIN {printf "bench-loadgen: %s: %d requests in %.2fs: %.0f/s, %.1f us CPU/request, server %.1f us/request, both cores busy %.3f, p50 %s us (load average %s)\n", n, r, s, r / s, (u + y) * 1e6 / r, sc * 1e6 / r, busy, p, ARGV[1]}' \
 		"$(cut -d' ' -f1 /proc/loadavg)" >&2
 }
 
@@ -149,18 +166,23 @@ for round in $(seq "$ROUNDS"); do
 		-d '{"auth":{"client_id":"ghz"},"group_name":"USER_EVENT","en_name":"app_call_connect_success"}' \
 		-c "$C" --connections "$GRPC_CONNS" -z "${DUR}s" "$grpc_addr"
 	measure go-client-grpc "$round" "$BIN/go-client" -proto grpc -call datatype -check length -c "$C" -conns "$GRPC_CONNS" -t "$DUR" -addr "$grpc_addr"
-	measure wrk "$round" wrk -t "$(nproc)" -c "$C" -d "${DUR}s" "${head_args[@]}" "http://$http_addr$datatype_path"
+	measure wrk "$round" wrk -t "$(nproc)" -c "$C" --latency -d "${DUR}s" "${head_args[@]}" "http://$http_addr$datatype_path"
 	measure go-client-http "$round" "$BIN/go-client" -proto http -call datatype -check length -c "$C" -k -t "$DUR" -addr "$http_addr"
 done
 
-# Sum the rounds: requests/s = all requests / all seconds; CPU per request likewise.
+# Sum the rounds: requests/s = all requests / all seconds; CPU per request
+# likewise (the client's and the server's); busy: the share of both cores' time
+# that was not idle while the tool ran; p50: the median of the rounds' p50s.
 row() {
 	cat "$tmp/$1".* | awk -v name="$1" -v proto="$2" '
-		{ r += $1; s += $2; cpu += $3 }
-		END { printf "%-16s %-6s %12.0f %14.1f\n", name, proto, r / s, cpu * 1e6 / r }'
+		{ r += $1; s += $2; cpu += $3; scpu += $4; b += $5; t += $6; p[NR] = $7 }
+		END {
+			for (i = 2; i <= NR; i++) { x = p[i]; for (j = i - 1; j > 0 && p[j] + 0 > x + 0; j--) p[j + 1] = p[j]; p[j + 1] = x }
+			printf "%-16s %-6s %12.0f %14.1f %16.1f %10.3f %8s\n", name, proto, r / s, cpu * 1e6 / r, scpu * 1e6 / r, b / t, p[int((NR + 1) / 2)]
+		}'
 }
 {
-	printf "%-16s %-6s %12s %14s\n" tool proto "requests/s" "cpu_us/req"
+	printf "%-16s %-6s %12s %14s %16s %10s %8s\n" tool proto "requests/s" "cpu_us/req" "server_us/req" "busy" "p50_us"
 	row ghz grpc
 	row go-client-grpc grpc
 	row wrk http
@@ -176,7 +198,7 @@ median() {
 }
 awk -v mg="$(median go-client-grpc ghz)" -v mh="$(median go-client-http wrk)" -v mgc="$(median go-client-grpc ghz cpu)" -v mhc="$(median go-client-http wrk cpu)" '
 	function verdict(ok) { return ok ? "met" : "NOT met" }
-	{ rps[$1] = $3; cpu[$1] = $4 }
+	{ rps[$1] = $3; cpu[$1] = $4; srv[$1] = $5; busy[$1] = $6 }
 	END {
 		g = rps["go-client-grpc"] / rps["ghz"]; gc = cpu["go-client-grpc"] / cpu["ghz"]
 		h = rps["go-client-http"] / rps["wrk"]; hc = cpu["go-client-http"] / cpu["wrk"]
@@ -184,6 +206,7 @@ awk -v mg="$(median go-client-grpc ghz)" -v mh="$(median go-client-http wrk)" -v
 		printf "     go-client/ghz cpu/request (gRPC)          x%.2f (median of rounds x%.2f)\n", gc, mgc
 		printf "goal go-client/wrk requests/s (HTTP)    >= 1.00: x%.2f (median of rounds x%.2f): %s\n", h, mh, verdict(h >= 1.0)
 		printf "goal go-client/wrk cpu/request (HTTP)   <= 1.00: x%.2f (median of rounds x%.2f): %s\n", hc, mhc, verdict(hc <= 1.0)
+		printf "     server cpu/request under go-client/wrk (HTTP)  x%.2f (%.1f against %.1f us); both cores busy %.3f against %.3f\n", srv["go-client-http"] / srv["wrk"], srv["go-client-http"], srv["wrk"], busy["go-client-http"], busy["wrk"]
 	}' <(tail -n +2 "$tmp/table") | tee "$tmp/goals"
 fi
 

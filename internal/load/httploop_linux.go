@@ -404,6 +404,13 @@ func (c *loopConn) setToken(tok []byte, cfg *Config) {
 // the timers and the garbage collector still have a P while every loop holds
 // one, the run has one P more than loops (docs/loadgen.md has the measured
 // candidates: the netpoller wait this replaced, a Syscall wait, a locked thread).
+//
+// The loops' threads keep the default policy, SCHED_NORMAL, as wrk's do. They
+// ran SCHED_BATCH in a closed loop for a while (a woken loop then did not
+// preempt the server on its core): on a shared machine that won, but on a
+// quiet one it left more of the machine idle (both cores busy 0.80-0.83 of
+// the time against 0.88-0.90) and made 7-12 % fewer requests/s in each of 7
+// alternating rounds (docs/loadgen.md, "The scheduling policy").
 func (hl *httpLoops) run(r *loopRun) {
 	if procs := runtime.GOMAXPROCS(0); procs <= len(hl.loops) {
 		runtime.GOMAXPROCS(len(hl.loops) + 1)
@@ -414,31 +421,10 @@ func (hl *httpLoops) run(r *loopRun) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !r.open {
-				defer yieldToServer()()
-			}
 			lp.run(r)
 		}()
 	}
 	wg.Wait()
-}
-
-// yieldToServer makes the calling goroutine's thread SCHED_BATCH until the
-// returned func runs: woken by a response, it does not preempt the thread
-// running on its core (on one machine, the server's), so it wakes less often
-// with more responses each time (sched(7): the scheduler applies a small
-// penalty to its wake-ups). Closed loop only: an open loop's calls must leave
-// when they are due. If the policy cannot be set, nothing changes.
-func yieldToServer() func() {
-	runtime.LockOSThread()
-	if err := unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_BATCH}, 0); err != nil {
-		runtime.UnlockOSThread()
-		return func() {}
-	}
-	return func() {
-		unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0)
-		runtime.UnlockOSThread()
-	}
 }
 
 // expireEvery is how often a loop looks for calls past their deadline, and the

@@ -258,20 +258,20 @@ var groupSteps = []groupStep{
 }
 
 // groupRun is one server group while its steps run: its cells, its server
-// (restarted when it stops answering, started again at each fork), the bench
+// (restarted when it stops answering, started again at each fork), the run path
 // whose workers its cells share, and the cells being timed.
 type groupRun struct {
 	key, group string
 	cells      []plan.Cell
 	srv        *ServerProc
-	bench      *RunPath
+	runPath    *RunPath
 	fork       int // the current fork (Spec.Forks), 1 for a group that does not fork
 	states     []*cellState
 	// over: a step ended the group (its cells are recorded).
 	over bool
 }
 
-// startGroup starts the group's server and its bench; a server that does not
+// startGroup starts the group's server and its run path; a server that does not
 // start fails every cell of the group and ends it.
 func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
 	e.prog.note("starting " + g.key)
@@ -290,14 +290,14 @@ func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
 		return nil
 	}
 	g.srv = srv
-	g.bench = e.newBench()
+	g.runPath = e.newRunPath()
 	return nil
 }
 
 // endGroup ends the group's client workers, then its server.
 func (e *executor) endGroup(g *groupRun) {
-	if g.bench != nil {
-		g.bench.Workers.close()
+	if g.runPath != nil {
+		g.runPath.Workers.close()
 	}
 	e.stopServer(g.srv)
 }
@@ -307,12 +307,12 @@ func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
 	if !*e.run.Spec.Verify {
 		return nil
 	}
-	return e.verify(ctx, g.bench, g.srv, g.cells)
+	return e.verify(ctx, g.runPath, g.srv, g.cells)
 }
 
-// newBench is a server group's run path, with a fresh pool of client workers
+// newRunPath is a server group's run path, with a fresh pool of client workers
 // when the spec keeps workers.
-func (e *executor) newBench() *RunPath {
+func (e *executor) newRunPath() *RunPath {
 	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
 	if *e.run.Spec.Worker {
@@ -325,7 +325,7 @@ func (e *executor) newBench() *RunPath {
 // (prime.go).
 func (e *executor) primeGroup(ctx context.Context, g *groupRun) error {
 	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 && g.srv != nil {
-		return e.prime(ctx, g.bench, g.srv, g.cells)
+		return e.prime(ctx, g.runPath, g.srv, g.cells)
 	}
 	return nil
 }
@@ -380,7 +380,7 @@ func (e *executor) fork(ctx context.Context, g *groupRun, f int) error {
 	e.stopServer(g.srv)
 	// The pool's workers stop; the next ones count on from them (their ids
 	// stay unique, so no repeat of the new fork is taken for a warm one).
-	g.bench.Workers.close()
+	g.runPath.Workers.close()
 	g.fork = f
 	srv, err := StartServerProc(ctx, e.serverRunner(g.key), g.key, e.serverConfig(g.key))
 	if err != nil {
@@ -431,7 +431,7 @@ func (e *executor) round(ctx context.Context, g *groupRun, r int, added bool, or
 // timeOne runs repeat r of one cell (restarting the group's server first if it
 // stopped answering) and records the cell.
 func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r int, added bool) error {
-	key, bench := g.key, g.bench
+	key, rp := g.key, g.runPath
 	restarted := ""
 	if g.srv != nil {
 		if err := g.srv.Alive(ctx); err != nil {
@@ -464,9 +464,9 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 		warm := false
 		if n := len(st.res.Repeats); n > 0 {
 			prev := st.res.Repeats[n-1]
-			warm = prev.Error == "" && prev.WorkerID != "" && bench.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
+			warm = prev.Error == "" && prev.WorkerID != "" && rp.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
 		}
-		rep, err := bench.Once(ctx, srv, e.job(srv, st.c, r, warm))
+		rep, err := rp.Once(ctx, srv, e.job(srv, st.c, r, warm))
 		if err != nil {
 			return err
 		}

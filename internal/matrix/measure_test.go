@@ -305,7 +305,7 @@ func TestInterpolate(t *testing.T) {
 		name      string
 		t0, t1    float64
 		cpu       float64
-		calls     int64
+		calls     float64
 		errSubstr string
 	}{
 		{"whole series", 10, 10.3, 0.25, 100, ""},
@@ -321,12 +321,32 @@ func TestInterpolate(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || math.Abs(cpu-tc.cpu) > 1e-9 || calls != tc.calls {
-			t.Errorf("%s: got %v %d %v; want %v %d", tc.name, cpu, calls, err, tc.cpu, tc.calls)
+		if err != nil || math.Abs(cpu-tc.cpu) > 1e-9 || math.Abs(calls-tc.calls) > 1e-9 {
+			t.Errorf("%s: got %v %v %v; want %v %v", tc.name, cpu, calls, err, tc.cpu, tc.calls)
 		}
 	}
 	if _, _, err := interpolate(s[:1], 10, 10); err == nil {
 		t.Error("one sample: got no error; want one")
+	}
+}
+
+// The server's CPU per call is the interpolated CPU over the interpolated
+// calls: a window holding 12.4 of a sampling period's 110 calls, on a server
+// spending 25 µs a call, reads 25 µs, not 25 x 12.4/12 = 25.8 (the rounded count).
+// TestExecuteRecordsFailedCells read 26 this way once under load, when a slow
+// machine stretched the fake client's run between two /stats samples.
+func TestServerCPUPerCallOverAFractionOfASample(t *testing.T) {
+	s := []serverSample{{T: 10, CPU: 0, Calls: 0}, {T: 11, CPU: 110 * 25e-6, Calls: 110}}
+	for _, held := range []float64{0.6, 12.4, 25.4, 110} {
+		w := &results.Window{Source: "report", StartUnix: 10, EndUnix: 10 + held/110, Seconds: held / 110}
+		if err := overWindow(w, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		m := metrics(&report.Report{Complete: 100}, 0, w)
+		if w.ServerCalls != int64(math.Round(held)) || math.Abs(m.ServerCPUUs-25) > 1e-6 || math.Abs(m.ServerCallsPerCPUS-1e6/25) > 1e-3 {
+			t.Errorf("%v calls in the window: got %d calls, %v µs/call, %v calls per CPU-s; want %v, 25, 40000",
+				held, w.ServerCalls, m.ServerCPUUs, m.ServerCallsPerCPUS, math.Round(held))
+		}
 	}
 }
 

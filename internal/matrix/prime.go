@@ -31,7 +31,7 @@ import (
 // prime_max is spent. Without prime_max, or without a JIT on either side, it is
 // one round at the largest concurrency. A failed prime is noted and changes
 // nothing else: the timed repeats judge themselves.
-func (e *executor) prime(ctx context.Context, bench *RunPath, srv *ServerProc, cells []plan.Cell) error {
+func (e *executor) prime(ctx context.Context, rp *RunPath, srv *ServerProc, cells []plan.Cell) error {
 	type shapes struct {
 		shapes []plan.Cell // one per call and item count
 		concs  []int       // its cells' concurrencies, largest first
@@ -87,7 +87,7 @@ func (e *executor) prime(ctx context.Context, bench *RunPath, srv *ServerProc, c
 				}
 				l := plan.Load{Duration: d, Conns: c.Load.Conns}
 				var rep results.Repeat
-				res, err := bench.run(ctx, &rep, Job{Name: name, Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
+				res, err := rp.run(ctx, &rep, Job{Name: name, Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
 					Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true, Runner: e.clientRunner(c)})
 				if ctx.Err() != nil {
 					return ctx.Err()

@@ -21,7 +21,7 @@ import (
 // verify runs one call per client x protocol x call these cells need (through the
 // client's worker, which then stays warm for the timed runs), unless a previous
 // (resumed) pass already checked it.
-func (e *executor) verify(ctx context.Context, bench *RunPath, srv *ServerProc, cells []plan.Cell) error {
+func (e *executor) verify(ctx context.Context, rp *RunPath, srv *ServerProc, cells []plan.Cell) error {
 	seen := map[string]bool{}
 	for _, c := range cells {
 		pair := c.Pair()
@@ -37,7 +37,7 @@ func (e *executor) verify(ctx context.Context, bench *RunPath, srv *ServerProc, 
 		args = replaceFlag(args, "-c", "1")
 		raw := filepath.Join(results.RawDir, "verify-"+pair+".txt")
 		var rep results.Repeat
-		res, err := bench.run(ctx, &rep, Job{Name: "verify-" + pair, Client: c.Client, Args: args, Proto: c.Protocol, Timeout: 90 * time.Second, Worker: true, Runner: e.clientRunner(c)})
+		res, err := rp.run(ctx, &rep, Job{Name: "verify-" + pair, Client: c.Client, Args: args, Proto: c.Protocol, Timeout: 90 * time.Second, Worker: true, Runner: e.clientRunner(c)})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -27,16 +27,14 @@ func RunFacts(w io.Writer, run *results.Run) error {
 	if forked > 0 {
 		fmt.Fprintf(w, "; the %d cells on Java servers %d repeats over %d server starts (forks)", forked, rounds, run.Spec.Forks)
 	}
-	if len(run.Rounds) > 0 {
-		added := 0
-		for _, r := range run.Rounds {
-			if r.Added {
-				added += len(r.Order)
-			}
+	added := 0
+	for _, r := range run.Rounds {
+		if r.Added {
+			added += len(r.Order)
 		}
-		if added > 0 {
-			fmt.Fprintf(w, "; %d repeats added where the intervals were widest (precision %s, budget %v)", added, pctOf(float64(run.Spec.Precision)), run.Spec.Budget.D())
-		}
+	}
+	if added > 0 {
+		fmt.Fprintf(w, "; %d repeats added where the intervals were widest (precision %s, budget %v)", added, pctOf(float64(run.Spec.Precision)), run.Spec.Budget.D())
 	}
 	fmt.Fprintf(w, ", %s runner, on %s (%d cores, %d MB, %s)", run.Runner, orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS))
 	if !run.Started.IsZero() && run.Finished.After(run.Started) {

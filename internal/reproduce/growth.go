@@ -35,10 +35,7 @@ var growthEnv = map[string][]string{
 type growth struct{ claims.Growth }
 
 func (e *growth) run(ctx context.Context, o Options) error {
-	e.AbN, e.Repeats = 200, 3
-	if o.Quick {
-		e.AbN, e.Repeats, e.Items = 20, 2, e.Items[:2]
-	}
+	e.configure(o.Quick)
 	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
 		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
@@ -51,15 +48,12 @@ func (e *growth) run(ctx context.Context, o Options) error {
 
 	// The backend message sizes, from one verified call per protocol and size.
 	e.Size = map[string]map[int]int64{"grpc": {}, "http": {}}
-	for _, proto := range []string{"grpc", "http"} {
-		for _, n := range e.Items {
-			m, err := once(ctx, b, nil, matrix.Job{Name: fmt.Sprintf("growth-size-%s-%d", proto, n), Client: "go", Timeout: time.Minute,
-				Args: []string{"-proto", proto, "-call", "datalist", "-items", strconv.Itoa(n), "-c", "1", "-n", "1", "-k", "-addr", srv.Addrs[proto]}})
-			if err != nil {
-				return err
-			}
-			e.Size[proto][n] = m.Report.DocumentLength
+	for _, j := range growthSizeJobs(e.Items, srv.Addrs) {
+		m, err := once(ctx, b, nil, j.Job)
+		if err != nil {
+			return err
 		}
+		e.Size[j.Proto][j.Items] = m.Report.DocumentLength
 	}
 	e.Ms, e.Front, e.Conns = map[claims.GKey][]float64{}, map[claims.GKey]int64{}, map[string]claims.ConnTally{}
 	for _, p := range claims.GrowthPaths {
@@ -78,31 +72,27 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.RunPath, srv 
 		return err
 	}
 	defer front.Stop(context.Background())
-	for _, n := range claims.VariantSizes(p.GrowthPath, e.Items) {
-		u := fmt.Sprintf("%s?n=%d", url, n)
-		if p.Front == "php" {
-			u += "&proto=" + p.Proto
-		}
-		if _, err := once(ctx, b, nil, abJob(o, fmt.Sprintf("growth-%s-%d-warmup", p.Name, n), "-q", "-c", "10", "-n", "20", "-k", u)); err != nil {
-			return err
-		}
-		for r := 1; r <= e.Repeats; r++ {
-			name := fmt.Sprintf("growth-%s-%d-r%d", p.Name, n, r)
-			fmt.Fprintf(o.Log, "  %s\n", name)
-			m, err := once(ctx, b, nil, abJob(o, name, "-c", strconv.Itoa(e.AbN), "-n", strconv.Itoa(e.AbN), "-k", u))
-			if err == nil && (m.Report.Failed > 0 || m.Report.Non2xx > 0) {
-				err = fmt.Errorf("%s: %d failed, %d non-2xx of %d (raw/%s.txt)", name, m.Report.Failed, m.Report.Non2xx, m.Report.Complete, name)
+	for _, j := range growthPathJobs(e.Growth, p.GrowthPath, url, o.Local) {
+		if j.Warmup {
+			if _, err := once(ctx, b, nil, j.Job); err != nil {
+				return err
 			}
-			if err != nil {
-				if err := keep(ctx, &e.Failed, err); err != nil {
-					return err
-				}
-				continue
-			}
-			k := claims.GKey{Path: p.Name, Items: n}
-			e.Ms[k] = append(e.Ms[k], m.Report.TimePerRequestMs)
-			e.Front[k] = m.Report.DocumentLength
+			continue
 		}
+		name := j.Job.Name
+		fmt.Fprintf(o.Log, "  %s\n", name)
+		m, err := once(ctx, b, nil, j.Job)
+		if err == nil && (m.Report.Failed > 0 || m.Report.Non2xx > 0) {
+			err = fmt.Errorf("%s: %d failed, %d non-2xx of %d (raw/%s.txt)", name, m.Report.Failed, m.Report.Non2xx, m.Report.Complete, name)
+		}
+		if err != nil {
+			if err := keep(ctx, &e.Failed, err); err != nil {
+				return err
+			}
+			continue
+		}
+		e.Ms[j.Key] = append(e.Ms[j.Key], m.Report.TimePerRequestMs)
+		e.Front[j.Key] = m.Report.DocumentLength
 	}
 	if p.Front == "php" {
 		t, err := countConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", url, e.Items[0], p.Proto), 40, 8)

@@ -3,7 +3,6 @@ package reproduce
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
@@ -45,10 +44,7 @@ func newJava2015() *java2015 {
 }
 
 func (e *java2015) run(ctx context.Context, o Options) error {
-	e.Dur, e.Repeats = 2*time.Second, 3
-	if o.Quick {
-		e.Dur, e.Repeats, e.Levels = 300*time.Millisecond, 2, e.Levels[:2]
-	}
+	e.configure(o.Quick)
 	e.Runs, e.First, e.Versions, e.Quiet = map[claims.JKey][]claims.Run{}, map[string]claims.Run{}, map[string]string{}, map[string]claims.QuietAfter{}
 	e.Rest = map[string]claims.JITRest{}
 	for _, fw := range claims.JavaFrameworks {
@@ -72,29 +68,25 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 	defer srv.Svc.Stop(context.Background())
 	b, stop := newRunPath(o)
 	defer stop()
-	job := func(name string, args ...string) matrix.Job {
-		return matrix.Job{Name: name, Client: "java", Worker: true, Proto: fw, Call: "datatype", Timeout: 3 * time.Minute,
-			Args: append([]string{"-proto", fw, "-call", "datatype", "-addr", srv.Addrs[fw]}, args...)}
-	}
-	name := fmt.Sprintf("java2015-%s-c1-first-second", fw)
-	fmt.Fprintf(o.Log, "  %s\n", name)
-	m, err := once(ctx, b, srv, job(name, "-c", "1", "-t", "1s"))
+	addr := srv.Addrs[fw]
+	first := javaFirstJob(fw, addr)
+	fmt.Fprintf(o.Log, "  %s\n", first.Name)
+	m, err := once(ctx, b, srv, first)
 	if err == nil {
 		e.First[fw] = m
 	} else if err := keep(ctx, &e.Failed, err); err != nil {
 		return err
 	}
 	if !o.Quick {
-		for _, c := range e.Levels {
-			name := fmt.Sprintf("java2015-%s-c%d-prime", fw, c)
-			fmt.Fprintf(o.Log, "  %s\n", name)
-			if _, err := once(ctx, b, srv, job(name, "-c", strconv.Itoa(c), "-t", javaPrime)); err != nil {
+		for _, j := range javaPrimeJobs(fw, addr, e.Levels) {
+			fmt.Fprintf(o.Log, "  %s\n", j.Name)
+			if _, err := once(ctx, b, srv, j); err != nil {
 				if err := keep(ctx, &e.Failed, err); err != nil {
 					return err
 				}
 			}
 		}
-		rest, err := e.primeUntilRest(ctx, o, b, srv, fw, job)
+		rest, err := e.primeUntilRest(ctx, o, b, srv, fw)
 		if err != nil {
 			return err
 		}
@@ -105,26 +97,19 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 		}
 		e.Quiet[fw] = q
 	}
-	for r := 1; r <= e.Repeats; r++ {
-		for _, c := range e.Levels {
-			name := fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r)
-			fmt.Fprintf(o.Log, "  %s\n", name)
-			args := []string{"-c", strconv.Itoa(c), "-t", matrix.Seconds(e.Dur)}
-			if !o.Quick {
-				args = append(args, "-warmup", "auto", "-warmup-max", javaWarmupMax)
+	for _, j := range javaRowJobs(e.Java2015, fw, addr, o.Quick) {
+		fmt.Fprintf(o.Log, "  %s\n", j.Job.Name)
+		m, err := once(ctx, b, srv, j.Job)
+		if err != nil {
+			if err := keep(ctx, &e.Failed, err); err != nil {
+				return err
 			}
-			m, err := once(ctx, b, srv, job(name, args...))
-			if err != nil {
-				if err := keep(ctx, &e.Failed, err); err != nil {
-					return err
-				}
-				continue
-			}
-			e.Runs[claims.JKey{FW: fw, C: c}] = append(e.Runs[claims.JKey{FW: fw, C: c}], m)
-			if m.Report.Rpcbed != nil {
-				for k, v := range m.Report.Rpcbed.Versions {
-					e.Versions[k] = v
-				}
+			continue
+		}
+		e.Runs[j.Key] = append(e.Runs[j.Key], m)
+		if m.Report.Rpcbed != nil {
+			for k, v := range m.Report.Rpcbed.Versions {
+				e.Versions[k] = v
 			}
 		}
 	}
@@ -134,18 +119,16 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 // primeUntilRest runs rounds of 1 s un-recorded runs, one per published
 // concurrency, while either JVM's JIT compiled for more than matrix.JITQuiet of
 // the round's windows, at most javaPrimeMax; the first round always runs.
-func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, fw string,
-	job func(string, ...string) matrix.Job) (claims.JITRest, error) {
+func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, fw string) (claims.JITRest, error) {
 	var r claims.JITRest
 	start := time.Now()
 	for round := 1; ; round++ {
 		var cms, sms, win float64
 		cKnown, sKnown := false, true
 		t0 := time.Now()
-		for _, c := range e.Levels {
-			name := fmt.Sprintf("java2015-%s-c%d-rest%d", fw, c, round)
-			fmt.Fprintf(o.Log, "  %s\n", name)
-			m, err := once(ctx, b, srv, job(name, "-c", strconv.Itoa(c), "-t", "1s"))
+		for _, j := range javaRestJobs(fw, srv.Addrs[fw], e.Levels, round) {
+			fmt.Fprintf(o.Log, "  %s\n", j.Name)
+			m, err := once(ctx, b, srv, j)
 			if err != nil {
 				if err := keep(ctx, &e.Failed, err); err != nil {
 					return r, err

@@ -1,9 +1,9 @@
 // Package reproduce re-runs the shape of the three published experiments
 // (results/published/) on this machine and writes reproduction.json, .md and
-// .html. It builds each experiment's runs and runs them on the matrix's run
-// path (matrix.RunPath, with client workers); internal/analysis/claims reads
-// the published figures and judges every claim from the runs, and
-// internal/render prints the sections.
+// .html. It builds each experiment's runs (jobs.go: pure functions, printed by
+// a golden test) and runs them on the matrix's run path (matrix.RunPath, with
+// client workers); internal/analysis/claims reads the published figures and
+// judges every claim from the runs, and internal/render prints the sections.
 //
 // Each experiment is three steps: read the published data (claims), run
 // (here), judge (claims).
@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
 	"github.com/rpcbed/rpcbed/internal/matrix"
@@ -199,12 +198,6 @@ func once(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matr
 		}
 	}
 	return m, nil
-}
-
-// abJob is one ab run (local: no image carries ab).
-func abJob(o Options, name string, args ...string) matrix.Job {
-	prog := matrix.Program{Args: append([]string{"ab"}, args...)}
-	return matrix.Job{Name: name, Prog: &prog, Runner: o.Local, AB: true, Timeout: 5 * time.Minute}
 }
 
 // keep records a failed run in f (left out of every figure, named in the

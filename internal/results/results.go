@@ -227,8 +227,12 @@ type Window struct {
 	// ServerKnown is false when the server could not be sampled.
 	ServerCPUS  float64 `json:"server_cpu_s"`
 	ServerCalls int64   `json:"server_calls"`
-	ServerKnown bool    `json:"server_known"`
-	Samples     int     `json:"samples"`
+	// ServerCallsInterpolated is ServerCalls before rounding, the count the
+	// per-call figures divide by (the CPU is interpolated the same way); kept
+	// only while the repeat is measured.
+	ServerCallsInterpolated float64 `json:"-"`
+	ServerKnown             bool    `json:"server_known"`
+	Samples                 int     `json:"samples"`
 	// Cores each side may use, and the cores it kept busy (CPU / window length).
 	ClientCores float64 `json:"client_cores"`
 	ServerCores float64 `json:"server_cores"`

@@ -1,0 +1,171 @@
+package reproduce
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/analysis/claims"
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// The experiments' runs, built apart from running them: each function below is
+// pure (its runs follow from its arguments alone, in the order they run), and
+// TestJobsGolden prints every one of them (testdata/jobs.golden).
+
+// configure sets go-grpc-thrift-aerospike's run length and repeats.
+func (e *grpcThrift) configure(quick bool) {
+	e.Dur, e.Repeats = 3*time.Second, 3
+	if quick {
+		e.Dur, e.Repeats = 300*time.Millisecond, 2
+	}
+}
+
+// gtJob is one timed run of go-grpc-thrift-aerospike and the key its figures
+// are filed under.
+type gtJob struct {
+	Key claims.GTKey
+	Job matrix.Job
+}
+
+// grpcThriftJobs are e's timed runs against go-server at addrs: repeats
+// interleave the protocols, so drift hits both alike.
+func grpcThriftJobs(e claims.GRPCThrift, quick bool, addrs map[string]string) []gtJob {
+	var jobs []gtJob
+	for r := 1; r <= e.Repeats; r++ {
+		for _, c := range e.Levels {
+			for _, proto := range []string{"grpc", "thrift"} {
+				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", matrix.Seconds(e.Dur), "-addr", addrs[proto]}
+				if !quick {
+					args = append(args, "-warmup", "auto", "-warmup-max", "2s")
+				}
+				jobs = append(jobs, gtJob{Key: claims.GTKey{Proto: proto, C: c}, Job: matrix.Job{
+					Name: fmt.Sprintf("aerospike-go-%s-datatype-c%d-r%d", proto, c, r), Client: "go", Args: args,
+					Proto: proto, Call: "datatype", Worker: true, Timeout: e.Dur + 2*time.Minute}})
+			}
+		}
+	}
+	return jobs
+}
+
+// configure sets php-go-growth's burst size and repeats (and, quick, its sizes).
+func (e *growth) configure(quick bool) {
+	e.AbN, e.Repeats = 200, 3
+	if quick {
+		e.AbN, e.Repeats, e.Items = 20, 2, e.Items[:2]
+	}
+}
+
+// sizeJob is one verified go-client call whose response size php-go-growth
+// records as the backend message's.
+type sizeJob struct {
+	Proto string
+	Items int
+	Job   matrix.Job
+}
+
+// growthSizeJobs are one call per protocol and size against go-server at addrs.
+func growthSizeJobs(items []int, addrs map[string]string) []sizeJob {
+	var jobs []sizeJob
+	for _, proto := range []string{"grpc", "http"} {
+		for _, n := range items {
+			jobs = append(jobs, sizeJob{Proto: proto, Items: n, Job: matrix.Job{
+				Name: fmt.Sprintf("growth-size-%s-%d", proto, n), Client: "go", Timeout: time.Minute,
+				Args: []string{"-proto", proto, "-call", "datalist", "-items", strconv.Itoa(n), "-c", "1", "-n", "1", "-k", "-addr", addrs[proto]}}})
+		}
+	}
+	return jobs
+}
+
+// burstJob is one ab run on a growth path: an untimed warm-up burst, or a
+// timed one filed under Key.
+type burstJob struct {
+	Key    claims.GKey
+	Warmup bool
+	Job    matrix.Job
+}
+
+// growthPathJobs are path p's ab runs against its front at url, ab running on
+// local: at every size, an untimed burst of 20, then e.Repeats bursts of e.AbN.
+func growthPathJobs(e claims.Growth, p claims.GrowthPath, url string, local runner.Runner) []burstJob {
+	var jobs []burstJob
+	for _, n := range claims.VariantSizes(p, e.Items) {
+		u := fmt.Sprintf("%s?n=%d", url, n)
+		if p.Front == "php" {
+			u += "&proto=" + p.Proto
+		}
+		k := claims.GKey{Path: p.Name, Items: n}
+		jobs = append(jobs, burstJob{Key: k, Warmup: true,
+			Job: abJob(local, fmt.Sprintf("growth-%s-%d-warmup", p.Name, n), "-q", "-c", "10", "-n", "20", "-k", u)})
+		for r := 1; r <= e.Repeats; r++ {
+			jobs = append(jobs, burstJob{Key: k,
+				Job: abJob(local, fmt.Sprintf("growth-%s-%d-r%d", p.Name, n, r), "-c", strconv.Itoa(e.AbN), "-n", strconv.Itoa(e.AbN), "-k", u)})
+		}
+	}
+	return jobs
+}
+
+// abJob is one ab run on local (no image carries ab).
+func abJob(local runner.Runner, name string, args ...string) matrix.Job {
+	prog := matrix.Program{Args: append([]string{"ab"}, args...)}
+	return matrix.Job{Name: name, Prog: &prog, Runner: local, AB: true, Timeout: 5 * time.Minute}
+}
+
+// configure sets java-rpc-2015's row length and repeats (and, quick, its levels).
+func (e *java2015) configure(quick bool) {
+	e.Dur, e.Repeats = 2*time.Second, 3
+	if quick {
+		e.Dur, e.Repeats, e.Levels = 300*time.Millisecond, 2, e.Levels[:2]
+	}
+}
+
+// javaJob is one java-client run of framework fw against its server at addr.
+func javaJob(fw, addr, name string, args ...string) matrix.Job {
+	return matrix.Job{Name: name, Client: "java", Worker: true, Proto: fw, Call: "datatype", Timeout: 3 * time.Minute,
+		Args: append([]string{"-proto", fw, "-call", "datatype", "-addr", addr}, args...)}
+}
+
+// javaFirstJob is the first second from cold at c=1.
+func javaFirstJob(fw, addr string) matrix.Job {
+	return javaJob(fw, addr, fmt.Sprintf("java2015-%s-c1-first-second", fw), "-c", "1", "-t", "1s")
+}
+
+// javaPrimeJobs are the un-recorded javaPrime runs, one per level.
+func javaPrimeJobs(fw, addr string, levels []int) []matrix.Job {
+	var jobs []matrix.Job
+	for _, c := range levels {
+		jobs = append(jobs, javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-prime", fw, c), "-c", strconv.Itoa(c), "-t", javaPrime))
+	}
+	return jobs
+}
+
+// javaRestJobs are round's 1 s runs, one per level, while the JITs settle.
+func javaRestJobs(fw, addr string, levels []int, round int) []matrix.Job {
+	var jobs []matrix.Job
+	for _, c := range levels {
+		jobs = append(jobs, javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-rest%d", fw, c, round), "-c", strconv.Itoa(c), "-t", "1s"))
+	}
+	return jobs
+}
+
+// javaRow is one recorded row run and the key its figures are filed under.
+type javaRow struct {
+	Key claims.JKey
+	Job matrix.Job
+}
+
+// javaRowJobs are framework fw's recorded rows: every level once per repeat.
+func javaRowJobs(e claims.Java2015, fw, addr string, quick bool) []javaRow {
+	var jobs []javaRow
+	for r := 1; r <= e.Repeats; r++ {
+		for _, c := range e.Levels {
+			args := []string{"-c", strconv.Itoa(c), "-t", matrix.Seconds(e.Dur)}
+			if !quick {
+				args = append(args, "-warmup", "auto", "-warmup-max", javaWarmupMax)
+			}
+			jobs = append(jobs, javaRow{Key: claims.JKey{FW: fw, C: c}, Job: javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r), args...)})
+		}
+	}
+	return jobs
+}
