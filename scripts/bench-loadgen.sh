@@ -153,8 +153,10 @@ measure() {
 	read -r user sys <"$tmp/time"
 	read -r b0 t0 <<<"$m0"
 	read -r b1 t1 <<<"$m1"
-	echo "$reqs $secs $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $(awk -v a="$s0" -v b="$s1" -v k="$clk_tck" 'BEGIN {print (b - a) / k}') $((b1 - b0)) $((t1 - t0)) ${p50:-0}" >"$tmp/$name.$round"
-	awk -v n="$name" -v r="$reqs" -v s="$secs" -v u="$user" -v y="$sys" -v sc="$(awk -v a="$s0" -v b="$s1" -v k="$clk_tck" 'BEGIN {print (b - a) / k}')" -v busy="$(awk -v a=$((b1 - b0)) -v b=$((t1 - t0)) 'BEGIN {print a / b}')" -v p="${p50:-0}" \
+	local server_secs
+	server_secs=$(awk -v a="$s0" -v b="$s1" -v k="$clk_tck" 'BEGIN {print (b - a) / k}')
+	echo "$reqs $secs $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $server_secs $((b1 - b0)) $((t1 - t0)) ${p50:-0}" >"$tmp/$name.$round"
+	awk -v n="$name" -v r="$reqs" -v s="$secs" -v u="$user" -v y="$sys" -v sc="$server_secs" -v busy="$(awk -v a=$((b1 - b0)) -v b=$((t1 - t0)) 'BEGIN {print a / b}')" -v p="${p50:-0}" \
 		'BEGIN {printf "bench-loadgen: %s: %d requests in %.2fs: %.0f/s, %.1f us CPU/request, server %.1f us/request, both cores busy %.3f, p50 %s us (load average %s)\n", n, r, s, r / s, (u + y) * 1e6 / r, sc * 1e6 / r, busy, p, ARGV[1]}' \
 		"$(cut -d' ' -f1 /proc/loadavg)" >&2
 }
