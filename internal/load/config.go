@@ -28,6 +28,7 @@ type Config struct {
 	Check       string        // -check: full (decode, count, token: docs/method.md) or length
 	Rate        int           // -rate: calls/s in total; 0 = closed loop
 	Timeout     time.Duration // per call
+	Unpinned    bool          // -pin=false: load-generator mode's event loops run on any CPU
 	Addr        string        // HOST:PORT
 	JSONFile    string        // -json
 	ClientID    string

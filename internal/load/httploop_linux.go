@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +31,13 @@ import (
 // read and one write per call, no epoll_ctl, no allocation. Every connection
 // still books its calls in its own caller (histogram, kinds, the monitor's
 // counters), so the report is the same as the goroutine engine's.
+//
+// Each loop's thread is pinned to a CPU of its own (-pin, the default): loop i
+// to the i-th CPU the process may run on. A loop then never follows the
+// server's writes to the server's CPU (a loopback wake-up is a synchronous one,
+// which pulls the woken thread to the waker's CPU), and its connections' state
+// stays in that CPU's caches. docs/loadgen.md ("Pinned loops") has the
+// measurement: pinned against unpinned and wrk in alternating rounds.
 
 const loopSupported = true
 
@@ -67,6 +76,9 @@ type httpLoops struct {
 	fam   int
 	want  int64 // the verified body length
 	loops []*httpLoop
+	// allowed is where the process may run: a pinned loop's thread goes back to
+	// it when the loop ends.
+	allowed unix.CPUSet
 }
 
 type httpLoop struct {
@@ -78,6 +90,8 @@ type httpLoop struct {
 	ts     unix.Timespec           // epoll_pwait2's timeout, kept here so that no wait allocates
 	hist   *hdrhistogram.Histogram // the latencies of every connection of the loop
 	active int                     // connections not finished
+	cpu    int                     // the CPU its thread is pinned to; -1 for none
+	pinErr error                   // why it could not be pinned
 	idle   bool                    // some connection waits for its next call (open loop, after a failure)
 }
 
@@ -96,13 +110,22 @@ func newHTTPLoops(cfg *Config, callers []*caller, want int64, token string) (*ht
 		hl.fam = unix.AF_INET
 	}
 	n := min(runtime.GOMAXPROCS(0), len(callers))
-	for range n {
+	cpus := make([]int, n)
+	for i := range cpus {
+		cpus[i] = -1
+	}
+	if !cfg.Unpinned {
+		if err := unix.SchedGetaffinity(0, &hl.allowed); err == nil {
+			cpus = pinCPUs(allowedCPUs(&hl.allowed), n)
+		}
+	}
+	for i := range n {
 		epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 		if err != nil {
 			hl.close()
 			return nil, err
 		}
-		hl.loops = append(hl.loops, &httpLoop{l: hl, epfd: epfd, events: make([]unix.EpollEvent, 256), sa: hl.sockaddr()})
+		hl.loops = append(hl.loops, &httpLoop{l: hl, epfd: epfd, events: make([]unix.EpollEvent, 256), sa: hl.sockaddr(), cpu: cpus[i]})
 	}
 	for _, lp := range hl.loops {
 		// The callers of a loop book their latencies into one histogram: the
@@ -127,6 +150,68 @@ func newHTTPLoops(cfg *Config, callers []*caller, want int64, token string) (*ht
 		}
 	}
 	return hl, nil
+}
+
+// allowedCPUs lists the CPUs of set, in order.
+func allowedCPUs(set *unix.CPUSet) []int {
+	var out []int
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// pinCPUs gives each of n loops its CPU from the allowed ones: loop i the i-th,
+// round again when there are more loops than CPUs (GOMAXPROCS set above the
+// CPU count); none (-1) when no CPU is allowed.
+func pinCPUs(allowed []int, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = -1
+		if len(allowed) > 0 {
+			out[i] = allowed[i%len(allowed)]
+		}
+	}
+	return out
+}
+
+// pinned describes where the loops run, for the log: "pinned to CPUs 0 1", or
+// why not.
+func (hl *httpLoops) pinned() string {
+	var cpus []string
+	for _, lp := range hl.loops {
+		if lp.pinErr != nil {
+			return "not pinned: " + lp.pinErr.Error()
+		}
+		if lp.cpu < 0 {
+			return "not pinned (-pin=false)"
+		}
+		cpus = append(cpus, strconv.Itoa(lp.cpu))
+	}
+	return "pinned to CPUs " + strings.Join(cpus, " ")
+}
+
+// pin locks the calling goroutine to its thread and the thread to lp's CPU,
+// and returns what puts the thread back where the process may run and unlocks
+// it. Should that fail, the goroutine ends locked: its thread then exits with
+// it rather than going back, pinned, to the runtime's pool.
+func (lp *httpLoop) pin() (unpin func()) {
+	if lp.cpu < 0 {
+		return func() {}
+	}
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(lp.cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		lp.pinErr = fmt.Errorf("sched_setaffinity CPU %d: %v", lp.cpu, err)
+	}
+	return func() {
+		if unix.SchedSetaffinity(0, &lp.l.allowed) == nil {
+			runtime.UnlockOSThread()
+		}
+	}
 }
 
 func (hl *httpLoops) sockaddr() unix.Sockaddr {
@@ -432,6 +517,7 @@ func (hl *httpLoops) run(r *loopRun) {
 const expireEvery = 10 * time.Millisecond
 
 func (lp *httpLoop) run(r *loopRun) {
+	defer lp.pin()()
 	now := time.Now()
 	lp.active = len(lp.conns)
 	if r.open {

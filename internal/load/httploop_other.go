@@ -12,5 +12,6 @@ type httpLoops struct{ loops []struct{} }
 func newHTTPLoops(*Config, []*caller, int64, string) (*httpLoops, error) {
 	return nil, errors.New("no event loop on this system")
 }
-func (*httpLoops) run(*loopRun) {}
-func (*httpLoops) close()       {}
+func (*httpLoops) run(*loopRun)   {}
+func (*httpLoops) close()         {}
+func (*httpLoops) pinned() string { return "" }

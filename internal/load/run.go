@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,7 +147,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 			return nil, &ExitError{report.ExitUnreachable, netKind(err).String(), fmt.Errorf("%s server at %s: %v", cfg.Proto, cfg.Addr, err)}
 		}
 		defer loops.close()
-		fmt.Fprintf(logw, "go-client: load-generator mode: %d event loop(s) over %d connections\n", len(loops.loops), cfg.Conns)
+		fmt.Fprintf(logw, "go-client: load-generator mode: %d event loop(s) over %d connections, %s\n", len(loops.loops), cfg.Conns, loops.pinned())
 	} else {
 		prime(ctx, callers[1:], res.DocLength, logw)
 	}
@@ -301,6 +302,9 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 				r.interval = time.Duration(float64(cfg.Concurrency) * float64(time.Second) / float64(cfg.Rate))
 			}
 			loops.run(r)
+			if p := loops.pinned(); strings.HasPrefix(p, "not pinned: ") {
+				fmt.Fprintf(logw, "go-client: event loops %s\n", p)
+			}
 		}()
 	}
 	for _, w := range callers {
