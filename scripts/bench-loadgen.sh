@@ -26,32 +26,59 @@
 # left before. vegeta's own latency (from the send) is printed beside it.
 # Achieved rate, both: calls / (last call's end - first call's intended start).
 #
-# Environment: C (default 50), DUR seconds per tool (default 10), ROUNDS (default 3;
-# the tools alternate within a round), GRPC_CONNS (default 1), BIN (default bin),
-# RATES (default "5000 20000 max"; "max" is the highest rate vegeta holds within
-# 1 % with no failure, tried from 2500/s up in 3 s attacks, twice at most per rate), OPEN (default 1; 0 skips the open
-# loop), CLOSED (default 1; 0 skips the closed loop).
+# Every ratio (the goals block and the closed-loop summary) is paired by round:
+# both tools of a pair run back to back in each round, so the machine's slow drift
+# is shared by both and cancels in the round's ratio. `rpcbed ratio` prints the
+# median of the rounds' ratios with its 95 % interval, a t interval on the rounds'
+# log ratios at ROUNDS-1 degrees of freedom (internal/stats, PairedRounds;
+# docs/method.md, section 11), and a verdict: a goal is met when the whole
+# interval lies on its better side, NOT met when the whole interval lies on the
+# worse side, "indistinguishable from" it when the interval holds it. Rounds are
+# short and many because the half-width goes with t(n-1) sqrt(f(n) / n) times a
+# round's noise (f: the median's variance factor): t is 4.30 at 2 degrees of
+# freedom, 2.57 at 5, so 6 rounds of 5 s give 0.41 of the half-width of 3 rounds
+# of 10 s, in the same time, unless halving a round raises its ratio's noise
+# 2.4-fold. The tables keep the figures pooled over the rounds (all requests /
+# all seconds, all CPU / all requests).
+#
+# Environment: C (default 50), DUR seconds per tool in a closed-loop round
+# (default 5), ROUNDS closed-loop rounds (default 6; the tools alternate within a
+# round), OPEN_DUR seconds per tool in an open-loop round (default 10: a round's
+# achieved rate is judged within 1 % of the target, and the lag of its last calls
+# weighs twice as much in a round half as long), OPEN_ROUNDS open-loop rounds per
+# rate (default 4), GRPC_CONNS (default 1), BIN (default bin), RATES (default
+# "5000 20000 max"; "max" is the highest rate vegeta holds within 1 % with no
+# failure, tried from 2500/s up in 3 s attacks, twice at most per rate), OPEN
+# (default 1; 0 skips the open loop), CLOSED (default 1; 0 skips the closed loop),
+# KEEP (a directory: keep every round's figures there), FROM (a directory KEEP
+# filled: print the tables and goals again from its rounds, measuring nothing).
 #
 # On a machine shared with other work, requests/s swing with the load of the
-# moment: the ratios are also given as the median of the per-round ratios (each
-# round runs the two tools back to back), and CPU per request is the steadier
-# figure. The last block, "goals", prints each of issue 29's goals with its ratio.
-# Run time with the defaults: about 6 minutes (closed loop 4 x 3 x 10 s, vegeta's
-# 3 s trials, open loop 3 rates x 3 rounds x 2 tools x 10 s; 5 min 54 s on
-# 2026-12-02).
+# moment; the paired intervals say how much of it a ratio carries, and CPU per
+# request is the steadier figure. The last block, "goals", prints each of issue
+# 29's goals with its ratio, interval and verdict.
+# Run time with the defaults: about 7 minutes (closed loop 4 x 6 x 5 s, vegeta's
+# 3 s trials, open loop 3 rates x 4 rounds x 2 tools x 10 s; the 3-round, 10 s
+# defaults before took 5 min 54 s on 2026-12-02).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 C=${C:-50}
-DUR=${DUR:-10}
-ROUNDS=${ROUNDS:-3}
+DUR=${DUR:-5}
+ROUNDS=${ROUNDS:-6}
+OPEN_DUR=${OPEN_DUR:-10}
+OPEN_ROUNDS=${OPEN_ROUNDS:-4}
 GRPC_CONNS=${GRPC_CONNS:-1}
 BIN=${BIN:-bin}
 RATES=${RATES:-5000 20000 max}
 OPEN=${OPEN:-1}
 CLOSED=${CLOSED:-1}
+KEEP=${KEEP:-}
+FROM=${FROM:-}
 
-for tool in "$BIN/go-server" "$BIN/go-client" "$BIN/ghz" "$BIN/vegeta" "$BIN/rpcbed" wrk /usr/bin/time; do
+tools=("$BIN/go-server" "$BIN/go-client" "$BIN/ghz" "$BIN/vegeta" "$BIN/rpcbed" wrk /usr/bin/time)
+[[ -n $FROM ]] && tools=("$BIN/rpcbed") # nothing is measured
+for tool in "${tools[@]}"; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "bench-loadgen: $tool is missing (make bench-loadgen builds and installs what it needs)" >&2
 		exit 1
@@ -65,6 +92,159 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+
+# Every round's figures go to $rounds, one file a tool and round: the tables and
+# the ratios are computed from these files alone (FROM reads them again).
+rounds=$tmp/rounds
+if [[ -n $FROM ]]; then
+	rounds=$FROM
+	if [[ ! -s $rounds/params ]]; then
+		echo "bench-loadgen: FROM=$FROM holds no kept run (no params file; KEEP=DIR keeps one)" >&2
+		exit 1
+	fi
+	read -r C DUR OPEN_DUR <"$rounds/params"
+elif [[ -n $KEEP ]]; then
+	rounds=$KEEP
+	if [[ -e $rounds/params ]]; then
+		echo "bench-loadgen: KEEP=$KEEP already holds a run; name a new directory" >&2
+		exit 1
+	fi
+fi
+mkdir -p "$rounds"
+
+# ---- the ratios: paired by round, with their intervals (rpcbed ratio) ------------
+
+# value FIELD FILE: one round's figure from a round file: rps (requests/s), cpu
+# (client CPU seconds per request), server (the server's), ocpu (an open-loop
+# round's client CPU per request); 0 when the round has no requests.
+value() {
+	awk -v f="$1" '{
+		d = (f == "rps") ? $2 : $1
+		n = (f == "rps") ? $1 : (f == "cpu") ? $3 : (f == "server") ? $4 : $9
+		printf "%.9g\n", (d > 0) ? n / d : 0
+	}' "$2"
+}
+
+# pairs A B FIELD: "A's figure B's figure" for every round both have, in order.
+pairs() {
+	local r=1
+	while [[ -e $rounds/$1.$r && -e $rounds/$2.$r ]]; do
+		echo "$(value "$3" "$rounds/$1.$r") $(value "$3" "$rounds/$2.$r")"
+		r=$((r + 1))
+	done
+}
+
+# ratio WIDTH LABEL BETTER GOAL A B FIELD: one line, A/B over the paired rounds
+# with its 95 % interval and verdict (GOAL 0: against 1). A failure is said on the
+# line (and why on stderr); it never stops the run.
+ratio() {
+	local width=$1 label=$2 better=$3 goal=$4
+	shift 4
+	pairs "$@" | "$BIN/rpcbed" ratio -width "$width" -label "$label" -better "$better" -goal "$goal" ||
+		echo "$label: no ratio (rpcbed ratio failed: stderr says why)"
+}
+
+# ---- closed loop ------------------------------------------------------------------
+# Sum the rounds: requests/s = all requests / all seconds; CPU per request
+# likewise (the client's and the server's); busy: the share of both cores' time
+# that was not idle while the tool ran; p50: the median of the rounds' p50s.
+row() {
+	cat "$rounds/$1".[0-9]* | awk -v name="$1" -v proto="$2" '
+		{ r += $1; s += $2; cpu += $3; scpu += $4; b += $5; t += $6; p[NR] = $7 }
+		END {
+			for (i = 2; i <= NR; i++) { x = p[i]; for (j = i - 1; j > 0 && p[j] + 0 > x + 0; j--) p[j + 1] = p[j]; p[j + 1] = x }
+			printf "%-16s %-6s %12.0f %14.1f %16.1f %10.3f %8s\n", name, proto, r / s, cpu * 1e6 / r, scpu * 1e6 / r, b / t, p[int((NR + 1) / 2)]
+		}'
+}
+closed_summary() {
+	echo "== closed loop, c=$C: go-client (-check length) vs ghz (gRPC) and wrk (HTTP)"
+	{
+		printf "%-16s %-6s %12s %14s %16s %10s %8s\n" tool proto "requests/s" "cpu_us/req" "server_us/req" "busy" "p50_us"
+		row ghz grpc
+		row go-client-grpc grpc
+		row wrk http
+		row go-client-http http
+	} >"$tmp/table"
+	cat "$tmp/table"
+	echo
+	{
+		ratio 51 "goal go-client/ghz requests/s (gRPC)" higher 1.3 go-client-grpc ghz rps
+		ratio 51 "     go-client/ghz cpu/request (gRPC)" lower 0 go-client-grpc ghz cpu
+		ratio 51 "goal go-client/wrk requests/s (HTTP)" higher 1.0 go-client-http wrk rps
+		ratio 51 "goal go-client/wrk cpu/request (HTTP)" lower 1.0 go-client-http wrk cpu
+		ratio 51 "     server cpu/request under go-client/wrk (HTTP)" lower 0 go-client-http wrk server
+		awk '{ srv[$1] = $5; busy[$1] = $6 }
+			END { printf "     (pooled: the server %.1f against %.1f us/request; both cores busy %.3f against %.3f)\n", srv["go-client-http"], srv["wrk"], busy["go-client-http"], busy["wrk"] }' <(tail -n +2 "$tmp/table")
+	} | tee -a "$tmp/goals"
+}
+
+# ---- open loop --------------------------------------------------------------------
+open_summary() {
+	echo
+	echo "== open loop, HTTP DataType: go-client -rate R (-c $C, -check length) vs vegeta attack -rate R"
+	[[ -s $rounds/vegeta-max ]] && cat "$rounds/vegeta-max"
+	local rate tool
+	for rate in $(cat "$rounds/rates"); do
+		for tool in vegeta go-client; do
+			# Rounds summed: achieved = all calls / all seconds, CPU = all CPU / all
+			# calls; latency: the median over rounds of each percentile; held: the
+			# rounds whose achieved rate was within 1 % of the target.
+			cat "$rounds/open-$tool-$rate".[0-9]* | awk -v t="$tool" -v r="$rate" '
+				function med(v, k,   i, j, x) { # insertion sort of v[1..k], then its median
+					for (i = 2; i <= k; i++) { x = v[i]; for (j = i - 1; j > 0 && v[j] + 0 > x + 0; j--) v[j + 1] = v[j]; v[j + 1] = x }
+					return v[int((k + 1) / 2)]
+				}
+				{ n += $1; f += $2; s += $3; cpu += $9; p50[NR] = $5; p99[NR] = $6; s50[NR] = $7; s99[NR] = $8
+				  if ($4 >= 0.99 * r && $4 <= 1.01 * r) held++ }
+				END { printf "%-9d %-10s %10.1f %+8.2f%% %9d %10.1f %9s %9s %12s %12s %7s\n", r, t, n / s, (n / s / r - 1) * 100, f, cpu * 1e6 / n, med(p50, NR), med(p99, NR), med(s50, NR), med(s99, NR), held + 0 "/" NR }'
+		done
+	done >"$tmp/open"
+	printf "%-9s %-10s %10s %9s %9s %10s %9s %9s %12s %12s %7s\n" target tool achieved/s vs_target failed cpu_us/req p50_us p99_us p50_sent_us p99_sent_us held
+	cat "$tmp/open"
+	echo
+	for rate in $(cat "$rounds/rates"); do
+		awk -v rate="$rate" '
+			$1 == rate { a[$2] = $3; h[$2] = $11 }
+			END {
+				r = rate; g = a["go-client"]; v = a["vegeta"]; split(h["go-client"], hg, "/")
+				held = (g >= 0.99 * r && g <= 1.01 * r && hg[1] == hg[2]) ? "met" : "NOT met"
+				if (v < 0.99 * r) held = held " (not a goal rate: vegeta did not hold it)"
+				printf "goal open loop %d/s: go-client within 1 %% of the target: %+.2f%% (rounds held %s): %s; vegeta %+.2f%% (rounds held %s)\n", r, (g / r - 1) * 100, h["go-client"], held, (v / r - 1) * 100, h["vegeta"]
+			}' "$tmp/open"
+		ratio 0 "goal open loop $rate/s: cpu/request go-client/vegeta" lower 1.0 "open-go-client-$rate" "open-vegeta-$rate" ocpu
+	done | tee -a "$tmp/goals"
+	cat <<'DEFS'
+
+latency definitions (open loop, both tools; docs/loadgen.md):
+  p50/p99       a call's end minus its intended start: the time it was due on the
+                tool's schedule, whatever delayed its sending (coordinated omission
+                corrected, as wrk2). go-client: each connection's calls are due every
+                c/R s, staggered by 1/R. vegeta: hit seq is due at the attack's start
+                plus (seq+1)/R; the start is the latest one no hit left before
+                (rpcbed vegeta).
+  p50/p99_sent  vegeta's own: a hit's end minus when a worker began it (leaves out
+                the wait for a free worker).
+  achieved/s    calls / (the last call's end - the first call's intended start).
+DEFS
+}
+
+goals() {
+	if [[ -s $tmp/goals ]]; then
+		echo
+		echo "== goals (issue 29), measured side by side in this run"
+		cat "$tmp/goals"
+	fi
+}
+
+if [[ -n $FROM ]]; then
+	# The tables and the goals again, from a kept run's rounds.
+	[[ -e $rounds/ghz.1 ]] && closed_summary
+	[[ -s $rounds/rates ]] && open_summary
+	goals
+	exit 0
+fi
+echo "$C $DUR $OPEN_DUR" >"$rounds/params"
+: >"$rounds/rates"
 
 # One server on :0 ports; its log names the ports it bound.
 "$BIN/go-server" -auth=false -grpc 127.0.0.1:0 -http 127.0.0.1:0 -thrift '' 2>"$tmp/server.log" &
@@ -80,7 +260,7 @@ if [[ -z $grpc_addr || -z $http_addr ]]; then
 	cat "$tmp/server.log" >&2
 	exit 1
 fi
-echo "bench-loadgen: go-server grpc=$grpc_addr http=$http_addr; c=$C, ${DUR}s per tool, $ROUNDS round(s), $(nproc) cores" >&2
+echo "bench-loadgen: go-server grpc=$grpc_addr http=$http_addr; c=$C, closed loop ${DUR}s per tool x $ROUNDS round(s), open loop ${OPEN_DUR}s x $OPEN_ROUNDS, $(nproc) cores" >&2
 echo "load average before: $(cat /proc/loadavg)"
 
 datatype_path='/v1/datatype?groupName=USER_EVENT&enName=app_call_connect_success'
@@ -112,7 +292,7 @@ server_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
 machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat; }
 
 # measure NAME CMD...: runs CMD under /usr/bin/time; leaves "requests seconds cpu
-# server_cpu busy_ticks total_ticks p50_us" in $tmp/NAME.<round>.
+# server_cpu busy_ticks total_ticks p50_us" in $rounds/NAME.<round>.
 measure() {
 	local name=$1 round=$2
 	shift 2
@@ -155,14 +335,13 @@ measure() {
 	read -r b1 t1 <<<"$m1"
 	local server_secs
 	server_secs=$(awk -v a="$s0" -v b="$s1" -v k="$clk_tck" 'BEGIN {print (b - a) / k}')
-	echo "$reqs $secs $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $server_secs $((b1 - b0)) $((t1 - t0)) ${p50:-0}" >"$tmp/$name.$round"
+	echo "$reqs $secs $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $server_secs $((b1 - b0)) $((t1 - t0)) ${p50:-0}" >"$rounds/$name.$round"
 	awk -v n="$name" -v r="$reqs" -v s="$secs" -v u="$user" -v y="$sys" -v sc="$server_secs" -v busy="$(awk -v a=$((b1 - b0)) -v b=$((t1 - t0)) 'BEGIN {print a / b}')" -v p="${p50:-0}" \
 		'BEGIN {printf "bench-loadgen: %s: %d requests in %.2fs: %.0f/s, %.1f us CPU/request, server %.1f us/request, both cores busy %.3f, p50 %s us (load average %s)\n", n, r, s, r / s, (u + y) * 1e6 / r, sc * 1e6 / r, busy, p, ARGV[1]}' \
 		"$(cut -d' ' -f1 /proc/loadavg)" >&2
 }
 
 if [[ $CLOSED == 1 ]]; then
-echo "== closed loop, c=$C: go-client (-check length) vs ghz (gRPC) and wrk (HTTP)"
 for round in $(seq "$ROUNDS"); do
 	measure ghz "$round" "$BIN/ghz" --insecure --proto idl/data.proto --call rpcbed.data.Data/DataType \
 		-d '{"auth":{"client_id":"ghz"},"group_name":"USER_EVENT","en_name":"app_call_connect_success"}' \
@@ -171,50 +350,12 @@ for round in $(seq "$ROUNDS"); do
 	measure wrk "$round" wrk -t "$(nproc)" -c "$C" --latency -d "${DUR}s" "${head_args[@]}" "http://$http_addr$datatype_path"
 	measure go-client-http "$round" "$BIN/go-client" -proto http -call datatype -check length -c "$C" -k -t "$DUR" -addr "$http_addr"
 done
-
-# Sum the rounds: requests/s = all requests / all seconds; CPU per request
-# likewise (the client's and the server's); busy: the share of both cores' time
-# that was not idle while the tool ran; p50: the median of the rounds' p50s.
-row() {
-	cat "$tmp/$1".* | awk -v name="$1" -v proto="$2" '
-		{ r += $1; s += $2; cpu += $3; scpu += $4; b += $5; t += $6; p[NR] = $7 }
-		END {
-			for (i = 2; i <= NR; i++) { x = p[i]; for (j = i - 1; j > 0 && p[j] + 0 > x + 0; j--) p[j + 1] = p[j]; p[j + 1] = x }
-			printf "%-16s %-6s %12.0f %14.1f %16.1f %10.3f %8s\n", name, proto, r / s, cpu * 1e6 / r, scpu * 1e6 / r, b / t, p[int((NR + 1) / 2)]
-		}'
-}
-{
-	printf "%-16s %-6s %12s %14s %16s %10s %8s\n" tool proto "requests/s" "cpu_us/req" "server_us/req" "busy" "p50_us"
-	row ghz grpc
-	row go-client-grpc grpc
-	row wrk http
-	row go-client-http http
-} >"$tmp/table"
-cat "$tmp/table"
-# median NAME OTHER [FIELD]: the median over rounds of NAME's requests/s over
-# OTHER's (FIELD cpu: of NAME's CPU per request over OTHER's).
-median() {
-	for r in $(seq "$ROUNDS"); do
-		awk -v f="${3:-rps}" 'NR == FNR {a = (f == "cpu") ? $3 / $1 : $1 / $2; next} {print a / ((f == "cpu") ? $3 / $1 : $1 / $2)}' "$tmp/$1.$r" "$tmp/$2.$r"
-	done | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
-awk -v mg="$(median go-client-grpc ghz)" -v mh="$(median go-client-http wrk)" -v mgc="$(median go-client-grpc ghz cpu)" -v mhc="$(median go-client-http wrk cpu)" '
-	function verdict(ok) { return ok ? "met" : "NOT met" }
-	{ rps[$1] = $3; cpu[$1] = $4; srv[$1] = $5; busy[$1] = $6 }
-	END {
-		g = rps["go-client-grpc"] / rps["ghz"]; gc = cpu["go-client-grpc"] / cpu["ghz"]
-		h = rps["go-client-http"] / rps["wrk"]; hc = cpu["go-client-http"] / cpu["wrk"]
-		printf "\ngoal go-client/ghz requests/s (gRPC)    >= 1.30: x%.2f (median of rounds x%.2f): %s\n", g, mg, verdict(g >= 1.3)
-		printf "     go-client/ghz cpu/request (gRPC)          x%.2f (median of rounds x%.2f)\n", gc, mgc
-		printf "goal go-client/wrk requests/s (HTTP)    >= 1.00: x%.2f (median of rounds x%.2f): %s\n", h, mh, verdict(h >= 1.0)
-		printf "goal go-client/wrk cpu/request (HTTP)   <= 1.00: x%.2f (median of rounds x%.2f): %s\n", hc, mhc, verdict(hc <= 1.0)
-		printf "     server cpu/request under go-client/wrk (HTTP)  x%.2f (%.1f against %.1f us); both cores busy %.3f against %.3f\n", srv["go-client-http"] / srv["wrk"], srv["go-client-http"], srv["wrk"], busy["go-client-http"], busy["wrk"]
-	}' <(tail -n +2 "$tmp/table") | tee "$tmp/goals"
+	closed_summary
 fi
 
-# ---- open loop: go-client -rate vs vegeta attack -rate (HTTP) --------------------
 printf 'GET http://%s%s\nUser-Agent: rpcbed-go-client\nX-Client-Id: %s\nX-Token: %s\n' "$http_addr" "$datatype_path" "$client_id" "$token" >"$tmp/targets"
 
+# ---- open loop: go-client -rate vs vegeta attack -rate (HTTP) --------------------
 # vegeta_run R SECS OUT: one attack at R/s with C workers on at most C connections,
 # as go-client -c C (with its defaults, workers added as calls queue and no cap on
 # connections, vegeta held neither 5000/s nor 10000/s on the shared build machine:
@@ -251,8 +392,7 @@ goclient_run() {
 }
 
 if [[ $OPEN == 1 ]]; then
-echo
-echo "== open loop, HTTP DataType: go-client -rate R (-c $C, -check length) vs vegeta attack -rate R"
+echo "bench-loadgen: open loop: vegeta's highest rate, then ${OPEN_ROUNDS} rounds per rate" >&2
 # The highest rate vegeta holds within 1 %: 3 s trial attacks from 2500/s up.
 max=0
 if [[ " $RATES " == *" max "* ]]; then
@@ -268,66 +408,24 @@ if [[ " $RATES " == *" max "* ]]; then
 		[[ $ok == 1 ]] || break
 		max=$r
 	done
-	echo "highest rate vegeta held in 3 s trials: $max/s"
+	echo "highest rate vegeta held in 3 s trials: $max/s" >"$rounds/vegeta-max"
 fi
 rates=()
 for r in $RATES; do
 	[[ $r == max ]] && r=$max
 	[[ $r -gt 0 && " ${rates[*]} " != *" $r "* ]] && rates+=("$r")
 done
-printf "%-9s %-10s %10s %9s %9s %10s %9s %9s %12s %12s %7s\n" target tool achieved/s vs_target failed cpu_us/req p50_us p99_us p50_sent_us p99_sent_us held
+echo "${rates[*]}" >"$rounds/rates"
 for rate in "${rates[@]}"; do
-	for round in $(seq "$ROUNDS"); do
-		vegeta_run "$rate" "$DUR" "$tmp/open-vegeta-$rate.$round"
-		goclient_run "$rate" "$DUR" "$tmp/open-go-client-$rate.$round"
+	for round in $(seq "$OPEN_ROUNDS"); do
+		vegeta_run "$rate" "$OPEN_DUR" "$rounds/open-vegeta-$rate.$round"
+		goclient_run "$rate" "$OPEN_DUR" "$rounds/open-go-client-$rate.$round"
 		for tool in vegeta go-client; do
-			awk -v t="$tool" -v r="$rate" -v rd="$round" -v l="$(cut -d' ' -f1 /proc/loadavg)" '{printf "bench-loadgen: open %s %d/s round %d: %.1f/s, %.1f us CPU/request, p50 %d us, p99 %d us (load average %s)\n", t, r, rd, $4, $9 * 1e6 / $1, $5, $6, l}' "$tmp/open-$tool-$rate.$round" >&2
+			awk -v t="$tool" -v r="$rate" -v rd="$round" -v l="$(cut -d' ' -f1 /proc/loadavg)" '{printf "bench-loadgen: open %s %d/s round %d: %.1f/s, %.1f us CPU/request, p50 %d us, p99 %d us (load average %s)\n", t, r, rd, $4, $9 * 1e6 / $1, $5, $6, l}' "$rounds/open-$tool-$rate.$round" >&2
 		done
 	done
-	for tool in vegeta go-client; do
-		# Rounds summed: achieved = all calls / all seconds, CPU = all CPU / all
-		# calls; latency: the median over rounds of each percentile; held: the
-		# rounds whose achieved rate was within 1 % of the target.
-		cat "$tmp/open-$tool-$rate".* | awk -v t="$tool" -v r="$rate" '
-			function med(v, k,   i, j, x) { # insertion sort of v[1..k], then its median
-				for (i = 2; i <= k; i++) { x = v[i]; for (j = i - 1; j > 0 && v[j] + 0 > x + 0; j--) v[j + 1] = v[j]; v[j + 1] = x }
-				return v[int((k + 1) / 2)]
-			}
-			{ n += $1; f += $2; s += $3; cpu += $9; p50[NR] = $5; p99[NR] = $6; s50[NR] = $7; s99[NR] = $8
-			  if ($4 >= 0.99 * r && $4 <= 1.01 * r) held++ }
-			END { printf "%-9d %-10s %10.1f %+8.2f%% %9d %10.1f %9s %9s %12s %12s %7s\n", r, t, n / s, (n / s / r - 1) * 100, f, cpu * 1e6 / n, med(p50, NR), med(p99, NR), med(s50, NR), med(s99, NR), held + 0 "/" NR }'
-	done
-done >"$tmp/open"
-cat "$tmp/open"
-echo
-awk '
-	{ a[$1 " " $2] = $3; c[$1 " " $2] = $6; h[$1 " " $2] = $11; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
-	END {
-		for (i = 1; i <= k; i++) {
-			r = order[i]; g = a[r " go-client"]; v = a[r " vegeta"]; split(h[r " go-client"], hg, "/")
-			held = (g >= 0.99 * r && g <= 1.01 * r && hg[1] == hg[2]) ? "met" : "NOT met"
-			if (v < 0.99 * r) held = held " (not a goal rate: vegeta did not hold it)"
-			printf "goal open loop %d/s: go-client within 1 %% of the target: %+.2f%% (rounds held %s): %s; vegeta %+.2f%% (rounds held %s)\n", r, (g / r - 1) * 100, h[r " go-client"], held, (v / r - 1) * 100, h[r " vegeta"]
-			printf "goal open loop %d/s: cpu/request go-client/vegeta <= 1.00: x%.2f: %s\n", r, c[r " go-client"] / c[r " vegeta"], (c[r " go-client"] <= c[r " vegeta"]) ? "met" : "NOT met"
-		}
-	}' "$tmp/open" | tee -a "$tmp/goals"
-cat <<'DEFS'
-
-latency definitions (open loop, both tools; docs/loadgen.md):
-  p50/p99       a call's end minus its intended start: the time it was due on the
-                tool's schedule, whatever delayed its sending (coordinated omission
-                corrected, as wrk2). go-client: each connection's calls are due every
-                c/R s, staggered by 1/R. vegeta: hit seq is due at the attack's start
-                plus (seq+1)/R; the start is the latest one no hit left before
-                (rpcbed vegeta).
-  p50/p99_sent  vegeta's own: a hit's end minus when a worker began it (leaves out
-                the wait for a free worker).
-  achieved/s    calls / (the last call's end - the first call's intended start).
-DEFS
+done
+open_summary
 fi
-if [[ -s $tmp/goals ]]; then
-	echo
-	echo "== goals (issue 29), measured side by side in this run"
-	cat "$tmp/goals"
-fi
+goals
 echo "load average after: $(cat /proc/loadavg)"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,8 @@ import (
 	"testing"
 )
 
-// TestMain doubles as a launcher (RPCBED_TEST_LAUNCH=1): it runs its arguments as
+// TestMain doubles as rpcbed (RPCBED_TEST_AS_RPCBED=1: TestBenchLoadgenFrom) and
+// as a launcher (RPCBED_TEST_LAUNCH=1): it runs its arguments as
 // a program and prints the program's peak RSS. A program started straight from a
 // test shares the test process's memory until it execs (vfork), so its rusage
 // counts the test's RSS too; started from this small fresh process, it counts at
@@ -18,6 +20,9 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("RPCBED_TEST_LAUNCH") == "1" {
 		os.Exit(launch(os.Args[1:]))
+	}
+	if os.Getenv("RPCBED_TEST_AS_RPCBED") == "1" { // rpcbed itself, for the scripts' tests
+		os.Exit(run(context.Background(), os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
 	}
 	code := m.Run()
 	if built.root != "" {

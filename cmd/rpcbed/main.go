@@ -36,6 +36,7 @@ var commands = []command{
 	{"gate", "compare two cost runs: exit 1 when a cell's instructions or estimated cycles per call grew beyond -max %", runGate},
 	{"slices", "the slice-length trade-off: round noise, switching cost and half-width per slice length (make bench-slices)", runSlices},
 	{"readme", "print the generated blocks of README.md and docs/*.md again from the committed runs they name (-check: only say which differ)", runReadme},
+	{"ratio", "A/B from paired rounds (\"A B\" lines) with its 95 % interval and a verdict, against a goal or 1 (make bench-loadgen)", runRatio},
 	{"vegeta", "vegeta's results (vegeta encode -to csv) in go-client's open-loop figures (make bench-loadgen)", runVegeta},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},
 }

@@ -121,3 +121,26 @@ func values(m map[int]float64) []float64 {
 	}
 	return out
 }
+
+// PairedRounds is A's figure over B's when the two ran side by side in the same
+// rounds (a[i] and b[i] in round i) and no other pair shares their noise:
+// Noise.PairedRatio with an empty pool, so the centre is the median of the rounds'
+// ratios and the interval a t interval on the rounds' own log ratios, t at n-1
+// degrees of freedom times sqrt(f(n) s^2 / n). Rounds where either value is not
+// positive and finite are left out; fewer than two rounds left give no interval
+// (the zero Ratio).
+func PairedRounds(a, b []float64) Ratio {
+	am, bm := map[int]float64{}, map[int]float64{}
+	for i := range min(len(a), len(b)) {
+		if positiveFinite(a[i]) && positiveFinite(b[i]) {
+			am[i], bm[i] = a[i], b[i]
+		}
+	}
+	if len(am) < 2 {
+		return Ratio{}
+	}
+	return Noise{}.PairedRatio(am, bm, Noise{}, Noise{})
+}
+
+// positiveFinite says x is positive and finite: a figure a log ratio can be taken of.
+func positiveFinite(x float64) bool { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
