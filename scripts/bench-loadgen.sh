@@ -43,10 +43,11 @@
 #
 # Environment: C (default 50), DUR seconds per tool in a closed-loop round
 # (default 5), ROUNDS closed-loop rounds (default 6; the tools alternate within a
-# round), OPEN_DUR seconds per tool in an open-loop round (default 10: a round's
-# achieved rate is judged within 1 % of the target, and the lag of its last calls
-# weighs twice as much in a round half as long), OPEN_ROUNDS open-loop rounds per
-# rate (default 4), GRPC_CONNS (default 1), BIN (default bin), RATES (default
+# round, in an order that alternates by round), OPEN_DUR seconds per tool in an
+# open-loop round (default 10: a round's achieved rate is judged within 1 % of
+# the target, and the lag of its last calls weighs twice as much in a round half
+# as long), OPEN_ROUNDS open-loop rounds per rate (default 4, even: the order
+# alternates there too), GRPC_CONNS (default 1), BIN (default bin), RATES (default
 # "5000 20000 max"; "max" is the highest rate vegeta holds within 1 % with no
 # failure, tried from 2500/s up in 3 s attacks, twice at most per rate), OPEN
 # (default 1; 0 skips the open loop), CLOSED (default 1; 0 skips the closed loop),
@@ -342,13 +343,30 @@ measure() {
 }
 
 if [[ $CLOSED == 1 ]]; then
-for round in $(seq "$ROUNDS"); do
-	measure ghz "$round" "$BIN/ghz" --insecure --proto idl/data.proto --call rpcbed.data.Data/DataType \
+run_ghz() {
+	measure ghz "$1" "$BIN/ghz" --insecure --proto idl/data.proto --call rpcbed.data.Data/DataType \
 		-d '{"auth":{"client_id":"ghz"},"group_name":"USER_EVENT","en_name":"app_call_connect_success"}' \
 		-c "$C" --connections "$GRPC_CONNS" -z "${DUR}s" "$grpc_addr"
-	measure go-client-grpc "$round" "$BIN/go-client" -proto grpc -call datatype -check length -c "$C" -conns "$GRPC_CONNS" -t "$DUR" -addr "$grpc_addr"
-	measure wrk "$round" wrk -t "$(nproc)" -c "$C" --latency -d "${DUR}s" "${head_args[@]}" "http://$http_addr$datatype_path"
-	measure go-client-http "$round" "$BIN/go-client" -proto http -call datatype -check length -c "$C" -k -t "$DUR" -addr "$http_addr"
+}
+run_go_client_grpc() { measure go-client-grpc "$1" "$BIN/go-client" -proto grpc -call datatype -check length -c "$C" -conns "$GRPC_CONNS" -t "$DUR" -addr "$grpc_addr"; }
+run_wrk() { measure wrk "$1" wrk -t "$(nproc)" -c "$C" --latency -d "${DUR}s" "${head_args[@]}" "http://$http_addr$datatype_path"; }
+run_go_client_http() { measure go-client-http "$1" "$BIN/go-client" -proto http -call datatype -check length -c "$C" -k -t "$DUR" -addr "$http_addr"; }
+# The order within each pair alternates by round: odd rounds run the other tool
+# first, even rounds go-client, so that whatever running first or second does
+# to a tool (the server's state, the machine's drift within a round) weighs on
+# both alike over an even number of rounds.
+for round in $(seq "$ROUNDS"); do
+	if ((round % 2)); then
+		run_ghz "$round"
+		run_go_client_grpc "$round"
+		run_wrk "$round"
+		run_go_client_http "$round"
+	else
+		run_go_client_grpc "$round"
+		run_ghz "$round"
+		run_go_client_http "$round"
+		run_wrk "$round"
+	fi
 done
 	closed_summary
 fi
@@ -418,8 +436,13 @@ done
 echo "${rates[*]}" >"$rounds/rates"
 for rate in "${rates[@]}"; do
 	for round in $(seq "$OPEN_ROUNDS"); do
-		vegeta_run "$rate" "$OPEN_DUR" "$rounds/open-vegeta-$rate.$round"
-		goclient_run "$rate" "$OPEN_DUR" "$rounds/open-go-client-$rate.$round"
+		if ((round % 2)); then # the order alternates, as in the closed loop
+			vegeta_run "$rate" "$OPEN_DUR" "$rounds/open-vegeta-$rate.$round"
+			goclient_run "$rate" "$OPEN_DUR" "$rounds/open-go-client-$rate.$round"
+		else
+			goclient_run "$rate" "$OPEN_DUR" "$rounds/open-go-client-$rate.$round"
+			vegeta_run "$rate" "$OPEN_DUR" "$rounds/open-vegeta-$rate.$round"
+		fi
 		for tool in vegeta go-client; do
 			awk -v t="$tool" -v r="$rate" -v rd="$round" -v l="$(cut -d' ' -f1 /proc/loadavg)" '{printf "bench-loadgen: open %s %d/s round %d: %.1f/s, %.1f us CPU/request, p50 %d us, p99 %d us (load average %s)\n", t, r, rd, $4, $9 * 1e6 / $1, $5, $6, l}' "$rounds/open-$tool-$rate.$round" >&2
 		done
