@@ -151,7 +151,7 @@ func newFlagSet(cfg *Config) *flag.FlagSet {
 	fs.IntVar(&cfg.Conns, "conns", 0, "TCP connections (default -c, one per caller); gRPC shares K < c round-robin, thrift and http take only K = c")
 	fs.IntVar(&cfg.Rate, "rate", 0, "open loop: calls per second in total, latency from each call's intended start (0 = closed loop)")
 	fs.StringVar(&cfg.Check, "check", CheckFull, "full: decode every response and check its items or codeId and token; length: status, token and size only (as ab, wrk, ghz)")
-	fs.Var(pinFlag{cfg}, "pin", "load-generator mode on HTTP: each event loop's thread on a CPU of its own (-pin=false: wherever the kernel puts it)")
+	fs.StringVar(&cfg.Pin, "pin", PinAuto, "load-generator mode on HTTP: each event loop's thread on a CPU of its own: on, off, or auto (on in a closed loop, off with -rate)")
 	cfg.Timeout = DefaultTimeout
 	fs.Var((*seconds)(&cfg.Timeout), "timeout", "per-call deadline")
 	fs.StringVar(&cfg.Addr, "addr", "", "server HOST:PORT")
@@ -161,28 +161,6 @@ func newFlagSet(cfg *Config) *flag.FlagSet {
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the measured part to this file")
 	return fs
 }
-
-// pinFlag is -pin, true unless -pin=false: the Config keeps its negation, so
-// that the zero Config is the default.
-type pinFlag struct{ cfg *Config }
-
-func (f pinFlag) String() string {
-	if f.cfg == nil || !f.cfg.Unpinned {
-		return "true"
-	}
-	return "false"
-}
-
-func (f pinFlag) Set(v string) error {
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return errors.New("want true or false")
-	}
-	f.cfg.Unpinned = !b
-	return nil
-}
-
-func (pinFlag) IsBoolFlag() bool { return true }
 
 // ParseArgs reads the load flags into a validated Config. -h and -help give
 // flag.ErrHelp.

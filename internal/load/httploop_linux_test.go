@@ -33,44 +33,62 @@ func TestPinCPUs(t *testing.T) {
 	}
 }
 
-// Pinned loops (the default) run on CPUs of their own, as the log says, and no
-// thread of the process stays pinned after the run: the loops' threads exit with
-// them. -pin=false leaves them where the kernel puts them.
+// -pin auto (the default) pins a closed loop's event loops, each on a CPU of
+// its own, and not an open loop's; on and off say so for both. The log says
+// which, and no thread of the process stays pinned after the run: each loop's
+// thread goes back to the process's CPUs.
 func TestEventLoopPinned(t *testing.T) {
 	if !loopSupported {
 		t.Skip("no event loop on this system")
 	}
 	before := threadCPUs(t)
 	addr := goServer(t)[ProtoHTTP]
-	for _, unpinned := range []bool{false, true} {
-		cfg := Config{Proto: ProtoHTTP, Call: CallDataType, Check: CheckLength, KeepAlive: true, Addr: addr,
-			Concurrency: 4, Requests: 400, Unpinned: unpinned}
-		var log bytes.Buffer
-		res, err := Run(context.Background(), cfg, &log)
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-		if res.Failed != 0 || res.Complete != cfg.Requests {
-			t.Errorf("-pin=%v: complete %d, failed %d; want %d, 0", !unpinned, res.Complete, res.Failed, cfg.Requests)
-		}
-		loops := min(runtime.GOMAXPROCS(0), cfg.Concurrency)
-		want := "not pinned (-pin=false)"
-		if !unpinned {
-			var cpus []string
-			for i := range loops {
-				cpus = append(cpus, fmt.Sprint(before[i%len(before)]))
+	cases := []struct {
+		pin    string
+		rate   int
+		pinned bool
+		not    string
+	}{
+		{"", 0, true, ""},
+		{PinAuto, 0, true, ""},
+		{PinAuto, 4000, false, "not pinned (-pin auto, open loop)"},
+		{PinOn, 4000, true, ""},
+		{PinOff, 0, false, "not pinned (-pin off)"},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("pin=%s,rate=%d", tc.pin, tc.rate), func(t *testing.T) {
+			cfg := Config{Proto: ProtoHTTP, Call: CallDataType, Check: CheckLength, KeepAlive: true, Addr: addr,
+				Concurrency: 4, Requests: 400, Rate: tc.rate, Pin: tc.pin}
+			var log bytes.Buffer
+			res, err := Run(context.Background(), cfg, &log)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
 			}
-			want = "pinned to CPUs " + strings.Join(cpus, " ")
-		}
-		if !strings.Contains(log.String(), fmt.Sprintf("%d event loop(s) over 4 connections, %s\n", loops, want)) {
-			t.Errorf("-pin=%v: log %q; want %q", !unpinned, log.String(), want)
-		}
-		if strings.Contains(log.String(), "not pinned: ") {
-			t.Errorf("-pin=%v: a loop could not be pinned: %q", !unpinned, log.String())
-		}
-		if after := threadCPUs(t); fmt.Sprint(after) != fmt.Sprint(before) {
-			t.Errorf("-pin=%v: after the run a thread may run on CPUs %v; want every thread on %v", !unpinned, after, before)
-		}
+			if res.Failed != 0 || res.Complete != cfg.Requests {
+				t.Errorf("complete %d, failed %d; want %d, 0", res.Complete, res.Failed, cfg.Requests)
+			}
+			loops := min(runtime.GOMAXPROCS(0), cfg.Concurrency)
+			want := tc.not
+			if tc.pinned {
+				var cpus []string
+				for i := range loops {
+					cpus = append(cpus, fmt.Sprint(before[i%len(before)]))
+				}
+				want = "pinned to CPUs " + strings.Join(cpus, " ")
+			}
+			if !strings.Contains(log.String(), fmt.Sprintf("%d event loop(s) over 4 connections, %s\n", loops, want)) {
+				t.Errorf("log %q; want %q", log.String(), want)
+			}
+			if strings.Contains(log.String(), "not pinned: ") {
+				t.Errorf("a loop could not be pinned: %q", log.String())
+			}
+			if after := threadCPUs(t); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Errorf("after the run a thread may run on CPUs %v; want every thread on %v", after, before)
+			}
+		})
+	}
+	if _, err := ParseArgs([]string{"-proto", "http", "-call", "datatype", "-n", "1", "-addr", addr, "-pin", "yes"}); err == nil || !strings.Contains(err.Error(), "-pin") {
+		t.Errorf("-pin yes: err %v; want it refused, naming -pin", err)
 	}
 }
 
