@@ -46,6 +46,15 @@ func TestEventLoopGoServer(t *testing.T) {
 			if !strings.Contains(log.String(), "event loop(s) over") {
 				t.Errorf("log %q; want the event loop named", log.String())
 			}
+			var lo, med, hi, n int64
+			at := strings.Index(log.String(), "measured calls per caller:")
+			if at < 0 {
+				t.Errorf("log %q: no calls per caller", log.String())
+			} else if _, err := fmt.Sscanf(log.String()[at:], "measured calls per caller: min %d, median %d, max %d (%d callers)", &lo, &med, &hi, &n); err != nil {
+				t.Errorf("log %q: no calls per caller: %v", log.String(), err)
+			} else if n != int64(cfg.Concurrency) || lo > med || med > hi || hi > res.Complete || lo*n > res.Complete || hi*n < res.Complete {
+				t.Errorf("calls per caller min %d, median %d, max %d over %d callers; want ordered, %d callers, bounding %d calls", lo, med, hi, n, cfg.Concurrency, res.Complete)
+			}
 			if res.Failed != 0 {
 				t.Errorf("failed = %d (%v); want 0\n%s", res.Failed, res.Errors(), log.String())
 			}

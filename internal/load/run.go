@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -358,6 +359,19 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 		lastErrs[i] = w.lastErr
 	}
 	logDistinct(logw, "last failure", lastErrs)
+	if len(callers) > 1 {
+		// How evenly the server served the callers: a server may serve a
+		// connection whose next request is already there back to back while others
+		// wait (docs/loadgen.md, "A run's figures").
+		calls := make([]int64, len(callers))
+		for i, w := range callers {
+			for k := range w.byKind {
+				calls[i] += w.byKind[k]
+			}
+		}
+		lo, med, hi := spread(calls)
+		fmt.Fprintf(logw, "go-client: measured calls per caller: min %d, median %d, max %d (%d callers)\n", lo, med, hi, len(callers))
+	}
 	res.Complete += res.Failed
 	res.WindowStart, res.WindowEnd = m.started, end
 	res.TimeTaken = end.Sub(m.started)
@@ -535,6 +549,16 @@ func (w *caller) record(o outcome, start, end time.Time, measured bool) {
 			w.raw = append(w.raw, us)
 		}
 	}
+}
+
+// spread is the smallest, the median (the lower middle one of an even count) and
+// the largest of v; v is sorted in place.
+func spread(v []int64) (lo, med, hi int64) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(v)
+	return v[0], v[(len(v)-1)/2], v[len(v)-1]
 }
 
 // closedLoop: call, record, repeat (ab). With -n the callers draw from one shared
