@@ -59,8 +59,8 @@
 # request is the steadier figure. The last block, "goals", prints each of issue
 # 29's goals with its ratio, interval and verdict.
 # Run time with the defaults: about 7 minutes (closed loop 4 x 6 x 5 s, vegeta's
-# 3 s trials, open loop 3 rates x 4 rounds x 2 tools x 10 s; the 3-round, 10 s
-# defaults before took 5 min 54 s on 2026-12-02).
+# 3 s trials, open loop 3 rates x 4 rounds x 2 tools x 10 s: 6 min 52 s on
+# 2026-12-02; the 3-round, 10 s defaults before took 5 min 54 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
