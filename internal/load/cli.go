@@ -22,8 +22,8 @@ const usageHead = `go-client: the rpcbed Go load client (closed loop like ab, op
 usage:
   go-client -proto grpc|thrift|http -call datatype|datalist [-items N] [-c C]
             (-n N | -t DURATION | both) [-warmup 2s|auto [-warmup-max 10s]] [-k]
-            [-conns K] [-rate R] [-check full|length] [-timeout 10s]
-            -addr HOST:PORT [-json FILE] [-client-id ID]
+            [-conns K] [-rate R] [-check full|length] [-pin auto|on|off]
+            [-timeout 10s] -addr HOST:PORT [-json FILE] [-client-id ID]
   go-client worker      (many runs in one process: docs/report-format.md, "Worker mode")
   go-client front -listen 127.0.0.1:8081 -proto grpc|thrift|http -addr HOST:PORT
 
