@@ -329,6 +329,9 @@ measure() {
 		secs=$(awk '/^Time taken for tests:/ {print $5}' "$tmp/out")
 		p50=$(awk '/^Latency p50:/ {print $3}' "$tmp/out")
 		grep -q '^Failed requests: *0$' "$tmp/out" || echo "bench-loadgen: $name: $(grep '^Failed requests' "$tmp/out")" >&2
+		# How evenly go-server served the connections (go-client's log): the
+		# reason a p50 can lie far below the mean (docs/loadgen.md).
+		sed -n 's/^go-client: \(measured calls per caller: .*\)/bench-loadgen: '"$name"': \1/p' "$tmp/err" >&2
 		;;
 	esac
 	read -r user sys <"$tmp/time"
