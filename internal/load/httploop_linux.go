@@ -111,15 +111,11 @@ func newHTTPLoops(cfg *Config, callers []*caller, want int64, token string) (*ht
 		hl.fam = unix.AF_INET
 	}
 	n := min(runtime.GOMAXPROCS(0), len(callers))
-	cpus := make([]int, n)
-	for i := range cpus {
-		cpus[i] = -1
+	var allowed []int // none: no loop is pinned
+	if cfg.pinned() && unix.SchedGetaffinity(0, &hl.allowed) == nil {
+		allowed = allowedCPUs(&hl.allowed)
 	}
-	if cfg.pinned() {
-		if err := unix.SchedGetaffinity(0, &hl.allowed); err == nil {
-			cpus = pinCPUs(allowedCPUs(&hl.allowed), n)
-		}
-	}
+	cpus := pinCPUs(allowed, n)
 	for i := range n {
 		epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 		if err != nil {
@@ -178,31 +174,38 @@ func pinCPUs(allowed []int, n int) []int {
 	return out
 }
 
-// pinned describes where the loops run, for the log: "pinned to CPUs 0 1", or
-// why not.
-func (hl *httpLoops) pinned() string {
+// placement describes where the loops run, for the log: "pinned to CPUs 0 1",
+// or why not.
+func (hl *httpLoops) placement() string {
+	if err := hl.pinErr(); err != nil {
+		return "not pinned: " + err.Error()
+	}
 	var cpus []string
 	for _, lp := range hl.loops {
-		if lp.pinErr != nil {
-			return "not pinned: " + lp.pinErr.Error()
-		}
 		if lp.cpu < 0 {
-			return "not pinned (-pin " + lp.l.pinSetting() + ")"
+			setting := hl.cfg.Pin
+			if setting == "" || setting == PinAuto {
+				setting = PinAuto
+				if hl.cfg.Rate > 0 {
+					setting += ", open loop"
+				}
+			}
+			return "not pinned (-pin " + setting + ")"
 		}
 		cpus = append(cpus, strconv.Itoa(lp.cpu))
 	}
 	return "pinned to CPUs " + strings.Join(cpus, " ")
 }
 
-func (hl *httpLoops) pinSetting() string {
-	switch hl.cfg.Pin {
-	case PinOn, PinOff:
-		return hl.cfg.Pin
+// pinErr is why a loop could not be pinned; nil when every loop that was to be
+// pinned was.
+func (hl *httpLoops) pinErr() error {
+	for _, lp := range hl.loops {
+		if lp.pinErr != nil {
+			return lp.pinErr
+		}
 	}
-	if hl.cfg.Rate > 0 {
-		return "auto, open loop"
-	}
-	return "auto"
+	return nil
 }
 
 // pin locks the calling goroutine to its thread and the thread to lp's CPU,

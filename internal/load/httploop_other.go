@@ -12,6 +12,7 @@ type httpLoops struct{ loops []struct{} }
 func newHTTPLoops(*Config, []*caller, int64, string) (*httpLoops, error) {
 	return nil, errors.New("no event loop on this system")
 }
-func (*httpLoops) run(*loopRun)   {}
-func (*httpLoops) close()         {}
-func (*httpLoops) pinned() string { return "" }
+func (*httpLoops) run(*loopRun)      {}
+func (*httpLoops) close()            {}
+func (*httpLoops) placement() string { return "" }
+func (*httpLoops) pinErr() error     { return nil }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,7 +146,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 			return nil, &ExitError{report.ExitUnreachable, netKind(err).String(), fmt.Errorf("%s server at %s: %v", cfg.Proto, cfg.Addr, err)}
 		}
 		defer loops.close()
-		fmt.Fprintf(logw, "go-client: load-generator mode: %d event loop(s) over %d connections, %s\n", len(loops.loops), cfg.Conns, loops.pinned())
+		fmt.Fprintf(logw, "go-client: load-generator mode: %d event loop(s) over %d connections, %s\n", len(loops.loops), cfg.Conns, loops.placement())
 	} else {
 		prime(ctx, callers[1:], res.DocLength, logw)
 	}
@@ -303,8 +301,8 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 				r.interval = time.Duration(float64(cfg.Concurrency) * float64(time.Second) / float64(cfg.Rate))
 			}
 			loops.run(r)
-			if p := loops.pinned(); strings.HasPrefix(p, "not pinned: ") {
-				fmt.Fprintf(logw, "go-client: event loops %s\n", p)
+			if err := loops.pinErr(); err != nil {
+				fmt.Fprintf(logw, "go-client: event loops not pinned: %v\n", err)
 			}
 		}()
 	}
@@ -363,14 +361,14 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 		// How evenly the server served the callers: a server may serve a
 		// connection whose next request is already there back to back while others
 		// wait (docs/loadgen.md, "A run's figures").
-		calls := make([]int64, len(callers))
+		calls := make([]float64, len(callers))
 		for i, w := range callers {
 			for k := range w.byKind {
-				calls[i] += w.byKind[k]
+				calls[i] += float64(w.byKind[k])
 			}
 		}
-		lo, med, hi := spread(calls)
-		fmt.Fprintf(logw, "go-client: measured calls per caller: min %d, median %d, max %d (%d callers)\n", lo, med, hi, len(callers))
+		st := stats.Of(calls)
+		fmt.Fprintf(logw, "go-client: measured calls per caller: min %.0f, median %.0f, max %.0f (%d callers)\n", st.Min, st.Median, st.Max, st.N)
 	}
 	res.Complete += res.Failed
 	res.WindowStart, res.WindowEnd = m.started, end
@@ -549,16 +547,6 @@ func (w *caller) record(o outcome, start, end time.Time, measured bool) {
 			w.raw = append(w.raw, us)
 		}
 	}
-}
-
-// spread is the smallest, the median (the lower middle one of an even count) and
-// the largest of v; v is sorted in place.
-func spread(v []int64) (lo, med, hi int64) {
-	if len(v) == 0 {
-		return 0, 0, 0
-	}
-	slices.Sort(v)
-	return v[0], v[(len(v)-1)/2], v[len(v)-1]
 }
 
 // closedLoop: call, record, repeat (ab). With -n the callers draw from one shared

@@ -100,7 +100,7 @@ func Median(v []float64) float64 {
 func Logs(v []float64) []float64 {
 	out := make([]float64, 0, len(v))
 	for _, x := range v {
-		if x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) {
+		if positiveFinite(x) {
 			out = append(out, math.Log(x))
 		}
 	}
