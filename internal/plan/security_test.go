@@ -18,7 +18,13 @@ func TestCellNameConditions(t *testing.T) {
 		{"tls", with(func(c *Cell) { c.Security = "tls" }), "go-grpc-datalist-200-c1@tls"},
 		{"tls per call", with(func(c *Cell) { c.Client = "php"; c.Protocol = "http"; c.Security = "tls"; c.Connect = PerCall }), "php-http-datalist-200-c1@tls+percall"},
 		{"plaintext per call", with(func(c *Cell) { c.Connect = PerCall }), "go-grpc-datalist-200-c1@percall"},
-		{"link then mtls", with(func(c *Cell) { c.Client = "java"; c.Protocol = "thrift"; c.Concurrency = 50; c.Link = "lan"; c.Security = "mtls" }), "java-thrift-datalist-200-c50@lan+mtls"},
+		{"link then mtls", with(func(c *Cell) {
+			c.Client = "java"
+			c.Protocol = "thrift"
+			c.Concurrency = 50
+			c.Link = "lan"
+			c.Security = "mtls"
+		}), "java-thrift-datalist-200-c50@lan+mtls"},
 		{"variants in canonical order", with(func(c *Cell) { c.Security = "tls+rsa+tls12" }), "go-grpc-datalist-200-c1@tls+tls12+rsa"},
 		{"everything", with(func(c *Cell) { c.Link = "wan"; c.Security = "mtls+noresume"; c.Connect = PerCall }), "go-grpc-datalist-200-c1@wan+mtls+noresume+percall"},
 	} {
