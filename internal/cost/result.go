@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/report"
 )
 
@@ -23,11 +24,24 @@ const (
 // JSONFile is a cost run's record in its directory: cost.json.
 const JSONFile = "cost.json"
 
-// The vocabularies, in the project's order.
+// The vocabularies, in the project's order (the clients are plan's registry's).
 var (
-	ClientOrder   = []string{"go", "php", "php-pure", "java"}
+	ClientOrder   = plan.Clients
 	ProtocolOrder = []string{"grpc", "thrift", "http", "ice", "dubbo"}
 )
+
+// CallgrindClients are the clients a cost run measures under callgrind, in the
+// registry's order: every client but the JVM's, which does not get through a
+// run under valgrind 3.19 (docs/cost.md, "Java").
+func CallgrindClients() []string {
+	var out []string
+	for _, c := range plan.ClientKinds {
+		if c.Language != "java" {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
 
 // Cell statuses.
 const (

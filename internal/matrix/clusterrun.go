@@ -104,20 +104,16 @@ func (e *executor) copyClusterImages(ctx context.Context, cells []plan.Cell) err
 	}
 	want := map[string]bool{}
 	for _, c := range cells {
-		want[c.ServerLang] = true
-		switch c.Client {
-		case "php", "php-pure":
-			want["php"] = true
-		default:
-			want[c.Client] = true
-		}
+		srv, _ := plan.ServerOf(c.ServerLang)
+		want[srv.Language] = true
+		want[plan.LanguageOf(c.Client)] = true
 	}
 	for _, m := range e.run.Spec.Cluster.Form {
 		d, err := runner.NewDockerAt(m.Engine)
 		if err != nil {
 			return fmt.Errorf("cluster.form %s: %w", m.Address, err)
 		}
-		for _, rt := range []string{"go", "php", "java"} {
+		for _, rt := range plan.Languages {
 			if !want[rt] {
 				continue
 			}

@@ -40,20 +40,13 @@ func imagesFor(s *plan.Spec, host string, p Programs) []string {
 		}
 	}
 	for _, r := range roles {
-		switch r {
-		case "go-server", "go":
-			want["go"] = true
-		case "java-server", "java":
-			want["java"] = true
-		case "php", "php-pure":
-			want["php"] = true
-		}
+		want[plan.LanguageOf(r)] = true
 	}
 	if len(s.LinkList()) > 0 {
 		want["go"] = true
 	}
 	var ims []string
-	for _, rt := range []string{"go", "php", "java"} {
+	for _, rt := range plan.Languages {
 		if want[rt] {
 			ims = append(ims, p.image(rt))
 		}

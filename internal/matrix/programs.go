@@ -3,6 +3,9 @@ package matrix
 import (
 	"path/filepath"
 	"slices"
+	"strings"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // Programs says how the runner starts each program: by image and PATH name in a
@@ -34,36 +37,31 @@ func (p Programs) image(runtime string) string {
 }
 
 // Client is the load client of one language (or variant: php-pure is php-client
-// -runtime pure) with args.
+// -runtime pure) with args: its registry row's program (plan.ClientKinds), the
+// variant's flags first (after `worker` for a worker).
 func (p Programs) Client(client string, args ...string) Program {
-	switch client {
-	case "php", "php-pure":
-		if client == "php-pure" {
-			// php-client -runtime pure ..., or php-client worker -runtime pure.
-			at := 0
-			if len(args) > 0 && args[0] == "worker" {
-				at = 1
-			}
-			args = append(append(slices.Clone(args[:at]), "-runtime", "pure"), args[at:]...)
-		}
-		if p.Docker {
-			return Program{Image: p.image("php"), Args: append([]string{"php-client"}, args...)}
-		}
-		return Program{Args: append([]string{filepath.Join(p.Root, "php-client/bin/php-client")}, args...)}
-	case "java":
-		return p.java(args...)
-	default:
-		return p.goProgram("go-client", args...)
+	cl, ok := plan.ClientOf(client)
+	if !ok {
+		cl, _ = plan.ClientOf("go")
 	}
+	if len(cl.Flags) > 0 {
+		at := 0
+		if len(args) > 0 && args[0] == "worker" {
+			at = 1
+		}
+		args = append(append(slices.Clone(args[:at]), cl.Flags...), args[at:]...)
+	}
+	return p.program(cl.Language, cl.Program, cl.Local, args...)
 }
 
 // Worker is the client's worker (docs/report-format.md, "Worker mode"): its
 // program with the worker subcommand; each run's flags go on its stdin
-// (ClientFlags).
+// (ClientFlags). A variant's worker is its base's: the variant's flags come
+// with every run.
 func (p Programs) Worker(client string) Program {
 	base := client
-	if client == "php-pure" {
-		base = "php"
+	if cl, ok := plan.ClientOf(client); ok && cl.Base != "" {
+		base = cl.Base
 	}
 	prog := p.Client(base)
 	prog.Args = append(prog.Args, "worker")
@@ -73,10 +71,8 @@ func (p Programs) Worker(client string) Program {
 // ClientFlags are the flags of one run of client: args, plus what names a
 // variant (php-pure: -runtime pure), as Client puts them on the command line.
 func (p Programs) ClientFlags(client string, args ...string) []string {
-	if client == "php-pure" {
-		return append([]string{"-runtime", "pure"}, args...)
-	}
-	return slices.Clone(args)
+	cl, _ := plan.ClientOf(client)
+	return append(slices.Clone(cl.Flags), args...)
 }
 
 // GoServer is go-server with args.
@@ -111,29 +107,34 @@ func (p Programs) PHPFrontProduction(env ...string) Program {
 	return p.PHPFront(append(slices.Clone(env), FrontOpcache)...)
 }
 
-// JavaServer is `java-client serve` with args.
+// JavaServer is `java-client serve` with args: the Java baselines (java-server/)
+// ship in java-client's jar.
 func (p Programs) JavaServer(args ...string) Program {
-	return p.java(append([]string{"serve"}, args...)...)
+	return p.Client("java", append([]string{"serve"}, args...)...)
 }
 
 func (p Programs) goProgram(name string, args ...string) Program {
-	if p.Docker {
-		return Program{Image: p.image("go"), Args: append([]string{name}, args...)}
-	}
-	return Program{Args: append([]string{filepath.Join(p.Root, "bin", name)}, args...)}
+	return p.program("go", name, "bin/"+name, args...)
 }
 
-func (p Programs) java(args ...string) Program {
+// program is a program of the runtime image language: name on the image's PATH,
+// or local (from Root) in this checkout; a .jar runs under java -jar, and every
+// JVM gets JavaOpts (JAVA_OPTS in the image).
+func (p Programs) program(language, name, local string, args ...string) Program {
+	jar := strings.HasSuffix(local, ".jar")
 	if p.Docker {
 		var env []string
-		if len(p.JavaOpts) > 0 {
+		if jar && len(p.JavaOpts) > 0 {
 			env = []string{"JAVA_OPTS=" + joinSpace(p.JavaOpts)}
 		}
-		return Program{Image: p.image("java"), Args: append([]string{"java-client"}, args...), Env: env}
+		return Program{Image: p.image(language), Args: append([]string{name}, args...), Env: env}
 	}
-	argv := append([]string{"java"}, p.JavaOpts...)
-	argv = append(argv, "-jar", filepath.Join(p.Root, "java-client/target/java-client.jar"))
-	return Program{Args: append(argv, args...)}
+	if jar {
+		argv := append([]string{"java"}, p.JavaOpts...)
+		argv = append(argv, "-jar", filepath.Join(p.Root, local))
+		return Program{Args: append(argv, args...)}
+	}
+	return Program{Args: append([]string{filepath.Join(p.Root, local)}, args...)}
 }
 
 func joinSpace(v []string) string {

@@ -78,10 +78,10 @@ func (s Spec) Plan() []Cell {
 // planLink is Plan for one link ("" = no link dimension).
 func (s Spec) planLink(link string) []Cell {
 	var cells []Cell
-	for _, srv := range []string{"go", "java"} {
+	for _, srv := range ServerKinds {
 		for _, client := range Clients {
 			for _, proto := range Protocols {
-				if s.Servers[proto] != srv || !slices.Contains(s.Clients[client], proto) {
+				if s.Servers[proto] != srv.Name || !slices.Contains(s.Clients[client], proto) {
 					continue
 				}
 				for _, call := range Calls {
@@ -97,7 +97,7 @@ func (s Spec) planLink(link string) []Cell {
 							for _, nodes := range s.clusterNodes() {
 								// Conditions innermost: the cells they pair sit side by side.
 								for _, cond := range s.cellConditions() {
-									cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, ServerLang: srv, Link: link, Nodes: nodes,
+									cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, ServerLang: srv.Name, Link: link, Nodes: nodes,
 										Security: cond[0], Connect: cond[1]}
 									if s.excluded(cell.Name()) {
 										continue
@@ -114,10 +114,12 @@ func (s Spec) planLink(link string) []Cell {
 	}
 	// One server process at a time: go-server, then each Java baseline.
 	rank := func(c Cell) int {
-		if c.ServerLang == "go" {
-			return 0
+		i := slices.IndexFunc(ServerKinds, func(s Server) bool { return s.Name == c.ServerLang })
+		r := i * (len(Protocols) + 1)
+		if i >= 0 && ServerKinds[i].PerProtocol {
+			r += 1 + slices.Index(Protocols, c.Protocol)
 		}
-		return 1 + slices.Index(Protocols, c.Protocol)
+		return r
 	}
 	slices.SortStableFunc(cells, func(a, b Cell) int { return rank(a) - rank(b) })
 	return cells
@@ -126,10 +128,10 @@ func (s Spec) planLink(link string) []Cell {
 // ServerProcKey names the server process a cell needs: go-server serves all its
 // protocols from one process; a Java baseline serves one protocol per process.
 func (c Cell) ServerProcKey() string {
-	if c.ServerLang == "go" {
-		return "go-server"
+	if srv, ok := ServerOf(c.ServerLang); ok && !srv.PerProtocol {
+		return srv.Role
 	}
-	return "java-" + c.Protocol
+	return c.ServerLang + "-" + c.Protocol
 }
 
 // GroupKey is the server process and link a cell runs with: cells of one group

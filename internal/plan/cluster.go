@@ -114,9 +114,6 @@ func (s *Spec) validateCluster() error {
 		return fieldErr("worker", "a cluster run's tasks are client workers: worker: false is not supported with cluster")
 	}
 	for _, cell := range s.Plan() {
-		if cell.Client == "php-pure" {
-			continue
-		}
 		if cell.Concurrency < cell.Nodes {
 			return fieldErr("concurrency", "cell %s: c=%d cannot be split over %d nodes", cell.Name(), cell.Concurrency, cell.Nodes)
 		}

@@ -13,8 +13,17 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Roles are what a spec's hosts place: the two server kinds and each client.
-var Roles = []string{"go-server", "java-server", "go", "php", "php-pure", "java"}
+// Roles are what a spec's hosts place: each server's role and each client
+// (registry.go).
+var Roles = roles()
+
+func roles() []string {
+	var out []string
+	for _, srv := range ServerKinds {
+		out = append(out, srv.Role)
+	}
+	return append(out, Clients...)
+}
 
 // Host is one machine (or one network namespace standing in for one, as
 // docker/netbed.sh makes) of a multi-host run.
@@ -26,7 +35,7 @@ type Host struct {
 	// no port). The driver samples a server's /stats there too.
 	Address string `yaml:"address" json:"address"`
 	// Roles run on this host: go-server, java-server, go, php, php-pure, java.
-	// php-pure goes where php goes unless placed itself.
+	// A variant (php-pure) goes where its base (php) goes unless placed itself.
 	Roles []string `yaml:"roles" json:"roles"`
 	// Shape is where the driver applies a link's shaping to this host's outgoing
 	// traffic with tc: NETNS/DEV (a namespace on the driver's machine, as
@@ -230,7 +239,8 @@ func (s *Spec) validateHosts() error {
 		}
 	}
 	for _, c := range s.Plan() {
-		for _, role := range []string{c.ServerLang + "-server", c.Client} {
+		srv, _ := ServerOf(c.ServerLang)
+		for _, role := range []string{srv.Role, c.Client} {
 			if s.HostOf(role) == "" {
 				return fieldErr("hosts", "role %s (cell %s) is on no host: list it under some host's roles", role, c.Name())
 			}
@@ -271,15 +281,16 @@ func (s *Spec) LinkList() []Link {
 	return s.Links
 }
 
-// HostOf is the host a role runs on; "" when none. php-pure follows php.
+// HostOf is the host a role runs on; "" when none. A variant client (php-pure)
+// follows its base (php) unless placed itself.
 func (s *Spec) HostOf(role string) string {
 	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
 		if slices.Contains(s.Hosts[name].Roles, role) {
 			return name
 		}
 	}
-	if role == "php-pure" {
-		return s.HostOf("php")
+	if cl, ok := ClientOf(role); ok && cl.Base != "" {
+		return s.HostOf(cl.Base)
 	}
 	return ""
 }

@@ -23,33 +23,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The project's one vocabulary, in the order tables and plots list it.
+// The project's one vocabulary, in the order tables and plots list it. The
+// clients are the registry's (registry.go): php-pure is php-client with -runtime
+// pure, a client of its own, so its cells are named apart
+// (php-pure-grpc-datalist-200-c1) in every table, plot and comparison.
 var (
-	// php-pure is php-client with -runtime pure: the pure-PHP protobuf and Thrift
-	// runtimes beside php's production ones (the protobuf C extension, the Thrift
-	// accelerator). A variant is a client of its own, so its cells are named apart
-	// (php-pure-grpc-datalist-200-c1) in every table, plot and comparison.
-	Clients   = []string{"go", "php", "php-pure", "java"}
+	Clients   = clientNames()
 	Protocols = []string{"grpc", "thrift", "http", "ice", "dubbo"}
 	Calls     = []string{"datatype", "datalist"}
 )
-
-// supports says which protocols each client speaks (go-client: grpc, thrift, http;
-// php-client adds ice; java-client adds ice and dubbo). php-pure is only where a
-// pure-PHP runtime decodes: curl + json_decode and Ice decode in C either way.
-var supports = map[string][]string{
-	"go":       {"grpc", "thrift", "http"},
-	"php":      {"grpc", "thrift", "http", "ice"},
-	"php-pure": {"grpc", "thrift"},
-	"java":     {"grpc", "thrift", "http", "ice", "dubbo"},
-}
-
-// serves says which servers can serve a protocol: go-server (the reference) serves
-// grpc, thrift and http; the Java baselines serve all five.
-var serves = map[string][]string{
-	"go":   {"grpc", "thrift", "http"},
-	"java": {"grpc", "thrift", "http", "ice", "dubbo"},
-}
 
 // Limits on a spec, so that a mistyped value is refused at once instead of running
 // for days or building a plan that exhausts memory (README: Limits).
@@ -251,7 +233,7 @@ const MaxForks = 4
 // ForksFor is how many server starts c's group makes: Spec.Forks for a group
 // whose server is a JVM, 1 otherwise.
 func (s Spec) ForksFor(c Cell) int {
-	if s.Forks > 1 && c.ServerLang == "java" {
+	if srv, _ := ServerOf(c.ServerLang); s.Forks > 1 && srv.JVM {
 		return s.Forks
 	}
 	return 1
@@ -426,18 +408,30 @@ func ParseSpec(b []byte) (Spec, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
+	// An unknown key or a value of the wrong type (a *yaml.TypeError) leaves the
+	// rest decoded: the spec's other mistakes are reported with it.
+	var p problems
 	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
 		var de *durationError
-		if errors.As(err, &de) {
+		var te *yaml.TypeError
+		switch {
+		case errors.As(err, &de):
 			return Spec{}, fieldErr(keyBefore(b, de.line, de.value), "%v", de)
+		case errors.As(err, &te):
+			p.addAll(specYAMLError(err))
+		default:
+			return Spec{}, specYAMLError(err)
 		}
-		return Spec{}, specYAMLError(err)
 	}
 	if given["repeats"] && s.Repeats == 0 {
-		return Spec{}, fieldErr("repeats", "0: want 1..100 (leave the key out for the default, 3)")
+		p.addf("repeats", "0: want 1..100 (leave the key out for the default, 3)")
 	}
 	s.defaults()
-	return s, s.Validate()
+	p.addAll(s.Validate())
+	if err := p.err(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
 }
 
 // givenKeys returns the top-level keys of a spec. An empty document and a key
@@ -446,6 +440,9 @@ func ParseSpec(b []byte) (Spec, error) {
 func givenKeys(b []byte) (map[string]bool, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
+		if se := yamlSyntaxError(b, err); se != nil {
+			return nil, se
+		}
 		return nil, specYAMLError(err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
@@ -470,8 +467,16 @@ func givenKeys(b []byte) (map[string]bool, error) {
 }
 
 // specYAMLError names the field yaml.v3 complained about ("field foo not found in
-// type plan.Spec" -> field foo).
+// type plan.Spec" -> field foo), every one of them when it found several.
 func specYAMLError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 1 {
+		var p problems
+		for _, m := range te.Errors {
+			p.add(specYAMLError(errors.New(m)))
+		}
+		return p.err()
+	}
 	msg := err.Error()
 	if i := strings.Index(msg, "field "); i >= 0 {
 		rest := msg[i+len("field "):]
@@ -504,7 +509,8 @@ func (s *Spec) defaults() {
 	if s.Clients == nil {
 		s.Clients = map[string][]string{}
 		for _, c := range Clients {
-			s.Clients[c] = slices.Clone(supports[c])
+			cl, _ := ClientOf(c)
+			s.Clients[c] = slices.Clone(cl.Protocols)
 		}
 	}
 	if len(s.Calls) == 0 {
@@ -522,7 +528,10 @@ func (s *Spec) defaults() {
 	if s.Repeats == 0 {
 		s.Repeats = 3
 	}
-	srv := map[string]string{"grpc": "go", "thrift": "go", "http": "go", "ice": "java", "dubbo": "java"}
+	srv := map[string]string{}
+	for _, p := range Protocols {
+		srv[p] = defaultServer(p)
+	}
 	for p, v := range s.Servers {
 		srv[p] = v
 	}
@@ -556,48 +565,139 @@ func (s *Spec) defaults() {
 	}
 }
 
-// Validate reports the first mistake, naming the field.
+// Validate reports every mistake of the spec at once, each naming its field (an
+// *Errors of *FieldError). The fields that can be checked alone are checked
+// first, all of them; the checks that need the spec's cells (the cluster, the
+// hosts, every cell's load) run once those are right, so a wrong client or
+// server is reported as itself, not also as the cells it left out.
 func (s *Spec) Validate() error {
+	var p problems
+	s.validateVocabulary(&p)
+	p.add(s.Load.validate("load")...)
+	s.validatePrime(&p)
+	s.validateGlobs(&p)
+	p.add(s.validateConditions())
+	s.validateServers(&p)
+	s.validateRounds(&p)
+	s.validateResources(&p)
+	if len(p) > 0 {
+		return p.err()
+	}
+	// Before the plan is built: a spec listing 100 000 item counts x 10 000
+	// concurrencies is refused, not planned.
+	if n := s.maxCells(); n > MaxCells {
+		p.addf("clients", "%d cells (clients x protocols x calls x items x concurrency, before exclude); want at most %d", n, MaxCells)
+		return p.err()
+	}
+	p.add(s.validateCluster())
+	p.add(s.validateHosts())
+	s.validateCells(&p)
+	return p.err()
+}
+
+// problems collects a spec's mistakes in the order they are found.
+type problems []error
+
+func (p *problems) add(errs ...error) {
+	for _, err := range errs {
+		if err != nil {
+			*p = append(*p, err)
+		}
+	}
+}
+
+func (p *problems) addf(field, format string, a ...any) { p.add(fieldErr(field, format, a...)) }
+
+// addAll adds err, or each mistake of an *Errors.
+func (p *problems) addAll(err error) {
+	var e *Errors
+	if errors.As(err, &e) {
+		p.add(e.Errs...)
+		return
+	}
+	p.add(err)
+}
+
+// err is nil for none, the one mistake alone, or *Errors for several.
+func (p problems) err() error {
+	switch len(p) {
+	case 0:
+		return nil
+	case 1:
+		return p[0]
+	}
+	return &Errors{Errs: p}
+}
+
+// Errors is several mistakes of one spec, each its own line naming its field.
+type Errors struct{ Errs []error }
+
+func (e *Errors) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "spec: %d mistakes:", len(e.Errs))
+	for _, err := range e.Errs {
+		b.WriteString("\n  " + strings.TrimPrefix(err.Error(), "spec: "))
+	}
+	return b.String()
+}
+
+// Unwrap gives every mistake (errors.As finds the first *FieldError).
+func (e *Errors) Unwrap() []error { return e.Errs }
+
+// validateVocabulary checks clients, calls, items and concurrency against the
+// registry and their ranges.
+func (s *Spec) validateVocabulary(p *problems) {
 	if len(s.Clients) == 0 {
-		return fieldErr("clients", "no client")
+		p.addf("clients", "no client")
 	}
 	for _, c := range slices.Sorted(maps.Keys(s.Clients)) {
-		if supports[c] == nil {
-			return fieldErr("clients", "unknown client %q: want go, php, php-pure or java", c)
+		cl, ok := ClientOf(c)
+		if !ok {
+			p.addf("clients", "unknown client %q: want %s", c, orList(Clients))
+			continue
 		}
 		if len(s.Clients[c]) == 0 {
-			return fieldErr("clients."+c, "no protocol")
+			p.addf("clients."+c, "no protocol")
 		}
-		for _, p := range s.Clients[c] {
-			if !slices.Contains(supports[c], p) {
-				return fieldErr("clients."+c, "%s-client does not speak %q (it speaks %s)", c, p, strings.Join(supports[c], ", "))
+		for _, proto := range s.Clients[c] {
+			if !slices.Contains(cl.Protocols, proto) {
+				p.addf("clients."+c, "%s-client does not speak %q (it speaks %s)", c, proto, strings.Join(cl.Protocols, ", "))
 			}
 		}
 	}
 	for _, c := range s.Calls {
 		if !slices.Contains(Calls, c) {
-			return fieldErr("calls", "unknown call %q: want datatype or datalist", c)
+			p.addf("calls", "unknown call %q: want datatype or datalist", c)
 		}
 	}
 	for _, n := range s.Items {
 		if n < 0 || n > 100000 {
-			return fieldErr("items", "%d: want 0..100000", n)
+			p.addf("items", "%d: want 0..100000", n)
 		}
 	}
 	for _, c := range s.Concurrency {
 		if c < 1 || c > 10000 {
-			return fieldErr("concurrency", "%d: want 1..10000", c)
+			p.addf("concurrency", "%d: want 1..10000", c)
 		}
 	}
-	if err := s.Load.validate("load"); err != nil {
-		return err
+}
+
+// orList is "a, b, c or d".
+func orList(v []string) string {
+	if len(v) < 2 {
+		return strings.Join(v, "")
 	}
+	return strings.Join(v[:len(v)-1], ", ") + " or " + v[len(v)-1]
+}
+
+// validatePrime checks prime and prime_max against the spec's clients.
+func (s *Spec) validatePrime(p *problems) {
 	for _, c := range slices.Sorted(maps.Keys(s.Prime)) {
 		if _, ok := s.Clients[c]; !ok {
-			return fieldErr("prime."+c, "not a client of this spec")
+			p.addf("prime."+c, "not a client of this spec")
 		}
 		if d := s.Prime[c]; d <= 0 || d.D() > MaxDuration {
-			return fieldErr("prime."+c, "%v: want a duration above 0 and at most %v", d.D(), MaxDuration)
+			p.addf("prime."+c, "%v: want a duration above 0 and at most %v", d.D(), MaxDuration)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.PrimeMax)) {
@@ -612,100 +712,90 @@ func (s *Spec) Validate() error {
 				}
 			}
 			if c == k {
-				return fieldErr("prime_max."+k, "neither a client nor a client-protocol worker of this spec")
+				p.addf("prime_max."+k, "neither a client nor a client-protocol worker of this spec")
+				continue
 			}
 		}
-		p, ok := s.Prime[c]
+		pr, ok := s.Prime[c]
 		if !ok {
-			return fieldErr("prime_max."+k, "%s is not primed (prime.%s)", c, c)
+			p.addf("prime_max."+k, "%s is not primed (prime.%s)", c, c)
+			continue
 		}
-		if d := s.PrimeMax[k]; d < p || d.D() > MaxDuration {
-			return fieldErr("prime_max."+k, "%v: want at least prime.%s (%v) and at most %v", d.D(), c, p.D(), MaxDuration)
+		if d := s.PrimeMax[k]; d < pr || d.D() > MaxDuration {
+			p.addf("prime_max."+k, "%v: want at least prime.%s (%v) and at most %v", d.D(), c, pr.D(), MaxDuration)
 		}
 	}
+}
+
+// validateGlobs checks the overrides' and exclude's cell-name globs.
+func (s *Spec) validateGlobs(p *problems) {
 	for i, o := range s.Overrides {
-		f := fmt.Sprintf("overrides[%d]", i)
 		if _, err := path.Match(o.Match, ""); err != nil || o.Match == "" {
-			return fieldErr(f+".match", "%q: want a glob on cell names such as php-*-c50", o.Match)
+			p.addf(fmt.Sprintf("overrides[%d].match", i), "%q: want a glob on cell names such as php-*-c50", o.Match)
 		}
 	}
 	for i, g := range s.Exclude {
 		if _, err := path.Match(g, ""); err != nil || g == "" {
-			return fieldErr(fmt.Sprintf("exclude[%d]", i), "%q: want a glob on cell names such as php-*-c800", g)
+			p.addf(fmt.Sprintf("exclude[%d]", i), "%q: want a glob on cell names such as php-*-c800", g)
 		}
 	}
-	if err := s.validateConditions(); err != nil {
-		return err
-	}
-	if err := s.validateCluster(); err != nil {
-		return err
-	}
-	if err := s.validateHosts(); err != nil {
-		return err
-	}
-	// Before the plan: a cell whose protocol has no server that can serve it is
-	// left out of the plan, and the spec would be refused as having no cell.
-	for _, p := range slices.Sorted(maps.Keys(s.Servers)) {
-		v := s.Servers[p]
-		if !slices.Contains(Protocols, p) {
-			return fieldErr("servers", "unknown protocol %q", p)
+}
+
+// validateServers checks that every protocol's server can serve it: a cell
+// whose protocol has none would be left out of the plan silently.
+func (s *Spec) validateServers(p *problems) {
+	for _, proto := range slices.Sorted(maps.Keys(s.Servers)) {
+		v := s.Servers[proto]
+		if !slices.Contains(Protocols, proto) {
+			p.addf("servers", "unknown protocol %q", proto)
+			continue
 		}
-		if !slices.Contains(serves[v], p) {
-			return fieldErr("servers."+p, "%q cannot serve %s (go serves grpc, thrift, http; java serves all five)", v, p)
+		if srv, _ := ServerOf(v); !slices.Contains(srv.Protocols, proto) {
+			p.addf("servers."+proto, "%q cannot serve %s (%s)", v, proto, servesList())
 		}
 	}
-	if n := s.maxCells(); n > MaxCells {
-		return fieldErr("clients", "%d cells (clients x protocols x calls x items x concurrency, before exclude); want at most %d", n, MaxCells)
+}
+
+// servesList is "go serves grpc, thrift, http; java serves grpc, ...".
+func servesList() string {
+	var parts []string
+	for _, srv := range ServerKinds {
+		parts = append(parts, srv.Name+" serves "+strings.Join(srv.Protocols, ", "))
 	}
-	plan := s.Plan()
-	if len(plan) == 0 {
-		return fieldErr("clients", "the spec has no cell")
-	}
+	return strings.Join(parts, "; ")
+}
+
+// validateRounds checks rounds, forks, precision and budget.
+func (s *Spec) validateRounds(p *problems) {
 	if s.Budget.IsAuto() || s.Budget.D() > MaxDuration*24 {
-		return fieldErr("budget", "%v: want a duration up to %v", s.Budget, MaxDuration*24)
+		p.addf("budget", "%v: want a duration up to %v", s.Budget, MaxDuration*24)
 	}
 	if s.Precision > 0 && s.Budget == 0 {
-		return fieldErr("precision", "%v without a budget: give budget (e.g. 10m) to bound the rounds it adds", s.Precision)
+		p.addf("precision", "%v without a budget: give budget (e.g. 10m) to bound the rounds it adds", s.Precision)
 	}
 	if s.Repeats < 1 || s.Repeats > 100 {
-		return fieldErr("repeats", "%d: want 1..100", s.Repeats)
+		p.addf("repeats", "%d: want 1..100", s.Repeats)
 	}
 	if s.Forks < 0 || s.Forks > MaxForks {
-		return fieldErr("forks", "%d: want 0..%d", s.Forks, MaxForks)
+		p.addf("forks", "%d: want 0..%d", s.Forks, MaxForks)
 	}
 	if s.Forks > 1 && s.Cluster != nil {
-		return fieldErr("forks", "%d with a cluster: a cluster run starts its services once", s.Forks)
+		p.addf("forks", "%d with a cluster: a cluster run starts its services once", s.Forks)
 	}
-	runs := 0
-	for _, c := range plan {
-		runs += s.RoundsFor(c)
-	}
-	if runs > MaxRuns {
-		return fieldErr("repeats", "%d cells x %d repeats = %d runs; want at most %d", len(plan), s.Repeats, runs, MaxRuns)
-	}
-	for _, c := range plan {
-		if err := c.Load.validate("load (cell " + c.Name() + ")"); err != nil {
-			return err
+}
+
+// validateResources checks the client and server resources and the store.
+func (s *Spec) validateResources(p *problems) {
+	for _, side := range []string{"client", "server"} {
+		r := s.ClientResources
+		if side == "server" {
+			r = s.ServerResources
 		}
-		if err := validateCellConditions(c); err != nil {
-			return err
-		}
-		if k := c.Load.Conns; k > c.Concurrency {
-			return fieldErr("conns", "cell %s: conns %d is above its concurrency %d (want 1..c)", c.Name(), k, c.Concurrency)
-		}
-		if k := c.Load.Conns; k > 0 && k != c.Concurrency && (c.Protocol == "thrift" || c.Protocol == "http" || c.Client == "php" || c.Client == "php-pure") {
-			return fieldErr("conns", "cell %s: conns %d != c %d: %s carries one call per connection (docs/method.md, section 4)", c.Name(), k, c.Concurrency, c.Client+" over "+c.Protocol)
-		}
-		if c.Load.N > 0 && c.Load.N < int64(c.Concurrency) {
-			return fieldErr("load.n", "cell %s: n %d is below its concurrency %d", c.Name(), c.Load.N, c.Concurrency)
-		}
-	}
-	for side, r := range map[string]Resources{"client": s.ClientResources, "server": s.ServerResources} {
 		if r.CPUs < 0 || r.MemoryMB < 0 {
-			return fieldErr(side, "cpus and memory_mb must not be negative")
+			p.addf(side, "cpus and memory_mb must not be negative")
 		}
 		if r.CPUSet != "" && strings.Trim(r.CPUSet, "0123456789,-") != "" {
-			return fieldErr(side+".cpuset", "%q: want a CPU list such as 0 or 0-1", r.CPUSet)
+			p.addf(side+".cpuset", "%q: want a CPU list such as 0 or 0-1", r.CPUSet)
 		}
 	}
 	switch s.Store {
@@ -714,37 +804,105 @@ func (s *Spec) Validate() error {
 		for _, h := range strings.Split(s.AerospikeHosts, ",") {
 			host, port, err := net.SplitHostPort(strings.TrimSpace(h))
 			if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-				return fieldErr("aerospike_hosts", "%q: want host:port[,host:port]", s.AerospikeHosts)
+				p.addf("aerospike_hosts", "%q: want host:port[,host:port]", s.AerospikeHosts)
+				break
 			}
 		}
 	default:
-		return fieldErr("store", "%q: want memory, redis or aerospike", s.Store)
+		p.addf("store", "%q: want memory, redis or aerospike", s.Store)
 	}
-	return nil
 }
 
-func (l Load) validate(field string) error {
+// validateCells checks the plan: it has a cell, its runs are bounded, and every
+// cell's load fits its concurrency and client. A mistake many cells share is
+// reported once, for the first of them, with how many more share it.
+func (s *Spec) validateCells(p *problems) {
+	plan := s.Plan()
+	if len(plan) == 0 {
+		p.addf("clients", "the spec has no cell")
+		return
+	}
+	runs := 0
+	for _, c := range plan {
+		runs += s.RoundsFor(c)
+	}
+	if runs > MaxRuns {
+		p.addf("repeats", "%d cells x %d repeats = %d runs; want at most %d", len(plan), s.Repeats, runs, MaxRuns)
+	}
+	var first []error
+	more := map[string]int{}
+	once := func(err error) {
+		var fe *FieldError
+		if err == nil || !errors.As(err, &fe) {
+			return
+		}
+		kind := fe.Field + ": " + cellKind(fe.Err.Error())
+		if more[kind]++; more[kind] == 1 {
+			first = append(first, err)
+		}
+	}
+	for _, c := range plan {
+		if errs := c.Load.validate("load (cell " + c.Name() + ")"); len(errs) > 0 {
+			once(errs[0])
+		}
+		once(validateCellConditions(c))
+		if k := c.Load.Conns; k > c.Concurrency {
+			once(fieldErr("conns", "cell %s: conns %d is above its concurrency %d (want 1..c)", c.Name(), k, c.Concurrency))
+		} else if k > 0 && k != c.Concurrency && oneCallPerConn(c) {
+			once(fieldErr("conns", "cell %s: conns %d != c %d: %s carries one call per connection (docs/method.md, section 4)", c.Name(), k, c.Concurrency, c.Client+" over "+c.Protocol))
+		}
+		if c.Load.N > 0 && c.Load.N < int64(c.Concurrency) {
+			once(fieldErr("load.n", "cell %s: n %d is below its concurrency %d", c.Name(), c.Load.N, c.Concurrency))
+		}
+	}
+	for _, err := range first {
+		var fe *FieldError
+		errors.As(err, &fe)
+		if n := more[fe.Field+": "+cellKind(fe.Err.Error())] - 1; n > 0 {
+			err = &FieldError{Field: fe.Field, Err: fmt.Errorf("%w (and %d more cells alike)", fe.Err, n)}
+		}
+		p.add(err)
+	}
+}
+
+// cellKind is a per-cell message without its cell and numbers, so that cells
+// failing one check alike count as one mistake.
+func cellKind(msg string) string {
+	if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "cell ") {
+		msg = rest
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, msg)
+}
+
+// validate checks a load; field is where it was given (load, or a cell's).
+func (l Load) validate(field string) []error {
+	var p problems
 	if l.N < 0 {
-		return fieldErr(field+".n", "%d: must not be negative", l.N)
+		p.addf(field+".n", "%d: must not be negative", l.N)
 	}
 	if l.N == 0 && l.Duration == 0 {
-		return fieldErr(field, "give n or duration (or both: whichever ends first)")
+		p.addf(field, "give n or duration (or both: whichever ends first)")
 	}
 	for _, d := range []struct {
 		name string
 		v    Duration
 	}{{"duration", l.Duration}, {"warmup", l.Warmup}, {"warmup_max", l.WarmupMax}, {"repeat_warmup", l.RepeatWarmup}, {"timeout", l.Timeout}} {
 		if d.v.D() > MaxDuration {
-			return fieldErr(field+"."+d.name, "%v: want at most %v", d.v.D(), MaxDuration)
+			p.addf(field+"."+d.name, "%v: want at most %v", d.v.D(), MaxDuration)
 		}
 	}
 	if l.Duration.IsAuto() || l.Timeout.IsAuto() || l.WarmupMax.IsAuto() {
-		return fieldErr(field, "only warmup takes auto")
+		p.addf(field, "only warmup takes auto")
 	}
 	if l.Conns < 0 {
-		return fieldErr(field+".conns", "%d: must not be negative", l.Conns)
+		p.addf(field+".conns", "%d: must not be negative", l.Conns)
 	}
-	return nil
+	return p
 }
 
 // maxCells is the plan's size before exclusion, computed without building it (a

@@ -700,7 +700,7 @@ func phpVsGo(run *results.Run) []phpGoTable {
 	}
 	var out []phpGoTable
 	for _, variant := range runClients(run) {
-		if variant != "php" && !strings.HasPrefix(variant, "php-") {
+		if plan.LanguageOf(variant) != "php" {
 			continue
 		}
 		for _, c := range x.conc {

@@ -28,12 +28,19 @@ const (
 	legendW = 1.9 * vg.Inch
 )
 
-// Every client has one colour and every protocol one dash pattern, in every plot.
-var clientColor = map[string]color.Color{
-	"go":       color.RGBA{R: 0x00, G: 0x7d, B: 0x9c, A: 0xff}, // Go's blue
-	"php":      color.RGBA{R: 0x77, G: 0x7b, B: 0xb4, A: 0xff}, // PHP's purple
-	"php-pure": color.RGBA{R: 0xc2, G: 0x5b, B: 0xc8, A: 0xff}, // a pinker purple: the same language, another runtime
-	"java":     color.RGBA{R: 0xe7, G: 0x6f, B: 0x00, A: 0xff}, // Java's orange
+// Every client has one colour (its registry row's: plan.ClientKinds) and every
+// protocol one dash pattern, in every plot.
+var clientColor = clientColors()
+
+func clientColors() map[string]color.Color {
+	m := map[string]color.Color{}
+	for _, c := range plan.ClientKinds {
+		var r, g, b uint8
+		if _, err := fmt.Sscanf(c.Color, "#%02x%02x%02x", &r, &g, &b); err == nil {
+			m[c.Name] = color.RGBA{R: r, G: g, B: b, A: 0xff}
+		}
+	}
+	return m
 }
 
 var protoColor = map[string]color.Color{
@@ -488,7 +495,7 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 	f.xTicksAt(x.items)
 	// Both PHP variants: php (protobuf C extension, Thrift accelerator) in the
 	// protocol's colour, php-pure in php-pure's colour, each labelled by its cell prefix.
-	for _, client := range []string{"php", "php-pure"} {
+	for _, client := range plan.ClientsIn("php") {
 		for _, proto := range plan.Protocols {
 			ys, lo, hi := make([]float64, len(x.items)), make([]float64, len(x.items)), make([]float64, len(x.items))
 			for i, n := range x.items {
@@ -500,7 +507,7 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 				}
 			}
 			col := protoColor[proto]
-			if client != "php" {
+			if cl, _ := plan.ClientOf(client); cl.Base != "" {
 				col = clientColor[client]
 			}
 			if err := f.line(client+"-"+proto, floats(x.items), ys, col, protoDash[proto], protoGlyph[proto]); err != nil {

@@ -88,10 +88,7 @@ func ResultsTable(w io.Writer, run *results.Run) error {
 	}
 	b.WriteString("\n")
 	for _, p := range pairs {
-		client, proto, _ := strings.Cut(p, "-")
-		if strings.HasPrefix(p, "php-pure-") {
-			client, proto = "php-pure", strings.TrimPrefix(p, "php-pure-")
-		}
+		client, proto, _ := plan.SplitClient(p)
 		fig := func(n, c int, f analysis.Figure) string {
 			cell, ok := cells[plan.Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c}.Name()]
 			if !ok || cell.Status == results.StatusFailed {

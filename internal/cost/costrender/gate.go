@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/coststats"
 )
 
@@ -45,7 +46,7 @@ const ReproducibilityGoal = 0.95
 // instructions per call, the same share by client and by side, and the cells
 // furthest apart.
 func PrintReproducibility(w io.Writer, g coststats.GateResult, tol float64) {
-	in, total := g.Within(tol, "go", "php", "php-pure")
+	in, total := g.Within(tol, cost.CallgrindClients()...)
 	share := 0.0
 	if total > 0 {
 		share = float64(in) / float64(total)
@@ -56,19 +57,14 @@ func PrintReproducibility(w io.Writer, g coststats.GateResult, tol float64) {
 	}
 	fmt.Fprintf(w, "reproducibility: %d of %d go and php cells and sides (%.1f %%) within ±%g %% on instructions per call (the garbage collector's apart); goal %.0f %% within ±1 %%: %s\n",
 		in, total, 100*share, 100*tol, 100*ReproducibilityGoal, verdict)
-	gin, gtotal := g.WithinWithGC(tol, "go", "php", "php-pure")
+	gin, gtotal := g.WithinWithGC(tol, cost.CallgrindClients()...)
 	fmt.Fprintf(w, "  with the garbage collector's instructions added (not the goal): %d of %d within ±%g %%\n", gin, gtotal, 100*tol)
-	for _, grp := range []struct {
-		name, side string
-		clients    []string
-	}{
-		{"go, client side", "client", []string{"go"}}, {"go, server side", "server", []string{"go"}},
-		{"php, client side", "client", []string{"php"}}, {"php, server side", "server", []string{"php"}},
-		{"php-pure, client side", "client", []string{"php-pure"}}, {"php-pure, server side", "server", []string{"php-pure"}},
-	} {
-		in, total := g.Side(grp.side).Within(tol, grp.clients...)
-		if total > 0 {
-			fmt.Fprintf(w, "  %-24s %3d of %3d within ±%g %%\n", grp.name+":", in, total, 100*tol)
+	for _, cl := range cost.CallgrindClients() {
+		for _, side := range []string{"client", "server"} {
+			in, total := g.Side(side).Within(tol, cl)
+			if total > 0 {
+				fmt.Fprintf(w, "  %-24s %3d of %3d within ±%g %%\n", cl+", "+side+" side:", in, total, 100*tol)
+			}
 		}
 	}
 	ch := slices.Clone(g.Changes)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/coststats"
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // PlotsDir is where a cost run's plots go, inside its directory.
@@ -134,11 +135,11 @@ func phpOverGoPlot(r *cost.Result) (*plot.Plot, error) {
 		client  string
 		measure func(coststats.Ratio) float64
 	}
-	all := []series{
-		{"php instructions", "php", func(x coststats.Ratio) float64 { return x.Instructions }},
-		{"php est. cycles", "php", func(x coststats.Ratio) float64 { return x.Cycles }},
-		{"php-pure instructions", "php-pure", func(x coststats.Ratio) float64 { return x.Instructions }},
-		{"php-pure est. cycles", "php-pure", func(x coststats.Ratio) float64 { return x.Cycles }},
+	var all []series
+	for _, cl := range plan.ClientsIn("php") {
+		all = append(all,
+			series{cl + " instructions", cl, func(x coststats.Ratio) float64 { return x.Instructions }},
+			series{cl + " est. cycles", cl, func(x coststats.Ratio) float64 { return x.Cycles }})
 	}
 	p := plot.New()
 	p.Title.Text = "PHP client over Go client, per call (c=1)"
@@ -249,13 +250,17 @@ func cyclesVsCPUPlot(r *cost.Result, t cost.Timed) (*plot.Plot, error) {
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
-	groups := []struct {
+	type group struct {
 		name   string
 		side   string
 		client string
-	}{
-		{"go client", cost.SideClient, "go"}, {"php client", cost.SideClient, "php"}, {"php-pure client", cost.SideClient, "php-pure"},
-		{"go-server (go clients)", cost.SideServer, "go"}, {"go-server (php clients)", cost.SideServer, "php"}, {"go-server (php-pure clients)", cost.SideServer, "php-pure"},
+	}
+	var groups []group
+	for _, cl := range cost.CallgrindClients() {
+		groups = append(groups, group{cl + " client", cost.SideClient, cl})
+	}
+	for _, cl := range cost.CallgrindClients() {
+		groups = append(groups, group{"go-server (" + cl + " clients)", cost.SideServer, cl})
 	}
 	for i, g := range groups {
 		var pts plotter.XYs

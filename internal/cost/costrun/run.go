@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/costplan"
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/report"
 )
 
@@ -237,8 +239,8 @@ func (o Options) expected(c costplan.Cell) float64 {
 		return s
 	}
 	per := float64(c.Items+20) / 5000 // ~ms per call under callgrind, roughly
-	if c.Client == "php-pure" {
-		per *= 30
+	if cl, _ := plan.ClientOf(c.Client); cl.Base != "" {
+		per *= 30 // a variant: php-pure's pure-PHP runtimes
 	}
 	return float64(c.Calls.Short+c.Calls.Long)*per + 2*5
 }
@@ -645,21 +647,20 @@ func (e *executor) clientCommand(ctx context.Context, c costplan.Cell, addr stri
 		args = append(args, "-k")
 	}
 	args = append(args, "-addr", addr)
-	switch c.Client {
+	cl, _ := plan.ClientOf(c.Client)
+	switch cl.Language {
 	case "go":
 		bin := filepath.Join(e.o.Root, "bin", "go-client")
 		if _, err := os.Stat(bin); err != nil {
 			return nil, nil, &notMeasured{"bin/go-client not built (make build)"}
 		}
 		return append([]string{bin}, args...), e.o.goEnv(), nil
-	case "php", "php-pure":
+	case "php":
 		script := filepath.Join(e.o.Root, "php-client", "bin", "client.php")
 		if _, err := os.Stat(script); err != nil {
 			return nil, nil, &notMeasured{"php-client/bin/client.php not found"}
 		}
-		if c.Client == "php-pure" {
-			args = append([]string{"-runtime", "pure"}, args...)
-		}
+		args = append(slices.Clone(cl.Flags), args...)
 		// client.php restarts PHP with the protocol's extensions: that restart's
 		// command line, asked of client.php's own code natively, is what runs
 		// under callgrind (one PHP start-up under valgrind instead of two).

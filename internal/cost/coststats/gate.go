@@ -6,10 +6,12 @@ package coststats
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // DefaultMax is rpcbed gate's default -max: a growth beyond 2 % fails.
@@ -108,16 +110,9 @@ func (g GateResult) WithinWithGC(tol float64, clients ...string) (within, total 
 }
 
 func clientIn(id string, clients []string) bool {
-	for _, cl := range clients {
-		// IDs start with the client: go-..., php-..., php-pure-...
-		if len(id) > len(cl) && id[:len(cl)+1] == cl+"-" {
-			if cl == "php" && len(id) > 9 && id[:9] == "php-pure-" {
-				continue
-			}
-			return true
-		}
-	}
-	return false
+	// IDs start with the client: go-..., php-..., php-pure-...
+	cl, _, ok := plan.SplitClient(id)
+	return ok && slices.Contains(clients, cl)
 }
 
 // Side keeps the changes of one side (client or server), for shares by side.

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // Ratio is a PHP client's cost per call over go's on the same protocol and size.
@@ -18,7 +19,7 @@ func PHPOverGo(r *cost.Result) []Ratio {
 	m := r.Lookup()
 	var out []Ratio
 	for _, c := range r.Cells {
-		if c.Side != cost.SideClient || c.Status != cost.StatusOK || (c.Client != "php" && c.Client != "php-pure") {
+		if c.Side != cost.SideClient || c.Status != cost.StatusOK || plan.LanguageOf(c.Client) != "php" {
 			continue
 		}
 		g, ok := m[strings.Replace(c.Cell, c.Client+"-", "go-", 1)+"/"+cost.SideClient]
