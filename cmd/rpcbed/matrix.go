@@ -99,7 +99,7 @@ func runMatrix(ctx context.Context, args []string, s stdio) int {
 	if *quiet {
 		progress = nil
 	} else {
-		fmt.Fprintf(s.err, "rpcbed matrix: %d cells x %d repeats, runner %s, into %s\n", len(spec.Plan()), spec.Repeats, name, dir)
+		fmt.Fprintf(s.err, "rpcbed matrix: %d cells x %d repeats, runner %s, into %s\n", len(spec.Plan()), spec.Rounds, name, dir)
 	}
 	images := checkoutImages(ctx, r, absRoot)
 	m := meta(ctx, absRoot, name)

@@ -259,7 +259,7 @@ func TestMatrixSwarmFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec.Clients = map[string][]string{"go": {"grpc"}}
-	spec.Repeats = 3
+	spec.Rounds = 3
 	spec.Load.Duration = plan.Duration(4 * time.Second)
 	spec.Prime = nil
 	spec.Cluster.Nodes = []int{1, 2}

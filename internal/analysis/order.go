@@ -34,7 +34,7 @@ type RepeatOrder struct {
 // RepeatOrders are the workers with at least two cells whose repeats all timed,
 // in the run's cell order.
 func RepeatOrders(run *results.Run) []RepeatOrder {
-	reps := run.Spec.Repeats
+	reps := run.Spec.Rounds
 	if reps < 2 {
 		return nil
 	}

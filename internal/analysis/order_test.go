@@ -44,7 +44,7 @@ func TestRepeatOrder(t *testing.T) {
 	// Among peers: three flat workers, two whose passes move 15 % a pass with the
 	// machine (named by their standard errors alone) and one 2x: only that one.
 	peers := resultstest.Run(0, nil, 3)
-	peers.Spec.Repeats = 3
+	peers.Spec.Rounds = 3
 	r := rand.New(rand.NewPCG(40, 41))
 	for _, w := range []string{"grpc", "thrift", "http", "ice", "dubbo", "front"} {
 		step := map[string]float64{"grpc": 1.15, "thrift": 1 / 1.15, "dubbo": math.Sqrt2}[w]

@@ -26,7 +26,7 @@ type SliceNoise struct {
 // and the mean wall time of the runs after each cell's first (whose longer
 // warm-up a cell pays once, whatever its slice length).
 func Slices(run *results.Run) SliceNoise {
-	s := SliceNoise{Length: run.Spec.Load.Duration.D().Seconds(), Rounds: run.Spec.Repeats, Sigma: map[string]float64{},
+	s := SliceNoise{Length: run.Spec.Load.Duration.D().Seconds(), Rounds: run.Spec.Rounds, Sigma: map[string]float64{},
 		SigmaFigures: PrecisionFigures}
 	var wall float64
 	for _, c := range run.Cells {

@@ -15,7 +15,7 @@ import (
 // forkedRun is a run of one JVM-served group whose second server start ran
 // every cell shift times faster than the first, with a 1 % wobble per round.
 func forkedRun(forks int, shift float64) *results.Run {
-	r := &results.Run{Spec: plan.Spec{Repeats: 3, Forks: forks}}
+	r := &results.Run{Spec: plan.Spec{Rounds: 3, Forks: forks}}
 	for i := range 6 {
 		c := results.CellResult{Name: fmt.Sprintf("php-ice-datalist-%d-c1", i), Status: results.StatusOK,
 			Cell: plan.Cell{Client: "php", Protocol: "ice", ServerLang: "java", Items: i + 1, Concurrency: 1}}

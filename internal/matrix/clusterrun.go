@@ -179,7 +179,7 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []plan.
 		states = append(states, st)
 	}
 	group := cells[0].GroupKey()
-	for r := 1; r <= e.run.Spec.Repeats; r++ {
+	for r := 1; r <= e.run.Spec.Rounds; r++ {
 		// Rounds in the run's seeded random order, as serverGroup's.
 		var order []*cellState
 		for _, st := range e.shuffle(group, r, states) {
@@ -210,9 +210,9 @@ func (cr *clusterRun) serverGroup(ctx context.Context, key string, cells []plan.
 			if short {
 				st.final = true // the pool stays short: every later repeat would say the same
 			}
-			if st.final || r == e.run.Spec.Repeats {
+			if st.final || r == e.run.Spec.Rounds {
 				st.final = true
-				e.prog.skipRest(st.c, e.run.Spec.Repeats-len(st.res.Repeats))
+				e.prog.skipRest(st.c, e.run.Spec.Rounds-len(st.res.Repeats))
 				st.res.Finish()
 			} else {
 				st.res.Status = results.StatusPartial

@@ -75,7 +75,7 @@ func (e *executor) budgetFor(want int) int {
 	elapsed := time.Since(e.run.Started)
 	perRun := e.timed / time.Duration(e.timedRuns)
 	// Server starts, verify and primes, per cell, at this run's rate.
-	cellsDone := max(1, e.timedRuns/max(1, e.run.Spec.Repeats))
+	cellsDone := max(1, e.timedRuns/max(1, e.run.Spec.Rounds))
 	overhead := max(0, elapsed-e.timed) / time.Duration(cellsDone)
 	later := time.Duration(e.laterRuns)*perRun + time.Duration(e.later)*overhead + e.laterFixed
 	left := e.run.Spec.Budget.D() - budgetReserve - elapsed - later

@@ -39,7 +39,7 @@ const (
 	// MaxCells bounds the plan before exclusion: clients x protocols x calls x items x
 	// concurrency. The full matrix is about 220.
 	MaxCells = 5000
-	// MaxRuns bounds cells x repeats.
+	// MaxRuns bounds cells x rounds.
 	MaxRuns = 20000
 	// MaxDuration bounds each of a cell's duration, warm-up and timeout.
 	MaxDuration = time.Hour
@@ -62,10 +62,17 @@ type Spec struct {
 	Overrides []Override `yaml:"overrides" json:"overrides"`
 	// Exclude drops the cells whose name matches any of these globs.
 	Exclude []string `yaml:"exclude" json:"exclude"`
-	// Repeats is how many rounds each cell is timed in: a round runs every cell of
-	// a server group once, in a random order of its own (Seed; docs/method.md,
-	// section 5). The median and its 95 % interval are reported.
-	Repeats int `yaml:"repeats" json:"repeats"`
+	// Rounds is how many rounds the run times (yaml rounds; repeats, its old name,
+	// is accepted): a round runs every cell of a server group once, in a random
+	// order of its own (Seed; docs/method.md, section 5), so each cell is timed
+	// Rounds times. The median and its 95 % interval are reported. run.json keeps
+	// the key repeats, so committed runs read as they are.
+	Rounds int `yaml:"rounds" json:"repeats"`
+	// RoundsOld is the key repeats, rounds' old name: ParseSpec moves it to Rounds.
+	RoundsOld int `yaml:"repeats,omitempty" json:"-"`
+	// roundsKey is the key the spec gave Rounds by (rounds or repeats): errors
+	// name it.
+	roundsKey string
 	// Seed orders the rounds: two runs with one seed run their rounds in the same
 	// order. 0 (none given): the run picks one and records it in run.json.
 	Seed int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
@@ -236,9 +243,9 @@ func (s Spec) ForksFor(c Cell) int {
 func (s Spec) RoundsFor(c Cell) int {
 	f := s.ForksFor(c)
 	if f == 1 {
-		return s.Repeats
+		return s.Rounds
 	}
-	return f * max(2, (s.Repeats+f-1)/f)
+	return f * max(2, (s.Rounds+f-1)/f)
 }
 
 // ForkOf is the fork (1-based) round r of c's group runs in: the rounds split
@@ -252,7 +259,6 @@ func (s Spec) ForkOf(c Cell, r int) int {
 	per := s.RoundsFor(c) / f
 	return min(f, (r-1)/per+1)
 }
-
 
 // Fraction reads a share as a percentage ("5%") or a fraction (0.05).
 type Fraction float64
@@ -407,8 +413,17 @@ func ParseSpec(b []byte) (Spec, error) {
 			return Spec{}, specYAMLError(err)
 		}
 	}
-	if given["repeats"] && s.Repeats == 0 {
-		p.addf("repeats", "0: want 1..100 (leave the key out for the default, 3)")
+	s.roundsKey = "rounds"
+	if given["repeats"] {
+		if given["rounds"] {
+			p.addf("repeats", "the old name of rounds: give rounds alone")
+		} else {
+			s.Rounds, s.roundsKey = s.RoundsOld, "repeats"
+		}
+	}
+	s.RoundsOld = 0
+	if given[s.roundsKey] && s.Rounds == 0 {
+		p.addf(s.roundsKey, "0: want 1..100 (leave the key out for the default, 3)")
 	}
 	s.defaults()
 	p.addAll(s.Validate())
@@ -509,8 +524,8 @@ func (s *Spec) defaults() {
 	if s.Load.N == 0 && s.Load.Duration == 0 {
 		s.Load.Duration = Duration(2 * time.Second)
 	}
-	if s.Repeats == 0 {
-		s.Repeats = 3
+	if s.Rounds == 0 {
+		s.Rounds = 3
 	}
 	srv := map[string]string{}
 	for _, p := range Protocols {
@@ -749,6 +764,14 @@ func servesList() string {
 	return strings.Join(parts, "; ")
 }
 
+// roundsField is the key errors about Rounds name: the one the spec gave.
+func (s *Spec) roundsField() string {
+	if s.roundsKey == "" {
+		return "rounds"
+	}
+	return s.roundsKey
+}
+
 // validateRounds checks rounds, forks, precision and budget.
 func (s *Spec) validateRounds(p *problems) {
 	if s.Budget.IsAuto() || s.Budget.D() > MaxDuration*24 {
@@ -757,8 +780,8 @@ func (s *Spec) validateRounds(p *problems) {
 	if s.Precision > 0 && s.Budget == 0 {
 		p.addf("precision", "%v without a budget: give budget (e.g. 10m) to bound the rounds it adds", s.Precision)
 	}
-	if s.Repeats < 1 || s.Repeats > 100 {
-		p.addf("repeats", "%d: want 1..100", s.Repeats)
+	if s.Rounds < 1 || s.Rounds > 100 {
+		p.addf(s.roundsField(), "%d: want 1..100", s.Rounds)
 	}
 	if s.Forks < 0 || s.Forks > MaxForks {
 		p.addf("forks", "%d: want 0..%d", s.Forks, MaxForks)
@@ -811,7 +834,7 @@ func (s *Spec) validateCells(p *problems) {
 		runs += s.RoundsFor(c)
 	}
 	if runs > MaxRuns {
-		p.addf("repeats", "%d cells x %d repeats = %d runs; want at most %d", len(plan), s.Repeats, runs, MaxRuns)
+		p.addf(s.roundsField(), "%d cells x %d rounds = %d runs; want at most %d", len(plan), s.Rounds, runs, MaxRuns)
 	}
 	var first []error
 	more := map[string]int{}

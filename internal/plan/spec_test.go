@@ -19,7 +19,7 @@ func TestParseSpecDefaults(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"repeats", s.Repeats, 3},
+		{"repeats", s.Rounds, 3},
 		{"calls", strings.Join(s.Calls, ","), "datalist"},
 		{"duration", s.Load.Duration.D(), 2 * time.Second},
 		{"client cpuset", s.ClientResources.CPUSet, "1"},
@@ -237,8 +237,8 @@ func FuzzParseSpec(f *testing.F) {
 		}
 		// Whatever is accepted stays inside the stated caps.
 		plan := s.Plan()
-		if len(plan) == 0 || len(plan) > MaxCells || len(plan)*s.Repeats > MaxRuns {
-			t.Fatalf("accepted a plan of %d cells x %d repeats", len(plan), s.Repeats)
+		if len(plan) == 0 || len(plan) > MaxCells || len(plan)*s.Rounds > MaxRuns {
+			t.Fatalf("accepted a plan of %d cells x %d repeats", len(plan), s.Rounds)
 		}
 		for _, c := range plan {
 			for i, d := range []Duration{c.Load.Duration, c.Load.Warmup, c.Load.Timeout, c.Load.WarmupMax} {
@@ -290,7 +290,7 @@ func TestForkRounds(t *testing.T) {
 		{5, 2, java, 6, []int{1, 1, 1, 2, 2, 2, 2}},
 		{3, 3, java, 6, []int{1, 1, 2, 2, 3, 3, 3}},
 	} {
-		s := Spec{Repeats: tc.repeats, Forks: tc.forks}
+		s := Spec{Rounds: tc.repeats, Forks: tc.forks}
 		if got := s.RoundsFor(tc.c); got != tc.rounds {
 			t.Errorf("repeats %d forks %d %s: RoundsFor %d; want %d", tc.repeats, tc.forks, tc.c.ServerLang, got, tc.rounds)
 		}

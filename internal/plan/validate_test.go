@@ -102,3 +102,39 @@ func TestParseSpecYAMLErrorLine(t *testing.T) {
 		})
 	}
 }
+
+// rounds is the key; repeats, its old name, is accepted alone, and errors name
+// the key the spec gave.
+func TestSpecRoundsAndItsOldName(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec string
+		rounds     int
+		field      string
+	}{
+		{"rounds", "rounds: 5", 5, ""},
+		{"repeats, the old name", "repeats: 4", 4, ""},
+		{"neither", "items: [2]", 3, ""},
+		{"both", "rounds: 2\nrepeats: 2", 0, "repeats"},
+		{"rounds 0", "rounds: 0", 0, "rounds"},
+		{"rounds too many", "rounds: 101", 0, "rounds"},
+		{"repeats too many", "repeats: 101", 0, "repeats"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSpec([]byte(tc.spec))
+			if got := strings.Join(fieldsOf(err), " "); got != tc.field {
+				t.Fatalf("got fields %q (%v); want %q", got, err, tc.field)
+			}
+			if err == nil && s.Rounds != tc.rounds {
+				t.Errorf("got %d rounds; want %d", s.Rounds, tc.rounds)
+			}
+		})
+	}
+	s, err := ParseSpec([]byte("repeats: 4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := MarshalSpec(s)
+	if err != nil || !strings.Contains(string(b), "\nrounds: 4\n") || strings.Contains(string(b), "repeats") {
+		t.Errorf("saved spec: got %s (%v); want rounds: 4 and no repeats", b, err)
+	}
+}

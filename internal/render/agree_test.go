@@ -88,7 +88,7 @@ func TestRepeatOrderMarkdown(t *testing.T) {
 		t.Errorf("matrix.md notes \"worker drifts\" on %d cells; want go-grpc's 6:\n%s", n, md.String())
 	}
 	one := resultstest.Drifting(1.2, false)
-	one.Spec.Repeats = 1
+	one.Spec.Rounds = 1
 	if got := repeatOrderMarkdown(one); got != "" {
 		t.Errorf("one repeat per cell: got %q; want no line", got)
 	}

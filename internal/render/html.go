@@ -352,7 +352,7 @@ func runFacts(run *results.Run) []fact {
 	f = append(f,
 		fact{"spec: clients", strings.Join(clients, "; ")},
 		fact{"spec: cells", fmt.Sprintf("%s; items %s; c %s", strings.Join(s.Calls, ", "), strings.Join(items, ", "), strings.Join(conc, ", "))},
-		fact{"spec: load", fmt.Sprintf("%s; %d repeats, interleaved%s; clients as %s", loadString(s.Load), s.Repeats, primeString(s.Prime, s.PrimeMax), ranAs(run))},
+		fact{"spec: load", fmt.Sprintf("%s; %d repeats, interleaved%s; clients as %s", loadString(s.Load), s.Rounds, primeString(s.Prime, s.PrimeMax), ranAs(run))},
 		fact{"spec: resources", fmt.Sprintf("client cpuset %s, server cpuset %s; store %s; auth %s", orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), orDash(s.Store), onOff(s.Auth != nil && *s.Auth))},
 	)
 	var ov []string
@@ -445,7 +445,7 @@ func needsAttention(run *results.Run) []attention {
 		case results.StatusOK:
 		case results.StatusPartial:
 			out = append(out, attention{Kind: "partial", Subject: c.Name, Anchor: anchor, Raw: raw,
-				Reason: fmt.Sprintf("%d of %d repeats done (rpcbed matrix -resume finishes the run)%s", len(c.Repeats), max(run.Spec.Repeats, len(c.Repeats)), prefixed("; ", c.Error))})
+				Reason: fmt.Sprintf("%d of %d repeats done (rpcbed matrix -resume finishes the run)%s", len(c.Repeats), max(run.Spec.Rounds, len(c.Repeats)), prefixed("; ", c.Error))})
 			continue
 		default:
 			out = append(out, attention{Kind: "failed", Subject: c.Name, Anchor: anchor, Reason: orDash(c.Error), Raw: raw})

@@ -12,12 +12,12 @@ import (
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// RunFacts prints one line on where and how a run ran: cells, repeats, failures,
+// RunFacts prints one line on where and how a run ran: cells, rounds, failures,
 // runner, machine and the time it took.
 func RunFacts(w io.Writer, run *results.Run) error {
 	ok, failed, partial := run.Tally()
 	m := run.Machine
-	fmt.Fprintf(w, "%d cells x %d repeats (%d ok, %d failed, %d partial)", len(run.Cells), run.Spec.Repeats, ok, failed, partial)
+	fmt.Fprintf(w, "%d cells x %d rounds (%d ok, %d failed, %d partial)", len(run.Cells), run.Spec.Rounds, ok, failed, partial)
 	forked, rounds := 0, 0
 	for _, c := range run.Cells {
 		if run.Spec.ForksFor(c.Cell) > 1 {
@@ -25,7 +25,7 @@ func RunFacts(w io.Writer, run *results.Run) error {
 		}
 	}
 	if forked > 0 {
-		fmt.Fprintf(w, "; the %d cells on Java servers %d repeats over %d server starts (forks)", forked, rounds, run.Spec.Forks)
+		fmt.Fprintf(w, "; the %d cells on Java servers %d rounds over %d server starts (forks)", forked, rounds, run.Spec.Forks)
 	}
 	added := 0
 	for _, r := range run.Rounds {
@@ -34,7 +34,7 @@ func RunFacts(w io.Writer, run *results.Run) error {
 		}
 	}
 	if added > 0 {
-		fmt.Fprintf(w, "; %d repeats added where the intervals were widest (precision %s, budget %v)", added, pctOf(float64(run.Spec.Precision)), run.Spec.Budget.D())
+		fmt.Fprintf(w, "; %d cell runs added in extra rounds where the intervals were widest (precision %s, budget %v)", added, pctOf(float64(run.Spec.Precision)), run.Spec.Budget.D())
 	}
 	fmt.Fprintf(w, ", %s runner, on %s (%d cores, %d MB, %s)", run.Runner, orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS))
 	if !run.Started.IsZero() && run.Finished.After(run.Started) {

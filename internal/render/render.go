@@ -177,7 +177,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 	m := run.Machine
 	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
 	fmt.Fprintf(&b, "- load per run: %s; %d rounds, %s%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
-		loadString(s.Load), s.Repeats, orderWords(run), primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
+		loadString(s.Load), s.Rounds, orderWords(run), primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
 	for _, o := range s.Overrides {
 		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
 	}
@@ -231,7 +231,7 @@ func Markdown(w io.Writer, run *results.Run) error {
 			rps, p99 := c.Stat(results.RPS), c.Stat(results.P99)
 			var notes []string
 			if c.Status == results.StatusPartial {
-				notes = append(notes, fmt.Sprintf("partial: %d of %d repeats", len(c.Repeats), s.Repeats))
+				notes = append(notes, fmt.Sprintf("partial: %d of %d repeats", len(c.Repeats), s.Rounds))
 			}
 			if len(sum.Flags) > 0 {
 				notes = append(notes, strings.Join(sum.Flags, ", "))

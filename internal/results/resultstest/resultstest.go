@@ -144,7 +144,7 @@ func FiveRepeats(runs ...*results.Run) {
 // by factor step, go-http's noisy around a flat level.
 func Drifting(step float64, jitFlags bool) *results.Run {
 	run := Run(0, nil, 3)
-	run.Spec.Repeats = 3
+	run.Spec.Rounds = 3
 	r := rand.New(rand.NewPCG(30, 31))
 	for _, w := range []string{"grpc", "http"} {
 		for k := range 6 {
