@@ -45,4 +45,11 @@ IDLE ?= 10000
 idle-java: $(JAVA_JAR) ## IDLE idle connections (default 10000) against each Java baseline while a normal call runs; figures in the test log
 	RPCBED_IDLE_CONNS=$(IDLE) go test ./java-server -run TestJavaBaselinesIdleConnections -count=1 -v -timeout 30m
 
-.PHONY: setup-java setup-java-generate test-java generate-java idle-java
+# Two builds of the Java baselines side by side: OLD=another build's java-client.jar,
+# NEW (default: this checkout's). Prints numbers and never fails on them.
+NEW ?= $(JAVA_JAR)
+bench-java-servers: $(JAVA_JAR) build ## OLD=JAR: two builds' Java baselines side by side, NEW/OLD req/s and server CPU per call paired by round (about 10 min)
+	@test -n "$(OLD)" || { echo "bench-java-servers: give OLD=JAR (a java-client.jar of another build)"; exit 2; }
+	$(JAVA_SERVER_DIR)/servers-ab.sh $(abspath $(OLD)) $(abspath $(NEW))
+
+.PHONY: setup-java setup-java-generate test-java generate-java idle-java bench-java-servers

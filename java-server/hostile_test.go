@@ -1,6 +1,6 @@
 package javaserver_test
 
-// Hostile input against the five Java baselines (issue 18): each case sends what broke
+// Hostile input against the five Java baselines: each case sends what broke
 // a baseline before, then makes a normal call on the same port; the flood tier holds
 // floodConns connections that each claim a huge frame, header or body, checks the
 // baseline's RSS stays under rssBound and that a normal call made meanwhile succeeds.
@@ -317,13 +317,13 @@ func TestJavaBaselinesHostile(t *testing.T) {
 		flood floodFunc
 	}{
 		{"ice", roomy, iceCases(), func(string) []byte {
-			return iceHeader(0, 66060288) // issue 18 #2: a 14-byte header claiming 63 MiB
+			return iceHeader(0, 66060288) // a 14-byte header claiming 63 MiB
 		}},
 		{"thrift", idleTimeout, thriftCases(), func(string) []byte {
-			return []byte{0x04, 0, 0, 0} // issue 18 #5: a frame header claiming 64 MiB
+			return []byte{0x04, 0, 0, 0} // a frame header claiming 64 MiB
 		}},
 		{"http", roomy, httpCases(), func(string) []byte {
-			// issue 18 #8: a body claiming 1 TiB, 1 KiB of it sent.
+			// a body claiming 1 TiB, 1 KiB of it sent.
 			return append([]byte("POST /v1/datatype?groupName=g&enName=e HTTP/1.1\r\nHost: x\r\n"+
 				"Content-Length: 1099511627776\r\n\r\n"), bytes.Repeat([]byte("x"), 1024)...)
 		}},

@@ -1,6 +1,6 @@
 package javaserver_test
 
-// Idle connections against the five Java baselines (issue 28 #3, #4): idleConns
+// Idle connections against the five Java baselines: idleConns
 // connections that connect and then send nothing (gRPC's send the HTTP/2 preface and
 // SETTINGS first, as an idle channel does) are held while a normal call runs; the call
 // must succeed, and the baseline must not have closed any of them. Java Thrift closed
@@ -24,7 +24,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/testbed"
 )
 
-// idleConns is the count the suite holds against each baseline (issue 28's "done when").
+// idleConns is the count the suite holds against each baseline (the goal: 2,000).
 const idleConns = 2000
 
 func idleCount(t *testing.T) int {

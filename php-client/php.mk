@@ -33,4 +33,9 @@ generate-php: ## PHP: regenerate php-client/gen from idl/ (protoc + grpc_php_plu
 	thrift --gen php -out php-client/gen idl/data.thrift
 	slice2php --output-dir php-client/gen/ice idl/data.ice
 
-.PHONY: setup-php test-php generate-php
+# PHP's runtime choice side by side with go-client (scripts/bench-php-runtime.sh:
+# ITEMS, PROTOS, DUR, ROUNDS, PIN). Prints numbers and never fails on them.
+bench-php-runtime: setup-php build ## go-client, php (C runtimes) and php-pure side by side, datalist c=1: req/s, client CPU per call, ratios to go paired by round (about 5 min)
+	scripts/bench-php-runtime.sh
+
+.PHONY: setup-php test-php generate-php bench-php-runtime

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Does go-server's answer budget (issue 28: bytes reserved before an answer is
+# Does go-server's answer budget (bytes reserved before an answer is
 # built, the stall cut, Thrift frames in 256 KiB pieces) change a measured cell?
 # Two go-servers side by side in one run: BEFORE (default: the commit before the
 # budget came in) and the checkout's. Each round runs every cell once on each,

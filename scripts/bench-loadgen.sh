@@ -232,7 +232,7 @@ DEFS
 goals() {
 	if [[ -s $tmp/goals ]]; then
 		echo
-		echo "== goals (issue 29), measured side by side in this run"
+		echo "== goals, measured side by side in this run"
 		cat "$tmp/goals"
 	fi
 }

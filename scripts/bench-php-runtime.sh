@@ -5,8 +5,9 @@
 #   php-client -runtime c           (php: protobuf C extension / Thrift accelerator)
 #   php-client -runtime pure        (php-pure: pure-PHP protobuf / Thrift)
 # Prints requests/s and client CPU per call (each the median over ROUNDS; the three
-# clients alternate within a round) and the ratios to go, then issue 12's goal as a
-# ratio: php-grpc-datalist-200-c1 >= 0.4 x go-grpc-datalist-200-c1.
+# clients alternate within a round), then each client's ratio to go paired by round
+# with its 95 % interval and verdict (rpcbed ratio), and the goal
+# php-grpc-datalist-200-c1 >= 0.4 x go-grpc-datalist-200-c1 on requests/s.
 # A benchmark, not a test: it never fails on a number. On a machine shared with
 # other work requests/s swing with the load of the moment; client CPU per call
 # (Client CPU user + system over the calls, from the report) is the steadier figure.
@@ -16,8 +17,6 @@
 # BIN (bin), PIN=1 to pin go-server to SERVER_CPU (0) and each client to CLIENT_CPU
 # (1) with taskset, as the matrix does (off by default: on a machine busy with
 # other work a pinned process waits for its one core while the other is free).
-# The goal line also gives the best round of each client (the run the other work
-# disturbed least), beside the median.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +28,7 @@ ROUNDS=${ROUNDS:-3}
 BIN=${BIN:-bin}
 PHP_CLIENT=php-client/bin/php-client
 
-for tool in "$BIN/go-server" "$BIN/go-client" "$PHP_CLIENT"; do
+for tool in "$BIN/go-server" "$BIN/go-client" "$BIN/rpcbed" "$PHP_CLIENT"; do
 	[[ -x $tool ]] || { echo "bench-php-runtime: $tool is missing (make build setup-php)" >&2; exit 1; }
 done
 for so in php-client/ext/build/grpc.so php-client/ext/build/protobuf.so; do
@@ -81,7 +80,6 @@ run() {
 }
 
 median() { tr ' ' '\n' | { grep -v '^-\?$' || true; } | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
-best() { tr ' ' '\n' | { grep -v '^-\?$' || true; } | sort -g | awk '{ v = $1 } END { if (NR) print v; else print "-" }'; }
 
 declare -A rps cpu
 clients=(go php php-pure)
@@ -98,27 +96,44 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	echo "bench-php-runtime: round $r of $ROUNDS done" >&2
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+# pairs A B: "A's figure B's figure" per round both have ("-" is a failed run).
+pairs() {
+	paste -d' ' <(tr ' ' '\n' <<<"$1" | grep -v '^$') <(tr ' ' '\n' <<<"$2" | grep -v '^$') | awk '$1 != "-" && $2 != "-"'
+}
+
+# ratio WIDTH LABEL BETTER GOAL A_ROUNDS B_ROUNDS: A/B paired by round with its 95 %
+# interval and verdict (GOAL 0: against 1); a failure is said on the line.
+ratio() {
+	local width=$1 label=$2 better=$3 goal=$4
+	pairs "$5" "$6" | "$BIN/rpcbed" ratio -width "$width" -label "$label" -better "$better" -goal "$goal" ||
+		echo "$label: no ratio (rpcbed ratio failed: stderr says why)"
+}
 
 echo "# datalist c=1: requests/s and client CPU µs per call (median of $ROUNDS rounds, $DUR s each after $WARM warm-up)"
 echo
-echo "| cell | go req/s | php req/s | php-pure req/s | php / go | php-pure / go | go CPU µs | php CPU µs | php-pure CPU µs | php CPU / go | php-pure CPU / go |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-declare -A med mcpu
+echo "| cell | go req/s | php req/s | php-pure req/s | go CPU µs | php CPU µs | php-pure CPU µs |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 for proto in $PROTOS; do
 	for items in $ITEMS; do
-		for client in "${clients[@]}"; do
-			med[$client-$proto-$items]=$(median <<<"${rps[$client-$proto-$items]}")
-			mcpu[$client-$proto-$items]=$(median <<<"${cpu[$client-$proto-$items]}")
+		row="| $proto-datalist-$items-c1 |"
+		for client in "${clients[@]}"; do row+=" $(median <<<"${rps[$client-$proto-$items]}") |"; done
+		for client in "${clients[@]}"; do row+=" $(median <<<"${cpu[$client-$proto-$items]}") |"; done
+		echo "$row"
+	done
+done
+echo
+echo "== ratios to go-client, paired by round (95 % intervals)"
+for proto in $PROTOS; do
+	for items in $ITEMS; do
+		for client in php php-pure; do
+			k=$proto-$items
+			ratio 52 "$client/go requests/s $proto-datalist-$items-c1" higher 0 "${rps[$client-$k]}" "${rps[go-$k]}"
+			ratio 52 "$client/go client CPU/call $proto-datalist-$items-c1" lower 0 "${cpu[$client-$k]}" "${cpu[go-$k]}"
 		done
-		g=${med[go-$proto-$items]} c=${med[php-$proto-$items]} p=${med[php-pure-$proto-$items]}
-		gu=${mcpu[go-$proto-$items]} cu=${mcpu[php-$proto-$items]} pu=${mcpu[php-pure-$proto-$items]}
-		echo "| $proto-datalist-$items-c1 | $g | $c | $p | $(ratio "$c" "$g") | $(ratio "$p" "$g") | $gu | $cu | $pu | $(ratio "$cu" "$gu") | $(ratio "$pu" "$gu") |"
 	done
 done
 if [[ " $PROTOS " == *" grpc "* && " $ITEMS " == *" 200 "* ]]; then
 	echo
-	echo "goal (issue 12): php-grpc-datalist-200-c1 / go-grpc-datalist-200-c1 = $(ratio "${med[php-grpc-200]}" "${med[go-grpc-200]}") (median req/s; want >= 0.4)"
-	b_php=$(best <<<"${rps[php-grpc-200]}") b_go=$(best <<<"${rps[go-grpc-200]}")
-	echo "  best round: php $b_php req/s, go $b_go req/s: $(ratio "$b_php" "$b_go")"
+	echo "== goal"
+	ratio 52 "goal php/go requests/s grpc-datalist-200-c1" higher 0.4 "${rps[php-grpc-200]}" "${rps[go-grpc-200]}"
 fi

@@ -4,7 +4,7 @@
 # per call) the share of cells whose run-B median lies inside run A's 95 %
 # interval and the other way round, the verdicts (faster, slower,
 # indistinguishable) that flipped between the runs, and the share of cells whose
-# medians lie within ±10 %. Issue 26's goal: >= 90 % both ways, no flip. It prints
+# medians lie within ±10 %. The goal: >= 90 % both ways, no flip. It prints
 # figures and never fails on them (a goal lives in a benchmark, not in a test).
 #
 #   SPEC=matrix.yaml      the spec both runs use

@@ -191,7 +191,7 @@ func endToEnd(t *testing.T, root, runnerName string) {
 		t.Errorf("compare -html: %v; want a page with every cell", err)
 	}
 
-	// A run missing a cell of its plan says which when rendered (issue 18 #10).
+	// A run missing a cell of its plan says which when rendered.
 	if err := os.Remove(filepath.Join(dir, results.CellsDir, "go-thrift-datalist-2-c2.json")); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestMatrixBadSpecNamesTheField(t *testing.T) {
 	}
 }
 
-// Issue 28 #2: a 15 MB spec took 6.2 s and 1574 MB to be refused, a 400 000
+// A 15 MB spec took 6.2 s and 1574 MB to be refused, a 400 000
 // entry exclude list was accepted, and servers: {grpc: nginx} was refused as
 // "the spec has no cell". rpcbed (built without -race, so its peak RSS is its
 // own) must refuse each naming the field, within 100 MB of peak RSS.
@@ -262,7 +262,7 @@ func TestMatrixHostileSpecsRefused(t *testing.T) {
 			if peak > 100<<20 {
 				t.Errorf("peak RSS %d MB; want under 100 MB", peak>>20)
 			}
-			if wall > 10*time.Second { // 1 s is the goal (issue 28); this only catches a hang
+			if wall > 10*time.Second { // 1 s is the goal; this only catches a hang
 				t.Errorf("refused after %v", wall)
 			}
 		})

@@ -94,7 +94,7 @@ func buildRpcbed(t *testing.T) (root, bin string) {
 	return built.root, filepath.Join(built.root, "bin", "rpcbed")
 }
 
-// Issue 28 #5: a SIGKILLed rpcbed matrix left its go-server and its client worker
+// Before the reaper, a SIGKILLed rpcbed matrix left its go-server and its client worker
 // running. 3 s after the kill none of its processes (nor its watcher) may be
 // left, on the local runner; on the Docker runner none of its containers may
 // still run.

@@ -73,7 +73,7 @@ func TestFillBlocks(t *testing.T) {
 // package the Layout does not list, or an import of ours it does not name for
 // that package, fails (go list -deps gives each package's imports). A package
 // whose job is plan, results, statistics, analysis, rendering or data must not
-// reach one whose job is engine, directly or through the packages it imports.
+// reach one whose job is execution, directly or through the packages it imports.
 func TestLayering(t *testing.T) {
 	const module = "github.com/rpcbed/rpcbed/"
 	allowed := layout(t)
@@ -108,28 +108,28 @@ func TestLayering(t *testing.T) {
 			}
 		}
 	}
-	engines := 0
+	executors := 0
 	for pkg := range deps {
 		l, _ := lookup(allowed, pkg)
-		if l.job == "engine" {
-			engines++
+		if l.job == "execution" {
+			executors++
 		}
-		if !slices.Contains(engineFree, l.job) {
+		if !slices.Contains(executionFree, l.job) {
 			continue
 		}
 		for _, via := range reach(deps, pkg) {
-			if e, _ := lookup(allowed, via[len(via)-1]); e.job == "engine" {
-				t.Errorf("%s (%s) depends on the engine: %s", pkg, l.job, strings.Join(via, " -> "))
+			if e, _ := lookup(allowed, via[len(via)-1]); e.job == "execution" {
+				t.Errorf("%s (%s) depends on execution: %s", pkg, l.job, strings.Join(via, " -> "))
 			}
 		}
 	}
-	if engines == 0 {
-		t.Error("README's Layout names no package's job \"engine:\": the rule that the data model depends on no engine checks nothing")
+	if executors == 0 {
+		t.Error("README's Layout names no package's job \"execution:\": the rule that the data model depends on no execution checks nothing")
 	}
 }
 
-// engineFree are the Layout's jobs whose packages must not depend on the engine.
-var engineFree = []string{"plan", "results", "statistics", "analysis", "rendering", "data"}
+// executionFree are the Layout's jobs whose packages must not depend on execution.
+var executionFree = []string{"plan", "results", "statistics", "analysis", "rendering", "data"}
 
 // reach lists every package pkg depends on through deps, each with the path
 // that reaches it (pkg first).
@@ -154,7 +154,7 @@ func reach(deps map[string][]string, pkg string) [][]string {
 }
 
 // layoutLine is one package's Layout line: its job (the word before a colon
-// that starts its description: plan, engine, results, ...; "" for none) and
+// that starts its description: plan, execution, results, ...; "" for none) and
 // the packages it may import (as import paths below the module:
 // "internal/results"; gen covers internal/gen/...).
 type layoutLine struct {

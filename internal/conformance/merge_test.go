@@ -39,7 +39,7 @@ type processRun struct {
 	raw []int64
 }
 
-// TestLatencyMerge is issue 27's merge test, per client language: two processes
+// TestLatencyMerge is the latency records' merge test, per client language: two processes
 // of each client run at once against one server, each writes its report's latency
 // record and (RPCBED_LATENCY_DUMP) every raw latency the record holds. Then:
 //   - every record is exactly the histogram of its raw latencies (go's

@@ -1,6 +1,6 @@
 // Package front is the Go HTTP front of the PHP-vs-Go write-up (`go-client
 // front`): every GET /v1/datalist?n=N it receives becomes one DataList call to the
-// server over gRPC, Thrift or HTTP, made with the load engine's client
+// server over gRPC, Thrift or HTTP, made with the load generator's client
 // (load.DataListClient), and the answer goes back as go-server's JSON
 // (service.DataListBody). php-client/front.php is its PHP counterpart.
 package front

@@ -1,5 +1,5 @@
-// Package load is the engine of go-client: a closed-loop (ab-like) or open-loop
-// (wrk2-like) load generator over gRPC, Thrift or HTTP that fills an rpcbed report.
+// Package load is go-client's load generator: a closed-loop (ab-like) or open-loop
+// (wrk2-like) loop over gRPC, Thrift or HTTP that fills an rpcbed report.
 // Its connections also serve other programs through DataListClient (the Go HTTP
 // front, internal/front).
 package load

@@ -19,7 +19,7 @@ import (
 )
 
 // DataListClient makes DataList calls to a server over one protocol, with the
-// engine's connections (the same dial options, Thrift transports, timeouts), for
+// load generator's connections (the same dial options, Thrift transports, timeouts), for
 // programs that are not a timed run: the Go HTTP front (internal/front). It is
 // safe for concurrent use.
 type DataListClient interface {

@@ -30,7 +30,7 @@ import (
 // next request written at once (closed loop) or when it is due (open loop): one
 // read and one write per call, no epoll_ctl, no allocation. Every connection
 // still books its calls in its own caller (histogram, kinds, the monitor's
-// counters), so the report is the same as the goroutine engine's.
+// counters), so the report is the same as the goroutine loop's.
 //
 // In a closed loop each loop's thread is pinned to a CPU of its own (-pin auto,
 // the default; -pin on pins an open loop's too, -pin off none): loop i to the
@@ -97,7 +97,7 @@ type httpLoop struct {
 }
 
 // newHTTPLoops connects one socket per caller, spread over the loops, and makes
-// one unrecorded call on each (the prime of the goroutine engine), carrying token.
+// one unrecorded call on each (the prime of the goroutine loop), carrying token.
 func newHTTPLoops(cfg *Config, callers []*caller, want int64, token string) (*httpLoops, error) {
 	if bytes.ContainsAny([]byte(cfg.ClientID), "\r\n") {
 		return nil, fmt.Errorf("-client-id %q: no line breaks in an HTTP header", cfg.ClientID)

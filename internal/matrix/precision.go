@@ -90,7 +90,7 @@ func (e *executor) budgetFor(want int) int {
 const budgetReserve = 15 * time.Second
 
 // groupStart is what a server group spends before its first run: the server's
-// start, its health check and its engine's (a JVM's) start. A reference run's
+// start, its health check and its runtime's (a JVM's) start. A reference run's
 // java-ice and java-dubbo groups spent 5-9 s each beside their primes.
 const groupStart = 8 * time.Second
 

@@ -170,7 +170,7 @@ func TestParseSpecRefusesEmpty(t *testing.T) {
 	}
 }
 
-// The 638 KB spec of issue 18: every value in range, but 100 001 item counts x
+// A hostile 638 KB spec: every value in range, but 100 001 item counts x
 // 10 000 concurrencies (1e9 cells per pair). It must be refused from its size,
 // not planned: building the plan took 2.1 GB before running out of memory.
 func TestParseSpecRefusesHugePlan(t *testing.T) {

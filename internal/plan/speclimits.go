@@ -14,7 +14,7 @@ import (
 
 // Limits on a spec's size, checked before it is parsed (README: Limits): a 15 MB
 // spec (a long items list) took 6.2 s and 1574 MB to be refused, and a 400 000
-// entry exclude list was accepted (issue 28 #2). The YAML library's tree of a
+// entry exclude list was accepted. The YAML library's tree of a
 // 256 KiB flow list takes about 25 MB; real specs are under 8 KB.
 const (
 	// MaxSpecBytes bounds a spec file, checked on its size before it is read.

@@ -185,7 +185,7 @@ func TestPlotsSinglePoint(t *testing.T) {
 }
 
 // An unfinished run names the cells of its plan that have no result, in
-// matrix.md and as status "missing" rows of matrix.csv (issue 18 #10).
+// matrix.md and as status "missing" rows of matrix.csv.
 func TestMissingCellsAreNamed(t *testing.T) {
 	run := resultstest.Synthetic("x", 1)
 	var kept []results.CellResult

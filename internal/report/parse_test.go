@@ -143,7 +143,7 @@ func TestParseErrors(t *testing.T) {
 		{"rpcbed client", replaceLine(t, full, "Client:", "Client:                 go php"), `line 48: "Client:                 go php": want one word`},
 		{"rpcbed ab label", full + "Complete requests:      10\n", `line 72: "Complete requests:      10": "Complete requests:" line after "rpcbed report v1"`},
 
-		// A report lacking a section it must have (issue 18 item 10).
+		// A report lacking a section it must have.
 		{"cut after rps", full[:strings.Index(full, "Time per request:")], `missing "Time per request:" line`},
 		{"no transfer rate", replaceLine(t, full, "Transfer rate:", ""), `missing "Transfer rate:" line`},
 		{"no server port", replaceLine(t, minimal, "Server Port:", ""), `missing "Server Port:" line`},
@@ -274,7 +274,7 @@ func TestParseOldBreakdown(t *testing.T) {
 }
 
 // TestParseRefusesPrefixes cuts real reports at every byte: only the whole report
-// parses (issue 18 item 10: a cut one must never pass for a result). ab's output
+// parses (a cut one must never pass for a result). ab's output
 // is read with Parse, a client's with ParseClient, as the driver reads it.
 func TestParseRefusesPrefixes(t *testing.T) {
 	for _, name := range []string{

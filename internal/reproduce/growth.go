@@ -49,7 +49,7 @@ func (e *growth) run(ctx context.Context, o Options) error {
 	// The backend message sizes, from one verified call per protocol and size.
 	e.Size = map[string]map[int]int64{"grpc": {}, "http": {}}
 	for _, j := range growthSizeJobs(e.Items, srv.Addrs) {
-		m, err := once(ctx, b, nil, j.Job)
+		m, err := runJob(ctx, b, nil, j.Job)
 		if err != nil {
 			return err
 		}
@@ -74,19 +74,19 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.RunPath, srv 
 	defer front.Stop(context.Background())
 	for _, j := range growthPathJobs(e.Growth, p.GrowthPath, url, o.Local) {
 		if j.Warmup {
-			if _, err := once(ctx, b, nil, j.Job); err != nil {
+			if _, err := runJob(ctx, b, nil, j.Job); err != nil {
 				return err
 			}
 			continue
 		}
 		name := j.Job.Name
 		fmt.Fprintf(o.Log, "  %s\n", name)
-		m, err := once(ctx, b, nil, j.Job)
+		m, err := runJob(ctx, b, nil, j.Job)
 		if err == nil && (m.Report.Failed > 0 || m.Report.Non2xx > 0) {
 			err = fmt.Errorf("%s: %d failed, %d non-2xx of %d (raw/%s.txt)", name, m.Report.Failed, m.Report.Non2xx, m.Report.Complete, name)
 		}
 		if err != nil {
-			if err := keep(ctx, &e.Failed, err); err != nil {
+			if err := recordFailure(ctx, &e.Failed, err); err != nil {
 				return err
 			}
 			continue
@@ -97,7 +97,7 @@ func (e *growth) runPath(ctx context.Context, o Options, b *matrix.RunPath, srv 
 	if p.Front == "php" {
 		t, err := countConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", url, e.Items[0], p.Proto), 40, 8)
 		if err != nil {
-			return keep(ctx, &e.Failed, fmt.Errorf("%s: channel probe: %w", p.Name, err))
+			return recordFailure(ctx, &e.Failed, fmt.Errorf("%s: channel probe: %w", p.Name, err))
 		}
 		e.Conns[p.Name] = t
 	}

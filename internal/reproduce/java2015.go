@@ -71,17 +71,17 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 	addr := srv.Addrs[fw]
 	first := javaFirstJob(fw, addr)
 	fmt.Fprintf(o.Log, "  %s\n", first.Name)
-	m, err := once(ctx, b, srv, first)
+	m, err := runJob(ctx, b, srv, first)
 	if err == nil {
 		e.First[fw] = m
-	} else if err := keep(ctx, &e.Failed, err); err != nil {
+	} else if err := recordFailure(ctx, &e.Failed, err); err != nil {
 		return err
 	}
 	if !o.Quick {
 		for _, j := range javaPrimeJobs(fw, addr, e.Levels) {
 			fmt.Fprintf(o.Log, "  %s\n", j.Name)
-			if _, err := once(ctx, b, srv, j); err != nil {
-				if err := keep(ctx, &e.Failed, err); err != nil {
+			if _, err := runJob(ctx, b, srv, j); err != nil {
+				if err := recordFailure(ctx, &e.Failed, err); err != nil {
 					return err
 				}
 			}
@@ -99,9 +99,9 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 	}
 	for _, j := range javaRowJobs(e.Java2015, fw, addr, o.Quick) {
 		fmt.Fprintf(o.Log, "  %s\n", j.Job.Name)
-		m, err := once(ctx, b, srv, j.Job)
+		m, err := runJob(ctx, b, srv, j.Job)
 		if err != nil {
-			if err := keep(ctx, &e.Failed, err); err != nil {
+			if err := recordFailure(ctx, &e.Failed, err); err != nil {
 				return err
 			}
 			continue
@@ -128,9 +128,9 @@ func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.RunP
 		t0 := time.Now()
 		for _, j := range javaRestJobs(fw, srv.Addrs[fw], e.Levels, round) {
 			fmt.Fprintf(o.Log, "  %s\n", j.Name)
-			m, err := once(ctx, b, srv, j)
+			m, err := runJob(ctx, b, srv, j)
 			if err != nil {
-				if err := keep(ctx, &e.Failed, err); err != nil {
+				if err := recordFailure(ctx, &e.Failed, err); err != nil {
 					return r, err
 				}
 				sKnown = false

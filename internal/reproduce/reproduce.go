@@ -178,9 +178,9 @@ func newRunPath(o Options) (*matrix.RunPath, func()) {
 	return b, b.KeepWorkers()
 }
 
-// once runs one job on b against srv (nil: not sampled), keeping its raw output
+// runJob runs one job on b against srv (nil: not sampled), keeping its raw output
 // as raw/NAME.txt, and measures both sides over the client's measured window.
-func once(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matrix.Job) (claims.Run, error) {
+func runJob(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matrix.Job) (claims.Run, error) {
 	j.Raw = filepath.Join("raw", j.Name+".txt")
 	rep, err := b.Once(ctx, srv, j)
 	if err != nil {
@@ -200,9 +200,9 @@ func once(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matr
 	return m, nil
 }
 
-// keep records a failed run in f (left out of every figure, named in the
+// recordFailure records a failed run in f (left out of every figure, named in the
 // set-up); it returns an error only when ctx was cancelled.
-func keep(ctx context.Context, f *claims.Failures, err error) error {
+func recordFailure(ctx context.Context, f *claims.Failures, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -46,18 +46,18 @@ func TestPublishedFiles(t *testing.T) {
 }
 
 // A failed run is kept and named; only a cancelled one stops the experiment.
-func TestFailuresKeep(t *testing.T) {
+func TestFailuresRecorded(t *testing.T) {
 	var f claims.Failures
-	if err := keep(context.Background(), &f, errors.New("x-c800-r2: 587 of 4656 calls failed")); err != nil {
-		t.Fatalf("keep: got %v; want nil", err)
+	if err := recordFailure(context.Background(), &f, errors.New("x-c800-r2: 587 of 4656 calls failed")); err != nil {
+		t.Fatalf("recordFailure: got %v; want nil", err)
 	}
 	if got := f.Setup(); len(got) != 1 || !strings.Contains(got[0], "587 of 4656") {
 		t.Errorf("setup: got %q; want the failed run named", got)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := keep(ctx, &f, errors.New("y")); err == nil {
-		t.Error("keep after cancel: got nil; want the context's error")
+	if err := recordFailure(ctx, &f, errors.New("y")); err == nil {
+		t.Error("recordFailure after cancel: got nil; want the context's error")
 	}
 }
 

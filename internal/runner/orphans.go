@@ -21,7 +21,7 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 )
 
-// No orphans (issue 28 #5): a SIGKILLed `rpcbed matrix` left its go-server and its
+// No orphans: a SIGKILLed `rpcbed matrix` left its go-server and its
 // client worker running, with parent 1. Now everything a runner starts dies with
 // the process that started it (the driver), three ways:
 //

@@ -17,7 +17,7 @@ import (
 
 // Limits on what go-server holds for a caller (README: Limits). A caller that asks
 // for DataList(100000) and then reads nothing used to hold its encoded answer
-// (11 MB of JSON) for 120 s: 100 of them took go-server past 3 GB (issue 28 #1).
+// (11 MB of JSON) for 120 s: 100 of them took go-server past 3 GB.
 const (
 	// StallTimeout cuts a connection whose answer write has made no progress for
 	// this long (the caller has not read): HTTP and Thrift set it on each 256 KiB

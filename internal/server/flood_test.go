@@ -23,7 +23,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/server"
 )
 
-// Issue 18 #1: one EMFILE ended Thrift's accept loop for good, with nothing
+// Before: one EMFILE ended Thrift's accept loop for good, with nothing
 // logged. The child go-server gets 64 file descriptors; 80 connections held on the
 // Thrift port exhaust them, and 10 more on each other port find none left, so every
 // listener's accept fails with EMFILE. Each must log it and, once the connections
@@ -225,7 +225,7 @@ func TestFlood(t *testing.T) {
 	}
 }
 
-// Issue 18 #7: 40 DataType calls with 4 MiB names took +503 MB, still held
+// Before: 40 DataType calls with 4 MiB names took +503 MB, still held
 // afterwards. Each must be refused (the Thrift frame is past MaxThriftRequest), the
 // memory must not stay held, and a normal call must work afterwards.
 func TestHugeNamesNotStored(t *testing.T) {
@@ -247,7 +247,7 @@ func TestHugeNamesNotStored(t *testing.T) {
 	}
 }
 
-// Non-reading callers (issue 28 #1): each asks for DataList(100000) with a 4 KiB
+// Non-reading callers: each asks for DataList(100000) with a 4 KiB
 // receive buffer and reads nothing. 100 of them took go-server to 3158 MB (HTTP),
 // 1048 MB (Thrift) and 334 MB (gRPC), and none was cut while held.
 const (

@@ -232,7 +232,7 @@ func closedWithin(conn net.Conn, d time.Duration) bool {
 	return !ok || !ne.Timeout()
 }
 
-// Issue 18 #11: gRPC and Thrift ports never closed idle or half-open connections.
+// Before: gRPC and Thrift ports never closed idle or half-open connections.
 // A connection that sends nothing, or stops after a call, is closed after the
 // idle timeout (Thrift), the handshake timeout or MaxConnectionIdle (gRPC).
 func TestIdleConnectionsClosed(t *testing.T) {
@@ -327,7 +327,7 @@ func grpcRawDataType(t *testing.T, addr net.Addr, clientID, group, en string) co
 	return status.Code(cc.Invoke(ctx, "/rpcbed.data.Data/DataType", &req, &out, grpc.ForceCodec(rawCodec{})))
 }
 
-// Issue 18 #7: invalid UTF-8 names were stored over HTTP and Thrift while gRPC
+// Before: invalid UTF-8 names were stored over HTTP and Thrift while gRPC
 // refused them (as INTERNAL); names had no size limit. Every protocol now refuses
 // both as InvalidArgument, and the port serves a normal call afterwards.
 func TestStringsRefusedAlike(t *testing.T) {

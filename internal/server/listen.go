@@ -32,7 +32,7 @@ const (
 // ENFILE, EINTR; net retries ECONNABORTED itself): it logs each one and retries
 // with a growing wait (5 ms doubling to 1 s), as net/http's Serve does. Thrift's
 // TSimpleServer ends its accept loop for good on the first such error, with
-// nothing logged (issue 18 #1); wrapped, no listener does. An error that does not
+// nothing logged; wrapped, no listener does. An error that does not
 // pass is returned, and the listener's Serve ends with it (go-server exits 1).
 type retryListener struct {
 	net.Listener

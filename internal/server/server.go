@@ -186,7 +186,7 @@ func (s *Server) startThrift() error {
 	procs := thriftProcessors{newThriftData(s.svc, s.answers, s.cfg.ThriftProtocol)}
 	s.thrift = thrift.NewTSimpleServerFactory4(procs, sock, thriftTransports{lib: tf, framed: framed}, pf)
 	// AcceptLoop, not Serve: Serve drops the loop's error, so a listener that
-	// stopped accepting would look healthy (issue 18 #1).
+	// stopped accepting would look healthy.
 	s.thrift.SetLogContext(context.Background())
 	s.serve("thrift", s.thrift.AcceptLoop)
 	return nil

@@ -202,7 +202,7 @@ func TestAerospikeStore(t *testing.T) {
 }
 
 // Every string a caller sends is bounded and UTF-8, checked here once for every
-// protocol (issue 18 #7): a refusal is InvalidArgument, and nothing is stored.
+// protocol: a refusal is InvalidArgument, and nothing is stored.
 func TestStringLimits(t *testing.T) {
 	a, _ := auth.New([]byte("s"), time.Minute)
 	st := &counting{Store: store.NewMemory()}

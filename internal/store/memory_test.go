@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 18 #7: the memory store grew without end. It holds at most its maximum,
+// Before: the memory store grew without end. It holds at most its maximum,
 // and the record just written is always the one kept.
 func TestMemoryBounded(t *testing.T) {
 	ctx := context.Background()

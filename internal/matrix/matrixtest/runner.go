@@ -1,4 +1,4 @@
-// Package matrixtest is the engine tests' stand-in for a runner: servers are
+// Package matrixtest is the matrix tests' stand-in for a runner: servers are
 // in-process listeners that answer /healthz and /stats, clients print a
 // synthetic report, every run and outcome scripted by name.
 package matrixtest

@@ -14,7 +14,7 @@ import org.apache.dubbo.remoting.transport.dispatcher.direct.DirectDispatcher;
  * Dubbo's "direct" dispatcher (handlers on the I/O thread) whose error replies carry a
  * status and one line of message, never a stack trace. Dubbo answers an undecodable
  * request with "Fail to decode request due to: " and the server's whole Java stack
- * trace (HeaderExchangeHandler; issue 18 #11). Registered as {@code rpcbed-guard} in
+ * trace (HeaderExchangeHandler). Registered as {@code rpcbed-guard} in
  * META-INF/dubbo/org.apache.dubbo.remoting.Dispatcher.
  */
 public final class DubboGuard implements Dispatcher {

@@ -101,10 +101,10 @@ public final class DubboServer implements BaselineServer {
         // they run on the I/O thread that decoded the request instead of being handed to
         // the pool (Dubbo's "direct" dispatcher; the default "all" hands off every call),
         // as the gRPC server does with directExecutor().
-        // DubboGuard is "direct" whose error replies carry no stack trace (issue 18 #11).
+        // DubboGuard is "direct" whose error replies carry no stack trace.
         p.setDispatcher(DubboGuard.NAME);
         // No cap on connections, as go-server (Dubbo's accepts=1024 closed every caller
-        // behind 1,024 idle connections: issue 28 #4); one idle for idleMillis is closed
+        // behind 1,024 idle connections); one idle for idleMillis is closed
         // (Dubbo's heartbeat.timeout; its heartbeat must be at most a third of it).
         p.setAccepts(0);
         int idle = (int) Math.min(Integer.MAX_VALUE, idleMillis);

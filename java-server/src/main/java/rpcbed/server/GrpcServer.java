@@ -61,7 +61,7 @@ public final class GrpcServer implements BaselineServer {
                 .maxInboundMessageSize(Limits.MAX_REQUEST)
                 // Header lists as go-server's (grpc-java's default is 8 KiB already).
                 .maxInboundMetadataSize(16 << 10)
-                // Idle and half-open connections are closed (issue 18 #11): no call for
+                // Idle and half-open connections are closed: no call for
                 // idleMillis, a handshake that never ends, a peer that stops answering pings.
                 .maxConnectionIdle(idleMillis, TimeUnit.MILLISECONDS)
                 .handshakeTimeout(Limits.HANDSHAKE_MILLIS, TimeUnit.MILLISECONDS)

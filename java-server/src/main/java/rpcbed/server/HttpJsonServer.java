@@ -42,7 +42,7 @@ public final class HttpJsonServer implements BaselineServer {
         }
         // The JDK server runs handlers on the caller's thread unless given a pool. A
         // worker reads the request headers itself, blocking: with a fixed pool of 16, 17
-        // slowloris connections blocked every caller (issue 18 #8). Threads are made on
+        // slowloris connections blocked every caller. Threads are made on
         // demand up to Limits.HTTP_THREADS (then requests queue), and a request that
         // does not arrive within Limits.HTTP_REQUEST_SECONDS is closed, freeing its thread.
         int size = Math.max(threads, Limits.HTTP_THREADS);
@@ -71,7 +71,7 @@ public final class HttpJsonServer implements BaselineServer {
         System.setProperty("sun.net.httpserver.maxReqHeaderSize", Integer.toString(Limits.MAX_HTTP_HEADER));
         System.setProperty("sun.net.httpserver.maxReqHeaders", "100");
         // No cap on connections (go-server has none): idle ones hold no thread, only a
-        // socket, and idleInterval closes them (issue 28: 10,000 idle, a call answered).
+        // socket, and idleInterval closes them (10,000 idle, a call answered: docs/reliability.md).
         System.clearProperty("sun.net.httpserver.maxConnections");
         System.setProperty("sun.net.httpserver.idleInterval", Long.toString(Math.max(1, idleMillis / 1000)));
     }

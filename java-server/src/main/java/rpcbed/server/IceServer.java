@@ -61,7 +61,7 @@ public final class IceServer implements BaselineServer {
         // The largest message the server reads (KB). Ice allocates a message's claimed
         // size as soon as its 14-byte header arrives, so this bounds memory per
         // connection: with 64 MB, 150 headers claiming 63 MiB exhausted direct memory and
-        // killed every server thread (issue 18 #2). Requests are a few hundred bytes; the
+        // killed every server thread. Requests are a few hundred bytes; the
         // size of replies (DataList(100000) is about 3 MB) is not limited by it.
         p.setProperty("Ice.MessageSizeMax", Integer.toString(Limits.MAX_REQUEST / 1024));
         // Active connection management: a connection with no traffic for idleMillis is
@@ -90,7 +90,7 @@ public final class IceServer implements BaselineServer {
     /**
      * Answers a request the servant cannot read (a malformed encapsulation, a truncated
      * parameter) with the exception's name and reason only. Ice itself would send the
-     * server's Java stack trace to the caller in UnknownLocalException (issue 18 #11).
+     * server's Java stack trace to the caller in UnknownLocalException.
      */
     static final class Guard extends DispatchInterceptor {
         private final com.zeroc.Ice.Object servant;

@@ -4,10 +4,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What a Java baseline accepts from one peer (README "Limits"): the same bounds on
- * every listener, so hostile input costs bounded memory and threads (issue 18). A
+ * every listener, so hostile input costs bounded memory and threads. A
  * request of the contract is a few hundred bytes; responses are not bounded by these.
  * As go-server, no baseline caps its connection count: idle connections hold a socket
- * and a few KB each, no thread (issue 28), and are closed after the idle timeout.
+ * and a few KB each, no thread, and are closed after the idle timeout.
  */
 public final class Limits {
     /** Largest request frame / message / body any baseline reads (Thrift frame, Ice message, HTTP body, gRPC message). */

@@ -54,7 +54,7 @@ import rpcbed.gen.thrift.Item;
  * every Thrift client here speaks), libthrift's generated processor, served from Netty
  * event loops (epoll) instead of a thread per connection.
  *
- * <p>Why not libthrift's own servers (issue 28 #3): TThreadPoolServer holds a thread per
+ * <p>Why not libthrift's own servers: TThreadPoolServer holds a thread per
  * connection, so 1,024 idle connections filled its pool and the next caller was closed.
  * TThreadedSelectorServer and THsHaServer select instead, but have no idle cut (an idle or
  * half-sent connection is held forever), allocate a frame's claimed size when its header

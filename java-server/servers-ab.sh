@@ -2,10 +2,11 @@
 # Two builds of the Java baseline servers side by side (run A vs run B in one run): for
 # each protocol, A's and B's server run at once on 127.0.0.1 and one Java client worker
 # (worker mode: its JIT stays warm) calls each cell on both, in a fresh random order
-# every round. Prints every run, then benchstat's medians with their 95 % intervals and
-# B vs A ("~" when the data cannot tell): req/s and the server's CPU per call.
+# every round. Prints every run, then per cell B/A paired by round with its 95 %
+# interval and verdict (rpcbed ratio): req/s and the server's CPU per call.
 # usage: [ROUNDS=8] [T=3s] [WARMUP=1s] [CELLS="thrift:datatype:0:1 ..."] [CLIENT_JAR=...]
-#        java-client/servers-ab.sh A.jar B.jar [OUTDIR]
+#        java-server/servers-ab.sh A.jar B.jar [OUTDIR]
+#        make bench-java-servers A=OLD.jar [B=java-client/target/java-client.jar]
 #   a cell is proto:call:items:c (c connections, one per worker thread). Round 0 primes
 #   both servers and the client and is not counted. Every run is bounded by -t; the
 #   servers are stopped by their PID on every exit path.
@@ -14,11 +15,13 @@ cd "$(dirname "$0")"
 A=$(realpath "$1")
 B=$(realpath "$2")
 OUT=${3:-$(mktemp -d /tmp/servers-ab.XXXXXX)}
-mkdir -p "$OUT"
+mkdir -p "$OUT/rounds"
 ROUNDS=${ROUNDS:-8}
 T=${T:-3s}
 WARMUP=${WARMUP:-1s}
-CLIENT_JAR=${CLIENT_JAR:-target/java-client.jar}
+CLIENT_JAR=${CLIENT_JAR:-../java-client/target/java-client.jar}
+RPCBED=${RPCBED:-../bin/rpcbed}
+[ -x "$RPCBED" ] || { echo "servers-ab: $RPCBED is missing (make build)" >&2; exit 1; }
 CELLS=${CELLS:-"thrift:datatype:0:1 thrift:datatype:0:20 thrift:datalist:200:20 dubbo:datatype:0:1 dubbo:datatype:0:20 dubbo:datalist:200:20"}
 TICK=$(getconf CLK_TCK)
 
@@ -81,14 +84,12 @@ run() {
   # at the defaults) per measured call: a comparison between A and B, not an absolute.
   cpu=$(awk -v d=$((after - before)) -v t="$TICK" -v n="${complete:-0}" 'BEGIN{if (n > 0) printf "%.1f", d / t * 1e6 / n}')
   printf 'round %d %s %-32s exit=%s req/s=%s server-us/call=%s\n' "$round" "$side" "$name" "${code:-?}" "${rps:--}" "${cpu:--}" >&2
-  if [ "$round" -gt 0 ] && [ "$code" = 0 ] && [ -n "$rps" ]; then
-    printf 'BenchmarkJavaServer/%s 1 %s req/s %s server-us/call\n' "$name" "$rps" "$cpu" >>"$OUT/$side.txt"
+  if [ "$round" -gt 0 ] && [ "$code" = 0 ] && [ -n "$rps" ] && [ -n "$cpu" ]; then
+    echo "$round $rps $cpu" >>"$OUT/rounds/$side.$name"
   fi
 }
 
 { echo "loadavg before: $(cat /proc/loadavg)"; echo "A=$A"; echo "B=$B"; } | tee "$OUT/info.txt" >&2
-: >"$OUT/A.txt"
-: >"$OUT/B.txt"
 for round in $(seq 0 "$ROUNDS"); do
   for item in $(for cell in $CELLS; do echo "A/$cell"; echo "B/$cell"; done | shuf); do
     run "${item%%/*}" "${item#*/}" "$round"
@@ -97,5 +98,18 @@ done
 echo "loadavg after: $(cat /proc/loadavg)" | tee -a "$OUT/info.txt" >&2
 printf 'quit\n' >&"${W[1]}"
 
-go run golang.org/x/perf/cmd/benchstat "$OUT/A.txt" "$OUT/B.txt" | tee "$OUT/benchstat.txt"
-echo "servers-ab: runs and benchstat in $OUT" >&2
+# B/A per cell over the rounds both sides completed, paired by round.
+{
+  echo "== B/A per cell, paired by round (95 % intervals; B=$B, A=$A)"
+  for f in "$OUT"/rounds/A.*; do
+    [ -e "$f" ] || continue
+    name=${f##*/A.}
+    [ -f "$OUT/rounds/B.$name" ] || { echo "$name: no round of B completed"; continue; }
+    join <(sort -k1,1 "$f") <(sort -k1,1 "$OUT/rounds/B.$name") >"$OUT/rounds/pair.$name" # round rpsA cpuA rpsB cpuB
+    awk '{print $4, $2}' "$OUT/rounds/pair.$name" | "$RPCBED" ratio -width 64 -label "B/A req/s $name" -better higher ||
+      echo "B/A req/s $name: no ratio (rpcbed ratio failed: stderr says why)"
+    awk '{print $5, $3}' "$OUT/rounds/pair.$name" | "$RPCBED" ratio -width 64 -label "B/A server CPU/call $name" -better lower ||
+      echo "B/A server CPU/call $name: no ratio (rpcbed ratio failed: stderr says why)"
+  done
+} | tee "$OUT/ratios.txt"
+echo "servers-ab: runs and ratios in $OUT" >&2

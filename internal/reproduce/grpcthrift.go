@@ -41,9 +41,9 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 	e.Runs = map[claims.GTKey][]claims.Run{}
 	for _, j := range grpcThriftJobs(e.GRPCThrift, o.Quick, srv.Addrs) {
 		fmt.Fprintf(o.Log, "  %s\n", j.Job.Name)
-		m, err := once(ctx, b, srv, j.Job)
+		m, err := runJob(ctx, b, srv, j.Job)
 		if err != nil {
-			if err := keep(ctx, &e.Failed, err); err != nil {
+			if err := recordFailure(ctx, &e.Failed, err); err != nil {
 				return err
 			}
 			continue
