@@ -70,7 +70,7 @@ func Compare(a, b *results.Run) []CellChange {
 			}
 			ma, mb := stats.Median(va), stats.Median(vb)
 			fig, _ := FigureByKey(m.Key)
-			rt := stats.UnpairedRatio(vb, va, ub.Noise(fig, cb.Client), ua.Noise(fig, ca.Client))
+			rt := stats.UnpairedRatio(vb, va, ub.Noise(fig, cb), ua.Noise(fig, ca))
 			faster := rt.Verdict(m.HigherBetter)
 			delta := "~"
 			if faster != stats.Indistinguishable {
