@@ -31,7 +31,8 @@ import (
 // prime_max is spent. Without prime_max, or without a JIT on either side, it is
 // one round at the largest concurrency. A failed prime is noted and changes
 // nothing else: the timed repeats judge themselves.
-func (e *executor) prime(ctx context.Context, rp *RunPath, srv *ServerProc, cells []plan.Cell) error {
+func (e *executor) prime(ctx context.Context, g *groupRun) error {
+	srv, cells := g.srv, g.cells
 	type shapes struct {
 		shapes []plan.Cell // one per call and item count
 		concs  []int       // its cells' concurrencies, largest first
@@ -86,26 +87,16 @@ func (e *executor) prime(ctx context.Context, rp *RunPath, srv *ServerProc, cell
 					e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
 				}
 				l := plan.Load{Duration: d, Conns: c.Load.Conns}
-				var rep results.Repeat
-				res, err := rp.run(ctx, &rep, Job{Name: name, Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
-					Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true, Runner: e.clientRunner(c)})
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if werr := writeRaw(filepath.Join(e.o.Dir, results.RawDir, name+".txt"), res.Stdout, res.Stderr); werr != nil && err == nil {
-					err = werr
-				}
-				if err == nil && res.ExitCode != 0 {
-					err = fmt.Errorf("exit code %d%s", res.ExitCode, exitMeaning(res.ExitCode))
-				}
+				outs, err := e.pl.untimed(ctx, g, untimedRun{name: name, c: c, l: l, timeout: runTimeout(l)})
 				if err != nil {
-					e.prog.note("prime " + name + " failed (the timed repeats go on): " + runner.OneLine(err.Error()))
-					continue
+					return err
 				}
-				if r, perr := report.ParseClient(bytes.NewReader(res.Stdout)); perr == nil && r.Rpcbed.JITCompileMs != nil {
-					clientKnown = true
-					clientJIT += float64(*r.Rpcbed.JITCompileMs)
-					windows += math.Max(0, r.Rpcbed.WindowEnd-r.Rpcbed.WindowStart)
+				for _, o := range outs {
+					if jit, window, ok := e.primeOutcome(name, o); ok {
+						clientKnown = true
+						clientJIT += jit
+						windows += window
+					}
 				}
 			}
 			wall := time.Since(t0)
@@ -149,6 +140,28 @@ func (e *executor) prime(ctx context.Context, rp *RunPath, srv *ServerProc, cell
 		}
 	}
 	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
+}
+
+// primeOutcome notes a failed prime run; of one that ran it reads the client's
+// JIT compile time (ms) and its measured window (s), when its report has them.
+func (e *executor) primeOutcome(name string, o taskOutcome) (jit, window float64, ok bool) {
+	err := o.err
+	if err == nil && o.res.ExitCode != 0 {
+		err = fmt.Errorf("exit code %d%s", o.res.ExitCode, exitMeaning(o.res.ExitCode))
+	}
+	if err != nil {
+		where := name
+		if o.where != "" {
+			where += " on " + o.where
+		}
+		e.prog.note("prime " + where + " failed (the timed repeats go on): " + runner.OneLine(err.Error()))
+		return 0, 0, false
+	}
+	r, perr := report.ParseClient(bytes.NewReader(o.res.Stdout))
+	if perr != nil || r.Rpcbed.JITCompileMs == nil {
+		return 0, 0, false
+	}
+	return float64(*r.Rpcbed.JITCompileMs), math.Max(0, r.Rpcbed.WindowEnd-r.Rpcbed.WindowStart), true
 }
 
 // primeKey names a prime run: the cell's pair and, for datalist, its item count.
