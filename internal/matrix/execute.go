@@ -506,14 +506,14 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 			rep.Flag(results.FlagServerRestarted, restarted)
 		}
 		e.versions(srv, st.c, rep)
-		return e.keep(st, rep, r, added, srv == nil)
+		return e.addRepeat(st, rep, r, added, srv == nil)
 	}
-	return e.keep(st, rep, r, added, true)
+	return e.addRepeat(st, rep, r, added, true)
 }
 
-// keep adds a repeat to its cell and records the cell: final once its last
+// addRepeat adds a repeat to its cell and records the cell: final once its last
 // round is done, or when another try would fail the same way.
-func (e *executor) keep(st *cellState, rep results.Repeat, r int, added, noServer bool) error {
+func (e *executor) addRepeat(st *cellState, rep results.Repeat, r int, added, noServer bool) error {
 	st.res.Repeats = append(st.res.Repeats, rep)
 	if rep.Report == nil && (rep.ExitCode == report.ExitUsage || rep.ExitCode == report.ExitVerify || rep.ExitCode == report.ExitUnreachable) {
 		// The client refused before timing: another try would refuse the same way.

@@ -82,11 +82,11 @@ func (sp *swarmPlace) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, r
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
 	rep.Metrics = metrics(&m, 0, w)
 
-	raise(rep, skewRules, clusterInput{window: w, taskSeconds: lens})
+	applyFlags(rep, skewRules, clusterInput{window: w, taskSeconds: lens})
 	for i, r := range reports {
-		raise(rep, taskFlagRules, taskInput{rec: runs[i].rec, report: r, cores: perNode})
+		applyFlags(rep, taskFlagRules, taskInput{rec: runs[i].rec, report: r, cores: perNode})
 	}
-	raise(rep, mergedFlagRules, flagInput{report: &m, window: w, client: true})
+	applyFlags(rep, mergedFlagRules, flagInput{report: &m, window: w, client: true})
 	dropCPU(rep)
 	if m.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", m.Failed, m.Complete, errorKinds(&m)))

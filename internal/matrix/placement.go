@@ -88,7 +88,7 @@ func (p engines) untimed(ctx context.Context, g *groupRun, u untimedRun) ([]task
 }
 
 func (p engines) timed(ctx context.Context, g *groupRun, st *cellState, r int, warm bool) (results.Repeat, bool, error) {
-	rep, err := g.runPath.Once(ctx, g.srv, p.e.job(g.srv, st.c, r, warm))
+	rep, err := g.runPath.Measure(ctx, g.srv, p.e.job(g.srv, st.c, r, warm))
 	return rep, false, err
 }
 

@@ -279,7 +279,7 @@ func (sp *swarmPlace) collect(runs []*taskRun, name string, r int) ([]*report.Re
 		if werr := writeRaw(filepath.Join(sp.e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil {
 			errs = append(errs, "raw file: "+runner.OneLine(werr.Error()))
 		}
-		rp, why := judge(t.res, t.err, false)
+		rp, why := readReport(t.res, t.err, false)
 		if len(why) > 0 {
 			t.rec.Error = strings.Join(why, "; ")
 			if errors.Is(t.err, errWorker) {
