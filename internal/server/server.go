@@ -160,7 +160,7 @@ func (s *Server) startGRPC() error {
 	}
 	if cfg := s.tlsConfig("grpc"); cfg != nil {
 		// The handshake runs in grpc-go's transport, within ConnectionTimeout.
-		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+		opts = append(opts, grpc.Creds(lingerCreds{credentials.NewTLS(cfg)}))
 	}
 	s.grpc = grpc.NewServer(opts...)
 	pb.RegisterDataServer(s.grpc, newGRPCData(s.svc, s.answers, conns, pending))
@@ -219,10 +219,10 @@ func (s *Server) startHTTP() error {
 	}
 	var lis net.Listener = stallListener{Listener: newRetryListener(ln, "http", s.cfg.Log), stall: s.cfg.StallTimeout, cuts: &s.answers.cuts}
 	if cfg := s.tlsConfig("http"); cfg != nil {
-		// net/http runs the handshake on the connection's goroutine, within
-		// ReadHeaderTimeout; ALPN offers http/1.1 only, so no HTTP/2.
-		s.http.TLSConfig = cfg
-		lis = tls.NewListener(lis, cfg)
+		// The handshake runs on the connection's first read, within
+		// ReadHeaderTimeout (tlsListener: net/http sees a plain connection, so a
+		// failed handshake can end with lingerClose); ALPN offers http/1.1 only.
+		lis = tlsListener{Listener: lis, cfg: cfg, timeout: s.cfg.ReadHeaderTimeout}
 	}
 	s.serve("http", func() error {
 		if err := s.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -147,7 +147,6 @@ func withALPN(cfg *tls.Config, p ...string) *tls.Config {
 	return c
 }
 
-
 // Every listener serves TLS only, states its ALPN (h2 for gRPC, http/1.1 for
 // http, none for Thrift), counts its handshakes in /stats, and with mtls
 // answers only a caller with a certificate from the CA.

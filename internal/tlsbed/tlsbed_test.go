@@ -198,4 +198,3 @@ func TestFlagErrors(t *testing.T) {
 		t.Errorf("-tls-min 1.4: got %v; want an error naming -tls-min", err)
 	}
 }
-
