@@ -70,7 +70,7 @@ type Result struct {
 	// Opened, Handshakes and Resumed are the connections opened and the TLS
 	// handshakes completed (and of them resumed) in the window.
 	Opened, Handshakes, Resumed int64
-	Aborted                string        // why the run ended early, if it did
+	Aborted                     string // why the run ended early, if it did
 }
 
 // Errors returns the failures by kind name.
