@@ -1,4 +1,4 @@
-package javaclient_test
+package javaserver_test
 
 // Throwaway certificates for the TLS tests, made fresh per test with crypto/x509 and
 // written as PEM files (ECDSA P-256, PKCS#8 keys): a CA, a server leaf for

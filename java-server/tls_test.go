@@ -1,4 +1,4 @@
-package javaclient_test
+package javaserver_test
 
 // TLS on the five Java baselines: every listener started with -tls-cert serves TLS
 // only, at the versions asked, with a client certificate required under
