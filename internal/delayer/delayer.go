@@ -42,6 +42,9 @@ type Config struct {
 	Jitter time.Duration // each packet's delay uniform in [Delay-Jitter, Delay+Jitter]
 	Seed   uint64        // the jitter's draws; 0: from the clock
 	MaxLen uint32        // packets the kernel holds for the queue; 0: 16384
+	// Ready, when set, is called once the queue is bound, with the delayer's
+	// thread id (ThreadCPU reads its CPU while it runs).
+	Ready func(tid int) `json:"-"`
 }
 
 // Validate names the field that is out of range.
@@ -231,6 +234,9 @@ func Run(ctx context.Context, c Config) (Stats, error) {
 		return Stats{}, err
 	}
 	defer s.close()
+	if c.Ready != nil {
+		c.Ready(unix.Gettid())
+	}
 	// ctx's end wakes ppoll through a pipe.
 	var wake [2]int
 	if err := unix.Pipe2(wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
@@ -383,6 +389,25 @@ func queueDrops(q uint16) (queueDropped, userDropped uint64) {
 		userDropped, _ = strconv.ParseUint(f[6], 10, 64)
 	}
 	return queueDropped, userDropped
+}
+
+// ThreadCPU is the CPU time thread tid of this process has run
+// (/proc/self/task/TID/schedstat: nanoseconds, not clock ticks), so a caller can
+// take a delayer's CPU over any window while it runs.
+func ThreadCPU(tid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, fmt.Errorf("schedstat of thread %d: %q", tid, b)
+	}
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("schedstat of thread %d: %w", tid, err)
+	}
+	return time.Duration(ns), nil
 }
 
 func tvSeconds(t unix.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
