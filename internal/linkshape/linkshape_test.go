@@ -152,6 +152,35 @@ func TestApplyCommands(t *testing.T) {
 	})
 }
 
+// With a DelaySide, the round trip's whole delay is held on that side alone
+// (twice the one-way delay and jitter); the loss stays on every side.
+func TestApplyDelaySide(t *testing.T) {
+	f := &fakeRunner{}
+	var started []string
+	s := &Shaper{Run: f.run, DelaySide: "s", Sides: []Side{{Host: "c", Netns: "ns2", Dev: "d2"}, {Host: "s", Netns: "ns1", Dev: "d1"}},
+		StartDelayer: func(ctx context.Context, netns string, c delayer.Config) (delayer.Stats, error) {
+			f.mu.Lock()
+			started = append(started, fmt.Sprintf("%s %v %v", netns, c.Delay, c.Jitter))
+			f.mu.Unlock()
+			c.Ready(1)
+			<-ctx.Done()
+			return delayer.Stats{}, nil
+		}}
+	l := plan.Link{Delay: plan.Duration(time.Millisecond), Jitter: plan.Duration(100 * time.Microsecond), Loss: 1}
+	if _, err := s.Apply(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Clear()
+	if len(started) != 1 || started[0] != "/var/run/netns/ns1 2ms 200µs" {
+		t.Fatalf("delayers %q; want one on ns1 at 2ms ± 200µs", started)
+	}
+	for _, ns := range []string{"ns1", "ns2"} {
+		if !f.has("netns exec " + ns + " iptables -w 5 -t raw -A PREROUTING -i") || !f.has("--probability 0.01 -j DROP") {
+			t.Fatalf("side %s has no loss rule: %v", ns, f.cmds)
+		}
+	}
+}
+
 func TestParseIngressCounts(t *testing.T) {
 	out := `Chain PREROUTING (policy ACCEPT 0 packets, 0 bytes)
     pkts      bytes target     prot opt in     out     source               destination

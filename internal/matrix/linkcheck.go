@@ -86,7 +86,8 @@ func (e *executor) makeLink(ctx context.Context, l plan.Link) (results.LinkCheck
 		// Correct the one-way delay by half the round trip's miss.
 		next := applied.Delay.D() + time.Duration((p.AskedRTTUs-p.AddedRTTUs)/2*1e3)
 		if next <= 0 {
-			break // the hops alone add more than was asked: nothing to take off
+			p.Floor = true // the mechanism alone adds more than was asked
+			break
 		}
 		applied.Delay = plan.Duration(next)
 		applied.Jitter = min(applied.Jitter, applied.Delay)
@@ -119,6 +120,8 @@ func refusal(p results.LinkCheck, l plan.Link, baseUs float64) string {
 		return fmt.Sprintf("link %s: its check failed (%s): the achieved delay and loss are unknown", l.Label(), p.Error)
 	case l.Delay > 0 && baseUs == 0:
 		return fmt.Sprintf("link %s: the path's own round trip could not be measured, so the achieved delay is unknown", l.Label())
+	case l.Delay > 0 && RTTOff(p.AskedRTTUs, p.AddedRTTUs) && p.Floor:
+		return fmt.Sprintf("link %s: the link added %.0f µs to the round trip against %.0f µs asked, with a one-way delay of %.0f µs: the delaying machinery alone adds more than was asked on this machine now", l.Label(), p.AddedRTTUs, p.AskedRTTUs, p.AppliedDelayUs)
 	case l.Delay > 0 && RTTOff(p.AskedRTTUs, p.AddedRTTUs):
 		return fmt.Sprintf("link %s: the link added %.0f µs to the round trip against %.0f µs asked (more than 10 %% or 100 µs off, after %d corrections)", l.Label(), p.AddedRTTUs, p.AskedRTTUs, p.Calibrations)
 	case l.Loss > 0 && LossOff(p.AskedLossPct, p.LossPct):

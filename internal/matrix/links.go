@@ -147,6 +147,12 @@ func shapeDev(shape string) (netns, dev string) {
 func newShaper(s *plan.Spec) *linkshape.Shaper {
 	sh := &linkshape.Shaper{Run: shapeRun, Seed: uint64(s.Seed)}
 	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
+		if h := s.Hosts[name]; h.Shape != "" && sh.DelaySide == "" &&
+			slices.ContainsFunc(h.Roles, func(r string) bool { return strings.HasSuffix(r, "-server") }) {
+			sh.DelaySide = name // the servers' host holds a round trip's delay
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
 		if h := s.Hosts[name]; h.Shape != "" {
 			ns, dev := shapeDev(h.Shape)
 			sh.Sides = append(sh.Sides, linkshape.Side{Host: name, Netns: ns, Dev: dev})

@@ -752,6 +752,8 @@ type LinkCheck struct {
 	// hops' own time), so that the achieved round trip is the asked one.
 	AppliedDelayUs float64 `json:"applied_delay_us,omitempty"`
 	Calibrations   int     `json:"calibrations,omitempty"`
+	// Floor: no smaller delay could be applied (the mechanism alone adds more).
+	Floor bool `json:"floor,omitempty"`
 	// AskedLossPct is the loss asked each way; LossPct the share the kernel's
 	// counters dropped of what arrived over the loss probe, LossPackets the
 	// packets it is a share of (summed over both sides).
