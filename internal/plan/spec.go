@@ -149,6 +149,11 @@ type Spec struct {
 	// link dimension every cell name carries its link (go-http-datalist-5000-c8@100mbit).
 	Link  *Link  `yaml:"link,omitempty" json:"link,omitempty"`
 	Links []Link `yaml:"links,omitempty" json:"links,omitempty"`
+	// Security and Connect are the cells' security conditions (plaintext, tls,
+	// mtls with variants: security.go) and connection modes (persistent,
+	// per-call). None given: plaintext and persistent, named as before.
+	Security []string `yaml:"security,omitempty" json:"security,omitempty"`
+	Connect  []string `yaml:"connect,omitempty" json:"connect,omitempty"`
 	// Cluster runs the cells on a cluster engine (Docker Swarm): the server on a
 	// node of its pool, each cell's load split over client nodes (docs/scale.md).
 	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
@@ -629,6 +634,9 @@ func (s *Spec) Validate() error {
 			return fieldErr(fmt.Sprintf("exclude[%d]", i), "%q: want a glob on cell names such as php-*-c800", g)
 		}
 	}
+	if err := s.validateConditions(); err != nil {
+		return err
+	}
 	if err := s.validateCluster(); err != nil {
 		return err
 	}
@@ -677,6 +685,9 @@ func (s *Spec) Validate() error {
 	}
 	for _, c := range plan {
 		if err := c.Load.validate("load (cell " + c.Name() + ")"); err != nil {
+			return err
+		}
+		if err := validateCellConditions(c); err != nil {
 			return err
 		}
 		if k := c.Load.Conns; k > c.Concurrency {
@@ -759,7 +770,7 @@ func (s *Spec) maxCells() int {
 	for _, ps := range s.Clients {
 		pairs += len(ps)
 	}
-	return mul(mul(pairs, perPair), max(1, len(s.LinkList())))
+	return mul(mul(mul(pairs, perPair), max(1, len(s.LinkList()))), len(s.SecurityList())*len(s.ConnectList()))
 }
 
 // MarshalSpec is s as YAML, the form saved beside a run so Resume reruns exactly it.
