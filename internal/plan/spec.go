@@ -93,10 +93,6 @@ type Spec struct {
 	// from its start, the later groups' rounds reserved) allows them. 0: none.
 	Precision Fraction `yaml:"precision,omitempty" json:"precision,omitempty"`
 	Budget    Duration `yaml:"budget,omitempty" json:"budget,omitzero"`
-	// RunShift is the standard deviation of a whole run's shift against a rerun on
-	// the same machine, which one run cannot measure: the published intervals add
-	// it (0: DefaultRunShift; docs/method.md, section 11).
-	RunShift Fraction `yaml:"run_shift,omitempty" json:"run_shift,omitempty"`
 	// Forks is how many times a group whose server runs on a JVM (java) starts
 	// its server, as JMH forks: a JVM's steady state differs from one start to
 	// the next (its JIT compiles differently), by more than its rounds vary
@@ -240,11 +236,6 @@ type Resources struct {
 	MemoryMB int     `yaml:"memory_mb" json:"memory_mb"`
 }
 
-// DefaultRunShift is Spec.RunShift when a spec gives none: back-to-back default
-// runs on the build machine shifted +5 % and +8 % in req/s, -4 to -6 % in CPU per
-// call (docs/method.md, section 6); their root mean square is 5.8 %.
-const DefaultRunShift = 0.06
-
 // MaxForks bounds Spec.Forks.
 const MaxForks = 4
 
@@ -280,13 +271,6 @@ func (s Spec) ForkOf(c Cell, r int) int {
 	return min(f, (r-1)/per+1)
 }
 
-// Shift is the run shift the intervals use (RunShift, or DefaultRunShift).
-func (s Spec) Shift() float64 {
-	if s.RunShift > 0 {
-		return float64(s.RunShift)
-	}
-	return DefaultRunShift
-}
 
 // Fraction reads a share as a percentage ("5%") or a fraction (0.05).
 type Fraction float64
