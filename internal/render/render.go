@@ -194,8 +194,8 @@ func Markdown(w io.Writer, run *results.Run) error {
 	b.WriteString(forksMarkdown(run))
 	b.WriteString(repeatOrderMarkdown(run))
 	b.WriteString("\nEach figure is the median of the good rounds; [low-high] beside req/s and p99, and ±% beside CPU per call, " +
-		"is its 95 % interval: where a rerun's median on this machine lands, this run's noise pooled over its cells and a whole " +
-		"run's shift of " + pctOf(s.Shift()) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
+		"is its 95 % interval: where a rerun's median on this machine lands, this run's noise pooled over the cells that share it and " +
+		runShiftPhrase(analysis.UncertaintyOf(run)) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
 		pctOf(analysis.PrecisionOf(s)) + " says so in its note. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
