@@ -205,7 +205,7 @@ func (p *prober) once(ctx context.Context, kind string, rate int, measure, warmu
 	j := matrix.Job{Name: name, Raw: filepath.Join(results.RawDir, p.last), Client: p.c.Client,
 		Args: p.args(rate, measure, warmup), Proto: p.c.Protocol, Call: p.c.Call,
 		Timeout: warmup + measure + 60*time.Second, Worker: true}
-	return p.rp.Once(ctx, p.srv, j)
+	return p.rp.Measure(ctx, p.srv, j)
 }
 
 // MinCalls is the fewest calls a step's run measures: at a low rate its
