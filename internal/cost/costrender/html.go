@@ -97,8 +97,8 @@ var sectionTmpl = template.Must(template.New("cost").Funcs(template.FuncMap{
 <p>{{.TLSIntro}}</p>
 <table class="cells"><thead><tr><th>cell</th><th>side</th><th>instructions, TLS</th><th>plaintext</th><th>TLS / plaintext</th><th>crypto per call</th><th>crypto share</th><th>handshake per run</th></tr></thead><tbody>
 {{range .TLS}}<tr><td>{{.Cell}}</td><td>{{.Side}}</td><td>{{n .TLS}}</td><td>{{n .Plain}}</td><td>{{f2 .Ratio}}x</td><td>{{n .Crypto}}</td><td>{{share .CryptoShare}}</td><td>{{n .Handshake}}</td></tr>
-{{end}}</tbody></table>{{end}}
-{{if .Ratios}}<h3>PHP's client cost as a multiple of Go's</h3>
+{{end}}</tbody></table>
+{{end}}{{if .Ratios}}<h3>PHP's client cost as a multiple of Go's</h3>
 <table class="cells"><thead><tr><th>client</th><th>protocol</th><th>items</th><th>instructions</th><th>est. cycles</th></tr></thead><tbody>
 {{range .Ratios}}<tr><td>{{.Client}}</td><td>{{.Protocol}}</td><td>{{.Items}}</td><td>{{f2 .Instructions}}x</td><td>{{f2 .Cycles}}x</td></tr>
 {{end}}</tbody></table>{{end}}

@@ -187,4 +187,11 @@ func TestTLSRows(t *testing.T) {
 	if !strings.Contains(b.String(), "| go-grpc-datalist-200-c1@tls | server | 430,000 | 400,000 | 1.07x | 40,000 | 9 % | 2,760,000 |") {
 		t.Errorf("cost.md lacks the TLS row:\n%s", b.String())
 	}
+	page, err := HTMLSection(r, nil, "cost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "<td>go-grpc-datalist-200-c1@tls</td><td>server</td><td>430,000</td><td>400,000</td><td>1.07x</td><td>40,000</td><td>9 %</td><td>2,760,000</td>") {
+		t.Error("index.html's cost section lacks the TLS row")
+	}
 }
