@@ -1,6 +1,8 @@
-# java-client: the Java bench client and the Java baseline servers (Maven, JDK 17).
+# java-client: the Java bench client, built with the Java baseline servers of
+# java-server/ into one jar (Maven, JDK 17; `java-client serve` starts a baseline).
 # Included by the top-level Makefile; paths are relative to the repository root.
 JAVA_DIR := java-client
+JAVA_SERVER_DIR := java-server
 JAVA_JAR := $(JAVA_DIR)/target/java-client.jar
 JAVA_GEN := $(JAVA_DIR)/src/main/gen
 MVN      ?= mvn
@@ -13,14 +15,14 @@ GENERATE_TARGETS += generate-java
 setup-java: $(JAVA_JAR) ## build java-client/target/java-client.jar (installs JDK 17 + Maven when missing)
 
 # The jar is rebuilt when a source, the pom or generated code changed.
-$(JAVA_JAR): $(JAVA_DIR)/pom.xml $(shell find $(JAVA_DIR)/src/main -type f 2>/dev/null)
+$(JAVA_JAR): $(JAVA_DIR)/pom.xml $(shell find $(JAVA_DIR)/src/main $(JAVA_SERVER_DIR)/src/main -type f 2>/dev/null)
 	@command -v javac >/dev/null && command -v $(MVN) >/dev/null || { \
 	  echo "installing openjdk-17-jdk-headless and maven"; \
 	  apt-get update -qq && apt-get install -y --no-install-recommends openjdk-17-jdk-headless maven; }
 	cd $(JAVA_DIR) && $(MVN) $(MVN_FLAGS) -q -DskipTests package
 	@test -f $(JAVA_JAR)
 
-test-java: $(JAVA_JAR) ## JUnit suite of java-client (Maven Surefire)
+test-java: $(JAVA_JAR) ## JUnit suites of java-client and java-server (Maven Surefire)
 	cd $(JAVA_DIR) && $(MVN) $(MVN_FLAGS) test
 
 # Generated code is committed; regenerating needs protoc, Debian's grpc-java plugin
@@ -41,6 +43,6 @@ generate-java: setup-java-generate ## regenerate java-client/src/main/gen from i
 
 IDLE ?= 10000
 idle-java: $(JAVA_JAR) ## IDLE idle connections (default 10000) against each Java baseline while a normal call runs; figures in the test log
-	RPCBED_IDLE_CONNS=$(IDLE) go test ./java-client -run TestJavaBaselinesIdleConnections -count=1 -v -timeout 30m
+	RPCBED_IDLE_CONNS=$(IDLE) go test ./java-server -run TestJavaBaselinesIdleConnections -count=1 -v -timeout 30m
 
 .PHONY: setup-java setup-java-generate test-java generate-java idle-java

@@ -29,7 +29,7 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 	serverCPU := fs.String("server-cpu", "0", "CPU for the server (taskset); \"\" = not pinned")
 	keep := fs.Bool("keep-raw", false, "keep every callgrind file under raw/ (large)")
 	parallel := fs.Int("parallel", 2, "cells measured at once: 2 = one process under callgrind on each of -client-cpu and -server-cpu (docs/cost.md, Time); 1 = one at a time")
-	render := fs.String("render", "", "re-render cost.md of an existing run directory (with -matrix) instead of measuring")
+	render := fs.String("render", "", "re-render cost.md of an existing run directory (with -matrix) instead of measuring; its cells not measured take -spec's reasons")
 	merge := fs.String("merge", "", "with -render: comma-separated run directories whose cells are added to the rendered run's (cells it lacks)")
 	fs.Usage = func() {
 		fmt.Fprintln(s.err, "usage: rpcbed cost [-spec cost.yaml] [-out DIR] [-only CELLS] [-matrix RUN]\n       rpcbed cost -render DIR [-matrix RUN]\n\nRuns every cost cell twice under valgrind's callgrind (a short and a long run) and\nwrites the marginal cost per call: cost.json, cost.csv, cost.md (docs/cost.md).")
@@ -61,6 +61,16 @@ func runCost(ctx context.Context, args []string, s stdio) int {
 			return 1
 		}
 		cost.FillSpeed(*render, res)
+		// A cell not measured carries the plan's reason, not a measurement:
+		// rendered again, it gets the spec's current words.
+		if spec, err := costplan.LoadSpec(*specFile); err == nil {
+			reasons := spec.Reasons()
+			for i, c := range res.Cells {
+				if why, ok := reasons[c.ID()]; ok && c.Status == cost.StatusNotMeasured {
+					res.Cells[i].Error = why
+				}
+			}
+		}
 		if *merge != "" {
 			for _, d := range strings.Split(*merge, ",") {
 				other, err := cost.LoadResult(d)

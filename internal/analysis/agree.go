@@ -134,15 +134,16 @@ func (ag Agreement) shares() []float64 {
 	return out
 }
 
-// Met reports whether the goal holds: for every figure at least share of the
-// cells have the other run's median inside their 95 % interval, both ways, and
-// no verdict flipped between faster and slower.
+// Met reports whether the goal holds: for every figure at least share (and at
+// most CoverHigh) of the cells have the other run's median inside their 95 %
+// interval, both ways, at a half-width of at most SharpGoal times the rerun
+// difference's 95th percentile, and no verdict flipped between faster and slower.
 func (ag Agreement) Met(share float64) bool {
 	if len(ag.Calibration) == 0 {
 		return false
 	}
 	for _, c := range ag.Calibration {
-		if c.Cells == 0 || float64(c.BInA) < share*float64(c.Cells) || float64(c.AInB) < share*float64(c.Cells) {
+		if !c.Calibrated(share) {
 			return false
 		}
 	}

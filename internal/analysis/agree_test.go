@@ -47,9 +47,10 @@ func TestAgree(t *testing.T) {
 	if c := ag.Calibration[0]; c.Cells != 12 || c.BInA > 11 {
 		t.Errorf("req/s calibration: B in A's interval %d of %d; want at most 11 of 12 (a cell moved 20 %% on quiet rounds)", c.BInA, c.Cells)
 	}
-	// 11 of 12 is over 90 % and no verdict flipped: the goal holds; at 95 % it does not.
-	if !ag.Met(0.9) || ag.Met(0.95) {
-		t.Errorf("goal: met at 90 %% %v, at 95 %% %v; want met, not met", ag.Met(0.9), ag.Met(0.95))
+	// Server CPU per call held the other run in 12 of 12 cells, past 98 %: wider
+	// than the reruns need, so the goal does not hold at any share.
+	if ag.Met(0.9) || ag.Met(0.5) {
+		t.Errorf("goal: met at 90 %% %v, at 50 %% %v; want not met (12 of 12 is over-covered)", ag.Met(0.9), ag.Met(0.5))
 	}
 	if d, ok := ag.ProbeChange(0); !ok || math.Abs(d-0.10) > 1e-9 {
 		t.Errorf("client probe change: got %v, %v; want +0.10", d, ok)
@@ -59,6 +60,27 @@ func TestAgree(t *testing.T) {
 	}
 	if m := ag.Outside[0].Figures; len(m) != 1 || m[0].Figure != "req/s" || math.Abs(m[0].Change-0.2) > 1e-9 || m[0].InsideA {
 		t.Errorf("go-grpc-datalist-2-c1 moved: got %+v; want req/s +20 %%, outside A's interval", m)
+	}
+}
+
+// Calibrated: coverage between the goal's share and 98 % both ways, and a
+// half-width at most 1.3 x the rerun difference's 95th percentile.
+func TestCalibrated(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    Calibration
+		want bool
+	}{
+		{"95 % both ways, half-width 1.1 x", Calibration{Cells: 100, BInA: 95, AInB: 94, HalfA: 0.11, HalfB: 0.10, RerunP95: 0.10}, true},
+		{"100 % one way", Calibration{Cells: 100, BInA: 100, AInB: 94, HalfA: 0.11, HalfB: 0.10, RerunP95: 0.10}, false},
+		{"89 % one way", Calibration{Cells: 100, BInA: 89, AInB: 94, HalfA: 0.11, HalfB: 0.10, RerunP95: 0.10}, false},
+		{"half-width 1.4 x", Calibration{Cells: 100, BInA: 95, AInB: 95, HalfA: 0.14, HalfB: 0.10, RerunP95: 0.10}, false},
+		{"identical runs (no rerun difference)", Calibration{Cells: 100, BInA: 95, AInB: 95, HalfA: 0.14, HalfB: 0.10}, false},
+		{"no cells", Calibration{}, false},
+	} {
+		if got := tc.c.Calibrated(0.90); got != tc.want {
+			t.Errorf("%s: Calibrated %v; want %v", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -22,6 +22,41 @@ type Calibration struct {
 	// RoundsFor5: the rounds per cell run A's pooled noise says an in-run
 	// half-width of ±5 % needs.
 	RoundsFor5 int
+	// RerunP95 is the 95th percentile over the cells of the rerun difference
+	// |log(B/A)| of their medians (0.07: 95 of 100 cells within about ±7 %):
+	// what a calibrated interval's half-width should be near (Sharp).
+	RerunP95 float64
+	// ShiftA, ShiftB: each run's shift against a rerun, as its intervals take
+	// it (Uncertainty.Shift); Measured: both from the run's own probe.
+	ShiftA, ShiftB float64
+	Measured       bool
+}
+
+// Sharpness is the wider run's median half-width over the rerun difference's
+// 95th percentile: 1 for an interval exactly as wide as the reruns need, the
+// goal at most SharpGoal (NaN without cells).
+func (c Calibration) Sharpness() float64 {
+	if c.Cells == 0 || !(c.RerunP95 > 0) {
+		return math.NaN()
+	}
+	return max(c.HalfA, c.HalfB) / c.RerunP95
+}
+
+// The calibration goal: the other run's median inside a cell's 95 % interval
+// for CoverLow to CoverHigh of the cells, both ways (about 95 %, not 100 %: an
+// interval that always holds is wider than the data), at a median half-width of
+// at most SharpGoal times the pair's 95th-percentile rerun difference.
+const (
+	CoverLow, CoverHigh = 0.90, 0.98
+	SharpGoal           = 1.3
+)
+
+// Calibrated says c meets the calibration goal: coverage in [low, CoverHigh]
+// both ways and Sharpness at most SharpGoal.
+func (c Calibration) Calibrated(low float64) bool {
+	n := float64(c.Cells)
+	in := func(k int) bool { return float64(k) >= low*n && float64(k) <= CoverHigh*n }
+	return c.Cells > 0 && in(c.BInA) && in(c.AInB) && c.Sharpness() <= SharpGoal
 }
 
 // Flips counts, for one kind of comparison and figure, the verdicts of run B
@@ -46,7 +81,8 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 	var cals []Calibration
 	for _, f := range PrecisionFigures {
 		cal := Calibration{Figure: f}
-		var ha, hb, ia, ib []float64
+		cal.ShiftA, cal.ShiftB, cal.Measured = ua.Shift, ub.Shift, ua.ShiftMeasured && ub.ShiftMeasured
+		var ha, hb, ia, ib, diff []float64
 		for _, ca := range a.Cells {
 			cb, ok := bc[ca.Name]
 			if !ok {
@@ -57,6 +93,7 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 				continue
 			}
 			cal.Cells++
+			diff = append(diff, math.Abs(math.Log(ivb.Center/iva.Center)))
 			if iva.Contains(ivb.Center) {
 				cal.BInA++
 			}
@@ -67,7 +104,8 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 			ia, ib = append(ia, ua.InRun(ca, f).HalfWidth()), append(ib, ub.InRun(cb, f).HalfWidth())
 		}
 		cal.HalfA, cal.HalfB, cal.InRunA, cal.InRunB = stats.Median(ha), stats.Median(hb), stats.Median(nonNaN(ia)), stats.Median(nonNaN(ib))
-		cal.RoundsFor5 = roundsFor(NoiseOf(a.Cells, f.F, 0).Pool.Var(), 0.05)
+		cal.RerunP95 = percentile(diff, 0.95)
+		cal.RoundsFor5 = roundsFor(NoiseOf(a.Cells, f.F).Pool.Var(), 0.05)
 		cals = append(cals, cal)
 	}
 	return cals, flips(ua.Comparisons(), ub.Comparisons())
@@ -81,6 +119,16 @@ func roundsFor(v, hw float64) int {
 	}
 	z := 1.96 * math.Sqrt(v) / hw
 	return int(math.Ceil(math.Pi / 2 * z * z))
+}
+
+// percentile is v's p-quantile, the order statistic at ceil(p n) (NaN for an
+// empty v); v is sorted in place.
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(v)
+	return v[max(0, int(math.Ceil(p*float64(len(v))))-1)]
 }
 
 func nonNaN(v []float64) []float64 {

@@ -78,7 +78,7 @@ func Compare(a, b *results.Run) []CellChange {
 			ma := benchmath.AssumeNothing.Summary(sa, 0.95).Center
 			mb := benchmath.AssumeNothing.Summary(sb, 0.95).Center
 			fig, _ := FigureByKey(m.Key)
-			rt := stats.UnpairedRatio(vb, va, ub.Noise(fig, cb.Client), ua.Noise(fig, ca.Client))
+			rt := stats.UnpairedRatio(vb, va, ub.Noise(fig, cb), ua.Noise(fig, ca))
 			faster := rt.Verdict(m.HigherBetter)
 			delta := "~"
 			if faster != stats.Indistinguishable {

@@ -47,7 +47,7 @@ func Slices(run *results.Run) SliceNoise {
 		s.MeasuredShare = s.Length / s.RunWallS
 	}
 	for _, f := range PrecisionFigures {
-		s.Sigma[f.Key] = math.Sqrt(NoiseOf(run.Cells, f.F, 0).Pool.Var())
+		s.Sigma[f.Key] = math.Sqrt(NoiseOf(run.Cells, f.F).Pool.Var())
 	}
 	return s
 }

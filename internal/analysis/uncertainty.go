@@ -8,28 +8,71 @@
 package analysis
 
 import (
-	"github.com/rpcbed/rpcbed/internal/plan"
+	"cmp"
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
 
 	"github.com/rpcbed/rpcbed/internal/stats"
 
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// NoiseOf is one figure's noise model over cells: its within-cell variance
-// pooled over them, and the run shift a rerun adds (docs/method.md, section 11).
-func NoiseOf(cells []results.CellResult, f func(results.Metrics) float64, shift float64) stats.Noise {
-	n := stats.Noise{RunShift: shift}
+// NoiseOf is one figure's noise model over cells that share it: their
+// within-cell variance pooled, and how much they share it (stats.Squeeze over
+// the cells' own variances: a cell's interval leans on the pool as far as the
+// cells' spread of variances allows). No run shift (the Uncertainty adds it).
+func NoiseOf(cells []results.CellResult, f func(results.Metrics) float64) stats.Noise {
+	var n stats.Noise
+	var own []stats.Pool
 	for _, c := range cells {
 		// A forked cell's rounds deviate from their own fork's mean: the spread
 		// between forks is Between's (BetweenOf).
+		var p stats.Pool
 		for _, v := range c.ValuesByFork(f) {
+			p.Add(stats.Logs(v))
 			n.Pool.Add(stats.Logs(v))
 		}
+		own = append(own, p)
 	}
+	n.Prior = stats.Squeeze(own)
 	return n
+}
+
+// FallbackRunShift is the run shift of a run that recorded no probe times to
+// measure its own from (runs before the probe): the root mean square of the
+// shifts two back-to-back pairs of default runs measured (+5, -4, -5 and +8,
+// -6, -6 %; docs/method.md, section 11).
+const FallbackRunShift = 0.06
+
+// RunShift is how far a whole run moves against a back-to-back rerun, measured
+// from the run's own CPU probe (each repeat's probe before its run, on the
+// client's and the server's core, in the order they ran): stats.Drift. measured
+// is false for a run without enough probe times, which gets FallbackRunShift,
+// taken as known.
+func RunShift(r *results.Run) (sd float64, df int, measured bool) {
+	type timed struct{ t, client, server float64 }
+	var ps []timed
+	for _, c := range r.Cells {
+		for _, rep := range c.Repeats {
+			if rep.Probe == nil || rep.Window == nil || rep.Probe.ClientUs[0] <= 0 || rep.Probe.ServerUs[0] <= 0 {
+				continue
+			}
+			ps = append(ps, timed{rep.Window.StartUnix, rep.Probe.ClientUs[0], rep.Probe.ServerUs[0]})
+		}
+	}
+	slices.SortStableFunc(ps, func(a, b timed) int { return cmp.Compare(a.t, b.t) })
+	series := make([][]float64, 2)
+	for _, p := range ps {
+		series[0] = append(series[0], math.Log(p.client))
+		series[1] = append(series[1], math.Log(p.server))
+	}
+	if sd, df, ok := stats.Drift(series, stats.DriftSegments); ok {
+		return sd, df, true
+	}
+	return FallbackRunShift, 0, false
 }
 
 // BetweenOf is one figure's spread between forks over the cells of a group that
@@ -49,7 +92,9 @@ func BetweenOf(cells []results.CellResult, f func(results.Metrics) float64, fork
 // Uncertainty is a run's noise model, per figure: what every interval of the
 // run's tables comes from.
 type Uncertainty struct {
-	run   *results.Run
+	run *results.Run
+	// noise: per figure and pool (noiseKey), the cells' shared noise and the
+	// run's shift.
 	noise map[string]stats.Noise
 	// between: per server group and figure, the spread between the group's
 	// forks (Spec.Forks); absent for a group that did not fork.
@@ -57,18 +102,30 @@ type Uncertainty struct {
 	// ratios: per comparison kind and figure, the pooled variance of per-round
 	// log ratios over the paired comparisons of that kind.
 	ratios map[string]stats.Noise
+	// Shift is the run's shift against a rerun (RunShift): its sd, degrees of
+	// freedom, and whether this run's probe measured it.
+	Shift         float64
+	ShiftDF       int
+	ShiftMeasured bool
 }
 
-// UncertaintyOf computes the run's noise model: each figure's within-cell variance
-// pooled over the cells of each client (a JVM's JIT makes java's cells noisier
-// than go's, and would widen go's intervals in one pool), and the spec's run
-// shift.
+// noiseKey is the pool a cell's figure shares its noise with: the cells of one
+// client against one server implementation (a JVM's JIT makes java's cells
+// noisier than go's, and a Java server's CPU noisier than go-server's; in one
+// pool either would widen the other's intervals).
+func noiseKey(f Figure, c results.CellResult) string {
+	return f.Key + "/" + c.Client + "/" + c.ServerLang
+}
+
+// UncertaintyOf computes the run's noise model: each figure's within-cell
+// variance per pool (noiseKey), shared as far as its cells' spread of variances
+// says (NoiseOf), the spread between forks of the groups that forked, and the
+// run's shift from its own probe (RunShift).
 func UncertaintyOf(r *results.Run) *Uncertainty {
 	u := &Uncertainty{run: r, noise: map[string]stats.Noise{}, between: map[string]stats.Between{}, ratios: map[string]stats.Noise{}}
-	byClient := map[string][]results.CellResult{}
+	u.Shift, u.ShiftDF, u.ShiftMeasured = RunShift(r)
 	byGroup := map[string][]results.CellResult{}
 	for _, c := range r.Cells {
-		byClient[c.Client] = append(byClient[c.Client], c)
 		if r.Spec.ForksFor(c.Cell) > 1 {
 			byGroup[c.Cell.GroupKey()] = append(byGroup[c.Cell.GroupKey()], c)
 		}
@@ -80,18 +137,32 @@ func UncertaintyOf(r *results.Run) *Uncertainty {
 			}
 		}
 	}
-	for client, cells := range byClient {
-		for _, f := range Figures {
-			u.noise[f.Key+"/"+client] = NoiseOf(cells, f.F, r.Spec.Shift())
+	for _, f := range Figures {
+		pools := map[string][]results.CellResult{}
+		for _, c := range r.Cells {
+			pools[noiseKey(f, c)] = append(pools[noiseKey(f, c)], c)
+		}
+		for k, cells := range pools {
+			n := NoiseOf(cells, f.F)
+			n.RunShift, n.ShiftDF = u.Shift, u.ShiftDF
+			u.noise[k] = n
 		}
 	}
+	own := map[string][]stats.Pool{}
 	for _, p := range pairs(r) {
 		for _, f := range p.figures {
 			k := p.kind + "/" + f.Key
+			var o stats.Pool
+			o.Add(stats.PairedLogRatios(p.a.ByRound(f.F), p.b.ByRound(f.F)))
 			n := u.ratios[k]
 			n.Pool.Add(stats.PairedLogRatios(p.a.ByRound(f.F), p.b.ByRound(f.F)))
 			u.ratios[k] = n
+			own[k] = append(own[k], o)
 		}
+	}
+	for k, n := range u.ratios {
+		n.Prior = stats.Squeeze(own[k])
+		u.ratios[k] = n
 	}
 	return u
 }
@@ -99,18 +170,20 @@ func UncertaintyOf(r *results.Run) *Uncertainty {
 // Spec is the spec of the run u models.
 func (u *Uncertainty) Spec() plan.Spec { return u.run.Spec }
 
-// Noise is the noise model of figure f for client's cells.
-func (u *Uncertainty) Noise(f Figure, client string) stats.Noise { return u.noise[f.Key+"/"+client] }
+// Noise is the noise model of figure f for c's pool (noiseKey).
+func (u *Uncertainty) Noise(f Figure, c results.CellResult) stats.Noise {
+	return u.noise[noiseKey(f, c)]
+}
 
 // Interval is where a rerun's median of c's figure will land, at 95 %; for a
 // cell of a group that forks, over the forks of the rerun's own.
 func (u *Uncertainty) Interval(c results.CellResult, f Figure) stats.Interval {
 	if b, ok := u.between[f.Key+"/"+c.Cell.GroupKey()]; ok {
-		n := u.Noise(f, c.Client)
+		n := u.Noise(f, c)
 		n.Between = b
 		return n.MedianForks(c.ValuesByFork(f.F))
 	}
-	return u.Noise(f, c.Client).Median(c.Values(f.F))
+	return u.Noise(f, c).Median(c.Values(f.F))
 }
 
 // Between is the spread between the forks of c's group for figure f (zero
@@ -121,7 +194,7 @@ func (u *Uncertainty) Between(c results.CellResult, f Figure) stats.Between {
 
 // InRun is the 95 % interval of this run's median of c's figure alone.
 func (u *Uncertainty) InRun(c results.CellResult, f Figure) stats.Interval {
-	return u.Noise(f, c.Client).InRun(c.Values(f.F))
+	return u.Noise(f, c).InRun(c.Values(f.F))
 }
 
 // Comparison kinds: a client against go-client on the same protocol, call, items
@@ -194,9 +267,9 @@ func (u *Uncertainty) Comparisons() []Comparison {
 			d := u.ratios[p.kind+"/"+f.Key]
 			var rt stats.Ratio
 			if p.a.GroupKey() == p.b.GroupKey() {
-				rt = d.PairedRatio(p.a.ByRound(f.F), p.b.ByRound(f.F), u.Noise(f, p.a.Client), u.Noise(f, p.b.Client))
+				rt = d.PairedRatio(p.a.ByRound(f.F), p.b.ByRound(f.F), u.Noise(f, p.a), u.Noise(f, p.b))
 			} else {
-				na, nb := u.Noise(f, p.a.Client), u.Noise(f, p.b.Client)
+				na, nb := u.Noise(f, p.a), u.Noise(f, p.b)
 				na.Between, nb.Between = u.Between(p.a, f), u.Between(p.b, f)
 				rt = stats.UnpairedRatio(p.a.Values(f.F), p.b.Values(f.F), na, nb)
 			}
@@ -232,7 +305,7 @@ var PrecisionFigures = []Figure{FigRPS.Figure(), FigClientCPU.Figure(), FigServe
 func Width(c results.CellResult, cells []results.CellResult) float64 {
 	w := math.NaN()
 	for _, f := range PrecisionFigures {
-		hw := NoiseOf(cells, f.F, 0).InRun(c.Values(f.F)).HalfWidth()
+		hw := NoiseOf(cells, f.F).InRun(c.Values(f.F)).HalfWidth()
 		if !math.IsNaN(hw) && (math.IsNaN(w) || hw > w) {
 			w = hw
 		}

@@ -2,11 +2,14 @@ package analysis
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // forkedRun is a run of one JVM-served group whose second server start ran
@@ -57,5 +60,38 @@ func TestUncertaintyForks(t *testing.T) {
 	flat := UncertaintyOf(forkedRun(2, 1))
 	if sp := flat.ForkSpreads(); len(sp) == 0 || sp[0].SD > 0.01 {
 		t.Errorf("starts alike: spreads %+v; want about 0", sp)
+	}
+}
+
+// RunShift: the probe times of a run's repeats, put in the order they ran
+// whatever cell they belong to, give stats.Drift's shift (client's core and
+// server's); a run without probe times takes the fallback, and says so.
+func TestRunShift(t *testing.T) {
+	r := &results.Run{}
+	const n = 120
+	rnd := rand.New(rand.NewPCG(5, 5))
+	level := 0.0
+	series := make([][]float64, 2)
+	cells := make([]results.CellResult, 3)
+	for i := range n {
+		level += 0.12 / math.Sqrt(n) * rnd.NormFloat64()
+		cp, sp := 5000*math.Exp(level+0.01*rnd.NormFloat64()), 4000*math.Exp(level+0.01*rnd.NormFloat64())
+		series[0], series[1] = append(series[0], math.Log(cp)), append(series[1], math.Log(sp))
+		// Repeats go to cells round robin, the cells listed last to first.
+		c := &cells[2-i%3]
+		c.Repeats = append(c.Repeats, results.Repeat{Index: i + 1, Window: &results.Window{StartUnix: float64(1000 + i)},
+			Probe: &results.Probe{ClientUs: [2]float64{cp, 1}, ServerUs: [2]float64{sp, 1}}})
+	}
+	r.Cells = cells
+	want, wantDF, _ := stats.Drift(series, stats.DriftSegments)
+	sd, df, ok := RunShift(r)
+	if !ok || df != wantDF || math.Abs(sd-want) > 1e-12 || sd == 0 {
+		t.Errorf("shift %v on %d df, measured %v; want %v on %d df (stats.Drift of the probes in time order), measured", sd, df, ok, want, wantDF)
+	}
+	if sd, df, ok := RunShift(&results.Run{}); ok || df != 0 || sd != FallbackRunShift {
+		t.Errorf("no probes: %v on %d df, measured %v; want the fallback %v, not measured", sd, df, ok, FallbackRunShift)
+	}
+	if u := UncertaintyOf(r); !u.ShiftMeasured || u.Shift != sd {
+		t.Errorf("UncertaintyOf: shift %v measured %v; want RunShift's", u.Shift, u.ShiftMeasured)
 	}
 }

@@ -177,3 +177,25 @@ func Marginal(short, long Segment) (PerCall, error) {
 	}
 	return pc, nil
 }
+
+// PerRunLayers are the instructions per run by layer that do not grow with the
+// calls: the intercept of the line through the two runs (a + b·calls, b the
+// marginal), short.Layers − short.Calls × b. Start-up, connecting and exit
+// land here, and in the crypto layer the TLS handshake of a run's connection,
+// apart from the records each call encrypts (the marginal). Nil when the
+// segments carry no layers or the long run made no more calls.
+func PerRunLayers(short, long Segment) map[string]float64 {
+	dn := long.Calls - short.Calls
+	if short.Layers == nil || long.Layers == nil || dn <= 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, l := range LayerOrder {
+		s, lo := short.Layers[l], long.Layers[l]
+		if s == 0 && lo == 0 {
+			continue
+		}
+		out[l] = s - float64(short.Calls)*(lo-s)/float64(dn)
+	}
+	return out
+}

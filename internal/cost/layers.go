@@ -11,6 +11,7 @@ import (
 const (
 	LayerCodec     = "codec"     // protobuf, upb, Thrift protocols, JSON
 	LayerRPC       = "rpc"       // grpc-go, gRPC core, the Thrift, HTTP and Ice runtimes
+	LayerCrypto    = "crypto"    // TLS: Go's crypto/*, OpenSSL, BoringSSL inside gRPC core, IceSSL, PHP's and curl's TLS glue
 	LayerTransport = "transport" // sockets, the poller, system-call wrappers
 	LayerRuntime   = "runtime"   // GC, scheduler, allocator, memory copies, the PHP interpreter
 	LayerRpcbed    = "rpcbed"    // rpcbed's own code: the client's loop and check, the server's service
@@ -30,14 +31,15 @@ const (
 	LayerBookkeeping = "bookkeeping"
 )
 
-// LayerOrder is the order of the layers in every table and plot. The first six
+// LayerOrder is the order of the layers in every table and plot. The first seven
 // add up to the instructions per call; LayerGC comes on top of them (apart).
-var LayerOrder = []string{LayerCodec, LayerRPC, LayerTransport, LayerRuntime, LayerRpcbed, LayerOther, LayerGC}
+var LayerOrder = []string{LayerCodec, LayerRPC, LayerCrypto, LayerTransport, LayerRuntime, LayerRpcbed, LayerOther, LayerGC}
 
 // LayerNames are the layers' names in tables and legends.
 var LayerNames = map[string]string{
 	LayerCodec:     "codec",
 	LayerRPC:       "RPC runtime",
+	LayerCrypto:    "crypto (TLS)",
 	LayerTransport: "transport + syscalls",
 	LayerRuntime:   "language runtime",
 	LayerRpcbed:    "rpcbed's check/service",
@@ -75,6 +77,10 @@ var Rules = []Rule{
 	{LayerRPC, "", `^golang\.org/x/net/(http2|idna|trace|internal)`, "HTTP/2 and HPACK"},
 	{LayerRPC, "", `^github\.com/apache/thrift/`, "Thrift's client, server and transports"},
 	{LayerRPC, "", `^(net/http|net/textproto|net/url|mime|vendor/golang\.org/x/net/http)`, "net/http"},
+	// Go: cryptography, before the runtime's catch-all (which lists crypto):
+	// TLS's handshake and records, the ciphers, hashes and curves under them,
+	// and the auth token's HMAC-SHA256 that go-server checks on every call.
+	{LayerCrypto, "", `^(crypto/|vendor/golang\.org/x/crypto/|golang\.org/x/crypto/)`, "Go's crypto/tls, crypto/aes, crypto/cipher, crypto/ecdh, crypto/internal/*, crypto/hmac and crypto/sha256 (the auth token), x/crypto"},
 	// Go: transport and system calls.
 	{LayerTransport, "", `^(net|internal/poll|syscall|internal/syscall/unix|os)\.`, "sockets and files"},
 	{LayerTransport, "", `^(internal/runtime/syscall|runtime/internal/syscall)\.`, "raw system calls"},
@@ -95,6 +101,21 @@ var Rules = []Rule{
 	{LayerCodec, "libupb*", "", "upb"},
 	{LayerCodec, "libprotobuf*", "", "protobuf C++"},
 	{LayerCodec, "php*", `^(php_json_|zif_json_|php_next_utf8_char|php_escape_html|smart_str_append_double)`, "PHP's JSON"},
+	// TLS in C and C++: OpenSSL, and BoringSSL where gRPC core carries it
+	// inside its own library (the PHP extension built from source links it in:
+	// by function name), gRPC core's TLS glue (tsi, its security handshaker),
+	// IceSSL, curl's and PHP's OpenSSL glue. Before the objects' own rules.
+	{LayerCrypto, "libssl*", "", "OpenSSL's TLS"},
+	{LayerCrypto, "libcrypto*", "", "OpenSSL's ciphers, hashes and curves"},
+	{LayerCrypto, "libgnutls*", "", "GnuTLS"},
+	{LayerCrypto, "libnettle*", "", "Nettle (under GnuTLS)"},
+	{LayerCrypto, "libhogweed*", "", "Nettle's public-key half (under GnuTLS)"},
+	{LayerCrypto, "libIceSSL*", "", "IceSSL"},
+	{LayerCrypto, "grpc.so", boringSSL, "BoringSSL and gRPC core's TLS, inside the gRPC extension"},
+	{LayerCrypto, "libgrpc*", boringSSL, "BoringSSL and gRPC core's TLS, inside gRPC core"},
+	{LayerCrypto, "libcurl*", `^(Curl_ssl|Curl_ossl|ossl_|Curl_tls|Curl_vtls)`, "curl's TLS glue (vtls)"},
+	{LayerCrypto, "php*", `^(php_openssl_|zif_openssl_|php_stream_ssl|php_ssl)`, "PHP's OpenSSL streams"},
+	{LayerCrypto, "openssl.so", "", "PHP's OpenSSL extension"},
 	{LayerRPC, "grpc.so", "", "the gRPC extension"},
 	{LayerRPC, "libgrpc*", "", "gRPC core"},
 	{LayerRPC, "libgpr*", "", "gRPC core"},
@@ -102,8 +123,6 @@ var Rules = []Rule{
 	{LayerRPC, "libabsl*", "", "Abseil (under gRPC core)"},
 	{LayerRPC, "libcares*", "", "c-ares (under gRPC core)"},
 	{LayerRPC, "libre2*", "", "RE2 (under gRPC core)"},
-	{LayerRPC, "libssl*", "", "OpenSSL (under gRPC core)"},
-	{LayerRPC, "libcrypto*", "", "OpenSSL (under gRPC core)"},
 	{LayerRPC, "libz.so*", "", "zlib (under gRPC core)"},
 	{LayerRPC, "libstdc++*", "", "the C++ library (under gRPC core, Ice)"},
 	{LayerRPC, "ice.so", "", "php-zeroc-ice (Ice marshalling inside)"},
@@ -121,6 +140,13 @@ var Rules = []Rule{
 	{LayerRuntime, "libjvm.so", "", "the JVM"},
 	{LayerRuntime, "vgpreload*", "", "valgrind's preload (malloc replacements)"},
 }
+
+// boringSSL matches BoringSSL's functions and gRPC core's TLS by name, where
+// they are linked into gRPC's own library: BoringSSL's C API (SSL_, EVP_, BN_
+// ...), its internals (bssl::, the assembly's aes_hw_, gcm_, sha256_block_
+// ...), gRPC's transport security interface (tsi_) and its SSL and TLS
+// credentials and handshaker.
+const boringSSL = `^(bssl::|SSL_|ssl_|tls1?3?_|dtls1_|EVP_|evp_|EC_|ec_|ecp_nistz256|p256_|BN_|bn_|RSA_|rsa_|ECDSA_|ecdsa_|X509|x509|ASN1_|asn1_|CBB_|CBS_|CRYPTO_|OPENSSL_|ERR_|aes_|AES_|vpaes_|bsaes_|gcm_|GCM|ChaCha20|chacha|CRYPTO_poly1305|poly1305|x25519|X25519|SHA(1|224|256|384|512)|sha(1|256|512)_block|HMAC|hmac_|HKDF|hkdf|MD5|md5_|RAND_|rand_|tsi_|grpc_ssl|grpc_tls|grpc_core::(SecurityHandshaker|Ssl|Tls|TlsChannel|SslChannel|TlsServer|SslServer))`
 
 // goGC matches Go's collector by name: the functions of runtime/mgc*.go,
 // mwbbuf.go and the scanning and write-barrier half of mbitmap.go (Go 1.26,

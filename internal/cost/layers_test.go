@@ -158,3 +158,42 @@ func TestCountedGCApart(t *testing.T) {
 		t.Errorf("per call %v, gc %v, with gc %v; want 200, 900, 1100", pc.Ir, pc.GC.Ir, pc.WithGC().Ir)
 	}
 }
+
+func TestCryptoRules(t *testing.T) {
+	l, err := NewLayers(Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin := "/work/bin/go-server"
+	for _, tc := range []struct{ object, function, want string }{
+		{goBin, "crypto/tls.(*Conn).Read", LayerCrypto},
+		{goBin, "crypto/tls.(*Conn).serverHandshake", LayerCrypto},
+		{goBin, "crypto/aes.(*aesCipherGCM).Open", LayerCrypto},
+		{goBin, "crypto/internal/fips140/aes/gcm.gcmAesEnc", LayerCrypto},
+		{goBin, "crypto/internal/fips140/nistec.(*P256Point).ScalarMult", LayerCrypto},
+		{goBin, "crypto/ecdh.(*nistCurve).ecdh", LayerCrypto},
+		{goBin, "crypto/hmac.(*hmac).Sum", LayerCrypto}, // the auth token, every call
+		{goBin, "crypto/sha256.(*Digest).Write", LayerCrypto},
+		{goBin, "vendor/golang.org/x/crypto/chacha20poly1305.(*chacha20poly1305).open", LayerCrypto},
+		{goBin, "encoding/base64.(*Encoding).Decode", LayerOther}, // not crypto
+		{goBin, "runtime.memmove", LayerRuntime},
+		{"/usr/lib/x86_64-linux-gnu/libssl.so.3", "SSL_write", LayerCrypto},
+		{"/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "aesni_gcm_encrypt", LayerCrypto},
+		{"/work/php-client/ext/build/grpc.so", "bssl::ssl_run_handshake", LayerCrypto},
+		{"/work/php-client/ext/build/grpc.so", "ecp_nistz256_point_mul", LayerCrypto},
+		{"/work/php-client/ext/build/grpc.so", "sha256_block_data_order_avx", LayerCrypto},
+		{"/work/php-client/ext/build/grpc.so", "zim_Call_startBatch", LayerRPC},
+		{"/usr/lib/x86_64-linux-gnu/libgrpc.so.29", "tsi_ssl_frame_protector_unprotect", LayerCrypto},
+		{"/usr/lib/x86_64-linux-gnu/libgrpc.so.29", "grpc_call_start_batch", LayerRPC},
+		{"/usr/lib/x86_64-linux-gnu/libIceSSL.so.37", "IceSSL::OpenSSL::TransceiverI::write", LayerCrypto},
+		{"/usr/lib/x86_64-linux-gnu/libIce.so.37", "IceInternal::BasicStream::write", LayerRPC},
+		{"/usr/lib/x86_64-linux-gnu/libcurl.so.4", "ossl_send", LayerCrypto},
+		{"/usr/lib/x86_64-linux-gnu/libcurl.so.4", "Curl_http", LayerRPC},
+		{"/usr/bin/php8.2", "php_openssl_sockop_io", LayerCrypto},
+		{"/usr/bin/php8.2", "php_stream_socket_read", LayerTransport},
+	} {
+		if got := l.Of(tc.object, tc.function); got != tc.want {
+			t.Errorf("Of(%s, %s) = %s; want %s", tc.object, tc.function, got, tc.want)
+		}
+	}
+}

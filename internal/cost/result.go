@@ -70,6 +70,9 @@ type Setup struct {
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
 	Rules      int    `json:"layer_rules"`
+	// Layers are the layers the run split the instructions into (LayerOrder
+	// when it ran); nil for runs made before the crypto layer (LayerSet).
+	Layers []string `json:"layers,omitempty"`
 	// ServerRuns says how the server side's runs start (a full collection,
 	// then the counters zeroed).
 	ServerRuns string `json:"server_runs,omitempty"`
@@ -109,7 +112,30 @@ type CellRun struct {
 	// LiveHeap is go-server's heap after the collection its long run started
 	// from (server side): what every collection cycle marks.
 	LiveHeap float64 `json:"server_live_heap_bytes,omitempty"`
+	// PerRun are the instructions per run by layer that do not grow with the
+	// calls (PerRunLayers): start-up, connecting and, in the crypto layer,
+	// the TLS handshake, apart from the per-call record cost.
+	PerRun map[string]float64 `json:"per_run_layers,omitempty"`
+	// Security is the cell's security condition (tls, mtls; "" = plaintext).
+	Security string `json:"security,omitempty"`
 	Seconds  float64 `json:"seconds"` // wall time of the cell's runs under callgrind
+}
+
+// LayerSet are the layers r's instructions were split into, in LayerOrder's
+// order: Setup.Layers, or for a run made before the crypto layer existed every
+// layer but it (such a run filed TLS libraries under the RPC runtime and Go's
+// crypto packages under the language runtime).
+func (r *Result) LayerSet() []string {
+	if r.Setup.Layers != nil {
+		return r.Setup.Layers
+	}
+	var out []string
+	for _, l := range LayerOrder {
+		if l != LayerCrypto {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // ID is the cell's name with its side.

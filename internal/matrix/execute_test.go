@@ -332,14 +332,15 @@ func TestExecutePrecision(t *testing.T) {
 	if _, err := plan.ParseSpec([]byte(base + "precision: 5%\n")); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("precision without budget: %v; want an error naming budget", err)
 	}
-	for _, bad := range []string{"precision: 150%", "precision: -1%", "precision: lots", "run_shift: 1.5"} {
+	// run_shift is gone: the run measures its own (analysis.RunShift).
+	for _, bad := range []string{"precision: 150%", "precision: -1%", "precision: lots", "run_shift: 8%"} {
 		if _, err := plan.ParseSpec([]byte(base + bad + "\nbudget: 1m\n")); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
-	s, err := plan.ParseSpec([]byte(base + "precision: 0.05\nbudget: 10m\nrun_shift: 8%\n"))
-	if err != nil || s.Precision != 0.05 || s.Shift() != 0.08 {
-		t.Errorf("precision 0.05, run_shift 8%%: %v %v %v", s.Precision, s.Shift(), err)
+	s, err := plan.ParseSpec([]byte(base + "precision: 0.05\nbudget: 10m\n"))
+	if err != nil || s.Precision != 0.05 {
+		t.Errorf("precision 0.05: %v %v", s.Precision, err)
 	}
 }
 

@@ -23,12 +23,20 @@ type Cell struct {
 	Link string `json:"link,omitempty"`
 	// Nodes is the client nodes a cluster run splits the cell's load over
 	// (cluster.nodes); 0 without a cluster.
-	Nodes int  `json:"nodes,omitempty"`
-	Load  Load `json:"-"`
+	Nodes int `json:"nodes,omitempty"`
+	// Security is the cell's security condition (security.go): "" for plaintext,
+	// else tls or mtls with its variants ("tls+tls12"). Connect is "" for a
+	// persistent connection per caller, or per-call.
+	Security string `json:"security,omitempty"`
+	Connect  string `json:"connect,omitempty"`
+	Load     Load   `json:"-"`
 }
 
 // Name is the cell's one stable name: file name, table row and log line, e.g.
-// php-grpc-datalist-200-c50 or go-thrift-datatype-c1.
+// php-grpc-datalist-200-c50 or go-thrift-datatype-c1. Its conditions follow one
+// "@", joined by "+" in a fixed order, each left out at its default: link,
+// security with its variants, connection mode (go-grpc-datalist-200-c1@tls,
+// php-http-datalist-200-c1@tls+percall, java-thrift-datalist-200-c50@lan+mtls).
 func (c Cell) Name() string {
 	var b strings.Builder
 	b.WriteString(c.Client + "-" + c.Protocol + "-" + c.Call)
@@ -42,8 +50,8 @@ func (c Cell) Name() string {
 	case c.Nodes > 1:
 		b.WriteString("-" + strconv.Itoa(c.Nodes) + "nodes")
 	}
-	if c.Link != "" {
-		b.WriteString("@" + c.Link)
+	if t := c.conditions(); len(t) > 0 {
+		b.WriteString("@" + strings.Join(t, "+"))
 	}
 	return b.String()
 }
@@ -87,12 +95,16 @@ func (s Spec) planLink(link string) []Cell {
 					for _, n := range items {
 						for _, c := range sortedInts(s.Concurrency) {
 							for _, nodes := range s.clusterNodes() {
-								cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, ServerLang: srv, Link: link, Nodes: nodes}
-								if s.excluded(cell.Name()) {
-									continue
+								// Conditions innermost: the cells they pair sit side by side.
+								for _, cond := range s.cellConditions() {
+									cell := Cell{Client: client, Protocol: proto, Call: call, Items: n, Concurrency: c, ServerLang: srv, Link: link, Nodes: nodes,
+										Security: cond[0], Connect: cond[1]}
+									if s.excluded(cell.Name()) {
+										continue
+									}
+									cell.Load = s.loadFor(cell.Name())
+									cells = append(cells, cell)
 								}
-								cell.Load = s.loadFor(cell.Name())
-								cells = append(cells, cell)
 							}
 						}
 					}
@@ -121,7 +133,8 @@ func (c Cell) ServerProcKey() string {
 }
 
 // GroupKey is the server process and link a cell runs with: cells of one group
-// share a server start.
+// share a server start and its rounds, so cells that differ only in security or
+// connection mode are timed in the same rounds and their ratio is paired.
 func (c Cell) GroupKey() string { return c.ServerProcKey() + "@" + c.Link }
 
 func (s Spec) excluded(name string) bool {

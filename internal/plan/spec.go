@@ -93,10 +93,6 @@ type Spec struct {
 	// from its start, the later groups' rounds reserved) allows them. 0: none.
 	Precision Fraction `yaml:"precision,omitempty" json:"precision,omitempty"`
 	Budget    Duration `yaml:"budget,omitempty" json:"budget,omitzero"`
-	// RunShift is the standard deviation of a whole run's shift against a rerun on
-	// the same machine, which one run cannot measure: the published intervals add
-	// it (0: DefaultRunShift; docs/method.md, section 11).
-	RunShift Fraction `yaml:"run_shift,omitempty" json:"run_shift,omitempty"`
 	// Forks is how many times a group whose server runs on a JVM (java) starts
 	// its server, as JMH forks: a JVM's steady state differs from one start to
 	// the next (its JIT compiles differently), by more than its rounds vary
@@ -149,6 +145,11 @@ type Spec struct {
 	// link dimension every cell name carries its link (go-http-datalist-5000-c8@100mbit).
 	Link  *Link  `yaml:"link,omitempty" json:"link,omitempty"`
 	Links []Link `yaml:"links,omitempty" json:"links,omitempty"`
+	// Security and Connect are the cells' security conditions (plaintext, tls,
+	// mtls with variants: security.go) and connection modes (persistent,
+	// per-call). None given: plaintext and persistent, named as before.
+	Security []string `yaml:"security,omitempty" json:"security,omitempty"`
+	Connect  []string `yaml:"connect,omitempty" json:"connect,omitempty"`
 	// Cluster runs the cells on a cluster engine (Docker Swarm): the server on a
 	// node of its pool, each cell's load split over client nodes (docs/scale.md).
 	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
@@ -235,11 +236,6 @@ type Resources struct {
 	MemoryMB int     `yaml:"memory_mb" json:"memory_mb"`
 }
 
-// DefaultRunShift is Spec.RunShift when a spec gives none: back-to-back default
-// runs on the build machine shifted +5 % and +8 % in req/s, -4 to -6 % in CPU per
-// call (docs/method.md, section 6); their root mean square is 5.8 %.
-const DefaultRunShift = 0.06
-
 // MaxForks bounds Spec.Forks.
 const MaxForks = 4
 
@@ -275,13 +271,6 @@ func (s Spec) ForkOf(c Cell, r int) int {
 	return min(f, (r-1)/per+1)
 }
 
-// Shift is the run shift the intervals use (RunShift, or DefaultRunShift).
-func (s Spec) Shift() float64 {
-	if s.RunShift > 0 {
-		return float64(s.RunShift)
-	}
-	return DefaultRunShift
-}
 
 // Fraction reads a share as a percentage ("5%") or a fraction (0.05).
 type Fraction float64
@@ -629,6 +618,9 @@ func (s *Spec) Validate() error {
 			return fieldErr(fmt.Sprintf("exclude[%d]", i), "%q: want a glob on cell names such as php-*-c800", g)
 		}
 	}
+	if err := s.validateConditions(); err != nil {
+		return err
+	}
 	if err := s.validateCluster(); err != nil {
 		return err
 	}
@@ -677,6 +669,9 @@ func (s *Spec) Validate() error {
 	}
 	for _, c := range plan {
 		if err := c.Load.validate("load (cell " + c.Name() + ")"); err != nil {
+			return err
+		}
+		if err := validateCellConditions(c); err != nil {
 			return err
 		}
 		if k := c.Load.Conns; k > c.Concurrency {
@@ -759,7 +754,7 @@ func (s *Spec) maxCells() int {
 	for _, ps := range s.Clients {
 		pairs += len(ps)
 	}
-	return mul(mul(pairs, perPair), max(1, len(s.LinkList())))
+	return mul(mul(mul(pairs, perPair), max(1, len(s.LinkList()))), len(s.SecurityList())*len(s.ConnectList()))
 }
 
 // MarshalSpec is s as YAML, the form saved beside a run so Resume reruns exactly it.

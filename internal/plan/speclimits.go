@@ -39,6 +39,8 @@ var specLists = map[string]int{
 	"links":       64,
 	"overrides":   MaxListEntries,
 	"exclude":     MaxListEntries,
+	"security":    32,
+	"connect":     len(ConnectModes),
 }
 
 // sizeError is the refusal of an oversized spec, r: read in lines at constant

@@ -51,7 +51,7 @@ func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
 	if !ag.Met(share) {
 		verdict = "not met"
 	}
-	fmt.Fprintf(&b, "\ngoal (for each figure, >= %.0f %% of cells with the other run's median inside their 95 %% interval, both ways; no verdict flipped between faster and slower): %s\n", share*100, verdict)
+	fmt.Fprintf(&b, "\ngoal (for each figure, %.0f-%.0f %% of cells with the other run's median inside their 95 %% interval, both ways, at a median half-width of at most %.1f x the rerun difference's 95th percentile; no verdict flipped between faster and slower): %s\n", share*100, analysis.CoverHigh*100, analysis.SharpGoal, verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -69,10 +69,11 @@ func writeCalibration(b *strings.Builder, ag analysis.Agreement) {
 			}
 			return pctOf(float64(n) / float64(c.Cells))
 		}
-		fmt.Fprintf(b, "  %-16s B in A's: %d of %d, %s; A in B's: %d of %d, %s; median half-width ±%s (A), ±%s (B); in-run alone ±%s (A), ±%s (B); ±5 %% in-run needs %d rounds\n",
+		fmt.Fprintf(b, "  %-16s B in A's: %d of %d, %s; A in B's: %d of %d, %s; median half-width ±%s (A), ±%s (B), %.2f x the rerun difference's 95th percentile (±%s); in-run alone ±%s (A), ±%s (B); ±5 %% in-run needs %d rounds\n",
 			c.Figure.Name, c.BInA, c.Cells, share(c.BInA), c.AInB, c.Cells, share(c.AInB),
-			pctOf(c.HalfA), pctOf(c.HalfB), pctOf(c.InRunA), pctOf(c.InRunB), c.RoundsFor5)
+			pctOf(c.HalfA), pctOf(c.HalfB), c.Sharpness(), pctOf(c.RerunP95), pctOf(c.InRunA), pctOf(c.InRunB), c.RoundsFor5)
 	}
+	b.WriteString("  " + shiftLine(ag.Calibration[0]) + "\n")
 	if len(ag.Flips) == 0 {
 		return
 	}
@@ -84,4 +85,20 @@ func writeCalibration(b *strings.Builder, ag analysis.Agreement) {
 			fmt.Fprintf(b, "    flipped: %s\n", x)
 		}
 	}
+}
+
+// shiftLine says what run shift the intervals took, and where it came from.
+func shiftLine(c analysis.Calibration) string {
+	if c.Measured {
+		return fmt.Sprintf("run shift against a rerun, from each run's CPU probe along the run: ±%s (A), ±%s (B) (sd)", pctOf(c.ShiftA), pctOf(c.ShiftB))
+	}
+	return fmt.Sprintf("run shift against a rerun: ±%s (A), ±%s (B) (sd; a run without probe times to measure its own takes %s)", pctOf(c.ShiftA), pctOf(c.ShiftB), pctOf(analysis.FallbackRunShift))
+}
+
+// runShiftPhrase names the run shift u's intervals add, and where it came from.
+func runShiftPhrase(u *analysis.Uncertainty) string {
+	if u.ShiftMeasured {
+		return "a whole run's shift of " + pctOf(u.Shift) + " (sd), measured from the CPU probe timed before every round along the run"
+	}
+	return "a whole run's shift of " + pctOf(u.Shift) + " (sd; this run has no probe times to measure its own)"
 }

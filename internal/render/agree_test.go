@@ -106,8 +106,9 @@ func TestAgreeText(t *testing.T) {
 		Outside: []analysis.Disagreement{{Cell: "go-grpc-datalist-2-c1", Figures: []analysis.Moved{
 			{Figure: "req/s", A: 1020, B: 1224, Change: 0.2},
 			{Figure: "client CPU/call", A: 10, B: 7, Change: -0.3, InsideA: true}}}},
-		Calibration: []analysis.Calibration{{Figure: analysis.FigRPS.Figure(), Cells: 12, BInA: 11, AInB: 12, HalfA: 0.05, HalfB: 0.06, InRunA: 0.02, InRunB: 0.03, RoundsFor5: 4}},
-		Flips:       []analysis.Flips{{Kind: analysis.VsGo, Figure: "req/s", Compared: 3, SameVerdict: 2, Flipped: []string{"php-grpc vs go-grpc: faster -> slower"}}},
+		Calibration: []analysis.Calibration{{Figure: analysis.FigRPS.Figure(), Cells: 12, BInA: 11, AInB: 12, HalfA: 0.05, HalfB: 0.06, InRunA: 0.02, InRunB: 0.03, RoundsFor5: 4,
+			RerunP95: 0.05, ShiftA: 0.04, ShiftB: 0.05, Measured: true}},
+		Flips: []analysis.Flips{{Kind: analysis.VsGo, Figure: "req/s", Compared: 3, SameVerdict: 2, Flipped: []string{"php-grpc vs go-grpc: faster -> slower"}}},
 	}
 	for _, tc := range []struct {
 		share float64
@@ -118,7 +119,8 @@ func TestAgreeText(t *testing.T) {
 			"CPU probe, client core: median 6000 µs in A, 6600 µs in B (+10 %: the same work took that much longer in B)\n",
 			"CPU probe, server core: median 5000 µs in A, 5000 µs in B (+0 %: the same time in both runs)\n",
 			"\n1 cells outside ±10 %:\n  go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %, outside A's interval), client CPU/call 10.0 -> 7.00 (-30 %, inside A's interval)\n",
-			"  req/s            B in A's: 11 of 12, 92 %; A in B's: 12 of 12, 100 %; median half-width ±5 % (A), ±6 % (B); in-run alone ±2 % (A), ±3 % (B); ±5 % in-run needs 4 rounds\n",
+			"  req/s            B in A's: 11 of 12, 92 %; A in B's: 12 of 12, 100 %; median half-width ±5 % (A), ±6 % (B), 1.20 x the rerun difference's 95th percentile (±5 %); in-run alone ±2 % (A), ±3 % (B); ±5 % in-run needs 4 rounds\n",
+			"  run shift against a rerun, from each run's CPU probe along the run: ±4 % (A), ±5 % (B) (sd)\n",
 			"    flipped: php-grpc vs go-grpc: faster -> slower\n",
 			"): not met\n"}},
 	} {

@@ -68,8 +68,8 @@ func mdFacts(b *strings.Builder, v *analysis.View) {
 func mdLegend(b *strings.Builder, v *analysis.View) {
 	s := v.Run.Spec
 	b.WriteString("\nEach figure is the median of the good rounds; beside it, its 95 % interval: ±% where it is symmetric, [low-high] " +
-		"where it is not (in the figure's unit). It is where a rerun's median on this machine lands, this run's noise pooled over its cells and a whole " +
-		"run's shift of " + pctOf(s.Shift()) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
+		"where it is not (in the figure's unit). It is where a rerun's median on this machine lands, this run's noise pooled over the cells that share it and " +
+		runShiftPhrase(v.U) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
 		pctOf(analysis.PrecisionOf(s)) + " says so in its note. " +
 		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
 		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +

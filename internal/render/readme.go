@@ -101,8 +101,8 @@ func ResultsTable(w io.Writer, run *results.Run) error {
 			if math.IsNaN(v) {
 				return "—"
 			}
-			if hw := u.Interval(cell, f).HalfWidth(); !math.IsNaN(hw) {
-				return fmt.Sprintf("%s ±%.0f%%", sig(v), 100*hw)
+			if iv := u.Interval(cell, f); iv.Valid() {
+				return sig(v) + pm(iv, 1) // ±% only when symmetric, else [low-high]
 			}
 			return sig(v)
 		}
@@ -128,14 +128,15 @@ func Reproducibility(w io.Writer, a, b *results.Run) error {
 		return fmt.Errorf("runs %s and %s share no cell", a.ID, b.ID)
 	}
 	var sb strings.Builder
-	sb.WriteString("| figure | B's median in A's interval | A's in B's | median half-width A / B | this run alone A / B | rounds ±5 % in-run would need |\n|---|---:|---:|---:|---:|---:|\n")
+	sb.WriteString("| figure | B's median in A's interval | A's in B's | median half-width A / B | rerun difference, 95th percentile | half-width / rerun p95 | this run alone A / B | rounds ±5 % in-run would need |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	share := func(n, of int) string {
 		return fmt.Sprintf("%d of %d, %.0f %%", n, of, 100*float64(n)/float64(max(1, of)))
 	}
 	for _, c := range cal {
-		fmt.Fprintf(&sb, "| %s | %s | %s | ±%.0f %% / ±%.0f %% | ±%.0f %% / ±%.0f %% | %d |\n", c.Figure.Name, share(c.BInA, c.Cells), share(c.AInB, c.Cells),
-			100*c.HalfA, 100*c.HalfB, 100*c.InRunA, 100*c.InRunB, c.RoundsFor5)
+		fmt.Fprintf(&sb, "| %s | %s | %s | ±%.0f %% / ±%.0f %% | ±%.0f %% | %.2f | ±%.0f %% / ±%.0f %% | %d |\n", c.Figure.Name, share(c.BInA, c.Cells), share(c.AInB, c.Cells),
+			100*c.HalfA, 100*c.HalfB, 100*c.RerunP95, c.Sharpness(), 100*c.InRunA, 100*c.InRunB, c.RoundsFor5)
 	}
+	sb.WriteString("\n" + strings.ToUpper(shiftLine(cal[0])[:1]) + shiftLine(cal[0])[1:] + ".\n")
 	compared, flipped, moved := 0, 0, 0
 	for _, f := range flips {
 		compared += f.Compared

@@ -144,12 +144,16 @@ func (p Pool) Var() float64 {
 const PriorDF = 4
 
 // Noise is the noise model of one figure over a run: the pooled within-cell
-// variance of its log values (Pool), and the standard deviation of a whole run's
-// shift against a rerun (RunShift, log scale), which no single run can measure
-// (Spec.RunShift; docs/method.md, section 11).
+// variance of its log values (Pool), how much the cells share it (Prior, from
+// Squeeze; zero: the pool counts PriorDF beside a cell's own), and the standard
+// deviation of a whole run's shift against a rerun (RunShift, log scale),
+// measured from the run's own probe (Drift) on ShiftDF degrees of freedom (0: a
+// value taken as known; docs/method.md, section 11).
 type Noise struct {
 	Pool     Pool
+	Prior    Prior
 	RunShift float64
+	ShiftDF  int
 	// Between is the spread between a server's starts (forks), for the cells of
 	// a group that forks; zero elsewhere.
 	Between Between
@@ -210,9 +214,9 @@ func BetweenForks(cells [][][]float64, forks int) Between {
 	return Between{Var: max(0, (ss-noise)/float64(df)), DF: df, Forks: forks}
 }
 
-// cellVar is a cell's variance, its own shrunk towards the pool's (PriorDF), and
-// the degrees of freedom behind it.
-func (n Noise) cellVar(logs []float64) (v float64, df int) {
+// cellVar is a cell's variance, its own shrunk towards the run's (Prior, or the
+// pool at PriorDF), and the degrees of freedom behind it (+Inf: known).
+func (n Noise) cellVar(logs []float64) (v, df float64) {
 	own := Pool{}
 	own.Add(logs)
 	return n.cellVarOf(own)
@@ -220,23 +224,26 @@ func (n Noise) cellVar(logs []float64) (v float64, df int) {
 
 // cellVarOf is cellVar of a cell whose own deviations are own (a forked cell's:
 // each from its fork's mean).
-func (n Noise) cellVarOf(own Pool) (v float64, df int) {
+func (n Noise) cellVarOf(own Pool) (v, df float64) {
+	if n.Prior.DF > 0 {
+		return n.Prior.Moderated(own)
+	}
 	pv := n.Pool.Var()
 	switch {
 	case math.IsNaN(pv) && own.DF == 0:
 		return math.NaN(), 0
 	case math.IsNaN(pv):
-		return own.Var(), own.DF
+		return own.Var(), float64(own.DF)
 	}
 	prior := min(PriorDF, n.Pool.DF)
 	v = (own.SS + float64(prior)*pv) / float64(own.DF+prior)
 	// The estimate's degrees of freedom, were the pool's variance exact and the
 	// cells alike: 2 E[v]^2 / Var[v] = (own+prior)^2 / own; at most all the run's.
-	df = own.DF + n.Pool.DF
+	d := own.DF + n.Pool.DF
 	if own.DF > 0 {
-		df = min(df, (own.DF+prior)*(own.DF+prior)/own.DF)
+		d = min(d, (own.DF+prior)*(own.DF+prior)/own.DF)
 	}
-	return v, df
+	return v, float64(d)
 }
 
 // medianFactor is the variance of the median of n normal values over the
@@ -251,32 +258,61 @@ func medianFactor(n int) float64 {
 }
 
 // tQuantile is Student's t quantile at p with df degrees of freedom (the normal's
-// for df <= 0: a known variance).
-func tQuantile(p float64, df int) float64 {
-	if df <= 0 {
+// for df <= 0 or +Inf: a known variance).
+func tQuantile(p float64, df float64) float64 {
+	if df <= 0 || math.IsInf(df, 1) || df > 1e6 {
 		return mstats.InvCDF(mstats.StdNormal)(p)
 	}
-	return mstats.InvCDF(mstats.TDist{V: float64(df)})(p)
+	return mstats.InvCDF(mstats.TDist{V: df})(p)
+}
+
+// part is one variance a half-width adds up, with the degrees of freedom of its
+// estimate (0 or +Inf: known).
+type part struct {
+	v, df float64
+}
+
+// halfWidth is the 95 % half-width of a sum of estimated variances: t at the
+// Welch-Satterthwaite degrees of freedom of the sum times its square root.
+func halfWidth(parts ...part) float64 {
+	var sum, den float64
+	for _, p := range parts {
+		sum += p.v
+		if p.df > 0 && !math.IsInf(p.df, 1) {
+			den += p.v * p.v / p.df
+		}
+	}
+	df := math.Inf(1)
+	if den > 0 {
+		df = max(1, sum*sum/den)
+	}
+	return tQuantile(1-(1-Confidence)/2, df) * math.Sqrt(sum)
+}
+
+// shift is the run shift's part of a rerun's half-width.
+func (n Noise) shift() part {
+	return part{n.RunShift * n.RunShift, float64(n.ShiftDF)}
 }
 
 // Median is the interval where a rerun's median of this cell will land, at 95 %:
 // centred on this run's median of v, its half-width on the log scale
 // t * sqrt(2 * f(n) * s^2 / n + RunShift^2), where s^2 is the cell's variance
 // (cellVar), f(n) the median's variance factor, 2 for the two runs' medians each
-// carrying the noise, and RunShift the whole run's shift. RunShift 0 with the 2
-// left out is the interval of this run's median alone (InRun).
+// carrying the noise, RunShift the whole run's shift, and t at the two parts'
+// Welch-Satterthwaite degrees of freedom. RunShift 0 with the 2 left out is the
+// interval of this run's median alone (InRun).
 func (n Noise) Median(v []float64) Interval {
-	return n.interval(v, 2, n.RunShift)
+	return n.interval(v, 2, true)
 }
 
 // InRun is the 95 % interval of this run's median of v alone: where the median
 // of many rounds on this machine, at this time, lies. It is what more rounds
 // shrink (Spec.Precision); a rerun needs Median.
 func (n Noise) InRun(v []float64) Interval {
-	return n.interval(v, 1, 0)
+	return n.interval(v, 1, false)
 }
 
-func (n Noise) interval(v []float64, runs float64, shift float64) Interval {
+func (n Noise) interval(v []float64, runs float64, rerun bool) Interval {
 	l := Logs(v)
 	if len(l) == 0 {
 		return Interval{}
@@ -284,14 +320,20 @@ func (n Noise) interval(v []float64, runs float64, shift float64) Interval {
 	med := Median(v)
 	s2, df := n.cellVar(l)
 	if math.IsNaN(s2) {
-		if shift == 0 {
+		if !rerun || n.RunShift == 0 {
 			return Interval{}
 		}
 		s2, df = 0, 0
 	}
-	k := float64(len(l))
-	hw := tQuantile(1-(1-Confidence)/2, df) * math.Sqrt(runs*medianFactor(len(l))*s2/k+shift*shift)
-	return Interval{Center: med, Low: med * math.Exp(-hw), High: med * math.Exp(hw), N: len(l)}
+	parts := []part{{runs * medianFactor(len(l)) * s2 / float64(len(l)), df}}
+	if rerun {
+		parts = append(parts, n.shift())
+	}
+	return around(med, halfWidth(parts...), len(l))
+}
+
+func around(center, hw float64, n int) Interval {
+	return Interval{Center: center, Low: center * math.Exp(-hw), High: center * math.Exp(hw), N: n}
 }
 
 // MedianForks is Median for a cell of a group that forks, given its forks' values:
@@ -319,20 +361,7 @@ func (n Noise) MedianForks(forks [][]float64) Interval {
 		s2, df = 0, 0
 	}
 	k := float64(len(l))
-	a := 2 * medianFactor(len(l)) * s2 / k
-	b := 2 * n.Between.Var / float64(n.Between.Forks)
-	dfe := 0 // the normal's quantile when neither part has an estimate's df
-	if num := (a + b) * (a + b); num > 0 {
-		den := 0.0
-		if df > 0 {
-			den += a * a / float64(df)
-		}
-		den += b * b / float64(n.Between.DF)
-		if den > 0 {
-			dfe = max(1, int(num/den))
-		}
-	}
-	med := Median(all)
-	hw := tQuantile(1-(1-Confidence)/2, dfe) * math.Sqrt(a+b+n.RunShift*n.RunShift)
-	return Interval{Center: med, Low: med * math.Exp(-hw), High: med * math.Exp(hw), N: len(l)}
+	hw := halfWidth(part{2 * medianFactor(len(l)) * s2 / k, df},
+		part{2 * n.Between.Var / float64(n.Between.Forks), float64(n.Between.DF)}, n.shift())
+	return around(Median(all), hw, len(l))
 }

@@ -58,9 +58,8 @@ func (d Noise) PairedRatio(a, b map[int]float64, na, nb Noise) Ratio {
 	center := math.Exp(Median(logs))
 	s2, df := d.cellVar(logs)
 	k := float64(len(logs))
-	hw := tQuantile(1-(1-Confidence)/2, df) * math.Sqrt(medianFactor(len(logs))*s2/k)
-	return Ratio{Interval: Interval{Center: center, Low: center * math.Exp(-hw), High: center * math.Exp(hw), N: len(logs)},
-		Paired: true, Rounds: len(logs)}
+	hw := halfWidth(part{medianFactor(len(logs)) * s2 / k, df})
+	return Ratio{Interval: around(center, hw, len(logs)), Paired: true, Rounds: len(logs)}
 }
 
 // PairedLogRatios are log(a[r]/b[r]) over the rounds r both have (positive values
@@ -82,13 +81,13 @@ func PairedLogRatios(a, b map[int]float64) []float64 {
 	return out
 }
 
-// forkVar is the variance a run's median carries from its forks' shifts: the
+// forkPart is the variance a run's median carries from its forks' shifts: the
 // spread between forks over the forks it averages (0 without forks).
-func (b Between) forkVar() float64 {
+func (b Between) forkPart() part {
 	if b.Forks < 2 || b.DF == 0 {
-		return 0
+		return part{}
 	}
-	return b.Var / float64(b.Forks)
+	return part{b.Var / float64(b.Forks), float64(b.DF)}
 }
 
 // UnpairedRatio is median(a)/median(b) for cells that did not share rounds (two
@@ -106,12 +105,10 @@ func UnpairedRatio(a, b []float64, na, nb Noise) Ratio {
 		return Ratio{}
 	}
 	center := Median(a) / Median(b)
-	v := medianFactor(len(la))*va/float64(len(la)) + medianFactor(len(lb))*vb/float64(len(lb)) + na.RunShift*na.RunShift
 	// A cell of a group that forks carries its forks' shifts (Between).
-	v += na.Between.forkVar() + nb.Between.forkVar()
-	hw := tQuantile(1-(1-Confidence)/2, min(dfa, dfb)) * math.Sqrt(v)
-	return Ratio{Interval: Interval{Center: center, Low: center * math.Exp(-hw), High: center * math.Exp(hw), N: min(len(la), len(lb))},
-		Rounds: min(len(la), len(lb))}
+	hw := halfWidth(part{medianFactor(len(la)) * va / float64(len(la)), dfa}, part{medianFactor(len(lb)) * vb / float64(len(lb)), dfb},
+		na.shift(), na.Between.forkPart(), nb.Between.forkPart())
+	return Ratio{Interval: around(center, hw, min(len(la), len(lb))), Rounds: min(len(la), len(lb))}
 }
 
 func values(m map[int]float64) []float64 {

@@ -3,6 +3,7 @@ package costplan
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,38 @@ func TestCostYAML(t *testing.T) {
 	cells, _ := s.Plan()
 	if len(cells) == 0 {
 		t.Fatal("cost.yaml plans no cell")
+	}
+}
+
+var stackName = regexp.MustCompile(`\b(go|php-pure|php|java)-(grpc|thrift|http|ice|dubbo)\b`)
+
+// Every cell cost.yaml leaves out gets a reason that names that cell's stack
+// first: one exclusion covers many cells, and java-http's reason used to be
+// java-thrift's words ("java-thrift made its 10 calls"), php-ice's server side
+// grpc-java's epoll transport.
+func TestReasonsNameTheirCell(t *testing.T) {
+	s, err := LoadSpec(filepath.Join("..", "..", "..", "cost.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, skipped := s.Plan()
+	if len(skipped) == 0 {
+		t.Fatal("cost.yaml leaves nothing out")
+	}
+	for _, k := range skipped {
+		own := k.Cell.Client + "-" + k.Cell.Protocol
+		if first := stackName.FindString(k.Reason); first != own {
+			t.Errorf("%s: reason names %q first; want %q: %s", k.Cell.ID(), first, own, k.Reason)
+		}
+		if strings.Contains(k.Reason, "{") {
+			t.Errorf("%s: a placeholder left: %s", k.Cell.ID(), k.Reason)
+		}
+		if k.Cell.Server == "java" && k.Cell.Side == SideServer && strings.Contains(k.Reason, "epoll") {
+			t.Errorf("%s: grpc-java's epoll given for a %s server", k.Cell.ID(), k.Cell.Protocol)
+		}
+	}
+	c := Cell{Client: "java", Protocol: "http", Items: 200, Side: SideClient}
+	if got := c.Reason("{stack} {client} {protocol} {side} {cell}"); got != "java-http java http client java-http-datalist-200-c1" {
+		t.Errorf("Reason = %q", got)
 	}
 }

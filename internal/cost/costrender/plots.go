@@ -28,15 +28,16 @@ type Plot struct {
 	SVG, PNG      []byte
 }
 
-// layerColors: one per layer, in LayerOrder.
-var layerColors = []color.Color{
-	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, // codec
-	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, // rpc
-	color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, // transport
-	color.RGBA{0x94, 0x67, 0xbd, 0xff}, // runtime
-	color.RGBA{0xd6, 0x27, 0x28, 0xff}, // rpcbed
-	color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, // other
-	color.RGBA{0x8c, 0x56, 0x4b, 0xff}, // gc (apart, on top)
+// layerColors: one per layer.
+var layerColors = map[string]color.Color{
+	cost.LayerCodec:     color.RGBA{0x1f, 0x77, 0xb4, 0xff},
+	cost.LayerRPC:       color.RGBA{0xff, 0x7f, 0x0e, 0xff},
+	cost.LayerCrypto:    color.RGBA{0xe3, 0x77, 0xc2, 0xff},
+	cost.LayerTransport: color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	cost.LayerRuntime:   color.RGBA{0x94, 0x67, 0xbd, 0xff},
+	cost.LayerRpcbed:    color.RGBA{0xd6, 0x27, 0x28, 0xff},
+	cost.LayerOther:     color.RGBA{0x7f, 0x7f, 0x7f, 0xff},
+	cost.LayerGC:        color.RGBA{0x8c, 0x56, 0x4b, 0xff}, // apart, on top
 }
 
 // Plots draws the cost run's figures: PHP over Go, the layers per cell on each
@@ -189,7 +190,7 @@ func phpOverGoPlot(r *cost.Result) (*plot.Plot, error) {
 func layersPlot(r *cost.Result, side string) (*plot.Plot, vg.Length, error) {
 	var cells []cost.CellRun
 	for _, c := range r.Cells {
-		if c.Side == side && c.Status == cost.StatusOK && c.PerCall.Ir > 0 {
+		if _, ok := c.PerCall.Shares(); ok && c.Side == side && c.Status == cost.StatusOK && c.OneTimeWork() == "" {
 			cells = append(cells, c)
 		}
 	}
@@ -206,13 +207,14 @@ func layersPlot(r *cost.Result, side string) (*plot.Plot, vg.Length, error) {
 		names = append(names, cells[i].Cell)
 	}
 	var prev *plotter.BarChart
-	for li, l := range cost.LayerOrder {
+	for _, l := range r.LayerSet() {
 		vals := make(plotter.Values, len(names))
 		for i := range names {
 			c := cells[len(cells)-1-i]
-			v := 100 * c.PerCall.Layers[l] / c.PerCall.Ir
-			if v < 0 {
-				v = 0 // a layer that shrank between the runs: noise around 0
+			sh, _ := c.PerCall.Shares()
+			v := 100 * sh[l]
+			if l == cost.LayerGC {
+				v = math.Max(0, 100*c.PerCall.GC.Ir/c.PerCall.Ir) // a collection in the short run only: none per call
 			}
 			vals[i] = v
 		}
@@ -221,7 +223,7 @@ func layersPlot(r *cost.Result, side string) (*plot.Plot, vg.Length, error) {
 			return nil, 0, err
 		}
 		bc.Horizontal = true
-		bc.Color = layerColors[li]
+		bc.Color = layerColors[l]
 		bc.LineStyle.Width = 0
 		if prev != nil {
 			bc.StackOn(prev)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,9 +50,10 @@ func WriteAll(dir string, r *cost.Result) error {
 var csvHeader = []string{"cell", "side", "client", "protocol", "items", "server", "status", "short_calls", "long_calls",
 	"instructions", "est_cycles", "l1_misses", "ll_misses", "data_reads", "data_writes", "syscalls",
 	"bytes_in", "bytes_out", "allocs",
-	"layer_codec", "layer_rpc", "layer_transport", "layer_runtime", "layer_rpcbed", "layer_other", "gc_instructions",
+	"layer_codec", "layer_rpc", "layer_crypto", "layer_transport", "layer_runtime", "layer_rpcbed", "layer_other", "gc_instructions",
 	"time_driven_instructions", "bookkeeping_instructions", "ms_per_call_under_callgrind", "gc_cycles_short", "gc_cycles_long",
-	"go_heap_bytes", "go_heap_objects", "server_live_heap_bytes", "seconds", "error"}
+	"go_heap_bytes", "go_heap_objects", "server_live_heap_bytes", "seconds", "error",
+	"security", "crypto_per_run_instructions", "flag_reason"}
 
 // WriteCSV writes one row per cell and side, per-call figures.
 func WriteCSV(w io.Writer, r *cost.Result) error {
@@ -59,11 +61,13 @@ func WriteCSV(w io.Writer, r *cost.Result) error {
 	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
+	have := r.LayerSet()
 	for _, c := range r.Cells {
 		p := c.PerCall
 		row := []string{c.Cell, c.Side, c.Client, c.Protocol, strconv.Itoa(c.Items), c.Server, c.Status,
 			strconv.FormatInt(c.ShortCalls, 10), strconv.FormatInt(c.LongCalls, 10)}
-		if c.Status == cost.StatusOK {
+		flag := c.OneTimeWork()
+		if c.Status == cost.StatusOK && flag == "" {
 			row = append(row, f0(p.Ir), f0(p.Cycles), f0(p.L1Misses()), f0(p.LLMisses()), f0(p.Dr), f0(p.Dw),
 				f2(p.Syscalls), f0(p.BytesIn), f0(p.BytesOut), f2(c.Allocs))
 			// A negative marginal is noise larger than the figure: no figure.
@@ -77,6 +81,10 @@ func WriteCSV(w io.Writer, r *cost.Result) error {
 				if l == cost.LayerGC {
 					v = p.GC.Ir
 				}
+				if !slices.Contains(have, l) {
+					row = append(row, "") // a run made before the layer existed
+					continue
+				}
 				row = append(row, nonNeg(f0(v)))
 			}
 			row = append(row, nonNeg(f0(p.TimeDriven)), nonNeg(f0(p.Bookkeeping)), nonNeg(f2(p.MsPerCall)), f0(c.GCCycles[0]), f0(c.GCCycles[1]))
@@ -88,7 +96,11 @@ func WriteCSV(w io.Writer, r *cost.Result) error {
 		} else {
 			row = append(row, make([]string, 18+len(cost.LayerOrder))...)
 		}
-		row = append(row, strconv.FormatFloat(c.Seconds, 'f', 1, 64), c.Error)
+		perRun := ""
+		if v, ok := c.PerRun[cost.LayerCrypto]; ok && flag == "" {
+			perRun = nonNeg(f0(v))
+		}
+		row = append(row, strconv.FormatFloat(c.Seconds, 'f', 1, 64), c.Error, c.Security, perRun, flag)
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -150,11 +162,16 @@ func thousands(v float64) string {
 	return b.String()
 }
 
-// WriteMD writes cost.md: the tables, PHP over Go, and (with a matrix run) the
-// counts against the timed CPU per call.
+// WriteMD writes cost.md: a summary and a reading guide, the tables, PHP over
+// Go, and (with a matrix run) the counts against the timed CPU per call.
 func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	bw := &errWriter{w: w}
 	bw.printf("# rpcbed cost run\n\n")
+	bw.printf("## In plain words\n\n")
+	for _, l := range Summary(r, timed) {
+		bw.printf("- %s\n", l)
+	}
+	bw.printf("\n## How to read it\n\n%s\n\n", ReadingGuide)
 	bw.printf("Per call, by the marginal method: (long run − short run) / (long calls − short calls), each side measured on its own under callgrind (docs/cost.md).\n\n")
 	bw.printf("%s\n\n", LeavesOut)
 	s := r.Setup
@@ -172,35 +189,21 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	if s.ReadDelay != "" || s.ServerRuns != "" || s.GC != "" {
 		bw.printf("\n")
 	}
-	for _, side := range []string{cost.SideClient, cost.SideServer} {
-		title := "Client side (client under callgrind, native server)"
-		if side == cost.SideServer {
-			title = "Server side (go-server under callgrind, native client)"
+	for _, sd := range Sides(r) {
+		bw.printf("## %s\n\n", sd.Title)
+		bw.printf("| cell | %s |\n", strings.Join(Columns(r), " | "))
+		bw.printf("|---|%s\n", strings.Repeat("---:|", len(Columns(r))))
+		for _, rw := range sd.Rows {
+			bw.printf("| %s | %s |\n", rw.Name(), strings.Join(rw.Figures, " | "))
 		}
-		bw.printf("## %s\n\n", title)
-		noFigure := false
-		bw.printf("| cell | instructions | est. cycles | L1 misses | LL misses | syscalls | bytes in | bytes out | allocs | codec | RPC | transport | runtime | rpcbed | other | GC, apart: instructions (%% on top) | left out: time-driven, bookkeeping | ms/call under callgrind | GC cycles, short / long run |\n")
-		bw.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, c := range r.Cells {
-			if c.Side != side || c.Status != cost.StatusOK {
-				continue
-			}
-			p := c.PerCall
-			line := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", c.Cell, fig(p.Ir), fig(p.Cycles),
-				fig(p.L1Misses()), fig(p.LLMisses()), fig1(p.Syscalls), fig(p.BytesIn), fig(p.BytesOut), fig1(c.Allocs))
-			for _, l := range cost.LayerOrder {
-				if l == cost.LayerGC {
-					line += fmt.Sprintf(" %s (%s) |", fig(p.GC.Ir), pct(p.GC.Ir, p.Ir))
-					continue
-				}
-				line += fmt.Sprintf(" %s |", pct(p.Layers[l], p.Ir))
-			}
-			line += fmt.Sprintf(" %s, %s | %s | %.0f / %.0f |", fig(p.TimeDriven), fig(p.Bookkeeping), fig1(p.MsPerCall), c.GCCycles[0], c.GCCycles[1])
-			noFigure = noFigure || strings.Contains(line, NoFigure)
-			bw.printf("%s\n", line)
-		}
-		if noFigure {
+		if sd.NoFigure {
 			bw.printf("\n%s\n", NoFigureNote)
+		}
+		if len(sd.Flagged) > 0 {
+			bw.printf("\nFlagged (%s):\n\n", FlaggedMark)
+			for _, rw := range sd.Flagged {
+				bw.printf("- %s: %s.\n", rw.Cell, rw.Flag)
+			}
 		}
 		bw.printf("\n")
 	}
@@ -213,11 +216,19 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	}
 	if timed != nil {
 		cmp := coststats.CompareTimed(r, timed)
-		bw.printf("## Estimated cycles against the matrix's CPU per call\n\n")
-		bw.printf("Spearman's rank correlation over %d cells and sides: %.2f. Cycles per CPU µs (cycles / (CPU µs × 1000)) shows where the count leaves the most out: a low figure is kernel work, waiting or cache behaviour the count does not see.\n\n", len(cmp.Points), cmp.Spearman)
-		bw.printf("| cell | side | est. cycles | CPU µs/call | est. cycles per CPU ns | syscalls |\n|---|---|---:|---:|---:|---:|\n")
-		for _, p := range cmp.Outliers(8) {
-			bw.printf("| %s | %s | %s | %.1f | %.2f | %.1f |\n", p.Cell, p.Side, thousands(p.Cycles), p.CPUus, p.PerNs, p.Syscalls)
+		bw.printf("## Counts against the matrix's CPU per call\n\n%s\n\n", TimedIntro(cmp))
+		bw.printf("| cell | side | instructions | est. cycles | CPU µs/call | instructions per CPU ns | syscalls |\n|---|---|---:|---:|---:|---:|---:|\n")
+		low, high := cmp.Ends(4)
+		for i, pts := range [][]coststats.TimedPoint{low, high} {
+			if i == 1 && len(low) > 0 {
+				bw.printf("| … | | | | | | |\n")
+			}
+			for _, p := range pts {
+				bw.printf("| %s | %s | %s | %s | %.1f | %s | %.1f |\n", p.Cell, p.Side, thousands(p.Instructions), thousands(p.Cycles), p.CPUus, perNs(p), p.Syscalls)
+			}
+		}
+		if beyond := Beyond(cmp); len(beyond) > 0 {
+			bw.printf("\n%s\n", BeyondNote(beyond))
 		}
 		bw.printf("\n")
 	}

@@ -19,7 +19,9 @@ func setup(ctx context.Context, o Options) cost.Setup {
 		LoadBefore:   loadavg(),
 		Pinning:      pinning(o),
 		ReadDelay:    o.Spec.ReadDelay,
-		ServerRuns: "go-server under callgrind runs a full collection (runtime.GC, -pprof's heap?gc=1) before each run, then its counters are zeroed (callgrind_control -z) and dumped after it (-d); " +
+		Layers:       cost.LayerOrder,
+		ServerRuns: "each server-side cell makes one unmeasured call first (go-server's table of converted items grows to the cell's size and protocol outside both runs); " +
+			"go-server under callgrind runs a full collection (runtime.GC, -pprof's heap?gc=1) before each run, then its counters are zeroed (callgrind_control -z) and dumped after it (-d); " +
 			"its runtime's MemStats (collections, bytes and objects allocated) are read before and after each run",
 		GC: "the garbage collector's work (Go's mark, sweep, scavenger, assists, write-barrier buffers; the Zend cycle collector) is counted apart from the instructions and cycles per call and reported beside them (gc): a collection lands in a run's window at a moment the pacer picks from timing",
 	}

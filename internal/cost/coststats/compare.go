@@ -1,6 +1,7 @@
 package coststats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -8,16 +9,34 @@ import (
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
-// TimedPoint is one cell and side: its estimated cycles and the matrix's CPU µs
-// per call on that side.
+// MaxInstructionsPerNs is the most instructions a core can retire in a ns of
+// CPU time: a clock of at most 5 GHz (server cores, Xeon and EPYC, boost to 3.5-4.5)
+// times at most 4 instructions a cycle sustained on branchy code such as codecs
+// and RPC runtimes (a core's rename width is 4 to 6; such code retires 1 to 3).
+// A cell whose count is above it holds work the core does in fewer instructions
+// than callgrind counts (callgrind counts every iteration of a rep-prefixed
+// string instruction, the hardware counts it once: 100 copies of 1 MiB by Go's
+// copy count 11.6 M instructions under callgrind, one per 8 bytes), or the timed
+// and the counted runs did different work: its ratio is flagged, not a result.
+const MaxInstructionsPerNs = 20.0
+
+// TimedPoint is one cell and side: its counts and the matrix's CPU µs per call
+// on that side.
 type TimedPoint struct {
 	Cell, Side string
 	Client     string
-	Cycles     float64
-	CPUus      float64
-	PerNs      float64 // est. cycles per ns of CPU
-	Syscalls   float64
+	// Instructions and Cycles are per call, the collector's work included (the
+	// timed CPU includes it too).
+	Instructions float64
+	Cycles       float64
+	CPUus        float64
+	PerNs        float64 // instructions per ns of CPU
+	Syscalls     float64
 }
+
+// Plausible is whether the point's instructions per CPU ns are within what a
+// core can retire (0, MaxInstructionsPerNs].
+func (p TimedPoint) Plausible() bool { return p.PerNs > 0 && p.PerNs <= MaxInstructionsPerNs }
 
 // Comparison is the counts against the timed figures.
 type Comparison struct {
@@ -27,11 +46,11 @@ type Comparison struct {
 
 // CompareTimed pairs every measured cell with the matrix's CPU per call.
 func CompareTimed(r *cost.Result, t cost.Timed) Comparison {
-	var cmp Comparison
+	var out Comparison
 	var x, y []float64
 	for _, c := range r.Cells {
-		if c.Status != cost.StatusOK {
-			continue
+		if c.Status != cost.StatusOK || c.OneTimeWork() != "" {
+			continue // not a result: no ratio either
 		}
 		tm, ok := t[c.Cell]
 		if !ok {
@@ -45,40 +64,26 @@ func CompareTimed(r *cost.Result, t cost.Timed) Comparison {
 			continue
 		}
 		// The timed CPU includes the collector's work: so do these cycles.
-		cyc := c.PerCall.WithGC().Cycles()
-		cmp.Points = append(cmp.Points, TimedPoint{Cell: c.Cell, Side: c.Side, Client: c.Client, Cycles: cyc,
-			CPUus: cpu, PerNs: cyc / (cpu * 1000), Syscalls: c.PerCall.Syscalls})
+		w := c.PerCall.WithGC()
+		cyc := w.Cycles()
+		out.Points = append(out.Points, TimedPoint{Cell: c.Cell, Side: c.Side, Client: c.Client, Instructions: w.Ir, Cycles: cyc,
+			CPUus: cpu, PerNs: w.Ir / (cpu * 1000), Syscalls: c.PerCall.Syscalls})
 		x = append(x, cyc)
 		y = append(y, cpu)
 	}
-	cmp.Spearman = stats.Spearman(x, y)
-	return cmp
+	out.Spearman = stats.Spearman(x, y)
+	return out
 }
 
-// Outliers are the n points whose cycles per CPU ns lie furthest (on a log
-// scale) from the median: where the count and the time disagree most.
-func (c Comparison) Outliers(n int) []TimedPoint {
-	if len(c.Points) == 0 {
-		return nil
-	}
-	var v []float64
-	for _, p := range c.Points {
-		v = append(v, math.Log(p.PerNs))
-	}
-	med := stats.Median(v)
+// Ends are the n points with the fewest instructions per CPU ns (where the
+// count leaves the most out: kernel work, waiting) and the n with the most
+// (where it counts the most the core does faster), each in ascending order, no
+// point in both.
+func (c Comparison) Ends(n int) (low, high []TimedPoint) {
 	pts := slices.Clone(c.Points)
-	slices.SortStableFunc(pts, func(a, b TimedPoint) int {
-		da, db := math.Abs(math.Log(a.PerNs)-med), math.Abs(math.Log(b.PerNs)-med)
-		switch {
-		case da > db:
-			return -1
-		case da < db:
-			return 1
-		}
-		return 0
-	})
-	if len(pts) > n {
-		pts = pts[:n]
+	slices.SortStableFunc(pts, func(a, b TimedPoint) int { return cmp.Compare(a.PerNs, b.PerNs) })
+	if 2*n > len(pts) {
+		n = len(pts) / 2
 	}
-	return pts
+	return pts[:n], pts[len(pts)-n:]
 }

@@ -1,4 +1,4 @@
-package javaclient_test
+package javaserver_test
 
 // Idle connections against the five Java baselines (issue 28 #3, #4): idleConns
 // connections that connect and then send nothing (gRPC's send the HTTP/2 preface and

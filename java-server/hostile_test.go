@@ -1,4 +1,4 @@
-package javaclient_test
+package javaserver_test
 
 // Hostile input against the five Java baselines (issue 18): each case sends what broke
 // a baseline before, then makes a normal call on the same port; the flood tier holds
