@@ -29,7 +29,7 @@ type flagRule[In any] struct {
 	why  func(In) []string
 }
 
-// flagRules are the rules RunPath.Once judges a repeat by, in the order its
+// flagRules are the rules RunPath.Measure judges a repeat by, in the order its
 // flags and notes are listed.
 var flagRules = []flagRule[flagInput]{
 	{results.FlagCPUScope, cpuScope},
@@ -41,8 +41,8 @@ var flagRules = []flagRule[flagInput]{
 	{results.FlagFewCalls, fewCalls},
 }
 
-// raise applies rules to rep in their order.
-func raise[In any](rep *results.Repeat, rules []flagRule[In], in In) {
+// applyFlags applies rules to rep in their order.
+func applyFlags[In any](rep *results.Repeat, rules []flagRule[In], in In) {
 	for _, r := range rules {
 		for _, why := range r.why(in) {
 			rep.Flag(r.flag, why)

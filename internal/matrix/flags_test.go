@@ -54,7 +54,7 @@ func TestFlagRules(t *testing.T) {
 			in := quiet()
 			tc.change(&in)
 			var rep results.Repeat
-			raise(&rep, flagRules, in)
+			applyFlags(&rep, flagRules, in)
 			dropCPU(&rep)
 			if !slices.Equal(rep.Flags, tc.flags) {
 				t.Errorf("flags %q; want %q", rep.Flags, tc.flags)
@@ -101,7 +101,7 @@ func TestClusterFlagRules(t *testing.T) {
 			in := tc.in
 			tc.change(&in)
 			var rep results.Repeat
-			raise(&rep, taskFlagRules, in)
+			applyFlags(&rep, taskFlagRules, in)
 			if got := strings.Join(rep.Notes, "; "); (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
 				t.Errorf("notes %q; want %q", got, tc.want)
 			}
@@ -112,7 +112,7 @@ func TestClusterFlagRules(t *testing.T) {
 		want bool
 	}{{0.019, false}, {0.021, true}} {
 		var rep results.Repeat
-		raise(&rep, skewRules, clusterInput{window: &results.Window{SkewS: tc.skew}, taskSeconds: []float64{2, 2, 2}})
+		applyFlags(&rep, skewRules, clusterInput{window: &results.Window{SkewS: tc.skew}, taskSeconds: []float64{2, 2, 2}})
 		if rep.Has(results.FlagWindowSkew) != tc.want {
 			t.Errorf("windows %.0f ms apart over 2 s: window-skew %v; want %v (%q)", tc.skew*1000, !tc.want, tc.want, rep.Notes)
 		}

@@ -19,11 +19,11 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
-// ---- placement: one engine per host ----------------------------------------------
+// ---- hosts: one engine per host ----------------------------------------------
 
-// placement is a multi-host run's engines: one runner per host, and the host of
+// hostEngines is a multi-host run's engines: one runner per host, and the host of
 // every role.
-type placement struct {
+type hostEngines struct {
 	spec    *plan.Spec
 	runners map[string]*runner.Docker // host name -> its engine
 }
@@ -61,14 +61,14 @@ func imagesFor(s *plan.Spec, host string, p Programs) []string {
 	return ims
 }
 
-// place connects to every host's engine and copies the images each needs from
+// connectHosts connects to every host's engine and copies the images each needs from
 // the driver's engine (src).
-func place(ctx context.Context, s *plan.Spec, src runner.Runner, p Programs, note func(string)) (*placement, error) {
+func connectHosts(ctx context.Context, s *plan.Spec, src runner.Runner, p Programs, note func(string)) (*hostEngines, error) {
 	d, ok := src.(*runner.Docker)
 	if !ok {
 		return nil, fmt.Errorf("hosts: a multi-host run needs the Docker runner (-runner docker), not %T", src)
 	}
-	pl := &placement{spec: s, runners: map[string]*runner.Docker{}}
+	pl := &hostEngines{spec: s, runners: map[string]*runner.Docker{}}
 	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
 		h := s.Hosts[name]
 		r, err := runner.NewDockerAt(h.Engine)
@@ -92,7 +92,7 @@ func place(ctx context.Context, s *plan.Spec, src runner.Runner, p Programs, not
 	return pl, nil
 }
 
-func (pl *placement) close() {
+func (pl *hostEngines) close() {
 	if pl == nil {
 		return
 	}
@@ -103,7 +103,7 @@ func (pl *placement) close() {
 
 // runnerFor is the engine a role runs on under link l: a loopback link puts each
 // client on its server's host.
-func (pl *placement) runnerFor(role string, server string, l plan.Link) *runner.Docker {
+func (pl *hostEngines) runnerFor(role string, server string, l plan.Link) *runner.Docker {
 	if l.Loopback && !strings.HasSuffix(role, "-server") {
 		role = server + "-server"
 	}
@@ -124,7 +124,7 @@ func addrFor(addr string, l plan.Link) string {
 }
 
 // checkImage is an image a host has (for bash checks): go when it has it.
-func (pl *placement) checkImage(host string, p Programs) string {
+func (pl *hostEngines) checkImage(host string, p Programs) string {
 	ims := imagesFor(pl.spec, host, p)
 	if len(ims) == 0 {
 		return p.image("go")
@@ -253,7 +253,7 @@ func serverRole(key string) string {
 // removes the shaping and closes the engines.
 func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
 	s := &e.run.Spec
-	pl, err := place(ctx, s, e.o.Runner, e.o.Programs, e.prog.note)
+	pl, err := connectHosts(ctx, s, e.o.Runner, e.o.Programs, e.prog.note)
 	if err != nil {
 		return nil, err
 	}

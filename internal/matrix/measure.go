@@ -71,13 +71,13 @@ type Job struct {
 	AB bool
 }
 
-// Once runs j against srv (nil: no server is sampled) and returns its repeat,
+// Measure runs j against srv (nil: no server is sampled) and returns its repeat,
 // Index left to the caller, in steps: run the client with the samplers and
-// probes around it (run), keep its raw output, judge its report (judge),
+// probes around it (run), keep its raw output, read and check its report (readReport),
 // measure both sides over its window (window), derive the figures (metrics),
-// then raise the flags (flagRules, flags.go). Only ctx's cancellation is an
+// then apply the flag rules (flagRules, flags.go). Only ctx's cancellation is an
 // error; everything else is recorded in the Repeat.
-func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
+func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
 	rep := results.Repeat{Raw: j.Raw}
 	var smp *sampler
 	if srv != nil && j.Proto != "" {
@@ -108,7 +108,7 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 	}
 	rep.ExitCode, rep.WallS = res.ExitCode, res.Wall.Seconds()
 	rep.ClientCPUS = (res.CPUUser + res.CPUSystem).Seconds()
-	r, why := judge(res, runErr, j.AB)
+	r, why := readReport(res, runErr, j.AB)
 	fail = append(fail, why...)
 	if r != nil && len(why) == 0 && len(fail) == 0 {
 		rep.Report = r
@@ -122,7 +122,7 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 	rep.Window = w
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
 	rep.Metrics = metrics(r, rep.ClientCPUS, w)
-	raise(&rep, flagRules, flagInput{report: r, window: w, client: !j.AB && j.Prog == nil})
+	applyFlags(&rep, flagRules, flagInput{report: r, window: w, client: !j.AB && j.Prog == nil})
 	dropCPU(&rep)
 	if r.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", r.Failed, r.Complete, errorKinds(r)))
@@ -130,7 +130,7 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 	return rep, nil
 }
 
-// window is the step of Once that measures both sides over the client's
+// window is the step of Measure that measures both sides over the client's
 // measured window: the client's own (its report's), else the run's as the
 // driver saw it; processCPU is the runner's CPU for the client's whole run (ab
 // reports none of its own). The notes say what could not be measured.
@@ -255,11 +255,11 @@ func (b *RunPath) fallBack(client string, err error) {
 	}
 }
 
-// judge parses a run's report and says every reason it does not count
+// readReport parses a run's report and says every reason it does not count
 // (docs/method.md, section 9): the run did not finish, the client exited non-zero,
 // the report does not parse, its check is not full, or fewer than 99 % of its
 // calls succeeded (ab's Complete counts failed calls).
-func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
+func readReport(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
 	var why []string
 	if runErr != nil {
 		why = append(why, runner.OneLine(runErr.Error()))

@@ -214,8 +214,10 @@ var v11Fields = []field{
 }
 
 // optionalFields are keys a report may leave out: "JIT compile:" (java-client, the
-// JVM's compile time within the window) and "Latency histogram:" (every client
-// since it was added; absent from older saved runs).
+// JVM's compile time within the window), "Latency histogram:" (every client
+// since it was added; absent from older saved runs), "TLS:" with "TLS
+// handshakes:" (a client that used TLS) and "Connections opened:" (-connect
+// per-call).
 var optionalFields = []field{
 	{secRpcbed, "JIT compile", "[ms]", func(p *parser, v string) string {
 		n, msg := parseCount(v)
@@ -229,6 +231,63 @@ var optionalFields = []field{
 		return ""
 	}},
 	{secRpcbed, "Latency histogram", "[us]", setLatencyHistogram},
+	{secRpcbed, "TLS", "", setTLS},
+	{secRpcbed, "TLS handshakes", "", setTLSHandshakes},
+	{secRpcbed, "Connections opened", "", func(p *parser, v string) string {
+		n, msg := parseCount(v)
+		if msg != "" {
+			return msg
+		}
+		if n < 0 {
+			return "want a count, not negative"
+		}
+		p.r.Rpcbed.ConnectionsOpened = &n
+		return ""
+	}},
+}
+
+// setTLS reads "TLSv1.3 TLS_AES_128_GCM_SHA256 X25519 ALPN=h2": four words,
+// the last ALPN=.
+func setTLS(p *parser, v string) string {
+	f := strings.Fields(v)
+	if len(f) != 4 || !strings.HasPrefix(f[3], "ALPN=") || len(f[3]) == len("ALPN=") {
+		return "want VERSION CIPHER-SUITE GROUP ALPN=PROTOCOL (- for what the client cannot tell)"
+	}
+	t := p.tls()
+	t.Version, t.CipherSuite, t.Group, t.ALPN = f[0], f[1], f[2], f[3][len("ALPN="):]
+	return ""
+}
+
+// setTLSHandshakes reads "N (resumed R)", R at most N.
+func setTLSHandshakes(p *parser, v string) string {
+	const want = "want N (resumed R)"
+	n, rest, ok := strings.Cut(v, " ")
+	r, ok2 := strings.CutPrefix(rest, "(resumed ")
+	r, ok3 := strings.CutSuffix(r, ")")
+	if !ok || !ok2 || !ok3 {
+		return want
+	}
+	hs, msg := parseCount(n)
+	if msg != "" {
+		return msg
+	}
+	res, msg := parseCount(r)
+	if msg != "" {
+		return msg
+	}
+	if hs < 0 || res < 0 || res > hs {
+		return "want 0 <= resumed <= handshakes"
+	}
+	t := p.tls()
+	t.Handshakes, t.Resumed = hs, res
+	return ""
+}
+
+func (p *parser) tls() *TLS {
+	if p.r.Rpcbed.TLS == nil {
+		p.r.Rpcbed.TLS = &TLS{}
+	}
+	return p.r.Rpcbed.TLS
 }
 
 // setLatencyHistogram keeps the record verbatim (a merge reads it later) once it
@@ -384,6 +443,9 @@ func (p *parser) missing() string {
 		if isV11(i) && p.seen&(1<<i) != 0 {
 			v11 = true
 		}
+	}
+	if tl, hs := byLabel["TLS"][0], byLabel["TLS handshakes"][0]; (p.seen&(1<<tl) == 0) != (p.seen&(1<<hs) == 0) {
+		return `rpcbed block: "TLS:" and "TLS handshakes:" come together`
 	}
 	for i, f := range fields {
 		if f.sec == secRpcbed && !isOptional(i) && (!isV11(i) || v11) && p.seen&(1<<i) == 0 {

@@ -68,6 +68,16 @@ func figs(runs []Run, f func(Run) float64) Figure {
 	return Fig(v)
 }
 
+// busy collects a busy fraction per run (srvBusy, cliBusy) as a bounded figure:
+// never past 100 % (FigFraction).
+func busy(runs []Run, f func(Run) float64) Figure {
+	var v []float64
+	for _, m := range runs {
+		v = append(v, f(m))
+	}
+	return FigFraction(v)
+}
+
 func rps(m Run) float64 { return m.Report.RequestsPerSecond }
 
 // srvBusy is the server's busy fraction of one core over the window.

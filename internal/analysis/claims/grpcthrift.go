@@ -94,13 +94,14 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 	sec.Setup = append(sec.Setup, e.Failed.Setup()...)
 	lo, hi := e.Levels[0], e.Levels[len(e.Levels)-1]
 	f := func(proto string, c int, m func(Run) float64) Figure { return figs(e.Runs[GTKey{proto, c}], m) }
+	fb := func(proto string, c int, m func(Run) float64) Figure { return busy(e.Runs[GTKey{proto, c}], m) }
 	sec.Table = [][]string{{"c", "grpc req/s", "thrift req/s", "grpc vs thrift throughput", "server busy grpc / thrift", "server CPU µs/call grpc / thrift", "client busy grpc / thrift", "client CPU µs/call grpc / thrift"}}
 	for _, c := range e.Levels {
 		sec.Table = append(sec.Table, []string{strconv.Itoa(c),
 			f("grpc", c, rps).Show("", 0), f("thrift", c, rps).Show("", 0), Margin(f("grpc", c, rps), f("thrift", c, rps)).Show("%", 1),
-			pctOf(f("grpc", c, srvBusy)) + " / " + pctOf(f("thrift", c, srvBusy)),
+			pctOf(fb("grpc", c, srvBusy)) + " / " + pctOf(fb("thrift", c, srvBusy)),
 			f("grpc", c, srvPerCall).Show("", 1) + " / " + f("thrift", c, srvPerCall).Show("", 1),
-			pctOf(f("grpc", c, cliBusy)) + " / " + pctOf(f("thrift", c, cliBusy)),
+			pctOf(fb("grpc", c, cliBusy)) + " / " + pctOf(fb("thrift", c, cliBusy)),
 			f("grpc", c, cliPerCall).Show("", 1) + " / " + f("thrift", c, cliPerCall).Show("", 1)})
 	}
 
@@ -121,11 +122,12 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 	for _, k := range []struct {
 		name, what string
 		m          func(Run) float64
-	}{{"grpc-thrift-server-cpu-busy", "busy fraction over the window", srvBusy}, {"grpc-thrift-server-cpu-per-call", "CPU per call (a second reading)", srvPerCall}} {
+		fig        func(string, int, func(Run) float64) Figure
+	}{{"grpc-thrift-server-cpu-busy", "busy fraction over the window", srvBusy, fb}, {"grpc-thrift-server-cpu-per-call", "CPU per call (a second reading)", srvPerCall, f}} {
 		r := Rule{Name: k.name, Prec: 1, Band: ruleExtraCPU,
 			Claim:     fmt.Sprintf("at %d clients the gRPC server uses about %.0f %% more CPU than the Thrift server (%s)", lo, extra, k.what),
 			Published: fmt.Sprintf("+%.0f %%", extra)}
-		g, t := f("grpc", lo, k.m), f("thrift", lo, k.m)
+		g, t := k.fig("grpc", lo, k.m), k.fig("thrift", lo, k.m)
 		unit, prec, scale := " µs", 1, 1.0
 		if k.name == "grpc-thrift-server-cpu-busy" {
 			unit, prec, scale = " %", 0, 100
@@ -143,9 +145,9 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 	var worstMove Figure
 	var detail string
 	for _, proto := range []string{"grpc", "thrift"} {
-		mv := Margin(f(proto, hi, srvBusy), f(proto, lo, srvBusy))
+		mv := Margin(fb(proto, hi, srvBusy), fb(proto, lo, srvBusy))
 		detail += fmt.Sprintf("%s server busy %s at c=%d, %s at c=%d (%s); per call %s and %s µs. ", proto,
-			pctOf(f(proto, lo, srvBusy)), lo, pctOf(f(proto, hi, srvBusy)), hi, mv.Show("%", 1),
+			pctOf(fb(proto, lo, srvBusy)), lo, pctOf(fb(proto, hi, srvBusy)), hi, mv.Show("%", 1),
 			f(proto, lo, srvPerCall).Show("", 1), f(proto, hi, srvPerCall).Show("", 1))
 		if !mv.Known {
 			worstMove = Figure{}
@@ -165,7 +167,7 @@ func (e *GRPCThrift) bottleneck(c int) string {
 	var s string
 	for _, proto := range []string{"grpc", "thrift"} {
 		rs := e.Runs[GTKey{proto, c}]
-		sb, cb := figs(rs, srvBusy), figs(rs, cliBusy)
+		sb, cb := busy(rs, srvBusy), busy(rs, cliBusy)
 		if !sb.Known || !cb.Known {
 			return ""
 		}

@@ -164,7 +164,7 @@ func (e *Java2015) Judge(o Setup) results.Section {
 			rs := e.Runs[JKey{fw, c}]
 			sec.Table = append(sec.Table, []string{strconv.Itoa(c), fw, f0(e.Pub[JKey{fw, c}]), t.Show("", 0), spread,
 				ratio(e.Pub[JKey{"ice", c}], e.Pub[JKey{fw, c}]), Ratio(e.tps("ice", c), t).Show("x", 2),
-				pctOf(figs(rs, srvBusy)), pctOf(figs(rs, cliBusy)), figs(rs, srvPerCall).Show("", 1)})
+				pctOf(busy(rs, srvBusy)), pctOf(busy(rs, cliBusy)), figs(rs, srvPerCall).Show("", 1)})
 		}
 	}
 	sec.Setup = append(sec.Setup, fmt.Sprintf("Rows with a spread under %.0f %%: %d of %d.", javaSpreadGoal*100, steady, rows))
@@ -393,7 +393,7 @@ func (e *Java2015) reason(fws ...string) string {
 		}
 		part += ")"
 		rs := e.Runs[JKey{fw, hi}]
-		if sb, cb := figs(rs, srvBusy), figs(rs, cliBusy); sb.Known && cb.Known {
+		if sb, cb := busy(rs, srvBusy), busy(rs, cliBusy); sb.Known && cb.Known {
 			side := "neither core saturated"
 			switch {
 			case sb.Median >= results.BoundBusy && sb.Median >= cb.Median:

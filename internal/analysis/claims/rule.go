@@ -41,6 +41,17 @@ func Fig(v []float64) Figure {
 	return f
 }
 
+// FigFraction is Fig for fractions (busy fractions of a core, shares): its
+// median and 95 % interval never leave [0, 1] (stats.FractionMedian: clamped,
+// built on the logit scale).
+func FigFraction(v []float64) Figure {
+	iv := stats.FractionMedian(v)
+	if iv.N == 0 || iv.N < len(v) {
+		return Figure{}
+	}
+	return Figure{Median: iv.Center, Lo: iv.Low, Hi: iv.High, Known: true}
+}
+
 // Margin is a/b - 1 in per cent, its range from the two sides' extremes: the
 // smallest a over the largest b, the largest a over the smallest b.
 func Margin(a, b Figure) Figure {
