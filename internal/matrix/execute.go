@@ -14,6 +14,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
 
+	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -99,8 +100,17 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 		for _, c := range todo {
 			e.laterRuns += e.run.Spec.RoundsFor(c)
 		}
-		if err := e.enterLink(ctx, group[0].Link); err != nil {
+		why, err := e.enterLink(ctx, group[0].Link)
+		if err != nil {
 			return nil, err
+		}
+		if why != "" {
+			for _, c := range group {
+				if err := e.record(e.failed(c, why)); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
 		if err := e.serverGroup(ctx, key, group); err != nil {
 			return nil, err
@@ -196,8 +206,15 @@ type executor struct {
 	// the current cells run over.
 	hosts *hostEngines
 	link  plan.Link
-	// linkSet says a link has been set up (shaped and checked) in this process.
-	linkSet bool
+	// linkSet says a link has been set up (shaped and checked) in this process;
+	// linkRefused why its cells are not run ("" they are); shaper applies it.
+	linkSet     bool
+	linkRefused string
+	shaper      *linkshape.Shaper
+	// baseRTTUs is the path's own round trip, unshaped (0: not measured);
+	// linkCounts the link's counters when its cells began.
+	baseRTTUs  float64
+	linkCounts []linkshape.Counts
 	// timed and timedRuns: the wall time of the timed runs so far, and their
 	// count; later is the cells of the groups still to run (Spec.Budget).
 	timed     time.Duration
@@ -339,6 +356,7 @@ func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
 func (e *executor) newRunPath() *RunPath {
 	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
+	e.linkWatch(b)
 	if *e.run.Spec.Worker {
 		b.Workers = newWorkerPool()
 	}
