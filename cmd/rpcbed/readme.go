@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/capacity"
 	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -48,6 +49,16 @@ func docBlocks(root string) map[string]render.Block {
 				return err
 			}
 			return render.AnswersMarkdown(w, render.Answers(render.AnswerInput{View: analysis.ViewOf(run), Extras: x}), args[0], args[1:]...)
+		},
+		"capacity-table": func(w io.Writer, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("want one argument, the capacity run directory; got %q", args)
+			}
+			run, err := capacity.Load(filepath.Join(root, args[0]))
+			if err != nil {
+				return err
+			}
+			return capacity.ReadmeBlock(w, run)
 		},
 		"reproducibility": func(w io.Writer, args []string) error {
 			if len(args) != 2 {
