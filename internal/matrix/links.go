@@ -253,7 +253,7 @@ func serverRole(key string) string {
 // removes the shaping and closes the engines.
 func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
 	s := &e.run.Spec
-	pl, err := connectHosts(ctx, s, e.o.Runner, e.o.Programs, e.prog.note)
+	pl, err := connectHosts(ctx, s, e.o.Runner, e.o.Programs, e.prog.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (e *executor) enterLink(ctx context.Context, label string) error {
 			l = x
 		}
 	}
-	e.prog.note("link " + label + ": setting up")
+	e.prog.Note("link " + label + ": setting up")
 	e.linkSet = true
 	if err := applyLink(ctx, &e.run.Spec, l); err != nil {
 		return err
@@ -331,9 +331,9 @@ func (e *executor) enterLink(ctx context.Context, label string) error {
 		return ctx.Err()
 	}
 	if p.Error != "" {
-		e.prog.note("link " + label + ": check: " + p.Error)
+		e.prog.Note("link " + label + ": check: " + p.Error)
 	} else {
-		e.prog.note(fmt.Sprintf("link %s: RTT %.0f µs, throughput %.1f Mbit/s", label, p.RTTUs, p.ThroughputBps/1e6))
+		e.prog.Note(fmt.Sprintf("link %s: RTT %.0f µs, throughput %.1f Mbit/s", label, p.RTTUs, p.ThroughputBps/1e6))
 	}
 	kept := e.run.Links[:0]
 	for _, x := range e.run.Links {
