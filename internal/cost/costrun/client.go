@@ -53,14 +53,9 @@ func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long
 		if err != nil {
 			return short, long, allocs, err
 		}
-		profiles, err := e.readProfiles(dir, "callgrind.")
+		seg, profiles, err := e.runSegment(dir, n, rep)
 		if err != nil {
 			return short, long, allocs, err
-		}
-		seg := e.segment(n+warmupCalls(rep), profiles, dir)
-		seg.Seconds = rep.TimeTakenSeconds
-		if !e.o.KeepRaw {
-			removeProfiles(dir, "callgrind.")
 		}
 		// The native server read what the client wrote, and wrote what it read.
 		seg.BytesIn = after.wchar - before.wchar

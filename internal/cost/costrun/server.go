@@ -109,14 +109,9 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		if err != nil {
 			return short, long, allocs, err
 		}
-		profiles, err := e.readProfiles(dir, "callgrind.")
+		seg, profiles, err := e.runSegment(dir, n, rep)
 		if err != nil {
 			return short, long, allocs, err
-		}
-		seg := e.segment(n+warmupCalls(rep), profiles, dir)
-		seg.Seconds = rep.TimeTakenSeconds
-		if !e.o.KeepRaw {
-			removeProfiles(dir, "callgrind.")
 		}
 		seg.BytesIn = after.rchar - before.rchar
 		seg.BytesOut = after.wchar - before.wchar

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/costplan"
+	"github.com/rpcbed/rpcbed/internal/report"
 )
 
 // ValgrindArgs are callgrind's options for every measured process (CodSpeed's
@@ -194,4 +195,20 @@ func callgrindControl(ctx context.Context, flag string, pid int) error {
 		return fmt.Errorf("callgrind_control %s %d: %v: %s", flag, pid, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// runSegment is one run's segment from its callgrind files in dir: its calls
+// (n and the client's warm-up calls), layers and time taken; the files go
+// unless the run keeps them. The profiles are returned for their allocations.
+func (e *executor) runSegment(dir string, n int64, rep report.Report) (cost.Segment, []*cost.Profile, error) {
+	profiles, err := e.readProfiles(dir, "callgrind.")
+	if err != nil {
+		return cost.Segment{}, nil, err
+	}
+	seg := e.segment(n+warmupCalls(rep), profiles, dir)
+	seg.Seconds = rep.TimeTakenSeconds
+	if !e.o.KeepRaw {
+		removeProfiles(dir, "callgrind.")
+	}
+	return seg, profiles, nil
 }
