@@ -18,6 +18,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/costplan"
+	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
 // Options is one cost run.
@@ -261,6 +262,7 @@ type executor struct {
 	layers  *cost.Layers
 	native  map[string]*proc // go, java
 	under   *proc            // go-server under callgrind
+	local   runner.Local     // the servers' process starts
 	seq     int
 	failed  map[string]error // server kind -> why it could not start
 	dumpSeq int

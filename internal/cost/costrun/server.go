@@ -2,15 +2,12 @@ package costrun
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,12 +18,13 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
+// proc is a server costrun started (runner.Local) and what it reads of it.
 type proc struct {
-	cmd   *exec.Cmd
-	addrs map[string]string
-	out   *bytes.Buffer
+	svc   runner.Service
 	pid   int
-	done  chan struct{}
+	addrs map[string]string
+	done  <-chan struct{}
+	out   func() []byte
 	file  string // callgrind's --callgrind-out-file (under callgrind)
 }
 
@@ -271,14 +269,14 @@ func (e *executor) serverUnderCallgrind(ctx context.Context) (*proc, error) {
 func (p *proc) alive() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("the server exited: %s", lastProgramLine(p.out.String()))
+		return fmt.Errorf("the server exited: %s", lastProgramLine(string(p.out())))
 	default:
 		return nil
 	}
 }
 
 func (e *executor) startServer(ctx context.Context, kind string, underCallgrind bool) (*proc, error) {
-	p := &proc{addrs: map[string]string{}, out: &bytes.Buffer{}, done: make(chan struct{})}
+	p := &proc{addrs: map[string]string{}}
 	var argv, env []string
 	var ports []string
 	switch kind {
@@ -332,57 +330,26 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		wait = 120 * time.Second
 	}
 	argv = e.wrap(e.o.ServerCPU, underCallgrind, argv)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
 	// taskset, setarch and valgrind exec or become the program: the pid stays.
-	p.cmd, p.pid = cmd, cmd.Process.Pid
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	deadline := time.Now().Add(wait)
-	for _, a := range ports {
-		for {
-			c, err := net.DialTimeout("tcp", a, time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if err := p.alive(); err != nil {
-				return nil, fmt.Errorf("start %s server: %v", kind, err)
-			}
-			if time.Now().After(deadline) {
-				p.stop()
-				return nil, fmt.Errorf("start %s server: %s did not answer within %v", kind, a, wait)
-			}
-			select {
-			case <-ctx.Done():
-				p.stop()
-				return nil, ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-			}
+	svc, err := e.local.Start(ctx, runner.Task{Name: kind + "-server", Args: argv, Env: env, Ready: runner.TCPCheck(ports...), Timeout: wait})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
+		return nil, fmt.Errorf("start %s server: %s", kind, runner.OneLine(err.Error()))
 	}
+	pr := svc.(runner.Process)
+	p.svc, p.pid, p.done, p.out = svc, pr.Pid(), pr.Exited(), pr.Output
 	return p, nil
 }
 
+// stop ends the server: SIGTERM to its process group (go-server drains,
+// valgrind writes its last dump), then SIGKILL (runner.Local).
 func (p *proc) stop() {
-	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+	if p == nil || p.svc == nil {
 		return
 	}
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	p.svc.Stop(context.Background())
 }
 
 func (e *executor) stopAll() {
