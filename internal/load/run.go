@@ -67,7 +67,10 @@ type Result struct {
 	CPUUser, CPUSystem     time.Duration
 	WarmupTime             time.Duration // how long the warm-up took
 	Settled                string        // report.SettledYes|No|Fixed
-	Aborted                string        // why the run ended early, if it did
+	// Opened, Handshakes and Resumed are the connections opened and the TLS
+	// handshakes completed (and of them resumed) in the window.
+	Opened, Handshakes, Resumed int64
+	Aborted                     string // why the run ended early, if it did
 }
 
 // Errors returns the failures by kind name.
@@ -115,8 +118,12 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ExitError{Code: report.ExitUsage, Err: err}
 	}
+	cfg.net = &netCounters{}
 	t, err := dial(ctx, &cfg)
 	if err != nil {
+		if ce := certificateError(&cfg, err); ce != nil {
+			return nil, ce
+		}
 		return nil, &ExitError{report.ExitUnreachable, kindConnect.String(), fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, err)}
 	}
 	defer t.close()
@@ -170,6 +177,11 @@ func verify(ctx context.Context, cfg *Config, w *caller, res *Result, logw io.Wr
 	}
 	// The server did not answer (connect, timeout, receive: exit 4) or answered
 	// wrongly (exit 3), as php-client and java-client do (internal/conformance).
+	if o.kind != kindOK {
+		if ce := certificateError(cfg, o.err); ce != nil {
+			return ce
+		}
+	}
 	switch o.kind {
 	case kindOK:
 	case kindConnect, kindTimeout:
@@ -264,9 +276,9 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 	done := launch(runCtx, cfg, callers, loops, win, &stop, logw)
 	m.run(done)
 	end := time.Now()
-	cpu1 := getrusage()
+	cpu1, net1 := getrusage(), cfg.net.snapshot()
 	if m.started.IsZero() { // the run ended inside the warm-up
-		m.started, m.cpu0 = end, cpu1
+		m.started, m.cpu0, m.net0 = end, cpu1, net1
 		if m.auto {
 			m.settled = report.SettledNo
 		}
@@ -277,6 +289,7 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 	res.WarmupTime = m.started.Sub(win.base)
 	res.Settled = m.settled
 	res.CPUUser, res.CPUSystem = cpu1.user-m.cpu0.user, cpu1.sys-m.cpu0.sys
+	res.Opened, res.Handshakes, res.Resumed = net1.opened-m.net0.opened, net1.handshakes-m.net0.handshakes, net1.resumed-m.net0.resumed
 	logRun(ctx, cfg, m, res, logw)
 }
 
@@ -299,7 +312,7 @@ func shareRequests(cfg *Config, callers []*caller) {
 // newMonitor is the run's monitor: its tick, its warm-up (auto, fixed or none)
 // and the callers' calls it watches for a deadline.
 func newMonitor(runCtx context.Context, cfg *Config, callers []*caller, win *window, cancel context.CancelFunc) *monitor {
-	m := &monitor{callers: callers, win: win, cancel: cancel, tick: 50 * time.Millisecond}
+	m := &monitor{callers: callers, win: win, cancel: cancel, tick: 50 * time.Millisecond, net: cfg.net}
 	if cfg.Timeout < 500*time.Millisecond {
 		m.tick = max(cfg.Timeout/10, time.Millisecond)
 	}
@@ -453,6 +466,8 @@ type monitor struct {
 
 	started time.Time // when the measured window opened; zero before
 	cpu0    rusage
+	net     *netCounters
+	net0    netSnapshot // connections and handshakes when the window opened
 	settled string
 	aborted string
 }
@@ -460,7 +475,7 @@ type monitor struct {
 // markStart opens the measured window at now: from here on calls are measured and
 // CPU is counted.
 func (m *monitor) markStart(now time.Time) {
-	m.started, m.cpu0 = now, getrusage()
+	m.started, m.cpu0, m.net0 = now, getrusage(), m.net.snapshot()
 	if m.settled == "" {
 		m.settled = report.SettledFixed
 	}
@@ -546,7 +561,7 @@ func dial(ctx context.Context, cfg *Config) (transport, error) {
 	case ProtoGRPC:
 		return dialGRPC(ctx, cfg)
 	case ProtoThrift:
-		return dialThrift(cfg)
+		return dialThrift(ctx, cfg)
 	case ProtoHTTP:
 		return newHTTPTransport(cfg), nil
 	}

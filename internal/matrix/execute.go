@@ -16,6 +16,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 	"github.com/rpcbed/rpcbed/internal/worker"
 
+	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -83,7 +84,7 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 	if o.placed != nil {
 		e.pl = o.placed(e)
 	} else if len(todo) > 0 {
-		stop, err := e.place(ctx, todo)
+		stop, err := e.setUpPlacement(ctx, todo)
 		if err != nil {
 			return nil, err
 		}
@@ -101,8 +102,17 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 		for _, c := range todo {
 			e.laterRuns += e.run.Spec.RoundsFor(c)
 		}
-		if err := e.enterLink(ctx, group[0].Link); err != nil {
+		why, err := e.enterLink(ctx, group[0].Link)
+		if err != nil {
 			return nil, err
+		}
+		if why != "" {
+			for _, c := range group {
+				if err := e.record(e.failed(c, why)); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
 		if err := e.serverGroup(ctx, key, group); err != nil {
 			return nil, err
@@ -175,10 +185,10 @@ func newSeed(spec int64) int64 {
 	return time.Now().UnixNano()&(1<<62-1) | 1
 }
 
-// place sets up the spec's placement for the cells to run: a swarm
+// setUpPlacement sets up the spec's placement for the cells to run: a swarm
 // (Spec.Cluster), one engine per host (Spec.Hosts), or the run's one engine.
 // stop undoes what it set up.
-func (e *executor) place(ctx context.Context, todo []plan.Cell) (stop func(), err error) {
+func (e *executor) setUpPlacement(ctx context.Context, todo []plan.Cell) (stop func(), err error) {
 	switch {
 	case e.run.Spec.Cluster != nil:
 		sw, err := e.joinSwarm(ctx, todo)
@@ -207,8 +217,15 @@ type executor struct {
 	// the current cells run over.
 	hosts *hostEngines
 	link  plan.Link
-	// linkSet says a link has been set up (shaped and checked) in this process.
-	linkSet bool
+	// linkSet says a link has been set up (shaped and checked) in this process;
+	// linkRefused why its cells are not run ("" they are); shaper applies it.
+	linkSet     bool
+	linkRefused string
+	shaper      *linkshape.Shaper
+	// baseRTTUs is the path's own round trip, unshaped (0: not measured);
+	// linkCounts the link's counters when its cells began.
+	baseRTTUs  float64
+	linkCounts []linkshape.Counts
 	// timed and timedRuns: the wall time of the timed runs so far, and their
 	// count; later is the cells of the groups still to run (Spec.Budget).
 	timed     time.Duration
@@ -350,6 +367,7 @@ func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
 func (e *executor) newRunPath() *RunPath {
 	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.Note}
+	e.linkWatch(b)
 	if *e.run.Spec.Worker {
 		b.Workers = worker.NewPool()
 	}

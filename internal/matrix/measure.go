@@ -46,6 +46,10 @@ type RunPath struct {
 	Note func(string)
 	// NoProbe leaves out the CPU probe around each run (internal/probe).
 	NoProbe bool
+	// Over a link with delay: the least round trip it adds (the physics a
+	// repeat is held to) and its delayers' CPU so far (nil: no delayer).
+	LinkFloorUs float64
+	LinkCPU     func() (time.Duration, bool)
 }
 
 // Job is one client run.
@@ -78,7 +82,7 @@ type Job struct {
 // error; everything else is recorded in the Repeat.
 func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
 	rep := results.Repeat{Raw: j.Raw}
-	smp := sample.Start(ctx, srv.reader(j.Proto, j.Call))
+	smp := sample.Start(ctx, srv.reader(j.Proto, j.Call), b.LinkCPU)
 	var pc, ps [2]float64
 	if !b.NoProbe {
 		pc[0], ps[0] = b.probeSides()
@@ -112,6 +116,7 @@ func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.
 		return rep, nil
 	}
 	w, notes := b.window(srv, j, r, rep.ClientCPUS, runStart, runEnd, samples, machine)
+	w.LinkFloorUs = b.LinkFloorUs
 	rep.Notes = append(rep.Notes, notes...)
 	rep.Window = w
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
@@ -178,6 +183,9 @@ func overWindow(w *results.Window, samples []sample.Server, machine sample.Machi
 		w.MachineKnown = true
 		w.MachineBusy, w.StealCores = st.Busy/w.Seconds, st.Steal/w.Seconds
 		w.OutsideCores = math.Max(0, (st.Busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
+		if st.LinkOK {
+			w.LinkKnown, w.LinkCPUS, w.LinkBusy = true, st.Link, st.Link/w.Seconds
+		}
 	}
 	if w.Seconds > 0 {
 		w.ClientBusy = w.ClientCPUS / w.Seconds

@@ -248,7 +248,7 @@ func (sp *swarmPlace) timed(ctx context.Context, g *groupRun, st *cellState, r i
 	}
 	l := c.Load.ForRepeat(r, warm)
 	runs := gng.runs(plan.SplitLoad(c.Concurrency, l.ConnsFor(c.Concurrency), n))
-	smp := sample.Start(ctx, g.srv.reader(c.Protocol, c.Call))
+	smp := sample.Start(ctx, g.srv.reader(c.Protocol, c.Call), nil)
 	if err := sp.all(ctx, runs, name, c.Client, func(t *taskRun) []string {
 		tl := l
 		tl.Conns = t.share.Conns

@@ -31,6 +31,9 @@ type Server struct {
 type Machine struct {
 	T                 float64
 	Busy, Idle, Steal float64
+	// Link is the link's delayers' CPU seconds so far (LinkOK: read).
+	Link   float64
+	LinkOK bool
 }
 
 // Machines is a series of /proc/stat reads.
@@ -38,7 +41,11 @@ type Machines []Machine
 
 // MachineDelta is the machine's busy and steal CPU seconds over a window.
 
-type MachineDelta struct{ Busy, Steal float64 }
+type MachineDelta struct {
+	Busy, Steal float64
+	Link        float64
+	LinkOK      bool
+}
 
 // Over is the machine's busy and steal CPU seconds between t0 and t1.
 func (s Machines) Over(t0, t1 float64) (MachineDelta, error) {
@@ -58,7 +65,16 @@ func (s Machines) Over(t0, t1 float64) (MachineDelta, error) {
 	if err != nil {
 		return MachineDelta{}, err
 	}
-	return MachineDelta{Busy: b1 - b0, Steal: s1 - s0}, nil
+	d := MachineDelta{Busy: b1 - b0, Steal: s1 - s0}
+	i0, f0, _ := bracket(len(s), func(k int) float64 { return s[k].T }, t0)
+	i1, f1, _ := bracket(len(s), func(k int) float64 { return s[k].T }, t1)
+	a0, a1 := s[i0], s[min(i0+1, len(s)-1)]
+	z0, z1 := s[i1], s[min(i1+1, len(s)-1)]
+	if a0.LinkOK && a1.LinkOK && z0.LinkOK && z1.LinkOK {
+		d.Link = (z0.Link + f1*(z1.Link-z0.Link)) - (a0.Link + f0*(a1.Link-a0.Link))
+		d.LinkOK = true
+	}
+	return d, nil
 }
 
 // bracket finds k with T(k) <= t <= T(k+1) and the fraction of the way t lies
@@ -126,6 +142,7 @@ func JITOver(s []Server, t0, t1 float64) (ms float64, ok bool) {
 // Sampler reads the server's /stats and /proc/stat every Every until stop.
 type Sampler struct {
 	read    func(context.Context) (Server, error)
+	linkCPU func() (time.Duration, bool)
 	stopc   chan struct{}
 	done    chan struct{}
 	samples []Server
@@ -134,9 +151,10 @@ type Sampler struct {
 }
 
 // Start takes the first samples before it returns, so the series starts
-// before the client does.
-func Start(ctx context.Context, read func(context.Context) (Server, error)) *Sampler {
-	s := &Sampler{read: read, stopc: make(chan struct{}), done: make(chan struct{})}
+// before the client does. read reads the server (nil: none is sampled);
+// linkCPU, the link's delayers' CPU, read with every machine sample (nil: none).
+func Start(ctx context.Context, read func(context.Context) (Server, error), linkCPU func() (time.Duration, bool)) *Sampler {
+	s := &Sampler{read: read, linkCPU: linkCPU, stopc: make(chan struct{}), done: make(chan struct{})}
 	s.take(ctx)
 	go func() {
 		defer close(s.done)
@@ -158,6 +176,11 @@ func Start(ctx context.Context, read func(context.Context) (Server, error)) *Sam
 
 func (s *Sampler) take(ctx context.Context) {
 	if m, err := ReadProcStat(); err == nil {
+		if s.linkCPU != nil {
+			if d, ok := s.linkCPU(); ok {
+				m.Link, m.LinkOK = d.Seconds(), true
+			}
+		}
 		s.machine = append(s.machine, m)
 	}
 	if s.read == nil {
