@@ -263,19 +263,3 @@ func (s *localService) Stop(ctx context.Context) (Result, error) {
 	s.l.mu.Unlock()
 	return s.result, nil
 }
-
-// Process is what a Local service tells of its process, for a caller that reads
-// its counters (/proc/PID) or drives a tool inside it (callgrind_control).
-type Process interface {
-	Pid() int
-	// Exited is closed once the process has ended.
-	Exited() <-chan struct{}
-	// Output is what it printed so far, stdout then stderr.
-	Output() []byte
-}
-
-var _ Process = (*localService)(nil)
-
-func (s *localService) Pid() int                { return s.cmd.Process.Pid }
-func (s *localService) Exited() <-chan struct{} { return s.exited }
-func (s *localService) Output() []byte          { return append(s.out.Bytes(), s.err.Bytes()...) }

@@ -19,7 +19,7 @@ import (
 
 // clientSide runs the client under callgrind twice against a native server.
 func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long cost.Segment, allocs [2]float64, err error) {
-	srv, err := e.nativeServer(ctx, c.Server)
+	srv, err := e.nativeServer(ctx, serverKind(c))
 	if err != nil {
 		return short, long, allocs, err
 	}
@@ -71,6 +71,23 @@ func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long
 	return short, long, allocs, nil
 }
 
+// firstCall makes one call of c from its native client, outside every
+// measured window (its report and log in raw/CELL_SIDE/first).
+func (e *executor) firstCall(ctx context.Context, c costplan.Cell, addr string) error {
+	dir := filepath.Join(e.o.Dir, "raw", cost.RawName(c.ID()), "first")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	argv, env, err := e.clientCommand(ctx, c, addr, 1)
+	if err != nil {
+		return err
+	}
+	if _, err := runClient(ctx, e.wrap(e.o.ClientCPU, false, argv), env, dir, 1, clientTimeout(c, 1)); err != nil {
+		return fmt.Errorf("the unmeasured first call: %w", err)
+	}
+	return nil
+}
+
 // warmupCalls are the calls a client made before its measured window with no
 // warm-up asked for: php-client's caller calls until its parent's start command
 // arrives, 0 to 3 of them in the runs measured (the report's "Warm-up: ..., N
@@ -109,6 +126,9 @@ func (e *executor) clientCommand(ctx context.Context, c costplan.Cell, addr stri
 		args = append(args, "-k")
 	}
 	args = append(args, "-addr", addr)
+	if c.Security != "" {
+		args = append(args, "-security", c.Security, "-cacert", e.o.certs.CA)
+	}
 	switch c.Client {
 	case "go":
 		bin := filepath.Join(e.o.Root, "bin", "go-client")

@@ -18,7 +18,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/costplan"
-	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
 // Options is one cost run.
@@ -48,6 +48,9 @@ type Options struct {
 	// the reference's), to take the longest first when Parallel; a cell it
 	// lacks is estimated from its calls and items.
 	Expected map[string]float64
+
+	// certs are the run's throwaway CA and leaves when a cell runs over TLS.
+	certs *tlsbed.Files
 }
 
 // parallel tells whether the run measures two cells at once.
@@ -96,6 +99,13 @@ func Run(ctx context.Context, o Options) (*cost.Result, error) {
 	for _, c := range cells {
 		if len(o.Only) == 0 || containsAny(c.ID(), o.Only) {
 			keep = append(keep, c)
+			if c.Security != "" && o.certs == nil {
+				// One CA and server leaf for the run, never kept beyond it.
+				if o.certs, err = tlsbed.Generate(filepath.Join(o.Dir, "tls"), tlsbed.ECDSA, []string{"127.0.0.1", "localhost"}); err != nil {
+					return nil, fmt.Errorf("TLS certificates: %w", err)
+				}
+				res.Setup.TLS = "TLS cells: go-server's TLS 1.3 (crypto/tls) with an ECDSA P-256 leaf of a throwaway CA made for the run (tls/ in the run directory: not for committing), the client's -security tls -cacert; one connection per run (persistent)"
+			}
 		}
 	}
 	var mu sync.Mutex
@@ -252,20 +262,21 @@ func containsAny(s string, subs []string) bool {
 
 func cellRun(c costplan.Cell, status, why string) cost.CellRun {
 	return cost.CellRun{Cell: c.Name(), Client: c.Client, Protocol: c.Protocol, Items: c.Items, Side: c.Side,
-		Server: c.Server, Status: status, Error: why, ShortCalls: c.Calls.Short, LongCalls: c.Calls.Long}
+		Server: c.Server, Security: c.Security, Status: status, Error: why, ShortCalls: c.Calls.Short, LongCalls: c.Calls.Long}
 }
 
 // executor keeps the servers a run needs: a native one per server kind for the
 // client side, go-server under callgrind for the server side.
 type executor struct {
-	o       Options
-	layers  *cost.Layers
-	native  map[string]*proc // go, java
-	under   *proc            // go-server under callgrind
-	local   runner.Local     // the servers' process starts
-	seq     int
-	failed  map[string]error // server kind -> why it could not start
-	dumpSeq int
+	o      Options
+	layers *cost.Layers
+	native map[string]*proc // go, java
+	under  *proc            // go-server under callgrind
+	// underKind is under's kind (go, go@tls).
+	underKind string
+	seq       int
+	failed    map[string]error // server kind -> why it could not start
+	dumpSeq   int
 }
 
 func (e *executor) cell(ctx context.Context, c costplan.Cell) cost.CellRun {
@@ -309,23 +320,6 @@ func (e *executor) cell(ctx context.Context, c costplan.Cell) cost.CellRun {
 type notMeasured struct{ why string }
 
 func (n *notMeasured) Error() string { return n.why }
-
-// firstCall makes one call of c from its native client, outside every
-// measured window (its report and log in raw/CELL_SIDE/first).
-func (e *executor) firstCall(ctx context.Context, c costplan.Cell, addr string) error {
-	dir := filepath.Join(e.o.Dir, "raw", cost.RawName(c.ID()), "first")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	argv, env, err := e.clientCommand(ctx, c, addr, 1)
-	if err != nil {
-		return err
-	}
-	if _, err := runClient(ctx, e.wrap(e.o.ClientCPU, false, argv), env, dir, 1, clientTimeout(c, 1)); err != nil {
-		return fmt.Errorf("the unmeasured first call: %w", err)
-	}
-	return nil
-}
 
 func round(v float64, digits int) float64 {
 	p := 1.0

@@ -2,12 +2,15 @@ package costrun
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,15 +19,15 @@ import (
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/costplan"
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
-// proc is a server costrun started (runner.Local) and what it reads of it.
 type proc struct {
-	svc   runner.Service
-	pid   int
+	cmd   *exec.Cmd
 	addrs map[string]string
-	done  <-chan struct{}
-	out   func() []byte
+	out   *bytes.Buffer
+	pid   int
+	done  chan struct{}
 	file  string // callgrind's --callgrind-out-file (under callgrind)
 }
 
@@ -34,7 +37,7 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 	if c.Server != "go" {
 		return short, long, allocs, &notMeasured{c.Unmeasurable()}
 	}
-	srv, err := e.serverUnderCallgrind(ctx)
+	srv, err := e.serverUnderCallgrind(ctx, serverKind(c))
 	if err != nil {
 		return short, long, allocs, err
 	}
@@ -65,7 +68,7 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		// it: go-server's heap (the generated items, the converted answers, the
 		// store) is marked whole by every GC cycle, and without this the cycles
 		// land in one run or the other by what ran before.
-		heap0, err := serverHeap(ctx, srv.addrs["http"], true)
+		heap0, err := serverHeap(ctx, srv.addrs["http"], true, e.serverCerts(c))
 		if err != nil {
 			return short, long, allocs, err
 		}
@@ -103,7 +106,7 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		}
 		// The runtime's own counts over the window, read after the dump (the
 		// reading's cost is not in it; its allocations are the same in both runs).
-		heap1, err := serverHeap(ctx, srv.addrs["http"], false)
+		heap1, err := serverHeap(ctx, srv.addrs["http"], false, e.serverCerts(c))
 		if err != nil {
 			return short, long, allocs, err
 		}
@@ -139,7 +142,7 @@ type heapStats struct{ numGC, totalAlloc, mallocs, heapAlloc float64 }
 // MemStats after the profile). With gc the handler first runs a whole
 // collection and finishes its sweep (runtime.GC): every server-side run starts
 // from one, so the figures read are the live heap's.
-func serverHeap(ctx context.Context, httpAddr string, gc bool) (heapStats, error) {
+func serverHeap(ctx context.Context, httpAddr string, gc bool, certs *tlsbed.Files) (heapStats, error) {
 	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
 	q := "debug=1"
@@ -148,11 +151,20 @@ func serverHeap(ctx context.Context, httpAddr string, gc bool) (heapStats, error
 		q = "gc=1&debug=1"
 		what = "the server's GC before a run"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/debug/pprof/heap?"+q, nil)
+	scheme, client := "http", http.DefaultClient
+	if certs != nil { // go-server serving TLS only: its pprof too
+		cfg, err := tlsbed.Client{CACert: certs.CA}.Config("127.0.0.1")
+		if err != nil {
+			return heapStats{}, err
+		}
+		scheme, client = "https", &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+		defer client.CloseIdleConnections()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+httpAddr+"/debug/pprof/heap?"+q, nil)
 	if err != nil {
 		return heapStats{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return heapStats{}, fmt.Errorf("%s: %v", what, err)
 	}
@@ -244,7 +256,30 @@ func (e *executor) nativeServer(ctx context.Context, kind string) (*proc, error)
 	return p, nil
 }
 
-func (e *executor) serverUnderCallgrind(ctx context.Context) (*proc, error) {
+// serverCerts are the run's certificates when c's server serves TLS, else nil.
+func (e *executor) serverCerts(c costplan.Cell) *tlsbed.Files {
+	if c.Security != "" {
+		return e.o.certs
+	}
+	return nil
+}
+
+// serverKind is the server a cell needs: go, java, or go@tls (go-server serving
+// TLS only).
+func serverKind(c costplan.Cell) string {
+	if c.Security != "" {
+		return c.Server + "@" + c.Security
+	}
+	return c.Server
+}
+
+// serverUnderCallgrind starts (once per kind) go-server under callgrind; a
+// cell of another kind (plaintext, TLS) stops the one running first: one
+// process under callgrind at a time, its dumps numbered from 1.
+func (e *executor) serverUnderCallgrind(ctx context.Context, kind string) (*proc, error) {
+	if e.under != nil && e.underKind != kind {
+		e.stopUnder()
+	}
 	if e.under != nil {
 		if err := e.under.alive(); err != nil {
 			return nil, err
@@ -254,33 +289,33 @@ func (e *executor) serverUnderCallgrind(ctx context.Context) (*proc, error) {
 	if e.failed == nil {
 		e.failed = map[string]error{}
 	}
-	if err, ok := e.failed["go-callgrind"]; ok {
+	if err, ok := e.failed["callgrind "+kind]; ok {
 		return nil, err
 	}
-	p, err := e.startServer(ctx, "go", true)
+	p, err := e.startServer(ctx, kind, true)
 	if err != nil {
-		e.failed["go-callgrind"] = err
+		e.failed["callgrind "+kind] = err
 		return nil, err
 	}
-	e.under = p
+	e.under, e.underKind, e.dumpSeq = p, kind, 0
 	return p, nil
 }
 
 func (p *proc) alive() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("the server exited: %s", lastProgramLine(string(p.out())))
+		return fmt.Errorf("the server exited: %s", lastProgramLine(p.out.String()))
 	default:
 		return nil
 	}
 }
 
 func (e *executor) startServer(ctx context.Context, kind string, underCallgrind bool) (*proc, error) {
-	p := &proc{addrs: map[string]string{}}
+	p := &proc{addrs: map[string]string{}, out: &bytes.Buffer{}, done: make(chan struct{})}
 	var argv, env []string
 	var ports []string
 	switch kind {
-	case "go":
+	case "go", "go@tls":
 		free, err := freePorts(3)
 		if err != nil {
 			return nil, err
@@ -299,6 +334,13 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		if underCallgrind {
 			// fullGC before each server-side run.
 			argv = append(argv, "-pprof")
+		}
+		if kind == "go@tls" {
+			if e.o.certs == nil {
+				return nil, errors.New("a TLS server without the run's certificates")
+			}
+			// Every listener TLS only, -pprof's too: serverHeap reads it over TLS.
+			argv = append(argv, "-tls-cert", e.o.certs.ServerCert, "-tls-key", e.o.certs.ServerKey)
 		}
 		env = e.o.goEnv()
 	case "java":
@@ -330,26 +372,57 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		wait = 120 * time.Second
 	}
 	argv = e.wrap(e.o.ServerCPU, underCallgrind, argv)
-	// taskset, setarch and valgrind exec or become the program: the pid stays.
-	svc, err := e.local.Start(ctx, runner.Task{Name: kind + "-server", Args: argv, Env: env, Ready: runner.TCPCheck(ports...), Timeout: wait})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("start %s server: %s", kind, runner.OneLine(err.Error()))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
-	pr := svc.(runner.Process)
-	p.svc, p.pid, p.done, p.out = svc, pr.Pid(), pr.Exited(), pr.Output
+	// taskset, setarch and valgrind exec or become the program: the pid stays.
+	p.cmd, p.pid = cmd, cmd.Process.Pid
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	deadline := time.Now().Add(wait)
+	for _, a := range ports {
+		for {
+			c, err := net.DialTimeout("tcp", a, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if err := p.alive(); err != nil {
+				return nil, fmt.Errorf("start %s server: %v", kind, err)
+			}
+			if time.Now().After(deadline) {
+				p.stop()
+				return nil, fmt.Errorf("start %s server: %s did not answer within %v", kind, a, wait)
+			}
+			select {
+			case <-ctx.Done():
+				p.stop()
+				return nil, ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
 	return p, nil
 }
 
-// stop ends the server: SIGTERM to its process group (go-server drains,
-// valgrind writes its last dump), then SIGKILL (runner.Local).
 func (p *proc) stop() {
-	if p == nil || p.svc == nil {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
-	p.svc.Stop(context.Background())
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
 }
 
 func (e *executor) stopAll() {
@@ -357,6 +430,10 @@ func (e *executor) stopAll() {
 		p.stop()
 		delete(e.native, k)
 	}
+	e.stopUnder()
+}
+
+func (e *executor) stopUnder() {
 	if e.under != nil {
 		e.under.stop()
 		if !e.o.KeepRaw {
