@@ -229,6 +229,9 @@ func (u *Uncertainty) InRun(c results.CellResult, f Figure) stats.Interval {
 const (
 	VsGo   = "client-vs-go"
 	VsGRPC = "protocol-vs-grpc"
+	// VsLoopback: a cell over a link against the same cell with no link at all
+	// (its client beside its server): what a slower, lossier link does.
+	VsLoopback = "link-vs-loopback"
 )
 
 // Comparison is one ratio the report makes: figure of cell A over cell B, with
@@ -258,7 +261,7 @@ func pairs(r *results.Run) []pair {
 			byName[c.Name] = c
 		}
 	}
-	rps, ccpu, scpu := Figures[0], Figures[3], Figures[4]
+	rps, p50, p99, ccpu, scpu := Figures[0], Figures[1], Figures[2], Figures[3], Figures[4]
 	var out []pair
 	for _, c := range r.Cells {
 		if c.Status != results.StatusOK {
@@ -269,6 +272,13 @@ func pairs(r *results.Run) []pair {
 			g.Client = "go"
 			if b, ok := byName[g.Name()]; ok {
 				out = append(out, pair{VsGo, c, b, []Figure{rps, ccpu}})
+			}
+		}
+		if c.Link != "" && c.Link != plan.LinkLoopback {
+			l := c.Cell
+			l.Link = plan.LinkLoopback
+			if b, ok := byName[l.Name()]; ok {
+				out = append(out, pair{VsLoopback, c, b, []Figure{rps, p50, p99}})
 			}
 		}
 		if c.Protocol != "grpc" {

@@ -39,6 +39,7 @@ func verdictTally(t analysis.RatioTable) string {
 var ratioKinds = []struct{ kind, title string }{
 	{analysis.VsGo, "Each client against go (same protocol, call, items, concurrency)"},
 	{analysis.VsGRPC, "Each protocol against grpc (same client, call, items, concurrency)"},
+	{analysis.VsLoopback, "Each link against loopback (same cell, its client beside its server): what a slower, lossier link does"},
 }
 
 // ratiosMarkdown writes matrix.md's ratio tables: every client against go, every
