@@ -30,6 +30,7 @@ var commands = []command{
 	{"parse", "print ab or rpcbed client reports (FILE... or - for stdin) as JSON", runParse},
 	{"matrix", "run the matrix (matrix.yaml) and render tables and plots into results/<run>/", runMatrix},
 	{"reproduce", "re-run the published experiments; write results/<run>/reproduction.md", runReproduce},
+	{"capacity", "the highest offered rate each cell carries within an SLO (p99, errors): capacity.yaml into results/<run>-capacity/; agree A B checks two runs", runCapacity},
 	{"compare", "compare two matrix runs cell by cell: each figure's change with its 95 % interval and verdict", runCompare},
 	{"agree", "how well two runs of one spec reproduce: calibration of the intervals, flipped verdicts, share within ±10 % (make bench-reproducibility)", runAgree},
 	{"cost", "count instructions, estimated cycles, syscalls and bytes per call under callgrind (cost.yaml; docs/cost.md)", runCost},

@@ -20,33 +20,6 @@ import (
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// Figure is a timed figure every cell carries with its 95 % interval.
-type Figure struct {
-	Name string // req/s
-	Key  string // rps: matrix.csv's rps_ci_low, rps_ci_high
-	F    func(results.Metrics) float64
-	// HigherBetter: more is faster (req/s); less is faster for latency and CPU.
-	HigherBetter bool
-}
-
-// Figures are the timed figures with intervals, in matrix.csv's order.
-var Figures = []Figure{
-	{"req/s", "rps", results.RPS, true},
-	{"p50", "p50_us", results.P50, false},
-	{"p99", "p99_us", results.P99, false},
-	{"client CPU/call", "client_cpu_us_per_call", results.ClientCPU, false},
-	{"server CPU/call", "server_cpu_us_per_call", results.ServerCPU, false},
-}
-
-// FigureByKey is the Figure of key (rps ...); ok false for an unknown key.
-func FigureByKey(key string) (Figure, bool) {
-	i := slices.IndexFunc(Figures, func(f Figure) bool { return f.Key == key })
-	if i < 0 {
-		return Figure{}, false
-	}
-	return Figures[i], true
-}
-
 // NoiseOf is one figure's noise model over cells that share it: their
 // within-cell variance pooled, and how much they share it (stats.Squeeze over
 // the cells' own variances: a cell's interval leans on the pool as far as the
@@ -261,7 +234,8 @@ func pairs(r *results.Run) []pair {
 			byName[c.Name] = c
 		}
 	}
-	rps, p50, p99, ccpu, scpu := Figures[0], Figures[1], Figures[2], Figures[3], Figures[4]
+	rps, ccpu, scpu := FigRPS.Figure(), FigClientCPU.Figure(), FigServerCPU.Figure()
+	p50, p99 := FigP50.Figure(), FigP99.Figure()
 	var out []pair
 	for _, c := range r.Cells {
 		if c.Status != results.StatusOK {
@@ -335,7 +309,7 @@ func (u *Uncertainty) Width(c results.CellResult) float64 {
 
 // PrecisionFigures are the figures Spec.Precision holds cells to: req/s and
 // each side's CPU per call.
-var PrecisionFigures = []Figure{Figures[0], Figures[3], Figures[4]}
+var PrecisionFigures = []Figure{FigRPS.Figure(), FigClientCPU.Figure(), FigServerCPU.Figure()}
 
 // Width is a cell's widest in-run 95 % half-width over the precision figures,
 // with the noise pooled over cells (the cell among them); NaN when it has none.
