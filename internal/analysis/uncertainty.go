@@ -198,10 +198,13 @@ func (u *Uncertainty) InRun(c results.CellResult, f Figure) stats.Interval {
 }
 
 // Comparison kinds: a client against go-client on the same protocol, call, items
-// and concurrency; a protocol against gRPC from the same client.
+// and concurrency; a protocol against gRPC from the same client; a TLS cell
+// against its plaintext cell (what TLS costs: everything else the same, the
+// connection mode too, timed in the same rounds).
 const (
-	VsGo   = "client-vs-go"
-	VsGRPC = "protocol-vs-grpc"
+	VsGo           = "client-vs-go"
+	VsGRPC         = "protocol-vs-grpc"
+	TLSVsPlaintext = "tls-vs-plaintext"
 	// VsLoopback: a cell over a link against the same cell with no link at all
 	// (its client beside its server): what a slower, lossier link does.
 	VsLoopback = "link-vs-loopback"
@@ -240,6 +243,11 @@ func pairs(r *results.Run) []pair {
 	for _, c := range r.Cells {
 		if c.Status != results.StatusOK {
 			continue
+		}
+		if c.Sec().IsTLS() {
+			if b, ok := byName[c.Cell.Plaintext().Name()]; ok {
+				out = append(out, pair{TLSVsPlaintext, c, b, []Figure{ccpu, scpu, p50, rps}})
+			}
 		}
 		if c.Client != "go" {
 			g := c.Cell
