@@ -198,10 +198,16 @@ func (u *Uncertainty) InRun(c results.CellResult, f Figure) stats.Interval {
 }
 
 // Comparison kinds: a client against go-client on the same protocol, call, items
-// and concurrency; a protocol against gRPC from the same client.
+// and concurrency; a protocol against gRPC from the same client; a TLS cell
+// against its plaintext cell (what TLS costs: everything else the same, the
+// connection mode too, timed in the same rounds).
 const (
-	VsGo   = "client-vs-go"
-	VsGRPC = "protocol-vs-grpc"
+	VsGo           = "client-vs-go"
+	VsGRPC         = "protocol-vs-grpc"
+	TLSVsPlaintext = "tls-vs-plaintext"
+	// VsLoopback: a cell over a link against the same cell with no link at all
+	// (its client beside its server): what a slower, lossier link does.
+	VsLoopback = "link-vs-loopback"
 )
 
 // Comparison is one ratio the report makes: figure of cell A over cell B, with
@@ -232,16 +238,29 @@ func pairs(r *results.Run) []pair {
 		}
 	}
 	rps, ccpu, scpu := FigRPS.Figure(), FigClientCPU.Figure(), FigServerCPU.Figure()
+	p50, p99 := FigP50.Figure(), FigP99.Figure()
 	var out []pair
 	for _, c := range r.Cells {
 		if c.Status != results.StatusOK {
 			continue
+		}
+		if c.Sec().IsTLS() {
+			if b, ok := byName[c.Cell.Plaintext().Name()]; ok {
+				out = append(out, pair{TLSVsPlaintext, c, b, []Figure{ccpu, scpu, p50, rps}})
+			}
 		}
 		if c.Client != "go" {
 			g := c.Cell
 			g.Client = "go"
 			if b, ok := byName[g.Name()]; ok {
 				out = append(out, pair{VsGo, c, b, []Figure{rps, ccpu}})
+			}
+		}
+		if c.Link != "" && c.Link != plan.LinkLoopback {
+			l := c.Cell
+			l.Link = plan.LinkLoopback
+			if b, ok := byName[l.Name()]; ok {
+				out = append(out, pair{VsLoopback, c, b, []Figure{rps, p50, p99}})
 			}
 		}
 		if c.Protocol != "grpc" {

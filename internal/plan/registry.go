@@ -66,7 +66,7 @@ var ClientKinds = []Client{
 	// json_decode and Ice decode in C either way.
 	{Name: "php-pure", Language: "php", Program: "php-client", Local: "php-client/bin/php-client",
 		Base: "php", Flags: []string{"-runtime", "pure"},
-		Protocols: []string{"grpc", "thrift"}, ConnPerCaller: true, Color: "#c25bc8"}, // a pinker purple: the same language, another runtime
+		Protocols: []string{"grpc", "thrift"}, ConnPerCaller: true, Color: "#8c5a2b"}, // brown: the same language, another runtime, no protocol's colour
 	{Name: "java", Language: "java", Program: "java-client", Local: "java-client/target/java-client.jar",
 		Protocols: []string{"grpc", "thrift", "http", "ice", "dubbo"}, Color: "#e76f00"}, // Java's orange
 }
