@@ -108,7 +108,7 @@ func TestAgreeText(t *testing.T) {
 			{Figure: "client CPU/call", A: 10, B: 7, Change: -0.3, InsideA: true}}}},
 		Calibration: []analysis.Calibration{{Figure: analysis.Figures[0], Cells: 12, BInA: 11, AInB: 12, HalfA: 0.05, HalfB: 0.06, InRunA: 0.02, InRunB: 0.03, RoundsFor5: 4,
 			RerunP95: 0.05, ShiftA: 0.04, ShiftB: 0.05, Measured: true}},
-		Flips:       []analysis.Flips{{Kind: analysis.VsGo, Figure: "req/s", Compared: 3, SameVerdict: 2, Flipped: []string{"php-grpc vs go-grpc: faster -> slower"}}},
+		Flips: []analysis.Flips{{Kind: analysis.VsGo, Figure: "req/s", Compared: 3, SameVerdict: 2, Flipped: []string{"php-grpc vs go-grpc: faster -> slower"}}},
 	}
 	for _, tc := range []struct {
 		share float64
@@ -133,5 +133,17 @@ func TestAgreeText(t *testing.T) {
 				t.Errorf("output lacks %q:\n%s", w, out.String())
 			}
 		}
+	}
+}
+
+// Tally counts every claim once by verdict, the known verdicts first and a
+// saved run's older words after them.
+func TestTally(t *testing.T) {
+	secs := []results.Section{
+		{Name: "a", Findings: []results.Finding{{Holds: results.No}, {Holds: results.Yes}, {Holds: "not distinguishable here"}}},
+		{Name: "b", Findings: []results.Finding{{Holds: results.Yes}, {Holds: results.NotDistinguished}}},
+	}
+	if got, want := Tally(secs), "5 claims: 2 yes, 1 no, 1 inconclusive, 1 not distinguishable here"; got != want {
+		t.Errorf("Tally = %q; want %q", got, want)
 	}
 }
