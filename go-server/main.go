@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/server"
 	"github.com/rpcbed/rpcbed/internal/service"
 	"github.com/rpcbed/rpcbed/internal/store"
+	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
 func main() {
@@ -51,6 +53,10 @@ func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
 		stall        = fs.Duration("stall-timeout", server.StallTimeout, "cut a connection whose answer write made no progress this long (the caller stopped reading)")
 		budgetMB     = fs.Int64("answer-budget-mb", server.AnswerBudget>>20, "MiB of answers in flight in the whole server; a large answer is built only once it fits")
 		connBudgetMB = fs.Int64("conn-answer-budget-mb", server.ConnAnswerBudget>>20, "MiB of answers in flight per connection (gRPC streams)")
+		tlsCert      = fs.String("tls-cert", "", "serve TLS only, on every listener, with this certificate (PEM; with -tls-key)")
+		tlsKey       = fs.String("tls-key", "", "the private key of -tls-cert (PEM)")
+		tlsClientCA  = fs.String("tls-client-ca", "", "require a client certificate signed by this CA (PEM): mtls")
+		tlsMin       = fs.String("tls-min", "1.3", "lowest TLS version accepted: 1.3 or 1.2")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: go-server [flags]\n\nServes rpcbed's Data service over gRPC, Thrift and HTTP/JSON.\n\n")
@@ -67,6 +73,18 @@ func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
 		return 2
 	}
 	logger := log.New(stderr, "go-server: ", log.LstdFlags|log.Lmicroseconds)
+	var tlsCfg *tls.Config
+	if *tlsCert != "" || *tlsKey != "" || *tlsClientCA != "" {
+		if *tlsCert == "" || *tlsKey == "" {
+			fmt.Fprintln(stderr, "go-server: -tls-cert and -tls-key: give both")
+			return 2
+		}
+		var err error
+		if tlsCfg, err = tlsbed.ServerConfig(*tlsCert, *tlsKey, *tlsClientCA, *tlsMin); err != nil {
+			fmt.Fprintf(stderr, "go-server: %v\n", err)
+			return 2
+		}
+	}
 
 	if *secret == "" {
 		*secret = os.Getenv("RPCBED_AUTH_SECRET")
@@ -92,6 +110,7 @@ func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
 		ThriftTransport: *thriftTrans, ThriftProtocol: *thriftProto,
 		Pprof: *pprofOn, StoreKind: *storeKind, CheckAuth: *checkAuth, Log: logger, ReadHeaderTimeout: *setupTimeout,
 		StallTimeout: *stall, AnswerBudget: *budgetMB << 20, ConnAnswerBudget: *connBudgetMB << 20,
+		TLS: tlsCfg,
 	}, svc)
 	if err != nil {
 		logger.Print(err)
@@ -106,6 +125,10 @@ func run(args []string, stderr io.Writer, ready func(*server.Server)) int {
 		}
 	}
 	logger.Printf("store=%s auth=%v thrift=%s/%s", *storeKind, *checkAuth, *thriftTrans, *thriftProto)
+	if tlsCfg != nil {
+		logger.Printf("tls: every listener, min %s, client certificates %s, ALPN grpc=h2 http=http/1.1 thrift=none",
+			tlsbed.VersionName(tlsCfg.MinVersion), map[bool]string{true: "required", false: "not asked"}[tlsCfg.ClientCAs != nil])
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)

@@ -23,6 +23,8 @@ func TestFlags(t *testing.T) {
 		{"redis unreachable", []string{"-store", "redis", "-redis-addr", "127.0.0.1:1"}, 2, "redis at 127.0.0.1:1"},
 		{"bad thrift transport", []string{"-thrift-transport", "zip", "-grpc", "", "-thrift", "127.0.0.1:0", "-http", ""}, 1, "want framed|buffered"},
 		{"help", []string{"-h"}, 0, "usage: go-server"},
+		{"tls cert without key", []string{"-tls-cert", "x.pem"}, 2, "-tls-cert and -tls-key: give both"},
+		{"tls cert missing", []string{"-tls-cert", "/nonexistent.pem", "-tls-key", "/nonexistent.pem"}, 2, "-tls-cert/-tls-key: open /nonexistent.pem"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

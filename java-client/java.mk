@@ -14,8 +14,24 @@ GENERATE_TARGETS += generate-java
 
 setup-java: $(JAVA_JAR) ## build java-client/target/java-client.jar (installs JDK 17 + Maven when missing)
 
+# IceSSL for Java: Maven Central's com.zeroc:ice jar has no IceSSL and no icessl jar is
+# served there; Debian's libzeroc-ice3.7-java (the same 3.7.8 sources) ships it. It goes
+# into the local Maven repository as com.zeroc:icessl:3.7.8, which the pom names.
+ICESSL_DEB_JAR := /usr/share/java/icessl-3.7.8.jar
+ICESSL_M2_JAR  := $(HOME)/.m2/repository/com/zeroc/icessl/3.7.8/icessl-3.7.8.jar
+
+$(ICESSL_M2_JAR):
+	@command -v $(MVN) >/dev/null || { \
+	  echo "installing openjdk-17-jdk-headless and maven"; \
+	  apt-get update -qq && apt-get install -y --no-install-recommends openjdk-17-jdk-headless maven; }
+	@test -f $(ICESSL_DEB_JAR) || { echo "installing libzeroc-ice3.7-java (IceSSL)"; \
+	  apt-get update -qq && apt-get install -y --no-install-recommends libzeroc-ice3.7-java; }
+	$(MVN) $(MVN_FLAGS) -q org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file \
+	  -Dfile=$(ICESSL_DEB_JAR) -DgroupId=com.zeroc -DartifactId=icessl -Dversion=3.7.8 \
+	  -Dpackaging=jar -DgeneratePom=true
+
 # The jar is rebuilt when a source, the pom or generated code changed.
-$(JAVA_JAR): $(JAVA_DIR)/pom.xml $(shell find $(JAVA_DIR)/src/main $(JAVA_SERVER_DIR)/src/main -type f 2>/dev/null)
+$(JAVA_JAR): $(JAVA_DIR)/pom.xml $(shell find $(JAVA_DIR)/src/main $(JAVA_SERVER_DIR)/src/main -type f 2>/dev/null) | $(ICESSL_M2_JAR)
 	@command -v javac >/dev/null && command -v $(MVN) >/dev/null || { \
 	  echo "installing openjdk-17-jdk-headless and maven"; \
 	  apt-get update -qq && apt-get install -y --no-install-recommends openjdk-17-jdk-headless maven; }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/render"
@@ -23,11 +24,13 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: rpcbed compare [-o FILE] [-html FILE] RUN_A RUN_B\n\n"+
 			"Compares two matrix runs (results/<run> directories) cell by cell: the change in\n"+
-			"requests/s, p99, client and server CPU per call from A to B, and whether it is\n"+
-			"significant over the repeats (Mann-Whitney U, as benchstat). Each run also has\n"+
-			"bench.txt, so `benchstat A/bench.txt B/bench.txt` works too. -html writes a page\n"+
-			"colouring each change improved, regressed or not significant. Flags may follow\n"+
-			"the runs.")
+			"requests/s, p99, client and server CPU per call from A to B, with its 95 % interval\n"+
+			"(B's median over A's; both runs' noise and the shift a whole run makes,\n"+
+			"docs/method.md) and its verdict: faster or slower when the interval excludes no\n"+
+			"change, ~ (indistinguishable) when it holds it. The interval is the verdict's only\n"+
+			"ground. Each run also has bench.txt, so `benchstat A/bench.txt B/bench.txt` works\n"+
+			"too (its own test, Mann-Whitney U). -html writes a page colouring each change\n"+
+			"improved, regressed or indistinguishable. Flags may follow the runs.")
 		fs.PrintDefaults()
 	}
 	runArgs, err := parseInterspersed(fs, args)
@@ -38,7 +41,7 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		return 2
 	}
 	if len(runArgs) != 2 {
-		fs.Usage()
+		fmt.Fprintf(s.err, "rpcbed compare: %s\n", missingRuns(runArgs))
 		return 2
 	}
 	runs := make([]*results.Run, 2)
@@ -77,6 +80,17 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		}
 	}
 	return 0
+}
+
+// missingRuns says what is wrong with the runs given when they are not two.
+func missingRuns(runs []string) string {
+	switch len(runs) {
+	case 0:
+		return "no runs given: want two, RUN_A and RUN_B (e.g. rpcbed compare results/reference results/<run>); rpcbed compare -h for more"
+	case 1:
+		return fmt.Sprintf("one run given (%s): want a second, RUN_B, to compare it with (e.g. rpcbed compare %s results/<run>)", runs[0], runs[0])
+	}
+	return fmt.Sprintf("%d runs given (%s): want two, RUN_A and RUN_B", len(runs), strings.Join(runs, ", "))
 }
 
 // parseInterspersed parses flags wherever they stand among the arguments

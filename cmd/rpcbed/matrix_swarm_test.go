@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -65,7 +66,7 @@ func swarmBed(t *testing.T, ctx context.Context, root, name string, net int, pur
 }
 
 // runSpec writes spec to a file and runs `rpcbed matrix` on it into dir.
-func runSpec(t *testing.T, ctx context.Context, root string, spec plan.Spec, dir string) *results.Run {
+func runSpec(t *testing.T, ctx context.Context, root string, spec plan.Spec, dir string, progress io.Writer) *results.Run {
 	t.Helper()
 	b, err := plan.MarshalSpec(spec)
 	if err != nil {
@@ -76,7 +77,7 @@ func runSpec(t *testing.T, ctx context.Context, root string, spec plan.Spec, dir
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	code := run(ctx, []string{"matrix", "-spec", file, "-out", dir, "-runner", "docker", "-root", root}, stdio{nil, &out, os.Stderr})
+	code := run(ctx, []string{"matrix", "-spec", file, "-out", dir, "-runner", "docker", "-root", root}, stdio{nil, &out, progress})
 	if code != 0 {
 		t.Fatalf("rpcbed matrix: exit %d", code)
 	}
@@ -136,7 +137,7 @@ func TestMatrixSwarm(t *testing.T) {
 		dir = filepath.Join(t.TempDir(), "run")
 	}
 	t0 := time.Now()
-	r := runSpec(t, ctx, root, spec, dir)
+	r := runSpec(t, ctx, root, spec, dir, os.Stderr)
 	t.Logf("the run took %.0f s", time.Since(t0).Seconds())
 	if r.Cluster == nil || !r.Cluster.Formed || len(r.Cluster.Nodes) != 3 {
 		t.Fatalf("matrix.json cluster: %+v; want a formed swarm of 3 nodes", r.Cluster)
@@ -276,8 +277,9 @@ func TestMatrixSwarmFault(t *testing.T) {
 	victim := b.ClientHosts()[1]
 	dir := filepath.Join(t.TempDir(), "run")
 	killed := make(chan string, 1)
-	go func() { killed <- killMidRepeat(ctx, victim.Engine, victim.NetNS) }()
-	r := runSpec(t, ctx, root, spec, dir)
+	started := make(chan struct{})
+	go func() { killed <- killMidRepeat(ctx, started, victim.NetNS) }()
+	r := runSpec(t, ctx, root, spec, dir, &watch{w: os.Stderr, line: "-2nodes r2/", seen: started})
 	why := <-killed
 	t.Logf("fault: %s", why)
 	cells := map[int]results.CellResult{}
@@ -308,27 +310,48 @@ func TestMatrixSwarmFault(t *testing.T) {
 	}
 }
 
-// killMidRepeat waits until the two-node cell's second repeat has its task
-// running on the victim's engine (a container of the service
-// rpcbed-...-2nodes-r2-...), lets it run two seconds (into its verify and timed
-// run), and kills every process in the victim's namespace: its dockerd,
-// containerd, the task, as a node that crashes.
-func killMidRepeat(ctx context.Context, engine, netns string) string {
-	for ctx.Err() == nil {
-		time.Sleep(200 * time.Millisecond)
-		out, _ := exec.CommandContext(ctx, "docker", "-H", engine, "ps", "--format", "{{.Names}}").Output()
-		if !bytes.Contains(out, []byte("-2nodes-r2-")) {
-			continue
+// watch copies the run's progress to w and closes seen at the first line
+// holding line.
+type watch struct {
+	w    io.Writer
+	line string
+	seen chan struct{}
+	buf  []byte
+	done bool
+}
+
+func (x *watch) Write(p []byte) (int, error) {
+	if !x.done {
+		x.buf = append(x.buf, p...)
+		if bytes.Contains(x.buf, []byte(x.line)) {
+			x.done = true
+			close(x.seen)
 		}
-		time.Sleep(2 * time.Second)
-		out, _ = exec.Command("ip", "netns", "pids", netns).Output()
-		pids := strings.Fields(string(out))
-		for _, p := range pids {
-			if pid, err := strconv.Atoi(p); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+		if i := bytes.LastIndexByte(x.buf, '\n'); i >= 0 && !x.done {
+			x.buf = x.buf[i+1:]
 		}
-		return fmt.Sprintf("killed %d processes in %s (its dockerd among them)", len(pids), netns)
 	}
-	return "not killed: " + fmt.Sprint(ctx.Err())
+	return x.w.Write(p)
+}
+
+// killMidRepeat waits until the two-node cell's second repeat starts (its
+// progress line: the gang's tasks are running on both client nodes, the
+// victim's among them), lets it run two seconds into its timed run, and kills
+// every process in the victim's namespace: its dockerd, containerd, the task,
+// as a node that crashes.
+func killMidRepeat(ctx context.Context, started <-chan struct{}, netns string) string {
+	select {
+	case <-started:
+	case <-ctx.Done():
+		return "not killed: " + fmt.Sprint(ctx.Err())
+	}
+	time.Sleep(2 * time.Second)
+	out, _ := exec.Command("ip", "netns", "pids", netns).Output()
+	pids := strings.Fields(string(out))
+	for _, p := range pids {
+		if pid, err := strconv.Atoi(p); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return fmt.Sprintf("killed %d processes in %s (its dockerd among them)", len(pids), netns)
 }

@@ -93,6 +93,9 @@ func TestReferenceAgreeCompare(t *testing.T) {
 				t.Fatalf("rpcbed %s: exit %d\n%s", tc.args[0], code, stderr.String())
 			}
 			got := strings.ReplaceAll(stdout.String(), b, "B")
+			if tc.args[0] == "compare" && (strings.Contains(got, "p=") || strings.Contains(got, "need >=") || strings.Contains(got, "Mann-Whitney")) {
+				t.Error("compare prints a rank test's p or warnings beside verdicts made from intervals")
+			}
 			golden(t, tc.golden, []byte(got))
 		})
 	}

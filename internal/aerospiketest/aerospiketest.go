@@ -7,6 +7,8 @@
 package aerospiketest
 
 import (
+	"github.com/rpcbed/rpcbed/internal/runner"
+
 	"bufio"
 	"errors"
 	"fmt"
@@ -105,7 +107,7 @@ func Start(t testing.TB) *Server {
 	}
 	// The template binds 3000-3002; this server takes three free ports instead, so
 	// stopping it never touches the shared server.
-	ports, err := freePorts(3)
+	ports, err := runner.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,25 +201,6 @@ func (s *Server) logTail() string {
 		c = c[len(c)-1000:]
 	}
 	return fmt.Sprintf("aerospike.log tail:\n%s\nconsole.log tail:\n%s", b, c)
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // partitionGeneration asks the node for its partition generation over the info

@@ -117,7 +117,7 @@ type CellRun struct {
 	// the TLS handshake, apart from the per-call record cost.
 	PerRun map[string]float64 `json:"per_run_layers,omitempty"`
 	// Security is the cell's security condition (tls, mtls; "" = plaintext).
-	Security string `json:"security,omitempty"`
+	Security string  `json:"security,omitempty"`
 	Seconds  float64 `json:"seconds"` // wall time of the cell's runs under callgrind
 }
 

@@ -24,6 +24,9 @@ usage:
             (-n N | -t DURATION | both) [-warmup 2s|auto [-warmup-max 10s]] [-k]
             [-conns K] [-rate R] [-check full|length] [-pin auto|on|off]
             [-timeout 10s] -addr HOST:PORT [-json FILE] [-client-id ID]
+            [-security plaintext|tls|mtls -cacert FILE [-cert FILE -key FILE]
+             [-servername NAME] [-tls-version 1.3|1.2] [-resume on|off]]
+            [-connect persistent|per-call]
   go-client worker      (many runs in one process: docs/report-format.md, "Worker mode")
   go-client front -listen 127.0.0.1:8081 -proto grpc|thrift|http -addr HOST:PORT
 
@@ -31,14 +34,20 @@ Before timing one call is verified (codeId 101, or exactly -items items, and a
 token). Every timed call decodes its whole response and checks it the same way
 (-check full, docs/method.md); -check length checks status, token and size only,
 as ab, wrk and ghz do (load-generator mode: on HTTP with -k, event loops and a
-hand-written HTTP/1.1 response reader instead of net/http, docs/loadgen.md). The report (ab 2.3 layout + rpcbed block) goes to stdout,
+hand-written HTTP/1.1 response reader instead of net/http, docs/loadgen.md; not
+over TLS). With -security tls every protocol speaks crypto/tls (ALPN h2 for gRPC,
+http/1.1 for http, none for Thrift); the report adds "TLS:" and "TLS handshakes:"
+(the window's), and with -connect per-call "Connections opened:". crypto/tls does
+not resume sessions by default (no session cache): -resume on keeps them. The report (ab 2.3 layout + rpcbed block) goes to stdout,
 logs to stderr. Durations take Go syntax (30s, 1m) or, as in ab, whole seconds (30).
 
 exit codes:
   0  report printed (also when calls failed: see "Failed requests"); -h
   1  internal error: the report could not be written (stdout or -json)
   2  bad arguments (usage on stderr)
-  3  verify failed: the server answered, but wrongly, or refused the call (no report)
+  3  verify failed: the server answered, but wrongly, or refused the call (no report);
+     or a certificate problem: "verify: certificate: CAUSE: ..." (CAUSE: unknown CA,
+     expired certificate, wrong name, client certificate refused)
   4  server unreachable before timing: no answer to the verify call (no report)
 A failed verify prints "verify: KIND: message" on stderr (KIND: connect, receive,
 timeout, length, unauthenticated, invalid_argument, exceptions).
@@ -158,6 +167,14 @@ func newFlagSet(cfg *Config) *flag.FlagSet {
 	fs.StringVar(&cfg.JSONFile, "json", "", "also write the report as JSON to this file")
 	fs.StringVar(&cfg.ClientID, "client-id", defaultClientID, "client id sent in every request's auth")
 	ThriftFlags(fs, cfg)
+	fs.StringVar(&cfg.Security, "security", SecPlaintext, "plaintext, tls or mtls (TLS with a client certificate)")
+	fs.StringVar(&cfg.TLS.CACert, "cacert", "", "TLS: the CA that signed the server's certificate (PEM)")
+	fs.StringVar(&cfg.TLS.Cert, "cert", "", "mtls: the client's certificate (PEM)")
+	fs.StringVar(&cfg.TLS.Key, "key", "", "mtls: the client's private key (PEM)")
+	fs.StringVar(&cfg.TLS.ServerName, "servername", "", "TLS: the name the server's certificate must carry (default: the host of -addr)")
+	fs.StringVar(&cfg.TLS.Version, "tls-version", "1.3", "TLS: the highest version asked, 1.3 or 1.2")
+	fs.StringVar(&cfg.TLS.Resume, "resume", "", "TLS session resumption: on or off (default: crypto/tls's, off: no session cache)")
+	fs.StringVar(&cfg.Connect, "connect", ConnectPersistent, "persistent (each caller keeps its connection) or per-call (a new connection, and with TLS a new handshake, for every call)")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the measured part to this file")
 	return fs
 }

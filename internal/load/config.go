@@ -5,11 +5,14 @@
 package load
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
 // Config is one run: the whole job in one plain struct, as hey does it.
@@ -39,6 +42,17 @@ type Config struct {
 
 	ThriftTransport string // framed|buffered
 	ThriftProtocol  string // binary|compact
+
+	// Security is -security: plaintext (""), tls or mtls, with TLS's flags
+	// (-cacert, -cert, -key, -servername, -tls-version, -resume). Connect is
+	// -connect: persistent ("") or per-call, a new connection (and handshake)
+	// for every call.
+	Security string
+	TLS      tlsbed.Client
+	Connect  string
+
+	tls *tls.Config  // built by Validate from TLS
+	net *netCounters // the run's connections and handshakes (Run)
 }
 
 // Names of the protocols and calls, the project's one vocabulary.
@@ -178,6 +192,15 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("-thrift-protocol %q: want binary or compact", c.ThriftProtocol)
 	}
+	if err := c.validateSecurity(); err != nil {
+		return err
+	}
+	if c.perCall() && c.Rate > 0 {
+		return errors.New("-connect per-call: closed loop only (no -rate)")
+	}
+	if c.perCall() && c.Proto == ProtoHTTP {
+		c.KeepAlive = false // a new connection per call: no keep-alive
+	}
 	return nil
 }
 
@@ -240,11 +263,11 @@ func (c *Config) pinned() bool {
 // (httploop_linux.go, httpwire.go) instead of net/http's codec in one goroutine
 // per caller.
 func (c *Config) eventLoop() bool {
-	return loopSupported && c.Proto == ProtoHTTP && c.Check == CheckLength && c.KeepAlive
+	return loopSupported && c.Proto == ProtoHTTP && c.Check == CheckLength && c.KeepAlive && !c.secure()
 }
 
 // sharedConns tells whether the callers share the connections (gRPC with -conns
 // below -c) or each caller owns one.
 func (c *Config) sharedConns() bool {
-	return c.Conns < c.Concurrency
+	return c.Conns < c.Concurrency && !c.perCall()
 }

@@ -33,9 +33,11 @@ type grpcTransport struct {
 
 func dialGRPC(ctx context.Context, cfg *Config) (*grpcTransport, error) {
 	t := &grpcTransport{cfg: cfg}
+	if cfg.perCall() {
+		return t, nil // every call makes its own (grpcSession.doWith)
+	}
 	for i := 0; i < cfg.Conns; i++ {
-		h := &connHealth{}
-		cc, err := newGRPCConn(cfg.Addr, grpc.WithContextDialer(h.dial))
+		cc, h, err := grpcConnFor(cfg)
 		if err != nil {
 			t.close()
 			return nil, err
@@ -49,6 +51,26 @@ func dialGRPC(ctx context.Context, cfg *Config) (*grpcTransport, error) {
 	return t, nil
 }
 
+// grpcConnFor is one connection of a run: counted by the run's net counters,
+// over TLS when the run asks it (grpc-go's credentials: ALPN h2).
+func grpcConnFor(cfg *Config) (*grpc.ClientConn, *connHealth, error) {
+	h := &connHealth{}
+	opts := []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := h.dial(ctx, addr)
+		if err == nil && cfg.net != nil {
+			cfg.net.opened.Add(1)
+		}
+		return nc, err
+	})}
+	if cfg.secure() {
+		opts = append(opts, grpc.WithTransportCredentials(newGRPCCreds(cfg)))
+	}
+	cc, err := newGRPCConn(cfg.Addr, opts...)
+	return cc, h, err
+}
+
+// newGRPCConn is a client connection to addr: plaintext unless opts give
+// transport credentials (the last given wins).
 func newGRPCConn(addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	return grpc.NewClient("passthrough:///"+addr, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -145,8 +167,8 @@ func waitReady(ctx context.Context, cc *grpc.ClientConn, timeout time.Duration) 
 
 func (t *grpcTransport) session(w int) session {
 	c := &grpcSession{
-		cc:       t.conns[w%len(t.conns)],
-		health:   t.health[w%len(t.conns)],
+		cfg:      t.cfg,
+		perCall:  t.cfg.perCall(),
 		full:     t.cfg.Check == CheckFull,
 		want:     -1,
 		timeout:  t.cfg.Timeout,
@@ -154,6 +176,9 @@ func (t *grpcTransport) session(w int) session {
 		items:    t.cfg.Items,
 		auth:     &pb.Auth{ClientId: t.cfg.ClientID},
 		codec:    &sizeCodec{base: encoding.GetCodecV2(proto.Name)},
+	}
+	if len(t.conns) > 0 {
+		c.cc, c.health = t.conns[w%len(t.conns)], t.health[w%len(t.conns)]
 	}
 	c.watch.timeout = t.cfg.Timeout
 	c.dtReq = &pb.DataTypeRequest{Auth: c.auth, GroupName: GroupName, EnName: EnName}
@@ -174,6 +199,8 @@ func (t *grpcTransport) close() {
 // Every response is decoded whole (the token is inside it); -check full checks
 // its item count or codeId, -check length its size against the verified one.
 type grpcSession struct {
+	cfg      *Config
+	perCall  bool // a connection of its own for every call, closed after it
 	cc       *grpc.ClientConn
 	health   *connHealth
 	full     bool
@@ -288,6 +315,14 @@ func (c *grpcSession) do(ctx context.Context, opts []grpc.CallOption, full bool)
 }
 
 func (c *grpcSession) doWith(ctx context.Context, opts []grpc.CallOption, full bool) outcome {
+	if c.perCall {
+		cc, h, err := grpcConnFor(c.cfg)
+		if err != nil {
+			return fail(kindConnect, err)
+		}
+		defer cc.Close()
+		c.cc, c.health = cc, h
+	}
 	var token string
 	faults0 := c.health.faults.Load()
 	if c.dataList {

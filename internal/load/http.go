@@ -41,6 +41,7 @@ func (t *httpTransport) session(w int) session {
 		dialer:    &net.Dialer{Timeout: t.cfg.Timeout, KeepAlive: -1},
 		timeout:   t.cfg.Timeout,
 		keepAlive: t.cfg.KeepAlive,
+		cfg:       t.cfg,
 	}
 	t.owned = append(t.owned, oc)
 	req, err := http.NewRequest(http.MethodGet, t.base, nil)
@@ -176,6 +177,7 @@ func (c *httpSession) close() {}
 // of the client's user CPU per call.
 type ownConn struct {
 	addr      string
+	cfg       *Config // its net counters and TLS
 	dialer    *net.Dialer
 	timeout   time.Duration
 	keepAlive bool
@@ -207,7 +209,7 @@ func (o *ownConn) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		fresh := o.nc == nil
 		if fresh {
-			nc, err := o.dialer.Dial("tcp", o.addr)
+			nc, err := o.cfg.net.dial(context.Background(), o.cfg, o.dialer)
 			if err != nil {
 				return nil, err
 			}

@@ -49,6 +49,12 @@ func (r *Result) Report() report.Report {
 		}
 		x.LatencyHistogram = rec
 	}
+	if cfg.secure() {
+		x.TLS = tlsReport(cfg.net, r.Handshakes, r.Resumed)
+	}
+	if cfg.perCall() {
+		x.ConnectionsOpened = &r.Opened
+	}
 	if x.WarmupSettled == "" {
 		x.WarmupSettled = report.SettledFixed
 	}
@@ -71,7 +77,7 @@ func (r *Result) Report() report.Report {
 			Exceptions: r.ByKind[kindExceptions] + r.ByKind[kindUnauthenticated] + r.ByKind[kindInvalidArgument],
 		},
 		Non2xx:    r.Non2xx,
-		KeepAlive: cfg.Proto != ProtoHTTP || cfg.KeepAlive,
+		KeepAlive: (cfg.Proto != ProtoHTTP || cfg.KeepAlive) && !cfg.perCall(),
 		Bytes:     r.Bytes,
 		Latency:   r.Hist,
 		Rpcbed:    x,

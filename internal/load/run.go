@@ -67,7 +67,10 @@ type Result struct {
 	CPUUser, CPUSystem     time.Duration
 	WarmupTime             time.Duration // how long the warm-up took
 	Settled                string        // report.SettledYes|No|Fixed
-	Aborted                string        // why the run ended early, if it did
+	// Opened, Handshakes and Resumed are the connections opened and the TLS
+	// handshakes completed (and of them resumed) in the window.
+	Opened, Handshakes, Resumed int64
+	Aborted                     string // why the run ended early, if it did
 }
 
 // Errors returns the failures by kind name.
@@ -115,8 +118,12 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ExitError{Code: report.ExitUsage, Err: err}
 	}
+	cfg.net = &netCounters{}
 	t, err := dial(ctx, &cfg)
 	if err != nil {
+		if ce := certificateError(&cfg, err); ce != nil {
+			return nil, ce
+		}
 		return nil, &ExitError{report.ExitUnreachable, kindConnect.String(), fmt.Errorf("cannot reach %s server at %s: %v", cfg.Proto, cfg.Addr, err)}
 	}
 	defer t.close()
@@ -170,6 +177,11 @@ func verify(ctx context.Context, cfg *Config, w *caller, res *Result, logw io.Wr
 	}
 	// The server did not answer (connect, timeout, receive: exit 4) or answered
 	// wrongly (exit 3), as php-client and java-client do (internal/conformance).
+	if o.kind != kindOK {
+		if ce := certificateError(cfg, o.err); ce != nil {
+			return ce
+		}
+	}
 	switch o.kind {
 	case kindOK:
 	case kindConnect, kindTimeout:
@@ -259,8 +271,31 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 
 	win := &window{base: time.Now(), duration: cfg.Duration}
 	win.start.Store(notYet)
-	var remaining atomic.Int64
-	remaining.Store(cfg.Requests)
+	shareRequests(cfg, callers)
+	m := newMonitor(runCtx, cfg, callers, win, cancel)
+	done := launch(runCtx, cfg, callers, loops, win, &stop, logw)
+	m.run(done)
+	end := time.Now()
+	cpu1, net1 := getrusage(), cfg.net.snapshot()
+	if m.started.IsZero() { // the run ended inside the warm-up
+		m.started, m.cpu0, m.net0 = end, cpu1, net1
+		if m.auto {
+			m.settled = report.SettledNo
+		}
+	}
+	sumCallers(res, callers, logw)
+	res.WindowStart, res.WindowEnd = m.started, end
+	res.TimeTaken = end.Sub(m.started)
+	res.WarmupTime = m.started.Sub(win.base)
+	res.Settled = m.settled
+	res.CPUUser, res.CPUSystem = cpu1.user-m.cpu0.user, cpu1.sys-m.cpu0.sys
+	res.Opened, res.Handshakes, res.Resumed = net1.opened-m.net0.opened, net1.handshakes-m.net0.handshakes, net1.resumed-m.net0.resumed
+	logRun(ctx, cfg, m, res, logw)
+}
+
+// shareRequests gives each caller of an open loop its share of -n and its
+// offset in the schedule.
+func shareRequests(cfg *Config, callers []*caller) {
 	for i, w := range callers {
 		if cfg.Rate > 0 && cfg.Requests > 0 {
 			w.quota = cfg.Requests / int64(cfg.Concurrency)
@@ -272,7 +307,12 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 			w.offset = time.Duration(float64(i) * float64(time.Second) / float64(cfg.Rate))
 		}
 	}
-	m := &monitor{callers: callers, win: win, cancel: cancel, tick: 50 * time.Millisecond}
+}
+
+// newMonitor is the run's monitor: its tick, its warm-up (auto, fixed or none)
+// and the callers' calls it watches for a deadline.
+func newMonitor(runCtx context.Context, cfg *Config, callers []*caller, win *window, cancel context.CancelFunc) *monitor {
+	m := &monitor{callers: callers, win: win, cancel: cancel, tick: 50 * time.Millisecond, net: cfg.net}
 	if cfg.Timeout < 500*time.Millisecond {
 		m.tick = max(cfg.Timeout/10, time.Millisecond)
 	}
@@ -290,13 +330,20 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 			m.watches = append(m.watches, wc.watched())
 		}
 	}
+	return m
+}
 
+// launch starts the load: the event loops, or one goroutine per caller (open
+// or closed loop); done closes when every one has ended.
+func launch(runCtx context.Context, cfg *Config, callers []*caller, loops *httpLoops, win *window, stop *atomic.Bool, logw io.Writer) <-chan struct{} {
+	var remaining atomic.Int64
+	remaining.Store(cfg.Requests)
 	var wg sync.WaitGroup
 	if loops != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &loopRun{stop: &stop, win: win, counted: cfg.Requests > 0, remaining: &remaining, open: cfg.Rate > 0}
+			r := &loopRun{stop: stop, win: win, counted: cfg.Requests > 0, remaining: &remaining, open: cfg.Rate > 0}
 			if r.open {
 				r.interval = time.Duration(float64(cfg.Concurrency) * float64(time.Second) / float64(cfg.Rate))
 			}
@@ -314,9 +361,9 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 		go func() {
 			defer wg.Done()
 			if cfg.Rate > 0 {
-				w.openLoop(runCtx, cfg, &stop, win)
+				w.openLoop(runCtx, cfg, stop, win)
 			} else {
-				w.closedLoop(runCtx, &stop, win, cfg.Requests > 0, &remaining)
+				w.closedLoop(runCtx, stop, win, cfg.Requests > 0, &remaining)
 			}
 		}()
 	}
@@ -325,16 +372,13 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 		wg.Wait()
 		close(done)
 	}()
-	m.run(done)
-	end := time.Now()
-	cpu1 := getrusage()
-	if m.started.IsZero() { // the run ended inside the warm-up
-		m.started, m.cpu0 = end, cpu1
-		if m.auto {
-			m.settled = report.SettledNo
-		}
-	}
+	return done
+}
 
+// sumCallers adds up what the callers counted (latency, calls by outcome,
+// bytes, warm-up calls) and logs each distinct last failure and how evenly the
+// callers were served.
+func sumCallers(res *Result, callers []*caller, logw io.Writer) {
 	res.Hist = stats.NewLatency()
 	lastErrs := make([]error, len(callers))
 	merged := map[*hdrhistogram.Histogram]bool{} // callers may share one (the event loops)
@@ -371,11 +415,11 @@ func measure(ctx context.Context, cfg *Config, callers []*caller, loops *httpLoo
 		fmt.Fprintf(logw, "go-client: measured calls per caller: min %.0f, median %.0f, max %.0f (%d callers)\n", st.Min, st.Median, st.Max, st.N)
 	}
 	res.Complete += res.Failed
-	res.WindowStart, res.WindowEnd = m.started, end
-	res.TimeTaken = end.Sub(m.started)
-	res.WarmupTime = m.started.Sub(win.base)
-	res.Settled = m.settled
-	res.CPUUser, res.CPUSystem = cpu1.user-m.cpu0.user, cpu1.sys-m.cpu0.sys
+}
+
+// logRun logs how the warm-up ended, the open loop's achieved rate, and why a
+// run was cut short (recorded in res.Aborted).
+func logRun(ctx context.Context, cfg *Config, m *monitor, res *Result, logw io.Writer) {
 	if m.auto {
 		fmt.Fprintf(logw, "go-client: warm-up auto: %s after %.3f s (%d calls)\n",
 			map[string]string{report.SettledYes: "settled", report.SettledNo: "not settled"}[m.settled],
@@ -422,6 +466,8 @@ type monitor struct {
 
 	started time.Time // when the measured window opened; zero before
 	cpu0    rusage
+	net     *netCounters
+	net0    netSnapshot // connections and handshakes when the window opened
 	settled string
 	aborted string
 }
@@ -429,7 +475,7 @@ type monitor struct {
 // markStart opens the measured window at now: from here on calls are measured and
 // CPU is counted.
 func (m *monitor) markStart(now time.Time) {
-	m.started, m.cpu0 = now, getrusage()
+	m.started, m.cpu0, m.net0 = now, getrusage(), m.net.snapshot()
 	if m.settled == "" {
 		m.settled = report.SettledFixed
 	}
@@ -515,7 +561,7 @@ func dial(ctx context.Context, cfg *Config) (transport, error) {
 	case ProtoGRPC:
 		return dialGRPC(ctx, cfg)
 	case ProtoThrift:
-		return dialThrift(cfg)
+		return dialThrift(ctx, cfg)
 	case ProtoHTTP:
 		return newHTTPTransport(cfg), nil
 	}

@@ -18,8 +18,16 @@ type thriftTransport struct {
 	conns []*thriftConn
 }
 
-func dialThrift(cfg *Config) (*thriftTransport, error) {
+func dialThrift(ctx context.Context, cfg *Config) (*thriftTransport, error) {
 	t := &thriftTransport{cfg: cfg}
+	if cfg.perCall() {
+		// Every call opens its own (thriftSession.do); the verify call is the
+		// first to reach the server.
+		for i := 0; i < cfg.Conns; i++ {
+			t.conns = append(t.conns, &thriftConn{cfg: cfg})
+		}
+		return t, nil
+	}
 	for i := 0; i < cfg.Conns; i++ {
 		c := &thriftConn{cfg: cfg}
 		if err := c.open(); err != nil {
@@ -34,6 +42,7 @@ func dialThrift(cfg *Config) (*thriftTransport, error) {
 func (t *thriftTransport) session(w int) session {
 	c := &thriftSession{
 		conn:     t.conns[w%len(t.conns)],
+		perCall:  t.cfg.perCall(),
 		full:     t.cfg.Check == CheckFull,
 		want:     -1,
 		dataList: t.cfg.Call == CallDataList,
@@ -62,7 +71,9 @@ type thriftConn struct {
 }
 
 func (c *thriftConn) open() error {
-	nc, err := net.DialTimeout("tcp", c.cfg.Addr, c.cfg.Timeout)
+	// With TLS the handshake completes here, and the bytes counted below are
+	// the plaintext above it.
+	nc, err := c.cfg.net.dial(context.Background(), c.cfg, &net.Dialer{Timeout: c.cfg.Timeout})
 	if err != nil {
 		return err
 	}
@@ -116,6 +127,7 @@ func (c *countConn) Read(p []byte) (int, error) {
 // verified one.
 type thriftSession struct {
 	conn     *thriftConn
+	perCall  bool // a connection of its own for every call, closed after it
 	full     bool
 	want     int64 // -check length: the verified response's size; -1 before
 	dataList bool
@@ -144,6 +156,9 @@ func (c *thriftSession) do(full bool) outcome {
 		if err := tc.open(); err != nil {
 			return fail(netKind(err), err)
 		}
+	}
+	if c.perCall {
+		defer tc.close()
 	}
 	before := tc.nc.read
 	var token string

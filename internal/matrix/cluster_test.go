@@ -29,7 +29,7 @@ func taskReport(complete int64, rps, cpu, mean float64, p50 int64, start, end fl
 // never averages the tasks' percentiles.
 func TestMerge(t *testing.T) {
 	e := &executor{run: &results.Run{Spec: plan.Spec{}}, o: Options{}}
-	cr := &clusterRun{e: e}
+	sp := &swarmPlace{e: e}
 	reps := []*report.Report{
 		taskReport(1000, 500, 0.2, 100, 90, 1000.00, 1002.00),
 		taskReport(3000, 1500, 0.4, 60, 50, 1000.53, 1002.53),
@@ -37,7 +37,7 @@ func TestMerge(t *testing.T) {
 	runs := []*taskRun{{rec: results.TaskRecord{NodeAddr: "198.18.1.2", WindowStartUnix: 1000.00, WindowEndUnix: 1002.00, ClientCPUS: 0.2, Clock: cluster.Clock{}}},
 		{rec: results.TaskRecord{NodeAddr: "198.18.1.3", WindowStartUnix: 1000.03, WindowEndUnix: 1002.03, ClientCPUS: 0.4, Clock: cluster.Clock{OffsetS: 0.5}}}}
 	var rep results.Repeat
-	cr.merge(&rep, plan.Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: 200, Concurrency: 50, Nodes: 2}, runs, reps, nil, nil, nil)
+	sp.merge(&rep, plan.Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: 200, Concurrency: 50, Nodes: 2}, runs, reps, nil, nil)
 	m, w := rep.Metrics, rep.Window
 	for _, tc := range []struct {
 		name      string
@@ -65,7 +65,7 @@ func TestMerge(t *testing.T) {
 	}
 	// One task: its own percentiles are the merge's.
 	var one results.Repeat
-	cr.merge(&one, plan.Cell{Concurrency: 25, Nodes: 1}, runs[:1], reps[:1], nil, nil, nil)
+	sp.merge(&one, plan.Cell{Concurrency: 25, Nodes: 1}, runs[:1], reps[:1], nil, nil)
 	if one.Metrics.P50Us != 90 || one.Has(results.FlagWindowSkew) {
 		t.Errorf("one task: p50 %v, flags %v; want 90 and no skew", one.Metrics.P50Us, one.Flags)
 	}
@@ -96,9 +96,9 @@ func TestMergeLatencyRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cr := &clusterRun{e: &executor{run: &results.Run{}}}
+	sp := &swarmPlace{e: &executor{run: &results.Run{}}}
 	var rep results.Repeat
-	cr.merge(&rep, plan.Cell{Concurrency: 12, Nodes: 2}, runs, reps, nil, nil, nil)
+	sp.merge(&rep, plan.Cell{Concurrency: 12, Nodes: 2}, runs, reps, nil, nil)
 	x := rep.Report.Rpcbed
 	for _, tc := range []struct {
 		name      string

@@ -14,6 +14,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
 
+	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -34,6 +35,8 @@ type Options struct {
 	// Meta is recorded in a new run (machine, versions, commit); Execute fills ID,
 	// Started, Runner and Spec.
 	Meta results.Run
+	// placed, when set, replaces the placement the spec asks for (tests).
+	placed func(e *executor) placement
 }
 
 // Execute runs every cell of the plan that has no finished result yet, one server
@@ -74,15 +77,12 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 	}
 	e := &executor{o: o, run: run, verified: verified, partial: partial,
 		prog: newProgress(o.Progress, todo, run.Spec.RoundsFor, partial)}
+	e.pl = engines{e}
 	defer o.Runner.Close()
-	if run.Spec.Cluster != nil && len(todo) > 0 {
-		if err := e.runCluster(ctx, todo); err != nil {
-			return nil, err
-		}
-		todo = nil
-	}
-	if len(run.Spec.Hosts) > 0 && len(todo) > 0 {
-		stop, err := e.setUpHosts(ctx)
+	if o.placed != nil {
+		e.pl = o.placed(e)
+	} else if len(todo) > 0 {
+		stop, err := e.place(ctx, todo)
 		if err != nil {
 			return nil, err
 		}
@@ -100,8 +100,17 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 		for _, c := range todo {
 			e.laterRuns += e.run.Spec.RoundsFor(c)
 		}
-		if err := e.enterLink(ctx, group[0].Link); err != nil {
+		why, err := e.enterLink(ctx, group[0].Link)
+		if err != nil {
 			return nil, err
+		}
+		if why != "" {
+			for _, c := range group {
+				if err := e.record(e.failed(c, why)); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
 		if err := e.serverGroup(ctx, key, group); err != nil {
 			return nil, err
@@ -165,18 +174,47 @@ func newSeed(spec int64) int64 {
 	return time.Now().UnixNano()&(1<<62-1) | 1
 }
 
+// place sets up the spec's placement for the cells to run: a swarm
+// (Spec.Cluster), one engine per host (Spec.Hosts), or the run's one engine.
+// stop undoes what it set up.
+func (e *executor) place(ctx context.Context, todo []plan.Cell) (stop func(), err error) {
+	switch {
+	case e.run.Spec.Cluster != nil:
+		sw, err := e.joinSwarm(ctx, todo)
+		if err != nil {
+			return nil, err
+		}
+		e.pl = sw
+		return sw.close, nil
+	case len(e.run.Spec.Hosts) > 0:
+		return e.setUpHosts(ctx)
+	}
+	return func() {}, nil
+}
+
 type executor struct {
-	o        Options
+	o Options
+	// pl is where servers and clients run (placement.go).
+	pl placement
+	// trace, when set, hears each group step's name (tests).
+	trace    func(string)
 	run      *results.Run
 	verified map[string]results.Verify
 	partial  map[string]results.CellResult
 	prog     *progress
 	// hosts is a multi-host run's placement (nil: one engine); link the link
 	// the current cells run over.
-	hosts *placement
+	hosts *hostEngines
 	link  plan.Link
-	// linkSet says a link has been set up (shaped and checked) in this process.
-	linkSet bool
+	// linkSet says a link has been set up (shaped and checked) in this process;
+	// linkRefused why its cells are not run ("" they are); shaper applies it.
+	linkSet     bool
+	linkRefused string
+	shaper      *linkshape.Shaper
+	// baseRTTUs is the path's own round trip, unshaped (0: not measured);
+	// linkCounts the link's counters when its cells began.
+	baseRTTUs  float64
+	linkCounts []linkshape.Counts
 	// timed and timedRuns: the wall time of the timed runs so far, and their
 	// count; later is the cells of the groups still to run (Spec.Budget).
 	timed     time.Duration
@@ -234,6 +272,9 @@ func (e *executor) serverGroup(ctx context.Context, key string, cells []plan.Cel
 	g := &groupRun{key: key, group: cells[0].GroupKey(), cells: cells, fork: 1}
 	defer e.endGroup(g)
 	for _, step := range groupSteps {
+		if e.trace != nil {
+			e.trace(step.name + " " + g.key)
+		}
 		if err := step.run(e, ctx, g); err != nil || g.over {
 			return err
 		}
@@ -275,7 +316,7 @@ type groupRun struct {
 // start fails every cell of the group and ends it.
 func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
 	e.prog.note("starting " + g.key)
-	srv, err := StartServerProc(ctx, e.serverRunner(g.key), g.key, e.serverConfig(g.key))
+	srv, err := e.pl.startServer(ctx, g.key, g.cells)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -297,7 +338,7 @@ func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
 // endGroup ends the group's client workers, then its server.
 func (e *executor) endGroup(g *groupRun) {
 	if g.runPath != nil {
-		g.runPath.Workers.close()
+		e.pl.endClients(g)
 	}
 	e.stopServer(g.srv)
 }
@@ -307,7 +348,7 @@ func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
 	if !*e.run.Spec.Verify {
 		return nil
 	}
-	return e.verify(ctx, g.runPath, g.srv, g.cells)
+	return e.verify(ctx, g)
 }
 
 // newRunPath is a server group's run path, with a fresh pool of client workers
@@ -315,6 +356,7 @@ func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
 func (e *executor) newRunPath() *RunPath {
 	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
+	e.linkWatch(b)
 	if *e.run.Spec.Worker {
 		b.Workers = newWorkerPool()
 	}
@@ -325,7 +367,7 @@ func (e *executor) newRunPath() *RunPath {
 // (prime.go).
 func (e *executor) primeGroup(ctx context.Context, g *groupRun) error {
 	if *e.run.Spec.Worker && len(e.run.Spec.Prime) > 0 && g.srv != nil {
-		return e.prime(ctx, g.runPath, g.srv, g.cells)
+		return e.prime(ctx, g)
 	}
 	return nil
 }
@@ -380,9 +422,9 @@ func (e *executor) fork(ctx context.Context, g *groupRun, f int) error {
 	e.stopServer(g.srv)
 	// The pool's workers stop; the next ones count on from them (their ids
 	// stay unique, so no repeat of the new fork is taken for a warm one).
-	g.runPath.Workers.close()
+	e.pl.endClients(g)
 	g.fork = f
-	srv, err := StartServerProc(ctx, e.serverRunner(g.key), g.key, e.serverConfig(g.key))
+	srv, err := e.pl.startServer(ctx, g.key, g.cells)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -431,14 +473,14 @@ func (e *executor) round(ctx context.Context, g *groupRun, r int, added bool, or
 // timeOne runs repeat r of one cell (restarting the group's server first if it
 // stopped answering) and records the cell.
 func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r int, added bool) error {
-	key, rp := g.key, g.runPath
+	key := g.key
 	restarted := ""
 	if g.srv != nil {
 		if err := g.srv.Alive(ctx); err != nil {
 			restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, runner.OneLine(err.Error()))
 			e.prog.note(key + " stopped answering (" + runner.OneLine(err.Error()) + "): restarting it")
 			e.stopServer(g.srv)
-			if g.srv, err = StartServerProc(ctx, e.serverRunner(key), key, e.serverConfig(key)); err != nil {
+			if g.srv, err = e.pl.startServer(ctx, key, g.cells); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -464,11 +506,14 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 		warm := false
 		if n := len(st.res.Repeats); n > 0 {
 			prev := st.res.Repeats[n-1]
-			warm = prev.Error == "" && prev.WorkerID != "" && rp.Workers.current(st.c.Client+"-"+st.c.Protocol) == prev.WorkerID
+			warm = prev.Error == "" && prev.WorkerID != "" && e.pl.workerID(g, st.c) == prev.WorkerID
 		}
-		rep, err := rp.Once(ctx, srv, e.job(srv, st.c, r, warm))
+		rep, final, err := e.pl.timed(ctx, g, st, r, warm)
 		if err != nil {
 			return err
+		}
+		if final {
+			st.final = true
 		}
 		rep.Index = r
 		rep.Fork = e.run.Spec.ForkOf(st.c, r)
@@ -479,14 +524,14 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 			rep.Flag(results.FlagServerRestarted, restarted)
 		}
 		e.versions(srv, st.c, rep)
-		return e.keep(st, rep, r, added, srv == nil)
+		return e.addRepeat(st, rep, r, added, srv == nil)
 	}
-	return e.keep(st, rep, r, added, true)
+	return e.addRepeat(st, rep, r, added, true)
 }
 
-// keep adds a repeat to its cell and records the cell: final once its last
+// addRepeat adds a repeat to its cell and records the cell: final once its last
 // round is done, or when another try would fail the same way.
-func (e *executor) keep(st *cellState, rep results.Repeat, r int, added, noServer bool) error {
+func (e *executor) addRepeat(st *cellState, rep results.Repeat, r int, added, noServer bool) error {
 	st.res.Repeats = append(st.res.Repeats, rep)
 	if rep.Report == nil && (rep.ExitCode == report.ExitUsage || rep.ExitCode == report.ExitVerify || rep.ExitCode == report.ExitUnreachable) {
 		// The client refused before timing: another try would refuse the same way.

@@ -54,7 +54,7 @@ func TestFlagRules(t *testing.T) {
 			in := quiet()
 			tc.change(&in)
 			var rep results.Repeat
-			raise(&rep, flagRules, in)
+			applyFlags(&rep, flagRules, in)
 			dropCPU(&rep)
 			if !slices.Equal(rep.Flags, tc.flags) {
 				t.Errorf("flags %q; want %q", rep.Flags, tc.flags)
@@ -101,7 +101,7 @@ func TestClusterFlagRules(t *testing.T) {
 			in := tc.in
 			tc.change(&in)
 			var rep results.Repeat
-			raise(&rep, taskFlagRules, in)
+			applyFlags(&rep, taskFlagRules, in)
 			if got := strings.Join(rep.Notes, "; "); (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
 				t.Errorf("notes %q; want %q", got, tc.want)
 			}
@@ -112,9 +112,44 @@ func TestClusterFlagRules(t *testing.T) {
 		want bool
 	}{{0.019, false}, {0.021, true}} {
 		var rep results.Repeat
-		raise(&rep, skewRules, clusterInput{window: &results.Window{SkewS: tc.skew}, taskSeconds: []float64{2, 2, 2}})
+		applyFlags(&rep, skewRules, clusterInput{window: &results.Window{SkewS: tc.skew}, taskSeconds: []float64{2, 2, 2}})
 		if rep.Has(results.FlagWindowSkew) != tc.want {
 			t.Errorf("windows %.0f ms apart over 2 s: window-skew %v; want %v (%q)", tc.skew*1000, !tc.want, tc.want, rep.Notes)
 		}
+	}
+}
+
+// The link's physics: a repeat over a link with delay whose median call beats
+// the round trip the link adds, or whose calls/s beat c per round trip, is
+// flagged and not used at all; at the boundary it stands.
+func TestLinkPhysics(t *testing.T) {
+	in := func(p50 int64, rps float64, c int) flagInput {
+		return flagInput{client: true,
+			report: &report.Report{Complete: 1000, Concurrency: c, RequestsPerSecond: rps, Rpcbed: &report.Extra{P50Us: p50, CPUScope: report.ScopeWindow}},
+			window: &results.Window{Seconds: 1, LinkFloorUs: 1800}}
+	}
+	for _, tc := range []struct {
+		name string
+		in   flagInput
+		bad  bool
+	}{
+		{"at the floor", in(1800, 555, 1), false},
+		{"median below the floor", in(1799, 500, 1), true},
+		{"c=1 faster than one per round trip", in(1900, 556, 1), true},
+		{"c=50 within 50 per round trip", in(40000, 27000, 50), false},
+		{"c=50 beyond 50 per round trip", in(1900, 28000, 50), true},
+		{"no link", func() flagInput { x := in(10, 1e6, 1); x.window.LinkFloorUs = 0; return x }(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := results.Repeat{Report: tc.in.report}
+			raise(&rep, flagRules, tc.in)
+			dropCPU(&rep)
+			if got := rep.Has(results.FlagLinkInvariant); got != tc.bad {
+				t.Fatalf("link-invariant %v; want %v (notes %q)", got, tc.bad, rep.Notes)
+			}
+			if tc.bad && (rep.Report != nil || !strings.HasPrefix(rep.Error, "link-invariant: ")) {
+				t.Fatalf("a repeat that broke the link's physics kept its report (error %q)", rep.Error)
+			}
+		})
 	}
 }

@@ -47,6 +47,10 @@ type RunPath struct {
 	Note func(string)
 	// NoProbe leaves out the CPU probe around each run (internal/probe).
 	NoProbe bool
+	// Over a link with delay: the least round trip it adds (the physics a
+	// repeat is held to) and its delayers' CPU so far (nil: no delayer).
+	LinkFloorUs float64
+	LinkCPU     func() (time.Duration, bool)
 }
 
 // Job is one client run.
@@ -71,19 +75,19 @@ type Job struct {
 	AB bool
 }
 
-// Once runs j against srv (nil: no server is sampled) and returns its repeat,
+// Measure runs j against srv (nil: no server is sampled) and returns its repeat,
 // Index left to the caller, in steps: run the client with the samplers and
-// probes around it (run), keep its raw output, judge its report (judge),
+// probes around it (run), keep its raw output, read and check its report (readReport),
 // measure both sides over its window (window), derive the figures (metrics),
-// then raise the flags (flagRules, flags.go). Only ctx's cancellation is an
+// then apply the flag rules (flagRules, flags.go). Only ctx's cancellation is an
 // error; everything else is recorded in the Repeat.
-func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
+func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
 	rep := results.Repeat{Raw: j.Raw}
 	var smp *sampler
 	if srv != nil && j.Proto != "" {
-		smp = startSampler(ctx, srv, j.Proto, j.Call)
+		smp = startSamplerLink(ctx, srv, j.Proto, j.Call, b.LinkCPU)
 	} else {
-		smp = startSampler(ctx, nil, "", "")
+		smp = startSamplerLink(ctx, nil, "", "", b.LinkCPU)
 	}
 	var pc, ps [2]float64
 	if !b.NoProbe {
@@ -108,7 +112,7 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 	}
 	rep.ExitCode, rep.WallS = res.ExitCode, res.Wall.Seconds()
 	rep.ClientCPUS = (res.CPUUser + res.CPUSystem).Seconds()
-	r, why := judge(res, runErr, j.AB)
+	r, why := readReport(res, runErr, j.AB)
 	fail = append(fail, why...)
 	if r != nil && len(why) == 0 && len(fail) == 0 {
 		rep.Report = r
@@ -118,11 +122,12 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 		return rep, nil
 	}
 	w, notes := b.window(srv, j, r, rep.ClientCPUS, runStart, runEnd, samples, machine)
+	w.LinkFloorUs = b.LinkFloorUs
 	rep.Notes = append(rep.Notes, notes...)
 	rep.Window = w
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
 	rep.Metrics = metrics(r, rep.ClientCPUS, w)
-	raise(&rep, flagRules, flagInput{report: r, window: w, client: !j.AB && j.Prog == nil})
+	applyFlags(&rep, flagRules, flagInput{report: r, window: w, client: !j.AB && j.Prog == nil})
 	dropCPU(&rep)
 	if r.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", r.Failed, r.Complete, errorKinds(r)))
@@ -130,7 +135,7 @@ func (b *RunPath) Once(ctx context.Context, srv *ServerProc, j Job) (results.Rep
 	return rep, nil
 }
 
-// window is the step of Once that measures both sides over the client's
+// window is the step of Measure that measures both sides over the client's
 // measured window: the client's own (its report's), else the run's as the
 // driver saw it; processCPU is the runner's CPU for the client's whole run (ab
 // reports none of its own). The notes say what could not be measured.
@@ -184,6 +189,9 @@ func overWindow(w *results.Window, samples []serverSample, machine machineSeries
 		w.MachineKnown = true
 		w.MachineBusy, w.StealCores = st.busy/w.Seconds, st.steal/w.Seconds
 		w.OutsideCores = math.Max(0, (st.busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
+		if st.linkOK {
+			w.LinkKnown, w.LinkCPUS, w.LinkBusy = true, st.link, st.link/w.Seconds
+		}
 	}
 	if w.Seconds > 0 {
 		w.ClientBusy = w.ClientCPUS / w.Seconds
@@ -255,11 +263,11 @@ func (b *RunPath) fallBack(client string, err error) {
 	}
 }
 
-// judge parses a run's report and says every reason it does not count
+// readReport parses a run's report and says every reason it does not count
 // (docs/method.md, section 9): the run did not finish, the client exited non-zero,
 // the report does not parse, its check is not full, or fewer than 99 % of its
 // calls succeeded (ab's Complete counts failed calls).
-func judge(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
+func readReport(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
 	var why []string
 	if runErr != nil {
 		why = append(why, runner.OneLine(runErr.Error()))
@@ -371,11 +379,18 @@ type serverSample struct {
 type machineSample struct {
 	T                 float64
 	busy, idle, steal float64
+	// link is the link's delayers' CPU seconds so far (linkOK: read).
+	link   float64
+	linkOK bool
 }
 
 type machineSeries []machineSample
 
-type machineDelta struct{ busy, steal float64 }
+type machineDelta struct {
+	busy, steal float64
+	link        float64
+	linkOK      bool
+}
 
 // over is the machine's busy and steal CPU seconds between t0 and t1.
 func (s machineSeries) over(t0, t1 float64) (machineDelta, error) {
@@ -395,7 +410,16 @@ func (s machineSeries) over(t0, t1 float64) (machineDelta, error) {
 	if err != nil {
 		return machineDelta{}, err
 	}
-	return machineDelta{busy: b1 - b0, steal: s1 - s0}, nil
+	d := machineDelta{busy: b1 - b0, steal: s1 - s0}
+	i0, f0, _ := bracket(len(s), func(k int) float64 { return s[k].T }, t0)
+	i1, f1, _ := bracket(len(s), func(k int) float64 { return s[k].T }, t1)
+	a0, a1 := s[i0], s[min(i0+1, len(s)-1)]
+	z0, z1 := s[i1], s[min(i1+1, len(s)-1)]
+	if a0.linkOK && a1.linkOK && z0.linkOK && z1.linkOK {
+		d.link = (z0.link + f1*(z1.link-z0.link)) - (a0.link + f0*(a1.link-a0.link))
+		d.linkOK = true
+	}
+	return d, nil
 }
 
 // bracket finds k with T(k) <= t <= T(k+1) and the fraction of the way t lies
@@ -462,6 +486,7 @@ func jitOver(s []serverSample, t0, t1 float64) (ms float64, ok bool) {
 
 // sampler reads the server's /stats and /proc/stat every sampleEvery until stop.
 type sampler struct {
+	linkCPU     func() (time.Duration, bool)
 	srv         *ServerProc
 	proto, call string
 	stopc       chan struct{}
@@ -474,7 +499,13 @@ type sampler struct {
 // startSampler takes the first samples before it returns, so the series starts
 // before the client does.
 func startSampler(ctx context.Context, srv *ServerProc, proto, call string) *sampler {
-	s := &sampler{srv: srv, proto: proto, call: call, stopc: make(chan struct{}), done: make(chan struct{})}
+	return startSamplerLink(ctx, srv, proto, call, nil)
+}
+
+// startSamplerLink is startSampler that also reads the link's delayers' CPU
+// (linkCPU, nil: none) with every machine sample.
+func startSamplerLink(ctx context.Context, srv *ServerProc, proto, call string, linkCPU func() (time.Duration, bool)) *sampler {
+	s := &sampler{srv: srv, proto: proto, call: call, linkCPU: linkCPU, stopc: make(chan struct{}), done: make(chan struct{})}
 	s.take(ctx)
 	go func() {
 		defer close(s.done)
@@ -496,6 +527,11 @@ func startSampler(ctx context.Context, srv *ServerProc, proto, call string) *sam
 
 func (s *sampler) take(ctx context.Context) {
 	if m, err := readProcStat(); err == nil {
+		if s.linkCPU != nil {
+			if d, ok := s.linkCPU(); ok {
+				m.link, m.linkOK = d.Seconds(), true
+			}
+		}
 		s.machine = append(s.machine, m)
 	}
 	if s.srv == nil || s.srv.StatsURL == "" {

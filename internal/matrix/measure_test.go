@@ -167,7 +167,7 @@ func TestExecuteWorkers(t *testing.T) {
 	}
 }
 
-// judge: a repeat counts only when the client exited 0 with a report whose check
+// readReport: a repeat counts only when the client exited 0 with a report whose check
 // is full and at least 99 % of whose calls succeeded; every reason is kept.
 func TestJudge(t *testing.T) {
 	rep := func(complete, failed int64, check string) []byte {
@@ -204,7 +204,7 @@ func TestJudge(t *testing.T) {
 		{"garbage", runner.Result{Stdout: []byte("nope\n")}, nil, false, []string{"report:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, why := judge(tc.res, tc.runErr, false)
+			r, why := readReport(tc.res, tc.runErr, false)
 			got := strings.Join(why, "; ")
 			if (len(why) == 0) != tc.ok || (tc.ok && r == nil) {
 				t.Fatalf("got reasons %q; want ok=%v", got, tc.ok)

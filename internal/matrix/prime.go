@@ -31,13 +31,28 @@ import (
 // prime_max is spent. Without prime_max, or without a JIT on either side, it is
 // one round at the largest concurrency. A failed prime is noted and changes
 // nothing else: the timed repeats judge themselves.
-func (e *executor) prime(ctx context.Context, rp *RunPath, srv *ServerProc, cells []plan.Cell) error {
-	type shapes struct {
-		shapes []plan.Cell // one per call and item count
-		concs  []int       // its cells' concurrencies, largest first
+func (e *executor) prime(ctx context.Context, g *groupRun) error {
+	for _, p := range e.primePlan(g.cells) {
+		if err := e.primeWorker(ctx, g, p); err != nil {
+			return err
+		}
 	}
-	plans := map[string]*shapes{}
-	var workers []string
+	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
+}
+
+// primeShapes is one worker's prime: one cell per call and item count, and its
+// cells' concurrencies, largest first.
+type primeShapes struct {
+	worker string
+	shapes []plan.Cell
+	concs  []int
+}
+
+// primePlan is the prime of each worker of cells whose client the spec primes
+// (and whose pair did not fail its verify), in the cells' order.
+func (e *executor) primePlan(cells []plan.Cell) []*primeShapes {
+	var plans []*primeShapes
+	by := map[string]*primeShapes{}
 	seen := map[string]bool{}
 	for _, c := range cells {
 		if e.run.Spec.Prime[c.Client] <= 0 {
@@ -47,14 +62,13 @@ func (e *executor) prime(ctx context.Context, rp *RunPath, srv *ServerProc, cell
 			continue
 		}
 		worker := c.Client + "-" + c.Protocol
-		p := plans[worker]
+		p := by[worker]
 		if p == nil {
-			p = &shapes{}
-			plans[worker] = p
-			workers = append(workers, worker)
+			p = &primeShapes{worker: worker}
+			by[worker] = p
+			plans = append(plans, p)
 		}
-		key := primeKey(c)
-		if !seen[key] {
+		if key := primeKey(c); !seen[key] {
 			seen[key] = true
 			p.shapes = append(p.shapes, c)
 		}
@@ -62,93 +76,162 @@ func (e *executor) prime(ctx context.Context, rp *RunPath, srv *ServerProc, cell
 			p.concs = append(p.concs, c.Concurrency)
 		}
 	}
-	for _, worker := range workers {
-		p := plans[worker]
+	for _, p := range plans {
 		slices.SortFunc(p.concs, func(a, b int) int { return b - a })
-		client := p.shapes[0].Client
-		d := e.run.Spec.Prime[client]
-		budget := e.run.Spec.PrimeBudget(client, p.shapes[0].Protocol)
-		var spent time.Duration
-		for round := 1; ; round++ {
-			conc := p.concs[(round-1)%len(p.concs)]
-			j0, sok0 := e.serverJIT(ctx, srv)
-			t0 := time.Now()
-			var clientJIT, windows float64
-			clientKnown := false
-			for _, c := range p.shapes {
-				c.Concurrency = conc
-				key := primeKey(c)
-				name := "prime-" + key
-				if round > 1 {
-					name += "-r" + strconv.Itoa(round)
-				}
-				if round == 1 {
-					e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
-				}
-				l := plan.Load{Duration: d, Conns: c.Load.Conns}
-				var rep results.Repeat
-				res, err := rp.run(ctx, &rep, Job{Name: name, Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
-					Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true, Runner: e.clientRunner(c)})
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if werr := writeRaw(filepath.Join(e.o.Dir, results.RawDir, name+".txt"), res.Stdout, res.Stderr); werr != nil && err == nil {
-					err = werr
-				}
-				if err == nil && res.ExitCode != 0 {
-					err = fmt.Errorf("exit code %d%s", res.ExitCode, exitMeaning(res.ExitCode))
-				}
-				if err != nil {
-					e.prog.note("prime " + name + " failed (the timed repeats go on): " + runner.OneLine(err.Error()))
-					continue
-				}
-				if r, perr := report.ParseClient(bytes.NewReader(res.Stdout)); perr == nil && r.Rpcbed.JITCompileMs != nil {
-					clientKnown = true
-					clientJIT += float64(*r.Rpcbed.JITCompileMs)
-					windows += math.Max(0, r.Rpcbed.WindowEnd-r.Rpcbed.WindowStart)
-				}
-			}
-			wall := time.Since(t0)
-			spent += wall
-			j1, sok1 := e.serverJIT(ctx, srv)
-			serverKnown := sok0 && sok1
-			pr := results.Prime{Worker: worker, Rounds: round, Seconds: spent.Seconds(), LastRoundS: wall.Seconds()}
-			if clientKnown {
-				pr.LastClientJITMs, pr.LastWindowS = &clientJIT, windows
-			}
-			if serverKnown {
-				ms := j1 - j0
-				pr.LastServerJITMs = &ms
-			}
-			if budget <= 0 || (!clientKnown && !serverKnown) {
-				e.run.Primes = append(e.run.Primes, pr)
-				break // no JIT to wait for, or no budget to wait with: one round
-			}
-			quiet := true
-			var parts []string
-			if clientKnown {
-				quiet = quiet && !results.JITBusy(clientJIT, windows)
-				parts = append(parts, fmt.Sprintf("client JIT %.0f ms of %.1f s measured", clientJIT, windows))
-			}
-			if serverKnown {
-				quiet = quiet && !results.JITBusy(j1-j0, wall.Seconds())
-				parts = append(parts, fmt.Sprintf("server JIT %.0f ms of %.1f s", j1-j0, wall.Seconds()))
-			}
-			e.prog.note(fmt.Sprintf("prime %s round %d at c=%d: %s", worker, round, conc, strings.Join(parts, ", ")))
-			if quiet && round >= len(p.concs) {
-				pr.AtRest = true
-				e.run.Primes = append(e.run.Primes, pr)
-				e.prog.note(fmt.Sprintf("prime %s: JIT at rest after %d rounds, %.1f s", worker, round, spent.Seconds()))
-				break
-			}
-			if spent+wall > budget {
-				e.run.Primes = append(e.run.Primes, pr)
-				e.prog.note(fmt.Sprintf("prime %s: JIT not at rest after %d rounds, %.1f s (prime_max %v): its first repeats may show %s", worker, round, spent.Seconds(), budget, results.FlagJIT))
-				break
+	}
+	return plans
+}
+
+// primeWorker runs p's rounds (UntilRest), each at the next concurrency, and
+// records the prime in run.json's primes.
+func (e *executor) primeWorker(ctx context.Context, g *groupRun, p *primeShapes) error {
+	client := p.shapes[0].Client
+	d := e.run.Spec.Prime[client]
+	budget := e.run.Spec.PrimeBudget(client, p.shapes[0].Protocol)
+	var lastWall time.Duration
+	last, rounds, spent, atRest, err := UntilRest(budget, len(p.concs), func(round int) (JITRound, error) {
+		conc := p.concs[(round-1)%len(p.concs)]
+		t0 := time.Now()
+		j, err := e.primeRound(ctx, g, p, round, conc, d)
+		lastWall = time.Since(t0)
+		if err == nil && budget > 0 && (j.ClientKnown || j.ServerKnown) {
+			e.prog.note(fmt.Sprintf("prime %s round %d at c=%d: %s", p.worker, round, conc, j))
+		}
+		return j, err
+	})
+	if err != nil {
+		return err
+	}
+	pr := results.Prime{Worker: p.worker, Rounds: rounds, Seconds: spent.Seconds(), LastRoundS: lastWall.Seconds(), AtRest: atRest}
+	if last.ClientKnown {
+		pr.LastClientJITMs, pr.LastWindowS = &last.ClientMs, last.ClientS
+	}
+	if last.ServerKnown {
+		pr.LastServerJITMs = &last.ServerMs
+	}
+	e.run.Primes = append(e.run.Primes, pr)
+	switch {
+	case budget <= 0 || (!last.ClientKnown && !last.ServerKnown):
+	case atRest:
+		e.prog.note(fmt.Sprintf("prime %s: JIT at rest after %d rounds, %.1f s", p.worker, rounds, spent.Seconds()))
+	default:
+		e.prog.note(fmt.Sprintf("prime %s: JIT not at rest after %d rounds, %.1f s (prime_max %v): its first repeats may show %s", p.worker, rounds, spent.Seconds(), budget, results.FlagJIT))
+	}
+	return nil
+}
+
+// primeRound runs one round of p's prime at concurrency conc: one run of d per
+// shape, not recorded, with the server's JIT read around it.
+func (e *executor) primeRound(ctx context.Context, g *groupRun, p *primeShapes, round, conc int, d plan.Duration) (JITRound, error) {
+	var j JITRound
+	j0, sok0 := e.serverJIT(ctx, g.srv)
+	t0 := time.Now()
+	for _, c := range p.shapes {
+		c.Concurrency = conc
+		key := primeKey(c)
+		name := "prime-" + key
+		if round > 1 {
+			name += "-r" + strconv.Itoa(round)
+		}
+		if round == 1 {
+			e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
+		}
+		l := plan.Load{Duration: d, Conns: c.Load.Conns}
+		outs, err := e.pl.untimed(ctx, g, untimedRun{name: name, c: c, l: l, timeout: runTimeout(l)})
+		if err != nil {
+			return j, err
+		}
+		for _, o := range outs {
+			if jit, window, ok := e.primeOutcome(name, o); ok {
+				j.ClientKnown = true
+				j.ClientMs += jit
+				j.ClientS += window
 			}
 		}
 	}
-	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
+	j1, sok1 := e.serverJIT(ctx, g.srv)
+	if sok0 && sok1 {
+		j.ServerKnown, j.ServerMs, j.ServerS = true, j1-j0, time.Since(t0).Seconds()
+	}
+	return j, nil
+}
+
+// JITRound is one prime round's JIT compile time on each side that has a JIT
+// (ms), over the time it is judged against (s): the client's measured windows,
+// the server's round.
+type JITRound struct {
+	ClientMs, ClientS float64
+	ClientKnown       bool
+	ServerMs, ServerS float64
+	ServerKnown       bool
+}
+
+// Quiet says every side with a JIT compiled at most results.JITQuiet of its
+// time, and one side at least has one.
+func (j JITRound) Quiet() bool {
+	return (j.ClientKnown || j.ServerKnown) &&
+		(!j.ClientKnown || !results.JITBusy(j.ClientMs, j.ClientS)) &&
+		(!j.ServerKnown || !results.JITBusy(j.ServerMs, j.ServerS))
+}
+
+func (j JITRound) String() string {
+	var parts []string
+	if j.ClientKnown {
+		parts = append(parts, fmt.Sprintf("client JIT %.0f ms of %.1f s measured", j.ClientMs, j.ClientS))
+	}
+	if j.ServerKnown {
+		parts = append(parts, fmt.Sprintf("server JIT %.0f ms of %.1f s", j.ServerMs, j.ServerS))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// UntilRest runs prime rounds (round(1), round(2) ...) until one from round
+// minRounds on is Quiet, or another round as long as the last would pass
+// budget. The first round always runs; it is the only one when budget is 0 or
+// no side has a JIT. It returns the last round, the rounds run, the time spent
+// and whether the JIT came to rest. `rpcbed matrix` and `rpcbed reproduce`
+// prime with it.
+func UntilRest(budget time.Duration, minRounds int, round func(r int) (JITRound, error)) (last JITRound, rounds int, spent time.Duration, atRest bool, err error) {
+	for rounds = 1; ; rounds++ {
+		t0 := time.Now()
+		last, err = round(rounds)
+		wall := time.Since(t0)
+		spent += wall
+		if err != nil {
+			return last, rounds, spent, false, err
+		}
+		if budget <= 0 || (!last.ClientKnown && !last.ServerKnown) {
+			return last, rounds, spent, false, nil
+		}
+		if last.Quiet() && rounds >= minRounds {
+			return last, rounds, spent, true, nil
+		}
+		if spent+wall > budget {
+			return last, rounds, spent, false, nil
+		}
+	}
+}
+
+// primeOutcome notes a failed prime run; of one that ran it reads the client's
+// JIT compile time (ms) and its measured window (s), when its report has them.
+func (e *executor) primeOutcome(name string, o taskOutcome) (jit, window float64, ok bool) {
+	err := o.err
+	if err == nil && o.res.ExitCode != 0 {
+		err = fmt.Errorf("exit code %d%s", o.res.ExitCode, exitMeaning(o.res.ExitCode))
+	}
+	if err != nil {
+		where := name
+		if o.where != "" {
+			where += " on " + o.where
+		}
+		e.prog.note("prime " + where + " failed (the timed repeats go on): " + runner.OneLine(err.Error()))
+		return 0, 0, false
+	}
+	r, perr := report.ParseClient(bytes.NewReader(o.res.Stdout))
+	if perr != nil || r.Rpcbed.JITCompileMs == nil {
+		return 0, 0, false
+	}
+	return float64(*r.Rpcbed.JITCompileMs), math.Max(0, r.Rpcbed.WindowEnd-r.Rpcbed.WindowStart), true
 }
 
 // primeKey names a prime run: the cell's pair and, for datalist, its item count.

@@ -64,17 +64,6 @@ func (cfg ServerProcConfig) dialAddr(port int) string {
 	return loopback(port)
 }
 
-// FreePort asks the kernel for a free loopback port. Another process may take it
-// before the server binds it; the server then fails to start and says so.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
 // StartServerProc starts the server a cell's ServerProcKey names, on free ports, and waits
@@ -83,13 +72,9 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 	s := &ServerProc{Key: key, Addrs: map[string]string{}}
 	var prog Program
 	if key == "go-server" {
-		ports := make([]int, 3)
-		for i := range ports {
-			p, err := FreePort()
-			if err != nil {
-				return nil, err
-			}
-			ports[i] = p
+		ports, err := runner.FreePorts(3)
+		if err != nil {
+			return nil, err
 		}
 		s.Addrs["grpc"], s.Addrs["thrift"], s.Addrs["http"] = cfg.dialAddr(ports[0]), cfg.dialAddr(ports[1]), cfg.dialAddr(ports[2])
 		s.StatsURL = "http://" + s.Addrs["http"] + "/stats"
@@ -112,14 +97,11 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 		}
 	} else {
 		proto := key[len("java-"):]
-		p, err := FreePort()
+		ports, err := runner.FreePorts(2)
 		if err != nil {
 			return nil, err
 		}
-		sp, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
+		p, sp := ports[0], ports[1]
 		s.Addrs[proto] = cfg.dialAddr(p)
 		args := []string{"-proto", proto, "-port", strconv.Itoa(p), "-auth=" + strconv.FormatBool(cfg.Auth)}
 		statsAddr := loopback(sp)

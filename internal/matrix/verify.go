@@ -18,12 +18,12 @@ import (
 
 // The verify pass: one call per client x protocol x call before any timing.
 
-// verify runs one call per client x protocol x call these cells need (through the
-// client's worker, which then stays warm for the timed runs), unless a previous
-// (resumed) pass already checked it.
-func (e *executor) verify(ctx context.Context, rp *RunPath, srv *ServerProc, cells []plan.Cell) error {
+// verify runs one call per client x protocol x call the group's cells need, from
+// every client task (through the client's worker, which then stays warm for the
+// timed runs), unless a previous (resumed) pass already checked it.
+func (e *executor) verify(ctx context.Context, g *groupRun) error {
 	seen := map[string]bool{}
-	for _, c := range cells {
+	for _, c := range g.cells {
 		pair := c.Pair()
 		if seen[pair] {
 			continue
@@ -33,32 +33,48 @@ func (e *executor) verify(ctx context.Context, rp *RunPath, srv *ServerProc, cel
 			continue
 		}
 		e.prog.note("verify " + pair)
-		args := clientArgs(c, e.clientAddr(srv, c), plan.Load{N: 1, Conns: 1})
-		args = replaceFlag(args, "-c", "1")
-		raw := filepath.Join(results.RawDir, "verify-"+pair+".txt")
-		var rep results.Repeat
-		res, err := rp.run(ctx, &rep, Job{Name: "verify-" + pair, Client: c.Client, Args: args, Proto: c.Protocol, Timeout: 90 * time.Second, Worker: true, Runner: e.clientRunner(c)})
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		werr := writeRaw(filepath.Join(e.o.Dir, raw), res.Stdout, res.Stderr)
-		v := results.Verify{Pair: pair, Status: results.StatusOK, ExitCode: res.ExitCode, Raw: raw}
-		if err == nil {
-			err = checkVerify(res)
-		}
-		if err == nil && werr != nil {
-			err = fmt.Errorf("raw file: %w", werr)
-		}
+		outs, err := e.pl.untimed(ctx, g, untimedRun{name: "verify-" + pair, c: c, l: plan.Load{N: 1, Conns: 1}, verify: true, timeout: 90 * time.Second})
 		if err != nil {
-			v.Status, v.Error = results.StatusFailed, runner.OneLine(err.Error())
+			return err
 		}
-		e.verified[pair] = v
+		e.verified[pair] = verdict(pair, outs)
 		e.run.Verify = e.verifyList()
 		if err := results.WriteJSON(filepath.Join(e.o.Dir, results.VerifyFile), e.run.Verify); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// verdict is a pair's verify record from its tasks' outcomes: ok when every
+// task's call was.
+func verdict(pair string, outs []taskOutcome) results.Verify {
+	v := results.Verify{Pair: pair, Status: results.StatusOK}
+	if len(outs) > 0 {
+		v.ExitCode, v.Raw = outs[0].res.ExitCode, outs[0].raw
+	}
+	var errs []string
+	for _, o := range outs {
+		err := o.err
+		if err == nil {
+			err = checkVerify(o.res)
+		}
+		if err == nil {
+			continue
+		}
+		if v.ExitCode == 0 {
+			v.ExitCode = o.res.ExitCode
+		}
+		msg := runner.OneLine(err.Error())
+		if o.where != "" {
+			msg = o.where + ": " + msg
+		}
+		errs = append(errs, msg)
+	}
+	if len(errs) > 0 {
+		v.Status, v.Error = results.StatusFailed, joinErrs(errs)
+	}
+	return v
 }
 
 func (e *executor) verifyList() []results.Verify {

@@ -472,9 +472,14 @@ func TestCompareHTML(t *testing.T) {
 	}
 	page := text(doc)
 	last := a.Cells[len(a.Cells)-1].Name
-	for _, want := range []string{last + ": only in A", "php-http-datalist-2-c1: no successful repeat in A nor B", "abc1234", "def5678"} {
+	for _, want := range []string{last + ": only in A", "php-http-datalist-2-c1: no successful repeat in A nor B", "abc1234", "def5678", "The interval is the verdict's only ground"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("compare page lacks %q", want)
+		}
+	}
+	for _, never := range []string{"Mann-Whitney", "p=", "need >="} {
+		if strings.Contains(page, never) {
+			t.Errorf("compare page says %q: its verdicts come from intervals", never)
 		}
 	}
 	differ := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "differ") })

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
@@ -51,7 +52,7 @@ const maxLine = 512 << 10
 func Parse(r io.Reader) (Report, error) {
 	p := parser{}
 	br := bufio.NewReaderSize(r, maxLine)
-	n := 0
+	n, off := 0, 0
 	var cut []byte // the last line, when it has no newline
 	for {
 		line, err := br.ReadSlice('\n')
@@ -71,6 +72,10 @@ func Parse(r io.Reader) (Report, error) {
 		}
 		if len(line) > 0 {
 			n++
+			if msg := p.binary(line, off); msg != "" {
+				return Report{}, &ParseError{Msg: msg}
+			}
+			off += len(line)
 			if line[len(line)-1] != '\n' {
 				cut = line
 			}
@@ -86,6 +91,12 @@ func Parse(r io.Reader) (Report, error) {
 		if err != nil {
 			return Report{}, fmt.Errorf("line %d: %w", n+1, err)
 		}
+	}
+	if p.nothing() {
+		if n == 0 {
+			return Report{}, &ParseError{Msg: "not a report: the input is empty"}
+		}
+		return Report{}, &ParseError{Msg: "not a report: no line of Apache Bench's or an rpcbed client's report in it (docs/report-format.md)"}
 	}
 	if cut != nil {
 		return Report{}, &ParseError{Line: n, Text: string(bytes.TrimSuffix(cut, []byte{'\r'})),
@@ -112,6 +123,38 @@ func ParseClient(r io.Reader) (Report, error) {
 		return Report{}, &ParseError{Msg: `rpcbed block: missing the v1.1 keys ("Check:" to "Warm-up settled:")`}
 	}
 	return rep, nil
+}
+
+// nothing is whether no line so far was one of a report's.
+func (p *parser) nothing() bool {
+	return p.seen == 0 && p.sec == secHead && !p.breakdown && p.r.Rpcbed == nil
+}
+
+// binary says why line, at byte off of the input, makes the input binary data
+// rather than a report, or "": a NUL byte or bytes that are not UTF-8 before any
+// line of a report. (After one, such a line is one the parser does not know,
+// or a known field's bad value.)
+func (p *parser) binary(line []byte, off int) string {
+	if !p.nothing() {
+		return ""
+	}
+	what := ""
+	if i := bytes.IndexByte(line, 0); i >= 0 {
+		what, off = "a NUL byte", off+i
+	} else if !utf8.Valid(line) {
+		for i := 0; i < len(line); {
+			r, size := utf8.DecodeRune(line[i:])
+			if r == utf8.RuneError && size <= 1 {
+				what, off = "bytes that are not UTF-8", off+i
+				break
+			}
+			i += size
+		}
+	}
+	if what == "" {
+		return ""
+	}
+	return fmt.Sprintf("not a report: binary data (%s at byte %d); want the text of Apache Bench's or an rpcbed client's report", what, off)
 }
 
 type section int
@@ -214,8 +257,10 @@ var v11Fields = []field{
 }
 
 // optionalFields are keys a report may leave out: "JIT compile:" (java-client, the
-// JVM's compile time within the window) and "Latency histogram:" (every client
-// since it was added; absent from older saved runs).
+// JVM's compile time within the window), "Latency histogram:" (every client
+// since it was added; absent from older saved runs), "TLS:" with "TLS
+// handshakes:" (a client that used TLS) and "Connections opened:" (-connect
+// per-call).
 var optionalFields = []field{
 	{secRpcbed, "JIT compile", "[ms]", func(p *parser, v string) string {
 		n, msg := parseCount(v)
@@ -229,6 +274,63 @@ var optionalFields = []field{
 		return ""
 	}},
 	{secRpcbed, "Latency histogram", "[us]", setLatencyHistogram},
+	{secRpcbed, "TLS", "", setTLS},
+	{secRpcbed, "TLS handshakes", "", setTLSHandshakes},
+	{secRpcbed, "Connections opened", "", func(p *parser, v string) string {
+		n, msg := parseCount(v)
+		if msg != "" {
+			return msg
+		}
+		if n < 0 {
+			return "want a count, not negative"
+		}
+		p.r.Rpcbed.ConnectionsOpened = &n
+		return ""
+	}},
+}
+
+// setTLS reads "TLSv1.3 TLS_AES_128_GCM_SHA256 X25519 ALPN=h2": four words,
+// the last ALPN=.
+func setTLS(p *parser, v string) string {
+	f := strings.Fields(v)
+	if len(f) != 4 || !strings.HasPrefix(f[3], "ALPN=") || len(f[3]) == len("ALPN=") {
+		return "want VERSION CIPHER-SUITE GROUP ALPN=PROTOCOL (- for what the client cannot tell)"
+	}
+	t := p.tls()
+	t.Version, t.CipherSuite, t.Group, t.ALPN = f[0], f[1], f[2], f[3][len("ALPN="):]
+	return ""
+}
+
+// setTLSHandshakes reads "N (resumed R)", R at most N.
+func setTLSHandshakes(p *parser, v string) string {
+	const want = "want N (resumed R)"
+	n, rest, ok := strings.Cut(v, " ")
+	r, ok2 := strings.CutPrefix(rest, "(resumed ")
+	r, ok3 := strings.CutSuffix(r, ")")
+	if !ok || !ok2 || !ok3 {
+		return want
+	}
+	hs, msg := parseCount(n)
+	if msg != "" {
+		return msg
+	}
+	res, msg := parseCount(r)
+	if msg != "" {
+		return msg
+	}
+	if hs < 0 || res < 0 || res > hs {
+		return "want 0 <= resumed <= handshakes"
+	}
+	t := p.tls()
+	t.Handshakes, t.Resumed = hs, res
+	return ""
+}
+
+func (p *parser) tls() *TLS {
+	if p.r.Rpcbed.TLS == nil {
+		p.r.Rpcbed.TLS = &TLS{}
+	}
+	return p.r.Rpcbed.TLS
 }
 
 // setLatencyHistogram keeps the record verbatim (a merge reads it later) once it
@@ -384,6 +486,9 @@ func (p *parser) missing() string {
 		if isV11(i) && p.seen&(1<<i) != 0 {
 			v11 = true
 		}
+	}
+	if tl, hs := byLabel["TLS"][0], byLabel["TLS handshakes"][0]; (p.seen&(1<<tl) == 0) != (p.seen&(1<<hs) == 0) {
+		return `rpcbed block: "TLS:" and "TLS handshakes:" come together`
 	}
 	for i, f := range fields {
 		if f.sec == secRpcbed && !isOptional(i) && (!isV11(i) || v11) && p.seen&(1<<i) == 0 {

@@ -108,7 +108,13 @@ func TestParseErrors(t *testing.T) {
 		in   string
 		want string // the error text
 	}{
-		{"empty", "", `missing "Complete requests:" line`},
+		{"empty", "", `not a report: the input is empty`},
+		// Binary input is not a report, not a cut-short one.
+		{"png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", `not a report: binary data (bytes that are not UTF-8 at byte 0); want the text of Apache Bench's or an rpcbed client's report`},
+		{"gzip", "\x1f\x8b\x08\x00\x00\x00\x00\x00", `not a report: binary data (a NUL byte at byte 3); want the text of Apache Bench's or an rpcbed client's report`},
+		{"not utf-8", "abc\n\xff\xfe garbage", `not a report: binary data (bytes that are not UTF-8 at byte 4); want the text of Apache Bench's or an rpcbed client's report`},
+		{"text, not a report", "hello\nworld", `not a report: no line of Apache Bench's or an rpcbed client's report in it (docs/report-format.md)`},
+		{"binary after a report line", "Server Software:        x\n\x00\x01", `line 2: "\x00\x01": no newline at the end: the report is cut short`},
 		{"no rps", strings.Replace(abHead, "Requests per second", "Requests per sec", 1), `missing "Requests per second:" line`},
 		{"no time", "Complete requests: 1\nRequests per second: 1.00 [#/sec] (mean)\n", `missing "Time taken for tests:" line`},
 		{"bad rps", strings.Replace(abHead, "10.00", "abc", 1), `line 3: "Requests per second:    abc [#/sec] (mean)": bad number`},
@@ -169,6 +175,13 @@ func TestParseErrors(t *testing.T) {
 		{"jit negative", full + "JIT compile:            -3 [ms]\n", `line 72: "JIT compile:            -3 [ms]": want milliseconds, not negative`},
 		{"jit unit", full + "JIT compile:            12\n", `line 72: "JIT compile:            12": want "[ms]" after the value`},
 		{"jit repeated", full + "JIT compile:            1 [ms]\nJIT compile:            2 [ms]\n", `line 73: "JIT compile:            2 [ms]": repeated line`},
+		{"tls words", full + "TLS:                    TLSv1.3 X25519 ALPN=h2\nTLS handshakes:         0 (resumed 0)\n", `line 72: "TLS:                    TLSv1.3 X25519 ALPN=h2": want VERSION CIPHER-SUITE GROUP ALPN=PROTOCOL (- for what the client cannot tell)`},
+		{"tls no alpn", full + "TLS:                    TLSv1.3 TLS_AES_128_GCM_SHA256 X25519 h2\nTLS handshakes:         0 (resumed 0)\n", `line 72: "TLS:                    TLSv1.3 TLS_AES_128_GCM_SHA256 X25519 h2": want VERSION CIPHER-SUITE GROUP ALPN=PROTOCOL (- for what the client cannot tell)`},
+		{"tls alone", full + "TLS:                    TLSv1.3 TLS_AES_128_GCM_SHA256 X25519 ALPN=h2\n", `rpcbed block: "TLS:" and "TLS handshakes:" come together`},
+		{"handshakes alone", full + "TLS handshakes:         3 (resumed 1)\n", `rpcbed block: "TLS:" and "TLS handshakes:" come together`},
+		{"resumed above handshakes", full + "TLS handshakes:         3 (resumed 4)\n", `line 72: "TLS handshakes:         3 (resumed 4)": want 0 <= resumed <= handshakes`},
+		{"handshakes shape", full + "TLS handshakes:         3 resumed 1\n", `line 72: "TLS handshakes:         3 resumed 1": want N (resumed R)`},
+		{"connections opened", full + "Connections opened:     -1\n", `line 72: "Connections opened:     -1": want a count, not negative`},
 		{"histogram unit", full + "Latency histogram:      " + rec3 + "\n", `line 72: "Latency histogram:      ` + rec3 + `": bad number`},
 		{"histogram base64", full + "Latency histogram:      HIST%% [us]\n",
 			`line 72: "Latency histogram:      HIST%% [us]": latency record: illegal base64 data at input byte 4`},

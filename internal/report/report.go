@@ -110,6 +110,26 @@ type Extra struct {
 	// compressed encoding in base64 (internal/stats: DecodeLatency, MergeLatency).
 	// Empty for ab and for reports written before the line existed.
 	LatencyHistogram string `json:"latency_histogram,omitempty"`
+
+	// TLS is what the client negotiated ("TLS:" and "TLS handshakes:", both or
+	// neither; written only when TLS was used).
+	TLS *TLS `json:"tls,omitempty"`
+	// ConnectionsOpened is the connections the client opened in the window
+	// ("Connections opened:", written with -connect per-call; nil without).
+	ConnectionsOpened *int64 `json:"connections_opened,omitempty"`
+}
+
+// TLS is a client's negotiated TLS: the "TLS:" line (version, cipher suite, key
+// exchange group, ALPN; "-" where the client's library cannot tell, "none" for
+// no ALPN) and the "TLS handshakes:" line (completed in the window, and of them
+// resumed).
+type TLS struct {
+	Version     string `json:"version"`      // TLSv1.3
+	CipherSuite string `json:"cipher_suite"` // TLS_AES_128_GCM_SHA256
+	Group       string `json:"group"`        // X25519
+	ALPN        string `json:"alpn"`         // h2, http/1.1, none
+	Handshakes  int64  `json:"handshakes"`
+	Resumed     int64  `json:"resumed"`
 }
 
 // V11 tells whether x carries the report v1.1 keys.

@@ -160,6 +160,13 @@ func appendExtra(b []byte, x *Extra) []byte {
 	if x.LatencyHistogram != "" {
 		b = label(b, "Latency histogram:", x.LatencyHistogram+" [us]")
 	}
+	if t := x.TLS; t != nil {
+		b = label(b, "TLS:", t.Version+" "+t.CipherSuite+" "+t.Group+" ALPN="+t.ALPN)
+		b = label(b, "TLS handshakes:", strconv.FormatInt(t.Handshakes, 10)+" (resumed "+strconv.FormatInt(t.Resumed, 10)+")")
+	}
+	if x.ConnectionsOpened != nil {
+		b = labelInt(b, "Connections opened:", *x.ConnectionsOpened, "")
+	}
 	return b
 }
 

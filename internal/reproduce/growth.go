@@ -159,11 +159,11 @@ func countConns(ctx context.Context, url string, n, c int) (claims.ConnTally, er
 // startFront starts the Go or PHP front in front of go-server and returns the
 // service and its /v1/datalist URL.
 func startFront(ctx context.Context, o Options, srv *matrix.ServerProc, p growthPath) (runner.Service, string, error) {
-	port, err := matrix.FreePort()
+	ports, err := runner.FreePorts(1)
 	if err != nil {
 		return nil, "", err
 	}
-	listen := "127.0.0.1:" + strconv.Itoa(port)
+	listen := "127.0.0.1:" + strconv.Itoa(ports[0])
 	var prog matrix.Program
 	if p.Front == "go" {
 		prog = o.Programs.GoFront("-listen", listen, "-proto", p.Proto, "-addr", srv.Addrs[p.Proto])

@@ -8,7 +8,6 @@ import (
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
 	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/plan"
-	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 // javaWarmupMax bounds each row's -warmup auto: both JVMs are primed (javaPrime)
@@ -117,47 +116,39 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 }
 
 // primeUntilRest runs rounds of 1 s un-recorded runs, one per published
-// concurrency, while either JVM's JIT compiled for more than matrix.JITQuiet of
-// the round's windows, at most javaPrimeMax; the first round always runs.
+// concurrency, while either JVM's JIT compiled for more than results.JITQuiet
+// of the round's windows, at most javaPrimeMax (matrix.UntilRest, the matrix's
+// prime); the first round always runs.
 func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, fw string) (claims.JITRest, error) {
-	var r claims.JITRest
-	start := time.Now()
-	for round := 1; ; round++ {
-		var cms, sms, win float64
-		cKnown, sKnown := false, true
-		t0 := time.Now()
-		for _, j := range javaRestJobs(fw, srv.Addrs[fw], e.Levels, round) {
-			fmt.Fprintf(o.Log, "  %s\n", j.Name)
-			m, err := once(ctx, b, srv, j)
+	last, rounds, spent, atRest, err := matrix.UntilRest(javaPrimeMax, 1, func(round int) (matrix.JITRound, error) {
+		j := matrix.JITRound{ServerKnown: true}
+		for _, job := range javaRestJobs(fw, srv.Addrs[fw], e.Levels, round) {
+			fmt.Fprintf(o.Log, "  %s\n", job.Name)
+			m, err := once(ctx, b, srv, job)
 			if err != nil {
 				if err := keep(ctx, &e.Failed, err); err != nil {
-					return r, err
+					return j, err
 				}
-				sKnown = false
+				j.ServerKnown = false
 				continue
 			}
-			win += m.Wall
+			j.ClientS += m.Wall
 			if m.ClientJITMs != nil {
-				cms += *m.ClientJITMs
-				cKnown = true
+				j.ClientMs += *m.ClientJITMs
+				j.ClientKnown = true
 			}
 			if m.ServerJITMs != nil {
-				sms += *m.ServerJITMs
+				j.ServerMs += *m.ServerJITMs
 			} else {
-				sKnown = false
+				j.ServerKnown = false
 			}
 		}
-		r.Rounds, r.Seconds = round, time.Since(start).Seconds()
-		r.ClientMs, r.ServerMs, r.Window, r.ServerKnown = cms, sms, win, sKnown
-		quiet := win > 0 && !results.JITBusy(cms, win) && (!sKnown || !results.JITBusy(sms, win))
-		if quiet || !cKnown {
-			r.AtRest = quiet
-			return r, nil
-		}
-		if time.Since(start)+time.Since(t0) > javaPrimeMax {
-			return r, nil
-		}
-	}
+		j.ServerS = j.ClientS
+		return j, nil
+	})
+	r := claims.JITRest{Rounds: rounds, Seconds: spent.Seconds(), ClientMs: last.ClientMs, ServerMs: last.ServerMs,
+		Window: last.ClientS, ServerKnown: last.ServerKnown, AtRest: atRest}
+	return r, err
 }
 
 // A server is quiet when it uses under javaQuietBusy of a core over javaQuietStep

@@ -182,7 +182,7 @@ func newRunPath(o Options) (*matrix.RunPath, func()) {
 // as raw/NAME.txt, and measures both sides over the client's measured window.
 func once(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matrix.Job) (claims.Run, error) {
 	j.Raw = filepath.Join("raw", j.Name+".txt")
-	rep, err := b.Once(ctx, srv, j)
+	rep, err := b.Measure(ctx, srv, j)
 	if err != nil {
 		return claims.Run{}, err
 	}

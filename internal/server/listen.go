@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"log"
 	"net"
@@ -94,6 +95,9 @@ type thriftListener struct {
 	stall  time.Duration
 	cuts   *atomic.Int64
 	framed bool
+	// tls, when set, serves TLS, each handshake within handshake (tls.go).
+	tls       *tls.Config
+	handshake time.Duration
 }
 
 func (l *thriftListener) Listen() error { return nil } // bound by startThrift
@@ -104,7 +108,7 @@ func (l *thriftListener) Accept() (thrift.TTransport, error) {
 		return nil, thrift.NewTTransportExceptionFromError(err)
 	}
 	sc := &stallConn{Conn: conn, stall: l.stall, cuts: l.cuts}
-	return &thriftConn{TSocket: thrift.NewTSocketFromConnConf(sc, l.conf), framed: l.framed}, nil
+	return &thriftConn{TSocket: thrift.NewTSocketFromConnConf(tlsServerConn(sc, l.tls, l.handshake), l.conf), framed: l.framed}, nil
 }
 
 func (l *thriftListener) Close() error     { return l.ln.Close() }

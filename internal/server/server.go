@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/apache/thrift/lib/go/thrift"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -53,7 +55,10 @@ type Config struct {
 	StallTimeout                   time.Duration // default StallTimeout
 	AnswerBudget                   int64         // bytes; default AnswerBudget
 	ConnAnswerBudget               int64         // bytes; default ConnAnswerBudget
-	Log                            *log.Logger
+	// TLS, when set, makes every listener serve TLS only (tls.go states each
+	// listener's ALPN); a handshake must end within ReadHeaderTimeout.
+	TLS *tls.Config
+	Log *log.Logger
 }
 
 // Server is a running go-server.
@@ -63,6 +68,7 @@ type Server struct {
 	started  time.Time
 	versions map[string]string
 	answers  *answers
+	tlsCount tlsCounters
 
 	grpc   *grpc.Server
 	thrift *thrift.TSimpleServer
@@ -139,7 +145,7 @@ func (s *Server) startGRPC() error {
 	s.GRPCAddr = ln.Addr()
 	conns := newConnBudgets(s.answers, s.cfg.StallTimeout)
 	pending := &pendingAnswers{}
-	s.grpc = grpc.NewServer(
+	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxGRPCRecv),
 		grpc.MaxHeaderListSize(MaxHeaderBytes),
 		// Connection set-up (preface and settings) gets what an HTTP request's
@@ -151,7 +157,12 @@ func (s *Server) startGRPC() error {
 		// A client may ping every 10 s, idle or not; more often is a flood (GOAWAY).
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.ForceServerCodecV2(newUTF8Codec(pending)),
-	)
+	}
+	if cfg := s.tlsConfig("grpc"); cfg != nil {
+		// The handshake runs in grpc-go's transport, within ConnectionTimeout.
+		opts = append(opts, grpc.Creds(lingerCreds{credentials.NewTLS(cfg)}))
+	}
+	s.grpc = grpc.NewServer(opts...)
 	pb.RegisterDataServer(s.grpc, newGRPCData(s.svc, s.answers, conns, pending))
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, hs)
@@ -182,7 +193,8 @@ func (s *Server) startThrift() error {
 	}
 	s.ThriftAddr = ln.Addr()
 	framed := s.cfg.ThriftTransport != "buffered"
-	sock := &thriftListener{ln: newRetryListener(ln, "thrift", s.cfg.Log), conf: conf, stall: s.cfg.StallTimeout, cuts: &s.answers.cuts, framed: framed}
+	sock := &thriftListener{ln: newRetryListener(ln, "thrift", s.cfg.Log), conf: conf, stall: s.cfg.StallTimeout, cuts: &s.answers.cuts, framed: framed,
+		tls: s.tlsConfig("thrift"), handshake: s.cfg.ReadHeaderTimeout}
 	procs := thriftProcessors{newThriftData(s.svc, s.answers, s.cfg.ThriftProtocol)}
 	s.thrift = thrift.NewTSimpleServerFactory4(procs, sock, thriftTransports{lib: tf, framed: framed}, pf)
 	// AcceptLoop, not Serve: Serve drops the loop's error, so a listener that
@@ -205,8 +217,15 @@ func (s *Server) startHTTP() error {
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          s.cfg.Log,
 	}
+	var lis net.Listener = stallListener{Listener: newRetryListener(ln, "http", s.cfg.Log), stall: s.cfg.StallTimeout, cuts: &s.answers.cuts}
+	if cfg := s.tlsConfig("http"); cfg != nil {
+		// The handshake runs on the connection's first read, within
+		// ReadHeaderTimeout (tlsListener: net/http sees a plain connection, so a
+		// failed handshake can end with lingerClose); ALPN offers http/1.1 only.
+		lis = tlsListener{Listener: lis, cfg: cfg, timeout: s.cfg.ReadHeaderTimeout}
+	}
 	s.serve("http", func() error {
-		if err := s.http.Serve(stallListener{Listener: newRetryListener(ln, "http", s.cfg.Log), stall: s.cfg.StallTimeout, cuts: &s.answers.cuts}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil

@@ -30,6 +30,8 @@ type Stats struct {
 	// Answers is the answer budget: bytes reserved now, its size, and the calls
 	// that waited for it or gave up waiting (README: Limits).
 	Answers AnswerStats `json:"answers"`
+	// TLS is each listener's completed TLS handshakes (absent without TLS).
+	TLS map[string]TLSCount `json:"tls,omitempty"`
 	// TimeUnixS is when the counters were read (Unix seconds): the driver
 	// interpolates CPU and calls to the client's measured window with it.
 	TimeUnixS float64 `json:"time_unix_s"`
@@ -96,7 +98,11 @@ func currentRSS() int64 {
 func (s *Server) stats() Stats {
 	now := float64(time.Now().UnixMicro()) / 1e6
 	user, sys, maxRSS := processCPU()
-	return Stats{TimeUnixS: now,
+	var tlsCount map[string]TLSCount
+	if s.cfg.TLS != nil {
+		tlsCount = s.tlsCount.snapshot()
+	}
+	return Stats{TimeUnixS: now, TLS: tlsCount,
 		Server: "rpcbed-go-server", Store: s.cfg.StoreKind, Auth: s.cfg.CheckAuth,
 		UptimeS: time.Since(s.started).Seconds(), Calls: s.svc.Stats.Snapshot(),
 		CPUUserS: user, CPUSystemS: sys, RSSBytes: currentRSS(), MaxRSS: maxRSS,

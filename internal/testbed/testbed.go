@@ -11,6 +11,7 @@ package testbed
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -375,6 +376,18 @@ func (s *SyncBuffer) String() string {
 // whose server must die under its clients puts a Proxy in front.
 func InProcess(t testing.TB, thriftTransport, thriftProtocol string) map[string]string {
 	t.Helper()
+	return inProcess(t, thriftTransport, thriftProtocol, nil)
+}
+
+// InProcessTLS is InProcess serving TLS only on every listener with cfg
+// (internal/tlsbed.ServerConfig).
+func InProcessTLS(t testing.TB, cfg *tls.Config) map[string]string {
+	t.Helper()
+	return inProcess(t, "framed", "binary", cfg)
+}
+
+func inProcess(t testing.TB, thriftTransport, thriftProtocol string, tlsCfg *tls.Config) map[string]string {
+	t.Helper()
 	a, err := auth.New(nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +396,7 @@ func InProcess(t testing.TB, thriftTransport, thriftProtocol string) map[string]
 	srv, err := server.Start(server.Config{
 		GRPCAddr: "127.0.0.1:0", ThriftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
 		ThriftTransport: thriftTransport, ThriftProtocol: thriftProtocol, StoreKind: "memory", CheckAuth: true,
-		Log: log.New(io.Discard, "", 0),
+		Log: log.New(io.Discard, "", 0), TLS: tlsCfg,
 	}, svc)
 	if err != nil {
 		t.Fatal(err)

@@ -69,9 +69,9 @@ func HTMLSection(r *cost.Result, t cost.Timed, from string) (template.HTML, erro
 var svgProlog = regexp.MustCompile(`(?s)^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)?`)
 
 var sectionTmpl = template.Must(template.New("cost").Funcs(template.FuncMap{
-	"n":    fig,
-	"f1":   fig1,
-	"f2":   func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"n":     fig,
+	"f1":    fig1,
+	"f2":    func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"join":  strings.Join,
 	"perNs": perNs,
 }).Parse(`<h2>Cost per call: instructions, estimated cycles, system calls, bytes</h2>

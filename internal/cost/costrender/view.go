@@ -8,7 +8,6 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/coststats"
-	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // ReadingGuide is the short guide above every cost table (cost.md, index.html).
@@ -152,15 +151,9 @@ func BeyondNote(beyond []coststats.TimedPoint) string {
 
 // TimedIntro is the paragraph above the counts-against-time table.
 func TimedIntro(cmp coststats.Comparison) string {
-	var v []float64
-	for _, p := range cmp.Points {
-		if p.Plausible() {
-			v = append(v, p.PerNs)
-		}
-	}
 	s := fmt.Sprintf("Spearman's rank correlation of estimated cycles with the CPU µs per call over %d cells and sides: %.2f (1: the same order). ", len(cmp.Points), cmp.Spearman)
-	if len(v) > 0 {
-		s += fmt.Sprintf("Instructions per ns of CPU are the clock times the instructions per cycle the count implies; here %.1f to %.1f, median %.1f. ", slices.Min(v), slices.Max(v), stats.Median(v))
+	if lo, hi, med, n := cmp.PerNsSpread(); n > 0 {
+		s += fmt.Sprintf("Instructions per ns of CPU are the clock times the instructions per cycle the count implies; here %.1f to %.1f, median %.1f. ", lo, hi, med)
 	}
 	return s + fmt.Sprintf("Low: the time went where the count does not look (the kernel's work in system calls, waiting, misses of the real caches). High: the count holds work the core does quickly (long copies, simple loops). Above %.0f a core cannot go: flagged. The four lowest and the four highest, in order:", coststats.MaxInstructionsPerNs)
 }

@@ -4,6 +4,8 @@
 package costrun
 
 import (
+	"github.com/rpcbed/rpcbed/internal/runner"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -1087,19 +1089,14 @@ func (e *executor) stopAll() {
 	}
 }
 
-// freePorts asks the kernel for n distinct free loopback ports, holding each
-// until all are chosen (a port closed at once may be handed out again).
+// freePorts is runner.FreePorts as strings.
 func freePorts(n int) ([]string, error) {
-	var ports []string
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	ports, err := runner.FreePorts(n)
+	var s []string
+	for _, p := range ports {
+		s = append(s, strconv.Itoa(p))
 	}
-	return ports, nil
+	return s, err
 }
 
 func round(v float64, digits int) float64 {

@@ -1,6 +1,8 @@
 package rpcbed;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.util.concurrent.CountDownLatch;
 import rpcbed.cli.Exit;
 import rpcbed.cli.Flags;
@@ -15,6 +17,7 @@ import rpcbed.server.IceServer;
 import rpcbed.server.Limits;
 import rpcbed.server.ThriftServer;
 import rpcbed.stats.StatsListener;
+import rpcbed.tls.ServerTls;
 
 /** {@code java -jar java-client.jar serve -proto P [-port N] [-host H]}: one baseline server. */
 public final class Serve {
@@ -22,6 +25,7 @@ public final class Serve {
         usage: java -jar java-client.jar serve -proto ice|dubbo|grpc|thrift|http [-port N]
                  [-host 127.0.0.1] [-threads T] [-auth=true|false] [-auth-secret S]
                  [-stats-port N] [-idle-timeout 120s]
+                 [-tls-cert FILE -tls-key FILE [-tls-client-ca FILE] [-tls-min 1.3|1.2]]
 
         Default ports: ice 10000, dubbo 20880, grpc 50052, thrift 9091, http 8082 (0 = any).
         Prints "listening proto=P addr=HOST:PORT" on stderr when ready; SIGTERM stops it.
@@ -31,13 +35,17 @@ public final class Serve {
         -stats-port N serves GET /stats (time, process CPU, calls answered) on
         -host's address, port N (0 = any free port; printed as "listening proto=stats addr=...");
         off when not given. -idle-timeout closes connections that carry nothing that long.
+        -tls-cert/-tls-key (PEM: certificate chain, private key) serve TLS only on the
+        listener: TLS 1.3, or 1.2 and 1.3 with -tls-min 1.2; -tls-client-ca requires a
+        client certificate signed by that CA (mtls). A TLS handshake must end within 10 s.
         """;
 
     private Serve() {}
 
     /** The configuration of one server, parsed from the command line. */
+    /** tls: null serves plaintext. */
     public record Options(String proto, String host, int port, int threads, boolean auth, byte[] secret,
-            int statsPort, long idleMillis) {}
+            int statsPort, long idleMillis, ServerTls tls) {}
 
     public static int main(String[] args) {
         Options o;
@@ -65,6 +73,11 @@ public final class Serve {
         CountDownLatch stop = new CountDownLatch(1);
         for (String sig : new String[] {"TERM", "INT"}) {
             sun.misc.Signal.handle(new sun.misc.Signal(sig), s -> stop.countDown());
+        }
+        if (o.tls() != null) {
+            System.err.println("tls proto=" + o.proto() + " versions=" + String.join(",", o.tls().protocols())
+                + " client-cert=" + (o.tls().mutual() ? "required" : "none")
+                + " provider=" + (o.proto().equals("grpc") ? GrpcServer.provider() : "JDK"));
         }
         System.err.println("listening proto=" + o.proto() + " addr=" + o.host() + ":" + server.port());
         if (stats != null) {
@@ -119,11 +132,11 @@ public final class Serve {
     public static BaselineServer start(Options o) throws Exception {
         DataService svc = new DataService(o.secret(), o.auth());
         return switch (o.proto()) {
-            case "ice" -> new IceServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
-            case "dubbo" -> new DubboServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
-            case "grpc" -> new GrpcServer(svc, o.host(), o.port(), o.idleMillis());
-            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.idleMillis());
-            case "http" -> new HttpJsonServer(svc, o.host(), o.port(), o.threads(), o.idleMillis());
+            case "ice" -> new IceServer(svc, o.host(), o.port(), o.threads(), o.idleMillis(), o.tls());
+            case "dubbo" -> new DubboServer(svc, o.host(), o.port(), o.threads(), o.idleMillis(), o.tls());
+            case "grpc" -> new GrpcServer(svc, o.host(), o.port(), o.idleMillis(), o.tls());
+            case "thrift" -> new ThriftServer(svc, o.host(), o.port(), o.idleMillis(), o.tls());
+            case "http" -> new HttpJsonServer(svc, o.host(), o.port(), o.threads(), o.idleMillis(), o.tls());
             default -> throw new IllegalArgumentException("unknown proto " + o.proto());
         };
     }
@@ -141,7 +154,12 @@ public final class Serve {
         String secret = f.string("auth-secret", System.getenv().getOrDefault("RPCBED_AUTH_SECRET", ""));
         int statsPort = f.integer("stats-port", -1);
         long idleNanos = f.nanos("idle-timeout", Limits.DEFAULT_IDLE_MILLIS * 1_000_000L);
+        String tlsCert = f.string("tls-cert", "");
+        String tlsKey = f.string("tls-key", "");
+        String tlsClientCa = f.string("tls-client-ca", "");
+        String tlsMin = f.string("tls-min", "1.3");
         f.done();
+        ServerTls tls = tls(tlsCert, tlsKey, tlsClientCa, tlsMin);
         if (statsPort < -1 || statsPort > 65535) {
             throw new UsageError("-stats-port " + statsPort + ": want 0..65535");
         }
@@ -155,6 +173,27 @@ public final class Serve {
             throw new UsageError("-threads " + threads + ": want at least 1");
         }
         byte[] key = secret.isEmpty() ? Tokens.randomSecret() : secret.getBytes(StandardCharsets.UTF_8);
-        return new Options(proto, host, port, threads, auth, key, statsPort, idleNanos / 1_000_000L);
+        return new Options(proto, host, port, threads, auth, key, statsPort, idleNanos / 1_000_000L, tls);
+    }
+
+    /** The -tls-* flags read into memory; null without -tls-cert. A bad file is a usage error naming it. */
+    static ServerTls tls(String cert, String key, String clientCa, String min) throws UsageError {
+        if (!min.equals("1.3") && !min.equals("1.2")) {
+            throw new UsageError("-tls-min \"" + min + "\": want 1.3 or 1.2");
+        }
+        if (cert.isEmpty()) {
+            if (!key.isEmpty() || !clientCa.isEmpty()) {
+                throw new UsageError((key.isEmpty() ? "-tls-client-ca" : "-tls-key") + " without -tls-cert");
+            }
+            return null;
+        }
+        if (key.isEmpty()) {
+            throw new UsageError("-tls-cert without -tls-key");
+        }
+        try {
+            return ServerTls.load(cert, key, clientCa, min);
+        } catch (IOException | GeneralSecurityException e) {
+            throw new UsageError("-tls-cert/-tls-key/-tls-client-ca: " + e.getMessage());
+        }
     }
 }

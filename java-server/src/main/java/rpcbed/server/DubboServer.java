@@ -6,6 +6,8 @@ import org.apache.dubbo.config.RegistryConfig;
 import org.apache.dubbo.config.ServiceConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
 import rpcbed.core.DataService;
+import rpcbed.tls.Pem;
+import rpcbed.tls.ServerTls;
 import rpcbed.core.ServiceError;
 import rpcbed.core.Store;
 import rpcbed.stats.CallStats;
@@ -30,12 +32,42 @@ public final class DubboServer implements BaselineServer {
     }
 
     public DubboServer(DataService svc, String host, int port, int threads, long idleMillis) {
+        this(svc, host, port, threads, idleMillis, null);
+    }
+
+    /**
+     * tls: null serves plaintext; else Dubbo's own TLS on the dubbo protocol (its netty4
+     * transport's SslServerTlsHandler over the JDK's SSLEngine: Dubbo finds no
+     * netty-tcnative here), with the certificates rpcbed.dubbo.TlsCerts hands it. A
+     * connection that does not start with a TLS record is closed.
+     */
+    public DubboServer(DataService svc, String host, int port, int threads, long idleMillis, ServerTls tls) {
         this.svc = svc;
         if (port == 0) {
             port = FreePort.pick(host);
         }
         this.port = port;
         systemProperties();
+        if (tls != null) {
+            // Dubbo builds a new SslContext for every accepted connection
+            // (SslServerTlsHandler -> SslContexts.buildServerSslContext); with the JDK
+            // provider each build wraps the key in a PKCS#12 key store protected by PBKDF2
+            // (10,000 iterations, derived twice). 1,000 half-open handshakes then held
+            // Dubbo's I/O threads for over a minute. The key store lives in memory for
+            // microseconds, so its password protection is set to one iteration.
+            System.setProperty("keystore.pkcs12.keyPbeIterationCount", "1");
+            System.setProperty("keystore.pkcs12.macIterationCount", "1");
+            // Dubbo's SslContexts sets no protocol versions: the JDK's defaults decide.
+            String protocols = String.join(",", tls.protocols());
+            System.setProperty("jdk.tls.server.protocols", protocols);
+            System.setProperty("jdk.tls.client.protocols", protocols);
+            try {
+                rpcbed.dubbo.TlsCerts.server(Pem.pem(tls.chain), Pem.pkcs8Pem(tls.key),
+                    tls.mutual() ? Pem.pem(tls.clientCas) : null);
+            } catch (java.security.GeneralSecurityException e) {
+                throw new IllegalStateException("TLS: " + e.getMessage(), e);
+            }
+        }
         ServiceConfig<Api.Data> service = new ServiceConfig<>();
         service.setInterface(Api.Data.class);
         service.setRef(new Impl(svc));

@@ -7,7 +7,14 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
+import io.grpc.netty.shaded.io.netty.handler.ssl.OpenSsl;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import javax.net.ssl.SSLException;
+import rpcbed.tls.ServerTls;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -37,6 +44,11 @@ public final class GrpcServer implements BaselineServer {
     private final DataService svc;
 
     public GrpcServer(DataService svc, String host, int port, long idleMillis) {
+        this(svc, host, port, idleMillis, null);
+    }
+
+    /** tls: null serves plaintext; else TLS only (ALPN h2). */
+    public GrpcServer(DataService svc, String host, int port, long idleMillis, ServerTls tls) {
         this.svc = svc;
         ServerInterceptor software = new ServerInterceptor() {
             @Override
@@ -52,7 +64,11 @@ public final class GrpcServer implements BaselineServer {
             }
         };
         try {
-            server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+            NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
+            if (tls != null) {
+                b.sslContext(sslContext(tls));
+            }
+            server = b
                 // The handlers never block on I/O (the only wait is the once-only fill at
                 // start), so grpc-java's performance guide allows running them on the
                 // event loop instead of handing each call to a pool.
@@ -73,6 +89,25 @@ public final class GrpcServer implements BaselineServer {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * grpc-java's TLS as its users set it up: GrpcSslContexts picks the OpenSSL provider
+     * (BoringSSL from the netty-tcnative that grpc-netty-shaded carries) when it loads,
+     * the JDK's SSLEngine otherwise; {@link #provider} says which ran.
+     */
+    static SslContext sslContext(ServerTls tls) throws SSLException {
+        SslContextBuilder b = GrpcSslContexts.configure(SslContextBuilder.forServer(tls.key, tls.chain))
+            .protocols(tls.protocols());
+        if (tls.mutual()) {
+            b.trustManager(tls.clientCas).clientAuth(ClientAuth.REQUIRE);
+        }
+        return b.build();
+    }
+
+    /** "OpenSSL (BoringSSL)" or "JDK": the TLS implementation grpc-java uses in this process. */
+    public static String provider() {
+        return OpenSsl.isAvailable() ? "OpenSSL (" + OpenSsl.versionString() + ")" : "JDK";
     }
 
     @Override

@@ -2,6 +2,13 @@ package rpcbed.server;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
+import java.security.GeneralSecurityException;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import rpcbed.tls.ServerTls;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -33,19 +40,45 @@ public final class HttpJsonServer implements BaselineServer {
     private final DataService svc;
 
     public HttpJsonServer(DataService svc, String host, int port, int threads, long idleMillis) {
+        this(svc, host, port, threads, idleMillis, null);
+    }
+
+    /**
+     * tls: null serves plaintext; else HTTP/1.1 over TLS only, the JDK's HttpsServer on
+     * the JDK's SSLEngine (no ALPN: the JDK server speaks HTTP/1.1 only).
+     */
+    public HttpJsonServer(DataService svc, String host, int port, int threads, long idleMillis, ServerTls tls) {
         this.svc = svc;
         systemProperties(idleMillis);
         try {
-            server = HttpServer.create(new InetSocketAddress(host, port), 1024);
+            if (tls == null) {
+                server = HttpServer.create(new InetSocketAddress(host, port), 1024);
+            } else {
+                HttpsServer https = HttpsServer.create(new InetSocketAddress(host, port), 1024);
+                SSLContext ctx = tls.jdkContext();
+                SSLParameters params = tls.parameters(ctx);
+                https.setHttpsConfigurator(new HttpsConfigurator(ctx) {
+                    @Override
+                    public void configure(HttpsParameters p) {
+                        p.setSSLParameters(params);
+                    }
+                });
+                server = https;
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("TLS: " + e.getMessage(), e);
         }
         // The JDK server runs handlers on the caller's thread unless given a pool. A
         // worker reads the request headers itself, blocking: with a fixed pool of 16, 17
         // slowloris connections blocked every caller (issue 18 #8). Threads are made on
         // demand up to Limits.HTTP_THREADS (then requests queue), and a request that
         // does not arrive within Limits.HTTP_REQUEST_SECONDS is closed, freeing its thread.
-        int size = Math.max(threads, Limits.HTTP_THREADS);
+        // Over TLS the JDK server also makes each handshake on a worker, blocking: 1,000
+        // half-open handshakes held 256 workers for 10 s each, so the pool goes to
+        // Limits.HTTP_TLS_THREADS (threads made on demand, gone after 30 s idle).
+        int size = Math.max(threads, tls == null ? Limits.HTTP_THREADS : Limits.HTTP_TLS_THREADS);
         ThreadPoolExecutor tp = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
             r -> {
                 Thread t = new Thread(r, "http-worker");

@@ -17,6 +17,7 @@ import com.zeroc.Ice.UserException;
 import com.zeroc.Ice.Util;
 import java.util.concurrent.CompletionStage;
 import rpcbed.core.DataService;
+import rpcbed.tls.ServerTls;
 import rpcbed.core.ServiceError;
 import rpcbed.core.Store;
 import rpcbed.stats.CallStats;
@@ -41,16 +42,41 @@ public final class IceServer implements BaselineServer {
     private final DataService svc;
 
     public IceServer(DataService svc, String host, int port, int threads, long idleMillis) {
+        this(svc, host, port, threads, idleMillis, null);
+    }
+
+    /** tls: null serves tcp; else IceSSL's ssl endpoint only. */
+    public IceServer(DataService svc, String host, int port, int threads, long idleMillis, ServerTls tls) {
         this.svc = svc;
         InitializationData init = new InitializationData();
         init.properties = Util.createProperties();
         props(init.properties, threads, idleMillis);
+        if (tls != null) {
+            sslProps(init.properties, tls.min, tls.mutual() ? 2 : 0);
+        }
         communicator = Util.initialize(init);
+        if (tls != null) {
+            try {
+                // IceSSL's -t restarts on every byte: the deadline is the whole handshake's.
+                initSsl(communicator, rpcbed.tls.HandshakeDeadline.wrap(tls.jdkContext(), Limits.HANDSHAKE_MILLIS));
+            } catch (java.security.GeneralSecurityException e) {
+                communicator.destroy();
+                throw new IllegalStateException("TLS: " + e.getMessage(), e);
+            }
+        }
         ObjectAdapter adapter = communicator.createObjectAdapterWithEndpoints(
-            "Data", "tcp -h " + host + " -p " + port);
+            "Data", tls == null ? "tcp -h " + host + " -p " + port
+                // -t: a connection must be established (the TLS handshake and Ice's
+                // validation) within Limits.HANDSHAKE_MILLIS.
+                : "ssl -h " + host + " -p " + port + " -t " + Limits.HANDSHAKE_MILLIS);
         adapter.add(new Guard(new Servant(svc)), Util.stringToIdentity(IDENTITY));
         adapter.activate();
-        this.port = ((IPEndpointInfo) adapter.getEndpoints()[0].getInfo()).port;
+        // An ssl endpoint's info wraps the tcp one it runs over.
+        com.zeroc.Ice.EndpointInfo info = adapter.getEndpoints()[0].getInfo();
+        while (!(info instanceof IPEndpointInfo) && info.underlying != null) {
+            info = info.underlying;
+        }
+        this.port = ((IPEndpointInfo) info).port;
     }
 
     /** Every non-default Ice setting of the server (listed in java-client/README.md). */
@@ -75,6 +101,26 @@ public final class IceServer implements BaselineServer {
         p.setProperty("Ice.Package.rpcbedice", "rpcbed.gen");
         // Load clients come and go; do not log every closed connection.
         p.setProperty("Ice.Warn.Connections", "0");
+    }
+
+    /**
+     * IceSSL (Debian's libzeroc-ice3.7-java: Maven Central's ice jar has no IceSSL) over
+     * the JDK's SSLEngine. The plug-in is loaded but not initialized (Ice.InitPlugins=0)
+     * so that rpcbed's SSLContext, built in memory from the PEM files, replaces IceSSL's
+     * keystore files. verifyPeer: 0 asks no certificate, 2 requires one (IceSSL.VerifyPeer).
+     */
+    public static void sslProps(com.zeroc.Ice.Properties p, String min, int verifyPeer) {
+        p.setProperty("Ice.Plugin.IceSSL", "com.zeroc.IceSSL.PluginFactory");
+        p.setProperty("Ice.InitPlugins", "0");
+        p.setProperty("IceSSL.Protocols", min.equals("1.2") ? "tls1_2, tls1_3" : "tls1_3");
+        p.setProperty("IceSSL.VerifyPeer", Integer.toString(verifyPeer));
+    }
+
+    /** Hands IceSSL the context, then initializes the plug-ins. */
+    public static void initSsl(Communicator c, javax.net.ssl.SSLContext ctx) {
+        com.zeroc.IceSSL.Plugin ssl = (com.zeroc.IceSSL.Plugin) c.getPluginManager().getPlugin("IceSSL");
+        ssl.setContext(ctx);
+        c.getPluginManager().initializePlugins();
     }
 
     @Override

@@ -18,7 +18,9 @@ public final class Limits {
     public static final int HTTP_REQUEST_SECONDS = 10;
     /** HTTP worker threads, created on demand: a slow client holds one for at most HTTP_REQUEST_SECONDS. */
     public static final int HTTP_THREADS = 256;
-    /** A gRPC connection must finish its HTTP/2 handshake within this. */
+    /** HTTP worker threads over TLS, where a worker also makes the handshake (at most HANDSHAKE_MILLIS). */
+    public static final int HTTP_TLS_THREADS = 2048;
+    /** A connection must finish its TLS handshake (all TLS listeners) and gRPC's HTTP/2 handshake within this. */
     public static final long HANDSHAKE_MILLIS = TimeUnit.SECONDS.toMillis(10);
     /** A reply whose bytes made no progress this long closes its connection (go-server's -stall-timeout); Thrift. */
     public static final long STALL_MILLIS = TimeUnit.SECONDS.toMillis(10);

@@ -19,6 +19,11 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslProvider;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -37,6 +42,7 @@ import org.apache.thrift.transport.TMemoryInputTransport;
 import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
 import rpcbed.core.DataService;
+import rpcbed.tls.ServerTls;
 import rpcbed.core.ServiceError;
 import rpcbed.core.Store;
 import rpcbed.stats.CallStats;
@@ -78,11 +84,37 @@ public final class ThriftServer implements BaselineServer {
     private final DataService svc;
 
     public ThriftServer(DataService svc, String host, int port, long idleMillis) throws InterruptedException {
-        this(svc, host, port, idleMillis, Limits.STALL_MILLIS);
+        this(svc, host, port, idleMillis, Limits.STALL_MILLIS, null);
+    }
+
+    /** tls: null serves plaintext; else TLS only (the JDK's SSLEngine in a Netty SslHandler). */
+    public ThriftServer(DataService svc, String host, int port, long idleMillis, ServerTls tls)
+            throws InterruptedException, javax.net.ssl.SSLException {
+        this(svc, host, port, idleMillis, Limits.STALL_MILLIS, tls == null ? null : sslContext(tls));
+    }
+
+    ThriftServer(DataService svc, String host, int port, long idleMillis, long stallMillis) throws InterruptedException {
+        this(svc, host, port, idleMillis, stallMillis, null);
+    }
+
+    /**
+     * Netty's SslHandler over the JDK's SSLEngine: the unshaded Netty here has no
+     * netty-tcnative, and libthrift's own TLS (TSSLTransportFactory) is a blocking
+     * server socket with a thread per connection, what this server replaced.
+     */
+    static SslContext sslContext(ServerTls tls) throws javax.net.ssl.SSLException {
+        SslContextBuilder b = SslContextBuilder.forServer(tls.key, tls.chain)
+            .sslProvider(SslProvider.JDK)
+            .protocols(tls.protocols());
+        if (tls.mutual()) {
+            b.trustManager(tls.clientCas).clientAuth(ClientAuth.REQUIRE);
+        }
+        return b.build();
     }
 
     /** stallMillis: a reply whose bytes stopped moving this long closes the connection. */
-    ThriftServer(DataService svc, String host, int port, long idleMillis, long stallMillis) throws InterruptedException {
+    ThriftServer(DataService svc, String host, int port, long idleMillis, long stallMillis, SslContext ssl)
+            throws InterruptedException {
         this.svc = svc;
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
@@ -98,6 +130,12 @@ public final class ThriftServer implements BaselineServer {
             .childHandler(new ChannelInitializer<SocketChannel>() {
                 @Override
                 protected void initChannel(SocketChannel ch) throws TTransportException {
+                    if (ssl != null) {
+                        // A handshake not done within Limits.HANDSHAKE_MILLIS closes the connection.
+                        SslHandler h = ssl.newHandler(ch.alloc());
+                        h.setHandshakeTimeoutMillis(Limits.HANDSHAKE_MILLIS);
+                        ch.pipeline().addLast(h);
+                    }
                     ch.pipeline().addLast(
                         // observeOutput: a reply being written counts as activity only while
                         // its bytes move.

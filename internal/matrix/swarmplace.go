@@ -1,0 +1,318 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/report"
+	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/swarm"
+)
+
+// swarmPlace is the placement on a Docker Swarm (Spec.Cluster): a group's
+// server runs as a service on a server-pool node; each client worker key
+// (client x protocol) gets a gang of tasks on client-pool nodes, kept for the
+// group as a worker is (gang.go), and every client run is split over the
+// gang's tasks and merged (merge.go). A task whose connection ends takes its
+// node off every later run; its gang is formed again without it.
+type swarmPlace struct {
+	e    *executor
+	cl   *swarm.Cluster
+	bar  *swarm.Barrier
+	lost map[string]string // node id -> why it is kept off
+	// gangs are the current group's, by worker key; formed counts the gangs
+	// formed per key in this group (a gang formed again is verified and primed
+	// again before it times anything).
+	gangs  map[string]*gang
+	formed map[string]int
+	close  func()
+}
+
+// joinSwarm forms the spec's swarm (copying the images its engines need) or
+// attaches to it, opens the barrier and records the swarm in run.json. close
+// removes whatever it formed or created.
+func (e *executor) joinSwarm(ctx context.Context, todo []plan.Cell) (*swarmPlace, error) {
+	cs := e.run.Spec.Cluster
+	var cl *swarm.Cluster
+	var err error
+	if len(cs.Form) > 0 {
+		if err := e.copyClusterImages(ctx, todo); err != nil {
+			return nil, err
+		}
+		e.prog.note(fmt.Sprintf("forming a swarm of %d engines", len(cs.Form)))
+		cl, err = swarm.Form(ctx, cs.Form, cs.AddrPool)
+	} else {
+		cl, err = swarm.Attach(ctx, cs.Manager)
+	}
+	if err != nil {
+		return nil, err
+	}
+	leave := func() {
+		if cerr := cl.Close(); cerr != nil {
+			e.prog.note("swarm clean-up: " + runner.OneLine(cerr.Error()))
+		}
+	}
+	bar, err := swarm.Listen(net.JoinHostPort(cs.Driver, "0"))
+	if err != nil {
+		leave()
+		return nil, err
+	}
+	sp := &swarmPlace{e: e, cl: cl, bar: bar, lost: map[string]string{}, gangs: map[string]*gang{}, formed: map[string]int{}}
+	sp.close = func() { bar.Close(); leave() }
+	nodes, err := cl.Nodes(ctx)
+	if err == nil {
+		e.run.Cluster = &results.ClusterRecord{Engine: cs.Engine, Manager: cl.Manager, Formed: len(cs.Form) > 0, Barrier: bar.Addr(), Nodes: nodes}
+		err = results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
+	}
+	if err != nil {
+		sp.close()
+		return nil, err
+	}
+	if s := e.run.Spec; s.ClientResources.CPUSet != "" || s.ServerResources.CPUSet != "" {
+		e.prog.note("cluster: swarm tasks cannot be pinned (no --cpuset-cpus): the spec's cpuset does not apply; cpus (--limit-cpu) does")
+	}
+	return sp, nil
+}
+
+// copyClusterImages copies the runtime images the cells need to every engine of
+// a swarm rpcbed forms (skipped where the image id matches).
+func (e *executor) copyClusterImages(ctx context.Context, cells []plan.Cell) error {
+	src, ok := e.o.Runner.(*runner.Docker)
+	if !ok {
+		return fmt.Errorf("cluster: forming a swarm needs the Docker runner (-runner docker): its images are copied to every node")
+	}
+	want := map[string]bool{}
+	for _, c := range cells {
+		want[c.ServerLang] = true
+		switch c.Client {
+		case "php", "php-pure":
+			want["php"] = true
+		default:
+			want[c.Client] = true
+		}
+	}
+	for _, m := range e.run.Spec.Cluster.Form {
+		d, err := runner.NewDockerAt(m.Engine)
+		if err != nil {
+			return fmt.Errorf("cluster.form %s: %w", m.Address, err)
+		}
+		for _, rt := range []string{"go", "php", "java"} {
+			if !want[rt] {
+				continue
+			}
+			t0 := time.Now()
+			copied, err := runner.CopyImage(ctx, src, d, e.o.Programs.image(rt))
+			if err != nil {
+				d.Close()
+				return fmt.Errorf("cluster.form %s: %w", m.Address, err)
+			}
+			if copied {
+				e.prog.note(fmt.Sprintf("copied %s to %s in %.1f s", e.o.Programs.image(rt), m.Address, time.Since(t0).Seconds()))
+			}
+		}
+		d.Close()
+	}
+	return nil
+}
+
+// startServer checks the gang first (a server-pool node and the client nodes
+// the cells need, before anything is created), then starts the server as a
+// service on the server node.
+func (sp *swarmPlace) startServer(ctx context.Context, key string, cells []plan.Cell) (*ServerProc, error) {
+	need := 0
+	for _, c := range cells {
+		need = max(need, sp.minNodes(c))
+	}
+	by, err := sp.cl.Gang(ctx, map[string]int{plan.PoolServer: 1, plan.PoolClients: need}, sp.lost)
+	if err != nil {
+		return nil, err
+	}
+	node := by[plan.PoolServer][0]
+	sp.e.prog.note(fmt.Sprintf("%s on %s", key, node))
+	cfg := sp.e.serverConfig(key)
+	cfg.Address = node.Addr
+	return StartServerProc(ctx, &swarm.Runner{C: sp.cl, Node: node.ID, Pool: plan.PoolServer}, key, cfg)
+}
+
+// minNodes is the fewest client nodes c's repeat may run on.
+func (sp *swarmPlace) minNodes(c plan.Cell) int {
+	m := sp.e.run.Spec.Cluster.MinNodes
+	if m <= 0 || m > c.Nodes {
+		return c.Nodes
+	}
+	return m
+}
+
+// untimed runs u on every task of c's gang: the verify call on all of them
+// (once more on a task that could not connect: a fresh JVM's first channel on
+// a busy machine can take longer than a call's deadline), a prime run split
+// over the tasks c's repeats use.
+func (sp *swarmPlace) untimed(ctx context.Context, g *groupRun, u untimedRun) ([]taskOutcome, error) {
+	gng, _, err := sp.gangFor(ctx, g, u.c)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return []taskOutcome{{err: err}}, nil
+	}
+	return sp.untimedOn(ctx, g, gng, u)
+}
+
+func (sp *swarmPlace) untimedOn(ctx context.Context, g *groupRun, gng *gang, u untimedRun) ([]taskOutcome, error) {
+	n := len(gng.tasks)
+	if !u.verify {
+		n = min(u.c.Nodes, n)
+	}
+	runs := gng.runs(plan.SplitLoad(u.c.Concurrency, u.l.ConnsFor(u.c.Concurrency), n))
+	args := func(t *taskRun) []string {
+		l := u.l
+		l.Conns = t.share.Conns
+		a := clientArgs(t.cell(u.c), sp.e.clientAddr(g.srv, u.c), l)
+		if u.verify {
+			a = append(replaceFlag(a, "-c", "1"), "-timeout", "60s")
+		}
+		return a
+	}
+	if err := sp.all(ctx, runs, u.name, u.c.Client, args, u.timeout); err != nil {
+		return nil, err
+	}
+	outs := make([]taskOutcome, len(runs))
+	for i, t := range runs {
+		if u.verify && t.err == nil && t.res.ExitCode == report.ExitUnreachable {
+			sp.e.prog.note(fmt.Sprintf("%s on %s: server unreachable; once more", u.name, t.rec.NodeAddr))
+			if err := sp.all(ctx, []*taskRun{t}, u.name+"-again", u.c.Client, args, u.timeout); err != nil {
+				return nil, err
+			}
+		}
+		raw := filepath.Join(results.RawDir, fmt.Sprintf("%s-t%d.txt", u.name, i+1))
+		err := t.err
+		if werr := writeRaw(filepath.Join(sp.e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil && err == nil {
+			err = fmt.Errorf("raw file: %w", werr)
+		}
+		outs[i] = taskOutcome{where: sp.lostIfDead(t, u.name, t.err), raw: raw, res: t.res, err: err}
+	}
+	return outs, nil
+}
+
+// all runs one client run on each task at once (a common start: each task's
+// run is sent as the others') and waits for every one.
+func (sp *swarmPlace) all(ctx context.Context, runs []*taskRun, name, client string, args func(t *taskRun) []string, timeout time.Duration) error {
+	var wg sync.WaitGroup
+	for i, t := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("%s-t%d", name, i+1)
+			t.res, t.err = t.p.run(ctx, id, sp.e.o.Programs.ClientFlags(client, args(t)...), timeout)
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// timed runs repeat r of st's cell on its gang's tasks, each its share of the
+// load, sent at once with the server sampled around all of them, and merges
+// their reports into the repeat. final: the client pool is too small for the
+// cell, so every later repeat would say the same.
+func (sp *swarmPlace) timed(ctx context.Context, g *groupRun, st *cellState, r int, warm bool) (rep results.Repeat, final bool, err error) {
+	c, e := st.c, sp.e
+	name := fmt.Sprintf("%s-r%d", c.Name(), r)
+	rep = results.Repeat{Worker: true}
+	defer func() {
+		if err == nil && rep.Error != "" {
+			e.prog.note(fmt.Sprintf("%s failed: %s", name, rep.Error))
+		}
+	}()
+	gng, short, gerr := sp.gangFor(ctx, g, c)
+	if gerr != nil {
+		if ctx.Err() != nil {
+			return rep, false, ctx.Err()
+		}
+		rep.Error = runner.OneLine(gerr.Error())
+		return rep, short, nil
+	}
+	rep.Raw, rep.WorkerID = gng.raw, gng.id
+	n := min(c.Nodes, len(gng.tasks))
+	if n < c.Nodes {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("ran on %d of the cell's %d client nodes (lost: %s)", n, c.Nodes, sp.lostText()))
+	}
+	l := c.Load.ForRepeat(r, warm)
+	runs := gng.runs(plan.SplitLoad(c.Concurrency, l.ConnsFor(c.Concurrency), n))
+	smp := startSampler(ctx, g.srv, c.Protocol, c.Call)
+	if err := sp.all(ctx, runs, name, c.Client, func(t *taskRun) []string {
+		tl := l
+		tl.Conns = t.share.Conns
+		return clientArgs(t.cell(c), e.clientAddr(g.srv, c), tl)
+	}, runTimeout(l)); err != nil {
+		smp.stop(ctx)
+		return rep, false, err
+	}
+	samples, machine := smp.stop(ctx)
+	reports, errs := sp.collect(runs, name, r)
+	for _, t := range runs {
+		rep.Tasks = append(rep.Tasks, t.rec)
+	}
+	if len(errs) > 0 {
+		rep.Error = joinErrs(errs)
+		return rep, false, nil
+	}
+	sp.merge(&rep, c, runs, reports, samples, machine)
+	return rep, false, nil
+}
+
+// collect keeps each task's raw output and judges its report; the errors name
+// the task's node (and a node lost with its task).
+func (sp *swarmPlace) collect(runs []*taskRun, name string, r int) ([]*report.Report, []string) {
+	var reports []*report.Report
+	var errs []string
+	for i, t := range runs {
+		raw := filepath.Join(results.RawDir, fmt.Sprintf("%s-t%d.txt", name, i+1))
+		t.rec.Raw = raw
+		if werr := writeRaw(filepath.Join(sp.e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil {
+			errs = append(errs, "raw file: "+runner.OneLine(werr.Error()))
+		}
+		rp, why := readReport(t.res, t.err, false)
+		if len(why) > 0 {
+			t.rec.Error = strings.Join(why, "; ")
+			if errors.Is(t.err, errWorker) {
+				t.rec.Error = runner.OneLine(t.err.Error()) // the task died: its exit line says no more
+			}
+			errs = append(errs, fmt.Sprintf("%s: %s", sp.lostIfDead(t, fmt.Sprintf("r%d", r), t.err), t.rec.Error))
+			continue
+		}
+		x := rp.Rpcbed
+		t.rec.Complete, t.rec.Failed, t.rec.RPS = rp.Complete, rp.Failed, rp.RequestsPerSecond
+		t.rec.ClientCPUS = x.CPUUserSeconds + x.CPUSystemSeconds
+		if rp.Complete > 0 {
+			t.rec.ClientCPUUs = t.rec.ClientCPUS * 1e6 / float64(rp.Complete)
+		}
+		t.rec.WindowStartUnix, t.rec.WindowEndUnix = x.WindowStart-t.rec.Clock.OffsetS, x.WindowEnd-t.rec.Clock.OffsetS
+		reports = append(reports, rp)
+	}
+	return reports, errs
+}
+
+func (sp *swarmPlace) workerID(g *groupRun, c plan.Cell) string {
+	if gng := sp.gangs[c.Client+"-"+c.Protocol]; gng != nil && gng.alive() {
+		return gng.id
+	}
+	return ""
+}
+
+// endClients ends the group's gangs: each task's worker quits, swarm's view of
+// its tasks completes the repeats that ran on them, and the service goes.
+func (sp *swarmPlace) endClients(g *groupRun) {
+	for key, gng := range sp.gangs {
+		sp.endGang(g, gng)
+		delete(sp.gangs, key)
+	}
+	clear(sp.formed)
+}
