@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +22,7 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 	fs.SetOutput(s.err)
 	out := fs.String("o", "", "also write the comparison (Markdown) to this file")
 	htmlOut := fs.String("html", "", "also write the comparison as a self-contained HTML page to this file")
+	format := fs.String("format", "md", "what stdout gets: md (the table), csv or json (ratios.csv's columns, kind b-vs-a: each cell's figure in B over A, docs/reports.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: rpcbed compare [-o FILE] [-html FILE] RUN_A RUN_B\n\n"+
 			"Compares two matrix runs (results/<run> directories) cell by cell: the change in\n"+
@@ -44,6 +46,10 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "rpcbed compare: %s\n", missingRuns(runArgs))
 		return 2
 	}
+	if *format != "md" && *format != "csv" && *format != "json" {
+		fmt.Fprintf(s.err, "rpcbed compare: -format %q: want md, csv or json\n", *format)
+		return 2
+	}
 	runs := make([]*results.Run, 2)
 	for i, dir := range runArgs {
 		r, err := results.LoadRun(dir)
@@ -58,7 +64,24 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		fmt.Fprintln(s.err, "rpcbed compare: the two runs have no successful cell in common")
 		return 1
 	}
-	if err := render.CompareMarkdown(s.out, runs[0], runs[1], changes); err != nil {
+	write := render.CompareMarkdown
+	switch *format {
+	case "csv":
+		write = func(w io.Writer, _, _ *results.Run, ch []analysis.CellChange) error {
+			return analysis.WriteRatiosCSV(w, analysis.ChangeRecords(ch))
+		}
+	case "json":
+		write = func(w io.Writer, _, _ *results.Run, ch []analysis.CellChange) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			recs := analysis.ChangeRecords(ch)
+			if recs == nil {
+				recs = []analysis.RatioRecord{}
+			}
+			return enc.Encode(recs)
+		}
+	}
+	if err := write(s.out, runs[0], runs[1], changes); err != nil {
 		fmt.Fprintf(s.err, "rpcbed compare: %v\n", err)
 		return 1
 	}

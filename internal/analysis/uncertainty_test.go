@@ -40,7 +40,7 @@ func forkedRun(forks int, shift float64) *results.Run {
 // forks, and wider intervals than the same rounds taken as one start's; a group
 // with no spread between its starts gets none added.
 func TestUncertaintyForks(t *testing.T) {
-	rps := Figures[0]
+	rps := FigRPS.Figure()
 	forked := UncertaintyOf(forkedRun(2, 1.3))
 	sp := forked.ForkSpreads()
 	if len(sp) == 0 || sp[0].Figure.Key != "rps" || sp[0].Forks != 2 || sp[0].DF != 6 {

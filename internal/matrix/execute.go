@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
 // Options is one matrix run.
@@ -87,6 +89,9 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 			return nil, err
 		}
 		defer stop()
+	}
+	if err := e.makeCertificates(todo); err != nil {
+		return nil, err
 	}
 	for len(todo) > 0 {
 		key, gk := todo[0].ServerProcKey(), todo[0].GroupKey()
@@ -194,6 +199,8 @@ func (e *executor) place(ctx context.Context, todo []plan.Cell) (stop func(), er
 
 type executor struct {
 	o Options
+	// certs are the run's certificates by key type (security.go).
+	certs map[string]*tlsbed.Files
 	// pl is where servers and clients run (placement.go).
 	pl placement
 	// trace, when set, hears each group step's name (tests).
@@ -253,7 +260,7 @@ func (e *executor) clientRunner(c plan.Cell) runner.Runner {
 
 // clientAddr is the address c's client dials for protocol proto of srv.
 func (e *executor) clientAddr(srv *ServerProc, c plan.Cell) string {
-	return addrFor(srv.Addrs[c.Protocol], e.link)
+	return addrFor(srv.For(c).Addrs[c.Protocol], e.link)
 }
 
 // cellState is one cell of a server group while its repeats run.
@@ -359,6 +366,9 @@ func (e *executor) newRunPath() *RunPath {
 	e.linkWatch(b)
 	if *e.run.Spec.Worker {
 		b.Workers = newWorkerPool()
+	}
+	if len(e.certs) > 0 {
+		b.Mounts = []string{tlsDir(e.o.Dir)}
 	}
 	return b
 }
@@ -561,7 +571,7 @@ func (e *executor) job(srv *ServerProc, c plan.Cell, r int, warm bool) Job {
 	l := c.Load.ForRepeat(r, warm)
 	return Job{
 		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(results.RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
-		Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
+		Client: c.Client, Args: append(clientArgs(c, e.clientAddr(srv, c), l), securityArgs(c, srv.For(c))...),
 		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true,
 		Runner: e.clientRunner(c),
 	}
@@ -591,7 +601,13 @@ func (e *executor) failed(c plan.Cell, why string) results.CellResult {
 }
 
 func (e *executor) stopServer(srv *ServerProc) {
-	if srv == nil || srv.Svc == nil {
+	if srv == nil {
+		return
+	}
+	for _, v := range slices.Sorted(maps.Keys(srv.twins)) {
+		e.stopServer(srv.twins[v])
+	}
+	if srv.Svc == nil {
 		return
 	}
 	r, _ := srv.Svc.Stop(context.Background())

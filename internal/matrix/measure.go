@@ -47,6 +47,8 @@ type RunPath struct {
 	Note func(string)
 	// NoProbe leaves out the CPU probe around each run (internal/probe).
 	NoProbe bool
+	// Mounts are host directories the clients read (the run's certificates).
+	Mounts []string
 	// Over a link with delay: the least round trip it adds (the physics a
 	// repeat is held to) and its delayers' CPU so far (nil: no delayer).
 	LinkFloorUs float64
@@ -213,12 +215,14 @@ func (b *RunPath) run(ctx context.Context, rep *results.Repeat, j Job) (runner.R
 	spec := runner.Task{
 		Name: j.Name, Image: prog.Image, Args: prog.Args, Env: prog.Env,
 		CPUs: b.ClientResources.CPUs, CPUSet: b.ClientResources.CPUSet, MemoryMB: b.ClientResources.MemoryMB, Timeout: j.Timeout,
+		Mounts: b.Mounts,
 	}
 	if ws, ok := rr.(runner.WorkerStarter); ok && j.Worker && j.Prog == nil && b.Workers != nil && !b.lacksWorker(j.Client) {
 		wp := b.Programs.Worker(j.Client)
 		wspec := runner.Task{
 			Name: "worker-" + j.Client + "-" + j.Proto, Image: wp.Image, Args: wp.Args, Env: wp.Env,
 			CPUs: b.ClientResources.CPUs, CPUSet: b.ClientResources.CPUSet, MemoryMB: b.ClientResources.MemoryMB,
+			Mounts: b.Mounts,
 		}
 		p, err := b.Workers.get(ctx, ws, j.Client, j.Client+"-"+j.Proto, wspec)
 		switch {
@@ -610,7 +614,11 @@ func (s *ServerProc) readStats(ctx context.Context) (statsDoc, float64, error) {
 		return statsDoc{}, 0, err
 	}
 	t0 := time.Now()
-	resp, err := statsClient.Do(req)
+	hc := statsClient
+	if s.httpc != nil {
+		hc = s.httpc
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return statsDoc{}, 0, fmt.Errorf("GET /stats: %w", err)
 	}

@@ -305,7 +305,7 @@ func (x *cellIndex) vsGo(a, b plan.Cell) (analysis.Comparison, bool) {
 			x.vs[c.A+"|"+c.B+"|"+c.Figure.Key] = c
 		}
 	}
-	c, ok := x.vs[a.Name()+"|"+b.Name()+"|"+analysis.Figures[3].Key]
+	c, ok := x.vs[a.Name()+"|"+b.Name()+"|"+analysis.FigClientCPU.Figure().Key]
 	return c, ok && c.Ratio.Valid()
 }
 
@@ -406,7 +406,7 @@ func rpsVsConcurrency(x *cellIndex, k callItems) (*figure, error) {
 			for i, c := range x.conc {
 				cell := plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}
 				ys[i] = x.median(cell, results.RPS)
-				lo[i], hi[i] = x.interval(cell, analysis.Figures[0])
+				lo[i], hi[i] = x.interval(cell, analysis.FigRPS.Figure())
 			}
 			if err := f.line(client+"-"+proto, floats(x.conc), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
 				return nil, err
@@ -463,7 +463,7 @@ func clientCPUVsItems(x *cellIndex, c int) (*figure, error) {
 			for i, n := range x.items {
 				cell := plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
 				ys[i] = x.median(cell, results.ClientCPU)
-				lo[i], hi[i] = x.interval(cell, analysis.Figures[3])
+				lo[i], hi[i] = x.interval(cell, analysis.FigClientCPU.Figure())
 			}
 			if err := f.line(client+"-"+proto, floats(x.items), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
 				return nil, err

@@ -265,3 +265,39 @@ func mostLargest(m map[string]int) (string, int) {
 	}
 	return best, n
 }
+
+// TLSRow is a TLS cell and side against its plaintext twin.
+type TLSRow struct {
+	Cell, Side string
+	// Instructions per call over TLS and in plaintext, their ratio.
+	TLS, Plain, Ratio float64
+	// Crypto is the crypto layer per call (the records; in plaintext only the
+	// auth token's HMAC on go-server's side), CryptoShare its share.
+	Crypto, CryptoShare float64
+	// Handshake is the crypto layer's instructions per run, over the
+	// plaintext twin's (the handshake and the TLS library's set-up).
+	Handshake float64
+}
+
+// TLSRows pairs every measured TLS cell with its plaintext twin.
+func TLSRows(r *cost.Result) []TLSRow {
+	m := r.Lookup()
+	var out []TLSRow
+	for _, c := range r.Cells {
+		if c.Security == "" || c.Status != cost.StatusOK || c.OneTimeWork() != "" {
+			continue
+		}
+		plain, ok := m[strings.TrimSuffix(c.Cell, "@"+c.Security)+"/"+c.Side]
+		if !ok || plain.Status != cost.StatusOK || plain.OneTimeWork() != "" || plain.PerCall.Ir <= 0 {
+			continue
+		}
+		sh, _ := c.PerCall.Shares()
+		out = append(out, TLSRow{Cell: c.Cell, Side: c.Side, TLS: c.PerCall.Ir, Plain: plain.PerCall.Ir, Ratio: c.PerCall.Ir / plain.PerCall.Ir,
+			Crypto: c.PerCall.Layers[cost.LayerCrypto], CryptoShare: sh[cost.LayerCrypto],
+			Handshake: c.PerRun[cost.LayerCrypto] - plain.PerRun[cost.LayerCrypto]})
+	}
+	return out
+}
+
+// TLSIntro is the paragraph above the TLS table.
+const TLSIntro = "Each TLS cell against its plaintext twin, same side: instructions per call and their ratio, the crypto layer per call (the records' encryption and their framing; on go-server's side the auth token's HMAC runs in plaintext too) and its share, and the handshake: the crypto layer's instructions per run that do not grow with the calls, over the plaintext twin's (one connection per run, so one handshake; the TLS library's set-up and the certificate check in it). Counts, not time: what TLS costs in time is the matrix's."

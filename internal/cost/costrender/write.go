@@ -186,7 +186,10 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	if s.GC != "" {
 		bw.printf("- %s\n", s.GC)
 	}
-	if s.ReadDelay != "" || s.ServerRuns != "" || s.GC != "" {
+	if s.TLS != "" {
+		bw.printf("- %s\n", s.TLS)
+	}
+	if s.ReadDelay != "" || s.ServerRuns != "" || s.GC != "" || s.TLS != "" {
 		bw.printf("\n")
 	}
 	for _, sd := range Sides(r) {
@@ -204,6 +207,14 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 			for _, rw := range sd.Flagged {
 				bw.printf("- %s: %s.\n", rw.Cell, rw.Flag)
 			}
+		}
+		bw.printf("\n")
+	}
+	if rows := TLSRows(r); len(rows) > 0 {
+		bw.printf("## What TLS costs in instructions\n\n%s\n\n", TLSIntro)
+		bw.printf("| cell | side | instructions, TLS | plaintext | TLS / plaintext | crypto per call | crypto share | handshake per run |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, x := range rows {
+			bw.printf("| %s | %s | %s | %s | %.2fx | %s | %s | %s |\n", x.Cell, x.Side, fig(x.TLS), fig(x.Plain), x.Ratio, fig(x.Crypto), share(x.CryptoShare), fig(x.Handshake))
 		}
 		bw.printf("\n")
 	}
