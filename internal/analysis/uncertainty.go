@@ -205,6 +205,9 @@ const (
 	VsGo           = "client-vs-go"
 	VsGRPC         = "protocol-vs-grpc"
 	TLSVsPlaintext = "tls-vs-plaintext"
+	// VsLoopback: a cell over a link against the same cell with no link at all
+	// (its client beside its server): what a slower, lossier link does.
+	VsLoopback = "link-vs-loopback"
 )
 
 // Comparison is one ratio the report makes: figure of cell A over cell B, with
@@ -234,7 +237,8 @@ func pairs(r *results.Run) []pair {
 			byName[c.Name] = c
 		}
 	}
-	rps, ccpu, scpu, p50 := FigRPS.Figure(), FigClientCPU.Figure(), FigServerCPU.Figure(), FigP50.Figure()
+	rps, ccpu, scpu := FigRPS.Figure(), FigClientCPU.Figure(), FigServerCPU.Figure()
+	p50, p99 := FigP50.Figure(), FigP99.Figure()
 	var out []pair
 	for _, c := range r.Cells {
 		if c.Status != results.StatusOK {
@@ -250,6 +254,13 @@ func pairs(r *results.Run) []pair {
 			g.Client = "go"
 			if b, ok := byName[g.Name()]; ok {
 				out = append(out, pair{VsGo, c, b, []Figure{rps, ccpu}})
+			}
+		}
+		if c.Link != "" && c.Link != plan.LinkLoopback {
+			l := c.Cell
+			l.Link = plan.LinkLoopback
+			if b, ok := byName[l.Name()]; ok {
+				out = append(out, pair{VsLoopback, c, b, []Figure{rps, p50, p99}})
 			}
 		}
 		if c.Protocol != "grpc" {

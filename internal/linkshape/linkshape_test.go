@@ -175,7 +175,7 @@ func TestApplyDelaySide(t *testing.T) {
 		t.Fatalf("delayers %q; want one on ns1 at 2ms ± 200µs", started)
 	}
 	for _, ns := range []string{"ns1", "ns2"} {
-		if !f.has("netns exec " + ns + " iptables -w 5 -t raw -A PREROUTING -i") || !f.has("--probability 0.01 -j DROP") {
+		if !f.has("netns exec "+ns+" iptables -w 5 -t raw -A PREROUTING -i") || !f.has("--probability 0.01 -j DROP") {
 			t.Fatalf("side %s has no loss rule: %v", ns, f.cmds)
 		}
 	}

@@ -142,7 +142,7 @@ func TestLinkPhysics(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := results.Repeat{Report: tc.in.report}
-			raise(&rep, flagRules, tc.in)
+			applyFlags(&rep, flagRules, tc.in)
 			dropCPU(&rep)
 			if got := rep.Has(results.FlagLinkInvariant); got != tc.bad {
 				t.Fatalf("link-invariant %v; want %v (notes %q)", got, tc.bad, rep.Notes)

@@ -163,7 +163,6 @@ func newShaper(s *plan.Spec) *linkshape.Shaper {
 
 // ---- a multi-host run: hosts, links and their checks -----------------------------
 
-
 // serverRole is the host role of a server key (go-server, java-grpc ...).
 func serverRole(key string) string {
 	if key == "go-server" {

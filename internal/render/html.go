@@ -152,13 +152,13 @@ func inlineSVG(b []byte) template.HTML {
 func caption(name string) string {
 	switch {
 	case strings.HasPrefix(name, "rps-vs-concurrency-"):
-		return "requests/s (higher is better) against concurrency, one line per client-protocol (colour = client, dash = protocol); a line that stops rising has hit a limit. Both axes are log scales."
+		return "requests/s (higher is better) against concurrency, one line per client-protocol (colour = client, marker and dash = protocol), with 95 % intervals; a line that stops rising has hit a limit. Both axes are log scales."
 	case strings.HasPrefix(name, "latency-vs-items-"):
-		return "p50 (solid) and p99 (dashed) latency (lower is better) against the items per response, one colour per protocol; the slope is how latency grows with the payload. Both axes are log scales."
+		return "p50 (solid) and p99 (dashed) latency (lower is better) with their 95 % intervals against the items per response, one colour and marker per protocol; the slope is how latency grows with the payload. Both axes are log scales."
 	case strings.HasPrefix(name, "client-cpu-vs-items-"):
 		return "client CPU per call (whole client process; lower is better) against the items per response, one line per client-protocol; the vertical gap between two lines is their cost ratio (log scale)."
 	case strings.HasPrefix(name, "php-go-cpu-ratio-"):
-		return "PHP's client CPU per call divided by Go's, one line per PHP variant and protocol (php in the protocol's colour, php-pure in its own): 1 is equal cost, 4 means PHP spends four times Go's CPU per call."
+		return "PHP's client CPU per call divided by Go's, one line per PHP variant and protocol (php in the protocol's colour, php-pure in its own), log scale: the dotted line at 1x is equal cost, 4 means PHP spends four times Go's CPU per call. A ratio on a few-calls cell (too few calls in a window to compare) is a red triangle at the edge and does not set the scale."
 	}
 	return "one figure of this run; see its title and axes."
 }

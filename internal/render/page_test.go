@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/results/resultstest"
@@ -113,3 +115,50 @@ func fmtSscan(s string, p *float64) (int, error) {
 }
 
 func analysisView(run *results.Run) *analysis.View { return analysis.ViewOf(run) }
+
+// The PHP-vs-Go ratio plot is on a log axis with a line at 1x, and a ratio on a
+// few-calls cell is drawn apart: it never sets the scale.
+func TestRatioPlotOutlierApart(t *testing.T) {
+	run := resultstest.Synthetic("x", 1)
+	for i := range run.Cells {
+		c := &run.Cells[i]
+		if c.Name != "php-grpc-datalist-200-c1" {
+			continue
+		}
+		for j := range c.Repeats {
+			c.Repeats[j].Flag(results.FlagFewCalls, "3 calls in the window")
+			c.Repeats[j].Metrics.ClientCPUUs *= 300
+		}
+	}
+	figs, err := figures(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range figs {
+		if f.name != "php-go-cpu-ratio-c1" {
+			continue
+		}
+		found = true
+		if _, ok := f.fig.p.Y.Scale.(plot.LogScale); !ok {
+			t.Error("ratio plot: want a log y axis")
+		}
+		if f.fig.p.Y.Max > 50 || f.fig.p.Y.Min > 1 || f.fig.p.Y.Max < 1 {
+			t.Errorf("ratio plot: y from %g to %g; want 1x inside and the 300x few-calls ratio not setting it", f.fig.p.Y.Min, f.fig.p.Y.Max)
+		}
+		var b bytes.Buffer
+		svg, err := f.fig.encode("svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(svg)
+		for _, want := range []string{"1x: equal cost", "few-calls (1), at the edge"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("ratio plot lacks %q", want)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no php-go-cpu-ratio-c1 plot")
+	}
+}

@@ -45,6 +45,8 @@ var ratioKinds = []struct {
 		[]analysis.FigureIndex{analysis.FigServerCPU, analysis.FigRPS}},
 	{analysis.TLSVsPlaintext, "What TLS costs: each TLS cell against its plaintext cell (same client, protocol, call, items, concurrency and connection mode, in the same rounds)", "TLS against plaintext",
 		[]analysis.FigureIndex{analysis.FigClientCPU, analysis.FigServerCPU, analysis.FigP50, analysis.FigRPS}},
+	// No grid: a grid's rows would mix links; the table names each pair.
+	{analysis.VsLoopback, "Each link against loopback (same cell, its client beside its server): what a slower, lossier link does", "each link against loopback", nil},
 }
 
 // ratiosMarkdown writes matrix.md's ratio tables: every client against go, every

@@ -27,7 +27,6 @@ func HTMLSection(r *cost.Result, t cost.Timed, from string) (template.HTML, erro
 	data := struct {
 		R         *cost.Result
 		From      string
-		LeavesOut string
 		Guide     string
 		Summary   []string
 		Columns   []string
@@ -42,7 +41,7 @@ func HTMLSection(r *cost.Result, t cost.Timed, from string) (template.HTML, erro
 		Skipped   []cost.CellRun
 		TLSIntro  string
 		TLS       []TLSRow
-	}{TLSIntro: TLSIntro, TLS: TLSRows(r), R: r, From: from, LeavesOut: LeavesOut, Guide: ReadingGuide, Summary: Summary(r, t), Columns: Columns(r), Sides: Sides(r),
+	}{TLSIntro: TLSIntro, TLS: TLSRows(r), R: r, From: from, Guide: ReadingGuide, Summary: Summary(r, t), Columns: Columns(r), Sides: Sides(r),
 		Mark: FlaggedMark, Ratios: coststats.PHPOverGo(r)}
 	for _, c := range r.Cells {
 		if c.Status != cost.StatusOK {
@@ -80,7 +79,7 @@ var sectionTmpl = template.Must(template.New("cost").Funcs(template.FuncMap{
 }).Parse(`<h2>Cost per call: instructions, estimated cycles, system calls, bytes</h2>
 <ul class="summary">{{range .Summary}}<li>{{.}}</li>{{end}}</ul>
 <p class="note"><b>How to read it.</b> {{.Guide}}</p>
-<p class="note">From <a href="{{.From}}/cost.md">{{.From}}/cost.md</a> (<a href="{{.From}}/cost.csv">csv</a>, <a href="{{.From}}/cost.json">json</a>): each cell at c=1 run twice under valgrind's callgrind, a short and a long run; per call = their difference over the difference in calls (docs/cost.md). {{.LeavesOut}}</p>
+<p class="note">From <a href="{{.From}}/cost.md">{{.From}}/cost.md</a> (<a href="{{.From}}/cost.csv">csv</a>, <a href="{{.From}}/cost.json">json</a>): each cell at c=1 run twice under valgrind's callgrind, a short and a long run; per call = their difference over the difference in calls (docs/cost.md).</p>
 <table class="facts"><tbody>
 <tr><th>valgrind</th><td>{{.R.Setup.Valgrind}} {{join .R.Setup.ValgrindArgs " "}}</td></tr>
 <tr><th>guest CPU</th><td>{{.R.Setup.GuestCPU}} (valgrind's CPUID; host: {{.R.Setup.HostCPU}})</td></tr>

@@ -229,7 +229,7 @@ func Summary(r *cost.Result, timed cost.Timed) []string {
 			}
 		}
 		if len(parts) > 0 {
-			out = append(out, fmt.Sprintf("PHP's client against Go's at %d items, in instructions with the collector's: %s. A multiple below 1 is less user-space work, not less time: PHP's extensions do their work in C, and time adds the kernel, waiting and the real caches.", items, strings.Join(parts, ", ")))
+			out = append(out, fmt.Sprintf("PHP's client against Go's at %d items, in instructions with the collector's: %s. A multiple below 1 is less user-space work, not less time: time adds the kernel, waiting and the real caches.", items, strings.Join(parts, ", ")))
 		}
 	}
 	if timed != nil {

@@ -23,9 +23,6 @@ const (
 	MDFile  = "cost.md"
 )
 
-// LeavesOut is the sentence every cost table carries.
-const LeavesOut = "Instruction counts leave out kernel work (system calls are counted, not their cost), time spent waiting (a blocked read costs no instructions), and real caches (misses are simulated on a fixed geometry, estimated cycles are iai's formula L1 hits + 5 × LL hits + 35 × RAM hits, not a measured time)."
-
 // WriteAll writes cost.json, cost.csv and cost.md into dir.
 func WriteAll(dir string, r *cost.Result) error {
 	if err := r.WriteJSON(filepath.Join(dir, cost.JSONFile)); err != nil {
@@ -173,7 +170,6 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	}
 	bw.printf("\n## How to read it\n\n%s\n\n", ReadingGuide)
 	bw.printf("Per call, by the marginal method: (long run − short run) / (long calls − short calls), each side measured on its own under callgrind (docs/cost.md).\n\n")
-	bw.printf("%s\n\n", LeavesOut)
 	s := r.Setup
 	bw.printf("- %s; %s\n- guest CPU (valgrind's CPUID): %s\n- host CPU: %s; %s\n- environment: %s\n- %s\n- load average before / after: %s / %s (the machine may have been shared: counts do not move with load)\n- %d cells in %.0f s\n\n",
 		s.Valgrind, strings.Join(s.ValgrindArgs, " "), s.GuestCPU, s.HostCPU, s.Kernel, strings.Join(s.Env, " "), s.Pinning, s.LoadBefore, s.LoadAfter, len(r.Cells), r.Seconds)
