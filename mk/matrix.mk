@@ -3,6 +3,7 @@
 # Go binaries (build), the PHP extension (setup-php), the Java jar (setup-java),
 # and, unless RUNNER=local, the Docker engine and images (setup-docker).
 #   MATRIX=full          the complete grid (matrix-full.yaml) instead of matrix.yaml
+#   MATRIX=tls           what TLS costs (matrix-tls.yaml): plaintext and TLS, persistent and per call
 #   RUNNER=auto          docker when an engine answers, else local processes
 #   MATRIX_FLAGS=...     extra flags for `rpcbed matrix` (e.g. -q, -out DIR)
 #   RESUME=DIR           finish an interrupted run: make matrix RESUME=results/<run>
@@ -12,7 +13,7 @@ RUNNER       ?= auto
 MATRIX_FLAGS ?=
 RESUME       ?=
 WHICH        ?= all
-MATRIX_SPEC  := $(if $(filter full,$(MATRIX)),matrix-full.yaml,matrix.yaml)
+MATRIX_SPEC  := $(if $(filter full tls,$(MATRIX)),matrix-$(MATRIX).yaml,matrix.yaml)
 MATRIX_DOCKER_SETUP := $(if $(filter local,$(RUNNER)),,$(filter setup-docker,$(SETUP_TARGETS)))
 
 matrix-setup: build $(filter setup-php setup-java,$(SETUP_TARGETS)) $(MATRIX_DOCKER_SETUP)

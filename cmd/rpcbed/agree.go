@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/render"
@@ -47,9 +49,31 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 		return 1
 	}
 	fmt.Fprintf(s.out, "A = %s (%d cells), B = %s (%d cells)\n", fs.Arg(0), len(a.Cells), fs.Arg(1), len(b.Cells))
-	if err := render.AgreeText(s.out, analysis.Agree(a, b, *tol, *share), *share); err != nil {
+	ag := analysis.Agree(a, b, *tol, *share)
+	if ra, rb, ok := ratioFiles(fs.Arg(0), fs.Arg(1)); ok {
+		// The verdicts as each run's page printed them (ratios.csv).
+		ag.Flips = analysis.FlipsOf(ra, rb)
+	}
+	if err := render.AgreeText(s.out, ag, *share); err != nil {
 		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// ratioFiles reads both runs' ratios.csv; ok is false when either has none or
+// does not read (the verdicts are then computed from the runs).
+func ratioFiles(a, b string) (ra, rb []analysis.RatioRecord, ok bool) {
+	read := func(dir string) ([]analysis.RatioRecord, bool) {
+		f, err := os.Open(filepath.Join(dir, render.RatiosFile))
+		if err != nil {
+			return nil, false
+		}
+		defer f.Close()
+		recs, err := analysis.ReadRatiosCSV(f)
+		return recs, err == nil
+	}
+	ra, oka := read(a)
+	rb, okb := read(b)
+	return ra, rb, oka && okb
 }

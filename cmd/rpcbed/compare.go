@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/render"
@@ -20,14 +22,17 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 	fs.SetOutput(s.err)
 	out := fs.String("o", "", "also write the comparison (Markdown) to this file")
 	htmlOut := fs.String("html", "", "also write the comparison as a self-contained HTML page to this file")
+	format := fs.String("format", "md", "what stdout gets: md (the table), csv or json (ratios.csv's columns, kind b-vs-a: each cell's figure in B over A, docs/reports.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: rpcbed compare [-o FILE] [-html FILE] RUN_A RUN_B\n\n"+
 			"Compares two matrix runs (results/<run> directories) cell by cell: the change in\n"+
-			"requests/s, p99, client and server CPU per call from A to B, and whether it is\n"+
-			"significant over the repeats (Mann-Whitney U, as benchstat). Each run also has\n"+
-			"bench.txt, so `benchstat A/bench.txt B/bench.txt` works too. -html writes a page\n"+
-			"colouring each change improved, regressed or not significant. Flags may follow\n"+
-			"the runs.")
+			"requests/s, p99, client and server CPU per call from A to B, with its 95 % interval\n"+
+			"(B's median over A's; both runs' noise and the shift a whole run makes,\n"+
+			"docs/method.md) and its verdict: faster or slower when the interval excludes no\n"+
+			"change, ~ (indistinguishable) when it holds it. The interval is the verdict's only\n"+
+			"ground. Each run also has bench.txt, so `benchstat A/bench.txt B/bench.txt` works\n"+
+			"too (its own test, Mann-Whitney U). -html writes a page colouring each change\n"+
+			"improved, regressed or indistinguishable. Flags may follow the runs.")
 		fs.PrintDefaults()
 	}
 	runArgs, err := parseInterspersed(fs, args)
@@ -38,7 +43,11 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		return 2
 	}
 	if len(runArgs) != 2 {
-		fs.Usage()
+		fmt.Fprintf(s.err, "rpcbed compare: %s\n", missingRuns(runArgs))
+		return 2
+	}
+	if *format != "md" && *format != "csv" && *format != "json" {
+		fmt.Fprintf(s.err, "rpcbed compare: -format %q: want md, csv or json\n", *format)
 		return 2
 	}
 	runs := make([]*results.Run, 2)
@@ -55,7 +64,24 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		fmt.Fprintln(s.err, "rpcbed compare: the two runs have no successful cell in common")
 		return 1
 	}
-	if err := render.CompareMarkdown(s.out, runs[0], runs[1], changes); err != nil {
+	write := render.CompareMarkdown
+	switch *format {
+	case "csv":
+		write = func(w io.Writer, _, _ *results.Run, ch []analysis.CellChange) error {
+			return analysis.WriteRatiosCSV(w, analysis.ChangeRecords(ch))
+		}
+	case "json":
+		write = func(w io.Writer, _, _ *results.Run, ch []analysis.CellChange) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			recs := analysis.ChangeRecords(ch)
+			if recs == nil {
+				recs = []analysis.RatioRecord{}
+			}
+			return enc.Encode(recs)
+		}
+	}
+	if err := write(s.out, runs[0], runs[1], changes); err != nil {
 		fmt.Fprintf(s.err, "rpcbed compare: %v\n", err)
 		return 1
 	}
@@ -77,6 +103,17 @@ func runCompare(_ context.Context, args []string, s stdio) int {
 		}
 	}
 	return 0
+}
+
+// missingRuns says what is wrong with the runs given when they are not two.
+func missingRuns(runs []string) string {
+	switch len(runs) {
+	case 0:
+		return "no runs given: want two, RUN_A and RUN_B (e.g. rpcbed compare results/reference results/<run>); rpcbed compare -h for more"
+	case 1:
+		return fmt.Sprintf("one run given (%s): want a second, RUN_B, to compare it with (e.g. rpcbed compare %s results/<run>)", runs[0], runs[0])
+	}
+	return fmt.Sprintf("%d runs given (%s): want two, RUN_A and RUN_B", len(runs), strings.Join(runs, ", "))
 }
 
 // parseInterspersed parses flags wherever they stand among the arguments

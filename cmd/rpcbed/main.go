@@ -30,6 +30,7 @@ var commands = []command{
 	{"parse", "print ab or rpcbed client reports (FILE... or - for stdin) as JSON", runParse},
 	{"matrix", "run the matrix (matrix.yaml) and render tables and plots into results/<run>/", runMatrix},
 	{"reproduce", "re-run the published experiments; write results/<run>/reproduction.md", runReproduce},
+	{"capacity", "the highest offered rate each cell carries within an SLO (p99, errors): capacity.yaml into results/<run>-capacity/; agree A B checks two runs", runCapacity},
 	{"compare", "compare two matrix runs cell by cell: each figure's change with its 95 % interval and verdict", runCompare},
 	{"agree", "how well two runs of one spec reproduce: calibration of the intervals, flipped verdicts, share within ±10 % (make bench-reproducibility)", runAgree},
 	{"cost", "count instructions, estimated cycles, syscalls and bytes per call under callgrind (cost.yaml; docs/cost.md)", runCost},
@@ -38,6 +39,7 @@ var commands = []command{
 	{"readme", "print the generated blocks of README.md and docs/*.md again from the committed runs they name (-check: only say which differ)", runReadme},
 	{"ratio", "A/B from paired rounds (\"A B\" lines) with its 95 % interval and a verdict, against a goal or 1 (make bench-loadgen)", runRatio},
 	{"vegeta", "vegeta's results (vegeta encode -to csv) in go-client's open-loop figures (make bench-loadgen)", runVegeta},
+	{"delayer", "hold a link's packets for a delay where the kernel has no netem (an NFQUEUE queue; the matrix starts it itself)", runDelayer},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},
 }
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/capacity"
 	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -33,6 +35,31 @@ func docBlocks(root string) map[string]render.Block {
 	return map[string]render.Block{
 		"results-table": fromRun(render.ResultsTable),
 		"run-facts":     fromRun(render.RunFacts),
+		"answers": func(w io.Writer, args []string) error {
+			if len(args) < 1 {
+				return fmt.Errorf("want the run directory, then the answers whose table to print; got %q", args)
+			}
+			dir := filepath.Join(root, args[0])
+			run, err := results.LoadRun(dir)
+			if err != nil {
+				return err
+			}
+			x, err := render.LoadExtras(dir)
+			if err != nil {
+				return err
+			}
+			return render.AnswersMarkdown(w, render.Answers(render.AnswerInput{View: analysis.ViewOf(run), Extras: x}), args[0], args[1:]...)
+		},
+		"capacity-table": func(w io.Writer, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("want one argument, the capacity run directory; got %q", args)
+			}
+			run, err := capacity.Load(filepath.Join(root, args[0]))
+			if err != nil {
+				return err
+			}
+			return capacity.ReadmeBlock(w, run)
+		},
 		"reproducibility": func(w io.Writer, args []string) error {
 			if len(args) != 2 {
 				return fmt.Errorf("want two arguments, run directories A and B; got %q", args)

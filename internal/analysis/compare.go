@@ -3,8 +3,6 @@ package analysis
 import (
 	"fmt"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
@@ -20,11 +18,9 @@ type Change struct {
 	// faster than A (stats.Faster, Slower, Indistinguishable).
 	Ratio  stats.Ratio
 	Faster string
-	// P is the Mann-Whitney U test's p-value over the repeats, as benchstat's.
-	P           float64
+	// NA and NB are the rounds each run's median is taken over.
 	NA, NB      int
 	Significant bool // the interval excludes no change
-	Warnings    []string
 	// HigherBetter: more is better (req/s); less for latency and CPU.
 	HigherBetter bool
 }
@@ -50,8 +46,8 @@ var Compared = []struct {
 // Compare matches the cells of two runs by name and gives each metric B's median
 // over A's with its 95 % interval (each run's pooled noise and the run shift
 // between them, docs/method.md, section 11): a change is significant when the
-// interval excludes 1. The Mann-Whitney U test's p over the repeats, as
-// benchstat computes it (golang.org/x/perf/benchmath), is given beside it.
+// interval excludes 1; that interval is the verdict's only ground (no rank test:
+// with 3 rounds a side the Mann-Whitney U test cannot go below p = 0.100).
 // Cells missing from either run, or without a successful repeat on one side,
 // are left out.
 func Compare(a, b *results.Run) []CellChange {
@@ -72,11 +68,7 @@ func Compare(a, b *results.Run) []CellChange {
 			if len(va) == 0 || len(vb) == 0 {
 				continue
 			}
-			th := benchmath.DefaultThresholds
-			sa, sb := benchmath.NewSample(va, &th), benchmath.NewSample(vb, &th)
-			cmp := benchmath.AssumeNothing.Compare(sa, sb)
-			ma := benchmath.AssumeNothing.Summary(sa, 0.95).Center
-			mb := benchmath.AssumeNothing.Summary(sb, 0.95).Center
+			ma, mb := stats.Median(va), stats.Median(vb)
 			fig, _ := FigureByKey(m.Key)
 			rt := stats.UnpairedRatio(vb, va, ub.Noise(fig, cb), ua.Noise(fig, ca))
 			faster := rt.Verdict(m.HigherBetter)
@@ -84,11 +76,8 @@ func Compare(a, b *results.Run) []CellChange {
 			if faster != stats.Indistinguishable {
 				delta = fmt.Sprintf("%+.2f%%", (mb/ma-1)*100)
 			}
-			ch := Change{Metric: m.Name, A: ma, B: mb, Delta: delta, Ratio: rt, Faster: faster, P: cmp.P,
-				NA: cmp.N1, NB: cmp.N2, Significant: faster != stats.Indistinguishable, HigherBetter: m.HigherBetter}
-			for _, w := range cmp.Warnings {
-				ch.Warnings = append(ch.Warnings, w.Error())
-			}
+			ch := Change{Metric: m.Name, A: ma, B: mb, Delta: delta, Ratio: rt, Faster: faster,
+				NA: len(va), NB: len(vb), Significant: faster != stats.Indistinguishable, HigherBetter: m.HigherBetter}
 			cc.Changes = append(cc.Changes, ch)
 		}
 		if len(cc.Changes) > 0 {
@@ -115,24 +104,6 @@ func (ch Change) Verdict() string {
 		return Improved
 	}
 	return Regressed
-}
-
-// Warnings are the U test's warnings over every change, each once, in the order
-// the changes first give them.
-func Warnings(changes []CellChange) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, cc := range changes {
-		for _, ch := range cc.Changes {
-			for _, w := range ch.Warnings {
-				if !seen[w] {
-					seen[w] = true
-					out = append(out, w)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // Tally counts the compared metrics by Verdict.

@@ -42,7 +42,7 @@ func TestCompare(t *testing.T) {
 		}
 		ch := byCell[tc.cell].Changes[i]
 		if ch.Significant != tc.significant || ch.Delta != tc.delta || ch.Verdict() != tc.verdict {
-			t.Errorf("%s %s: got significant=%v delta %q verdict %s (p=%.3f); want %v %q %s", tc.cell, tc.metric, ch.Significant, ch.Delta, ch.Verdict(), ch.P, tc.significant, tc.delta, tc.verdict)
+			t.Errorf("%s %s: got significant=%v delta %q verdict %s; want %v %q %s", tc.cell, tc.metric, ch.Significant, ch.Delta, ch.Verdict(), tc.significant, tc.delta, tc.verdict)
 		}
 	}
 	last := a.Cells[len(a.Cells)-1].Name
@@ -57,10 +57,9 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// Verdict and the warnings: no change without significance or when the medians
-// are equal; better follows the metric's direction; each warning once, in the
-// order the changes give them.
-func TestChangeVerdictAndWarnings(t *testing.T) {
+// Verdict: no change without significance or when the medians are equal;
+// better follows the metric's direction.
+func TestChangeVerdict(t *testing.T) {
 	for _, tc := range []struct {
 		ch   Change
 		want string
@@ -74,12 +73,5 @@ func TestChangeVerdictAndWarnings(t *testing.T) {
 		if got := tc.ch.Verdict(); got != tc.want {
 			t.Errorf("%+v: got %s; want %s", tc.ch, got, tc.want)
 		}
-	}
-	changes := []CellChange{
-		{Cell: "a", Changes: []Change{{Warnings: []string{"z", "y"}}, {Warnings: []string{"z"}}}},
-		{Cell: "b", Changes: []Change{{Warnings: []string{"x", "y"}}}},
-	}
-	if got := Warnings(changes); !slices.Equal(got, []string{"z", "y", "x"}) {
-		t.Errorf("warnings: got %q; want z, y, x", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // Ratios lays one kind's comparisons out by pair, in their order, with the
 // figures as they first come, and counts each figure's verdicts.
 func TestRatios(t *testing.T) {
-	rps, ccpu, scpu := Figures[0], Figures[3], Figures[4]
+	rps, ccpu, scpu := FigRPS.Figure(), FigClientCPU.Figure(), FigServerCPU.Figure()
 	cs := []Comparison{
 		{Kind: VsGo, A: "php-grpc", B: "go-grpc", Figure: rps, Verdict: stats.Slower},
 		{Kind: VsGRPC, A: "go-http", B: "go-grpc", Figure: scpu, Verdict: stats.Faster},

@@ -20,33 +20,6 @@ import (
 	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// Figure is a timed figure every cell carries with its 95 % interval.
-type Figure struct {
-	Name string // req/s
-	Key  string // rps: matrix.csv's rps_ci_low, rps_ci_high
-	F    func(results.Metrics) float64
-	// HigherBetter: more is faster (req/s); less is faster for latency and CPU.
-	HigherBetter bool
-}
-
-// Figures are the timed figures with intervals, in matrix.csv's order.
-var Figures = []Figure{
-	{"req/s", "rps", results.RPS, true},
-	{"p50", "p50_us", results.P50, false},
-	{"p99", "p99_us", results.P99, false},
-	{"client CPU/call", "client_cpu_us_per_call", results.ClientCPU, false},
-	{"server CPU/call", "server_cpu_us_per_call", results.ServerCPU, false},
-}
-
-// FigureByKey is the Figure of key (rps ...); ok false for an unknown key.
-func FigureByKey(key string) (Figure, bool) {
-	i := slices.IndexFunc(Figures, func(f Figure) bool { return f.Key == key })
-	if i < 0 {
-		return Figure{}, false
-	}
-	return Figures[i], true
-}
-
 // NoiseOf is one figure's noise model over cells that share it: their
 // within-cell variance pooled, and how much they share it (stats.Squeeze over
 // the cells' own variances: a cell's interval leans on the pool as far as the
@@ -225,10 +198,16 @@ func (u *Uncertainty) InRun(c results.CellResult, f Figure) stats.Interval {
 }
 
 // Comparison kinds: a client against go-client on the same protocol, call, items
-// and concurrency; a protocol against gRPC from the same client.
+// and concurrency; a protocol against gRPC from the same client; a TLS cell
+// against its plaintext cell (what TLS costs: everything else the same, the
+// connection mode too, timed in the same rounds).
 const (
-	VsGo   = "client-vs-go"
-	VsGRPC = "protocol-vs-grpc"
+	VsGo           = "client-vs-go"
+	VsGRPC         = "protocol-vs-grpc"
+	TLSVsPlaintext = "tls-vs-plaintext"
+	// VsLoopback: a cell over a link against the same cell with no link at all
+	// (its client beside its server): what a slower, lossier link does.
+	VsLoopback = "link-vs-loopback"
 )
 
 // Comparison is one ratio the report makes: figure of cell A over cell B, with
@@ -258,17 +237,30 @@ func pairs(r *results.Run) []pair {
 			byName[c.Name] = c
 		}
 	}
-	rps, ccpu, scpu := Figures[0], Figures[3], Figures[4]
+	rps, ccpu, scpu := FigRPS.Figure(), FigClientCPU.Figure(), FigServerCPU.Figure()
+	p50, p99 := FigP50.Figure(), FigP99.Figure()
 	var out []pair
 	for _, c := range r.Cells {
 		if c.Status != results.StatusOK {
 			continue
+		}
+		if c.Sec().IsTLS() {
+			if b, ok := byName[c.Cell.Plaintext().Name()]; ok {
+				out = append(out, pair{TLSVsPlaintext, c, b, []Figure{ccpu, scpu, p50, rps}})
+			}
 		}
 		if c.Client != "go" {
 			g := c.Cell
 			g.Client = "go"
 			if b, ok := byName[g.Name()]; ok {
 				out = append(out, pair{VsGo, c, b, []Figure{rps, ccpu}})
+			}
+		}
+		if c.Link != "" && c.Link != plan.LinkLoopback {
+			l := c.Cell
+			l.Link = plan.LinkLoopback
+			if b, ok := byName[l.Name()]; ok {
+				out = append(out, pair{VsLoopback, c, b, []Figure{rps, p50, p99}})
 			}
 		}
 		if c.Protocol != "grpc" {
@@ -325,7 +317,7 @@ func (u *Uncertainty) Width(c results.CellResult) float64 {
 
 // PrecisionFigures are the figures Spec.Precision holds cells to: req/s and
 // each side's CPU per call.
-var PrecisionFigures = []Figure{Figures[0], Figures[3], Figures[4]}
+var PrecisionFigures = []Figure{FigRPS.Figure(), FigClientCPU.Figure(), FigServerCPU.Figure()}
 
 // Width is a cell's widest in-run 95 % half-width over the precision figures,
 // with the noise pooled over cells (the cell among them); NaN when it has none.

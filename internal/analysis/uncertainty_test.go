@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
@@ -40,7 +41,7 @@ func forkedRun(forks int, shift float64) *results.Run {
 // forks, and wider intervals than the same rounds taken as one start's; a group
 // with no spread between its starts gets none added.
 func TestUncertaintyForks(t *testing.T) {
-	rps := Figures[0]
+	rps := FigRPS.Figure()
 	forked := UncertaintyOf(forkedRun(2, 1.3))
 	sp := forked.ForkSpreads()
 	if len(sp) == 0 || sp[0].Figure.Key != "rps" || sp[0].Forks != 2 || sp[0].DF != 6 {
@@ -93,5 +94,42 @@ func TestRunShift(t *testing.T) {
 	}
 	if u := UncertaintyOf(r); !u.ShiftMeasured || u.Shift != sd {
 		t.Errorf("UncertaintyOf: shift %v measured %v; want RunShift's", u.Shift, u.ShiftMeasured)
+	}
+}
+
+// A cell over a link is compared with the same cell on loopback: req/s, p50
+// and p99, each with its interval and verdict (a slower link is slower).
+func TestVsLoopback(t *testing.T) {
+	spec, err := plan.ParseSpec([]byte("clients: {go: [grpc]}\nitems: [200]\nconcurrency: [1]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{Spec: spec}
+	for _, l := range []struct {
+		link string
+		f    float64
+	}{{plan.LinkLoopback, 1}, {"lan", 3}} {
+		c := plan.Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: 200, Concurrency: 1, ServerLang: "go", Link: l.link}
+		res := results.CellResult{Cell: c, Name: c.Name(), Status: results.StatusOK}
+		for r := range 4 {
+			w := 1 + 0.01*float64(r%2)
+			res.Repeats = append(res.Repeats, results.Repeat{Index: r + 1, Report: &report.Report{},
+				Metrics: results.Metrics{RPS: 3000 / l.f * w, P50Us: 300 * l.f * w, P99Us: 900 * l.f * w}})
+		}
+		run.Cells = append(run.Cells, res)
+	}
+	var got []string
+	for _, c := range UncertaintyOf(run).Comparisons() {
+		if c.Kind == VsLoopback {
+			got = append(got, fmt.Sprintf("%s %s/%s %.2f %s", c.Figure.Key, c.A, c.B, c.Ratio.Center, c.Verdict))
+		}
+	}
+	want := []string{
+		"rps go-grpc-datalist-200-c1@lan/go-grpc-datalist-200-c1@loopback 0.33 slower",
+		"p50_us go-grpc-datalist-200-c1@lan/go-grpc-datalist-200-c1@loopback 3.00 slower",
+		"p99_us go-grpc-datalist-200-c1@lan/go-grpc-datalist-200-c1@loopback 3.00 slower",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -78,6 +78,8 @@ type Setup struct {
 	ServerRuns string `json:"server_runs,omitempty"`
 	// GC says how the garbage collector's work is counted (apart).
 	GC string `json:"gc,omitempty"`
+	// TLS says how the TLS cells ran ("" = none ran).
+	TLS string `json:"tls,omitempty"`
 	// ReadDelay is how late the measured side's peer bytes were handed to it
 	// (the spec's read_delay), "" = not delayed.
 	ReadDelay string `json:"read_delay,omitempty"`
@@ -117,7 +119,7 @@ type CellRun struct {
 	// the TLS handshake, apart from the per-call record cost.
 	PerRun map[string]float64 `json:"per_run_layers,omitempty"`
 	// Security is the cell's security condition (tls, mtls; "" = plaintext).
-	Security string `json:"security,omitempty"`
+	Security string  `json:"security,omitempty"`
 	Seconds  float64 `json:"seconds"` // wall time of the cell's runs under callgrind
 }
 
@@ -266,7 +268,10 @@ func SortCells(cells []CellRun) {
 		if a.Protocol != b.Protocol {
 			return rank(ProtocolOrder, a.Protocol) - rank(ProtocolOrder, b.Protocol)
 		}
-		return a.Items - b.Items
+		if a.Items != b.Items {
+			return a.Items - b.Items
+		}
+		return strings.Compare(a.Security, b.Security)
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,6 +61,27 @@ func Slow(b Behaviour, delay func(i int64) time.Duration) Behaviour {
 	return func(i int64, n int) Reply {
 		r := b(i, n)
 		r.Delay = delay(i)
+		return r
+	}
+}
+
+// OneCore answers as b does, the calls served one at a time in arrival order
+// as by one core, each for cost() (called in arrival order, so a seeded cost
+// repeats): a call waits for the calls before it, then its own cost. The core
+// is a clock, not a spinning CPU, so the queue is exact on a busy machine.
+func OneCore(b Behaviour, cost func() time.Duration) Behaviour {
+	var mu sync.Mutex
+	var free time.Time
+	return func(i int64, n int) Reply {
+		r := b(i, n)
+		mu.Lock()
+		now := time.Now()
+		if free.Before(now) {
+			free = now
+		}
+		free = free.Add(cost())
+		r.Delay = time.Until(free)
+		mu.Unlock()
 		return r
 	}
 }

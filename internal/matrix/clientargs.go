@@ -35,8 +35,11 @@ func clientArgs(c plan.Cell, addr string, l plan.Load) []string {
 		args = append(args, "-warmup", Seconds(l.Warmup.D()))
 	}
 	args = append(args, "-conns", strconv.Itoa(l.ConnsFor(c.Concurrency)))
-	if c.Protocol == "http" {
+	if c.Protocol == "http" && c.Connect != plan.PerCall {
 		args = append(args, "-k")
+	}
+	if c.Connect == plan.PerCall {
+		args = append(args, "-connect", plan.PerCall)
 	}
 	return append(args, "-addr", addr)
 }

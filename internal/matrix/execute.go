@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,8 +15,10 @@ import (
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
 
+	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
 // Options is one matrix run.
@@ -87,6 +90,9 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 		}
 		defer stop()
 	}
+	if err := e.makeCertificates(todo); err != nil {
+		return nil, err
+	}
 	for len(todo) > 0 {
 		key, gk := todo[0].ServerProcKey(), todo[0].GroupKey()
 		var group []plan.Cell
@@ -99,8 +105,17 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 		for _, c := range todo {
 			e.laterRuns += e.run.Spec.RoundsFor(c)
 		}
-		if err := e.enterLink(ctx, group[0].Link); err != nil {
+		why, err := e.enterLink(ctx, group[0].Link)
+		if err != nil {
 			return nil, err
+		}
+		if why != "" {
+			for _, c := range group {
+				if err := e.record(e.failed(c, why)); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
 		if err := e.serverGroup(ctx, key, group); err != nil {
 			return nil, err
@@ -184,6 +199,8 @@ func (e *executor) place(ctx context.Context, todo []plan.Cell) (stop func(), er
 
 type executor struct {
 	o Options
+	// certs are the run's certificates by key type (security.go).
+	certs map[string]*tlsbed.Files
 	// pl is where servers and clients run (placement.go).
 	pl placement
 	// trace, when set, hears each group step's name (tests).
@@ -196,8 +213,15 @@ type executor struct {
 	// the current cells run over.
 	hosts *hostEngines
 	link  plan.Link
-	// linkSet says a link has been set up (shaped and checked) in this process.
-	linkSet bool
+	// linkSet says a link has been set up (shaped and checked) in this process;
+	// linkRefused why its cells are not run ("" they are); shaper applies it.
+	linkSet     bool
+	linkRefused string
+	shaper      *linkshape.Shaper
+	// baseRTTUs is the path's own round trip, unshaped (0: not measured);
+	// linkCounts the link's counters when its cells began.
+	baseRTTUs  float64
+	linkCounts []linkshape.Counts
 	// timed and timedRuns: the wall time of the timed runs so far, and their
 	// count; later is the cells of the groups still to run (Spec.Budget).
 	timed     time.Duration
@@ -236,7 +260,7 @@ func (e *executor) clientRunner(c plan.Cell) runner.Runner {
 
 // clientAddr is the address c's client dials for protocol proto of srv.
 func (e *executor) clientAddr(srv *ServerProc, c plan.Cell) string {
-	return addrFor(srv.Addrs[c.Protocol], e.link)
+	return addrFor(srv.For(c).Addrs[c.Protocol], e.link)
 }
 
 // cellState is one cell of a server group while its repeats run.
@@ -339,8 +363,12 @@ func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
 func (e *executor) newRunPath() *RunPath {
 	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
+	e.linkWatch(b)
 	if *e.run.Spec.Worker {
 		b.Workers = newWorkerPool()
+	}
+	if len(e.certs) > 0 {
+		b.Mounts = []string{tlsDir(e.o.Dir)}
 	}
 	return b
 }
@@ -543,7 +571,7 @@ func (e *executor) job(srv *ServerProc, c plan.Cell, r int, warm bool) Job {
 	l := c.Load.ForRepeat(r, warm)
 	return Job{
 		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(results.RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
-		Client: c.Client, Args: clientArgs(c, e.clientAddr(srv, c), l),
+		Client: c.Client, Args: append(clientArgs(c, e.clientAddr(srv, c), l), securityArgs(c, srv.For(c))...),
 		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true,
 		Runner: e.clientRunner(c),
 	}
@@ -573,7 +601,13 @@ func (e *executor) failed(c plan.Cell, why string) results.CellResult {
 }
 
 func (e *executor) stopServer(srv *ServerProc) {
-	if srv == nil || srv.Svc == nil {
+	if srv == nil {
+		return
+	}
+	for _, v := range slices.Sorted(maps.Keys(srv.twins)) {
+		e.stopServer(srv.twins[v])
+	}
+	if srv.Svc == nil {
 		return
 	}
 	r, _ := srv.Svc.Stop(context.Background())

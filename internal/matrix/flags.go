@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -39,6 +40,7 @@ var flagRules = []flagRule[flagInput]{
 	{results.FlagJIT, clientJIT},
 	{results.FlagJIT, serverJIT},
 	{results.FlagFewCalls, fewCalls},
+	{results.FlagLinkInvariant, linkFaster},
 }
 
 // applyFlags applies rules to rep in their order.
@@ -51,11 +53,39 @@ func applyFlags[In any](rep *results.Repeat, rules []flagRule[In], in In) {
 }
 
 // dropCPU leaves a repeat's CPU figures out when a flag says they are not the
-// window's.
+// window's; a repeat that broke a link's physics is not used at all.
 func dropCPU(rep *results.Repeat) {
 	if rep.Has(results.FlagCPUInvariant) || rep.Has(results.FlagCPUScope) {
 		rep.Metrics.CPUNotUsed = true
 	}
+	if rep.Has(results.FlagLinkInvariant) {
+		var why []string
+		for _, n := range rep.Notes {
+			if strings.Contains(n, "round trip") {
+				why = append(why, n)
+			}
+		}
+		rep.Error = "link-invariant: " + strings.Join(why, "; ")
+		rep.Report = nil
+	}
+}
+
+// linkFaster: the physics of a link with delay. No median call can be faster
+// than the round trip the link adds, and c calls in flight cannot complete more
+// than c per round trip.
+func linkFaster(in flagInput) []string {
+	w, r := in.window, in.report
+	if w.LinkFloorUs <= 0 || r == nil {
+		return nil
+	}
+	var why []string
+	if x := r.Rpcbed; x != nil && x.P50Us > 0 && float64(x.P50Us) < w.LinkFloorUs {
+		why = append(why, fmt.Sprintf("median call %d µs, faster than the %.0f µs the link adds to every round trip", x.P50Us, w.LinkFloorUs))
+	}
+	if c := r.Concurrency; c > 0 && r.RequestsPerSecond > float64(c)*1e6/w.LinkFloorUs {
+		why = append(why, fmt.Sprintf("%.0f calls/s, more than %d calls in flight allow over a %.0f µs round trip (%.0f/s)", r.RequestsPerSecond, c, w.LinkFloorUs, float64(c)*1e6/w.LinkFloorUs))
+	}
+	return why
 }
 
 // cpuScope: the client measured its CPU over its whole process, not the window.
@@ -139,6 +169,7 @@ var mergedFlagRules = []flagRule[flagInput]{
 	{results.FlagCPUInvariant, serverBusier},
 	{results.FlagJIT, serverJIT},
 	{results.FlagFewCalls, fewCalls},
+	{results.FlagLinkInvariant, linkFaster},
 }
 
 // taskFlagRules judge one task of a cluster repeat: its client on its node.

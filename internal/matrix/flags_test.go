@@ -118,3 +118,38 @@ func TestClusterFlagRules(t *testing.T) {
 		}
 	}
 }
+
+// The link's physics: a repeat over a link with delay whose median call beats
+// the round trip the link adds, or whose calls/s beat c per round trip, is
+// flagged and not used at all; at the boundary it stands.
+func TestLinkPhysics(t *testing.T) {
+	in := func(p50 int64, rps float64, c int) flagInput {
+		return flagInput{client: true,
+			report: &report.Report{Complete: 1000, Concurrency: c, RequestsPerSecond: rps, Rpcbed: &report.Extra{P50Us: p50, CPUScope: report.ScopeWindow}},
+			window: &results.Window{Seconds: 1, LinkFloorUs: 1800}}
+	}
+	for _, tc := range []struct {
+		name string
+		in   flagInput
+		bad  bool
+	}{
+		{"at the floor", in(1800, 555, 1), false},
+		{"median below the floor", in(1799, 500, 1), true},
+		{"c=1 faster than one per round trip", in(1900, 556, 1), true},
+		{"c=50 within 50 per round trip", in(40000, 27000, 50), false},
+		{"c=50 beyond 50 per round trip", in(1900, 28000, 50), true},
+		{"no link", func() flagInput { x := in(10, 1e6, 1); x.window.LinkFloorUs = 0; return x }(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := results.Repeat{Report: tc.in.report}
+			applyFlags(&rep, flagRules, tc.in)
+			dropCPU(&rep)
+			if got := rep.Has(results.FlagLinkInvariant); got != tc.bad {
+				t.Fatalf("link-invariant %v; want %v (notes %q)", got, tc.bad, rep.Notes)
+			}
+			if tc.bad && (rep.Report != nil || !strings.HasPrefix(rep.Error, "link-invariant: ")) {
+				t.Fatalf("a repeat that broke the link's physics kept its report (error %q)", rep.Error)
+			}
+		})
+	}
+}

@@ -1,20 +1,17 @@
 package matrix
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
-	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -134,12 +131,11 @@ func (pl *hostEngines) checkImage(host string, p Programs) string {
 
 // ---- link shaping -------------------------------------------------------------
 
-// tcRunner runs tc; a variable so tests can see the commands.
-var tcRunner = func(ctx context.Context, args ...string) ([]byte, error) {
-	return exec.CommandContext(ctx, "tc", args...).CombinedOutput()
-}
+// shapeRun runs the shaper's tc, ip and iptables; a variable so tests can see the
+// commands (nil: exec).
+var shapeRun linkshape.Runner
 
-// shapeDev splits a host's Shape into tc's -n NETNS and DEV.
+// shapeDev splits a host's Shape into its namespace and device.
 func shapeDev(shape string) (netns, dev string) {
 	if ns, d, ok := strings.Cut(shape, "/"); ok {
 		return ns, d
@@ -147,98 +143,25 @@ func shapeDev(shape string) (netns, dev string) {
 	return "", shape
 }
 
-func tcArgs(netns string, args ...string) []string {
-	if netns != "" {
-		return append([]string{"-n", netns}, args...)
-	}
-	return args
-}
-
-// tbfBurst is the bucket for rate r: at least 64 KiB, and 4 ms at the rate (tbf
-// needs a bucket of at least one timer tick's worth of bytes).
-func tbfBurst(r plan.Rate) int64 { return max(64<<10, int64(r)/8/250) }
-
-// applyLink shapes every host's side of the link as l asks, or removes any
-// shaping for an unshaped or loopback link. A request tc refuses is an error:
-// shaping is never silently dropped.
-func applyLink(ctx context.Context, s *plan.Spec, l plan.Link) error {
+// newShaper is the run's link shaper: every host with a shape device is a side.
+func newShaper(s *plan.Spec) *linkshape.Shaper {
+	sh := &linkshape.Shaper{Run: shapeRun, Seed: uint64(s.Seed)}
 	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
-		h := s.Hosts[name]
-		if h.Shape == "" {
-			continue
-		}
-		ns, dev := shapeDev(h.Shape)
-		// Whatever a previous link left: a device without a root qdisc answers
-		// an error here, which is fine.
-		tcRunner(ctx, tcArgs(ns, "qdisc", "del", "dev", dev, "root")...)
-		if !l.Shaped() {
-			continue
-		}
-		var args []string
-		if l.NeedsNetem() {
-			args = tcArgs(ns, "qdisc", "add", "dev", dev, "root", "netem")
-			if l.Delay > 0 {
-				args = append(args, "delay", l.Delay.D().String())
-				if l.Jitter > 0 {
-					args = append(args, l.Jitter.D().String())
-				}
-			}
-			if l.Loss > 0 {
-				args = append(args, "loss", strconv.FormatFloat(l.Loss, 'f', -1, 64)+"%")
-			}
-			if l.Rate > 0 {
-				args = append(args, "rate", l.Rate.String())
-			}
-		} else {
-			args = tcArgs(ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", l.Rate.String(),
-				"burst", strconv.FormatInt(tbfBurst(l.Rate), 10), "latency", "50ms")
-		}
-		if out, err := tcRunner(ctx, args...); err != nil {
-			return fmt.Errorf("link %s: host %s: tc %s: %v: %s", l.Label(), name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		if h := s.Hosts[name]; h.Shape != "" && sh.DelaySide == "" &&
+			slices.ContainsFunc(h.Roles, func(r string) bool { return strings.HasSuffix(r, "-server") }) {
+			sh.DelaySide = name // the servers' host holds a round trip's delay
 		}
 	}
-	return nil
-}
-
-// clearLinks removes the shaping of every host (the run's end, every exit path).
-func clearLinks(s *plan.Spec) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	applyLink(ctx, s, plan.Link{})
-}
-
-// checkNetem refuses, before any cell runs, a link that needs netem on a kernel
-// without sch_netem: it tries a netem qdisc on each shaped host's device.
-func checkNetem(ctx context.Context, s *plan.Spec) error {
-	for _, l := range s.LinkList() {
-		if !l.NeedsNetem() {
-			continue
-		}
-		for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
-			ns, dev := shapeDev(s.Hosts[name].Shape)
-			out, err := tcRunner(ctx, tcArgs(ns, "qdisc", "add", "dev", dev, "root", "netem", "delay", "1ms")...)
-			if err != nil {
-				msg := strings.TrimSpace(string(out))
-				if strings.Contains(msg, "unknown") || strings.Contains(msg, "No such file") {
-					return fmt.Errorf("link %s asks for delay/jitter/loss, which need the netem qdisc (sch_netem), and this kernel has none (host %s: tc: %s); refusing to run it unshaped: drop delay/jitter/loss or run on a kernel with sch_netem", l.Label(), name, msg)
-				}
-				return fmt.Errorf("link %s: host %s: netem: %v: %s", l.Label(), name, err, msg)
-			}
-			tcRunner(ctx, tcArgs(ns, "qdisc", "del", "dev", dev, "root")...)
+	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
+		if h := s.Hosts[name]; h.Shape != "" {
+			ns, dev := shapeDev(h.Shape)
+			sh.Sides = append(sh.Sides, linkshape.Side{Host: name, Netns: ns, Dev: dev})
 		}
 	}
-	return nil
+	return sh
 }
 
 // ---- a multi-host run: hosts, links and their checks -----------------------------
-
-// The link check: small, bounded, made of rpcbed's own programs.
-const (
-	linkRTTCalls   = 300
-	linkBulkItems  = 5000
-	linkBulkConc   = 4
-	linkBulkWindow = 2 * time.Second
-)
 
 // serverRole is the host role of a server key (go-server, java-grpc ...).
 func serverRole(key string) string {
@@ -249,23 +172,28 @@ func serverRole(key string) string {
 }
 
 // setUpHosts connects to every host's engine, copies the images there, and
-// refuses links the kernel cannot shape (netem) before any cell runs. stop
-// removes the shaping and closes the engines.
+// refuses links no host can make before any cell runs. stop checks the last
+// link again, removes the shaping (rules, qdiscs, delayers) and closes the
+// engines.
 func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
 	s := &e.run.Spec
 	pl, err := connectHosts(ctx, s, e.o.Runner, e.o.Programs, e.prog.note)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNetem(ctx, s); err != nil {
+	e.shaper = newShaper(s)
+	if err := e.shaper.Check(ctx, s.LinkList()); err != nil {
 		pl.close()
 		return nil, err
 	}
 	e.hosts = pl
 	return func() {
 		if e.linkSet {
-			clearLinks(s)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			e.leaveLink(ctx)
+			cancel()
 		}
+		e.shaper.Clear()
 		pl.close()
 	}, nil
 }
@@ -309,10 +237,19 @@ func (e *executor) hostServerConfig(cfg *ServerProcConfig, key string) {
 }
 
 // enterLink sets up the link a group of cells runs over, when it is not the one
-// set up: shapes it and checks it. Without a link dimension it does nothing.
-func (e *executor) enterLink(ctx context.Context, label string) error {
+// set up: checks the one it leaves again, shapes the new one, and checks that
+// what it achieves is what was asked (linkcheck.go). A link that cannot be made
+// accurately comes back as a reason: its cells are recorded failed with it,
+// never presented. Without a link dimension it does nothing.
+func (e *executor) enterLink(ctx context.Context, label string) (string, error) {
 	if e.hosts == nil || label == "" || (e.linkSet && e.link.Label() == label) {
-		return nil
+		if e.linkSet && e.link.Label() == label {
+			return e.linkRefused, nil
+		}
+		return "", nil
+	}
+	if e.linkSet {
+		e.leaveLink(ctx)
 	}
 	var l plan.Link
 	for _, x := range e.run.Spec.LinkList() {
@@ -322,91 +259,32 @@ func (e *executor) enterLink(ctx context.Context, label string) error {
 	}
 	e.prog.note("link " + label + ": setting up")
 	e.linkSet = true
-	if err := applyLink(ctx, &e.run.Spec, l); err != nil {
-		return err
-	}
 	e.link = l
-	p := e.checkLink(ctx, l)
-	if ctx.Err() != nil {
-		return ctx.Err()
+	p, err := e.makeLink(ctx, l)
+	if err != nil {
+		return "", err
 	}
+	e.linkRefused = p.Refused
+	e.linkCounts, _ = e.shaper.Counts(ctx)
 	if p.Error != "" {
 		e.prog.note("link " + label + ": check: " + p.Error)
 	} else {
-		e.prog.note(fmt.Sprintf("link %s: RTT %.0f µs, throughput %.1f Mbit/s", label, p.RTTUs, p.ThroughputBps/1e6))
+		e.prog.note("link " + label + ": " + p.Summary())
 	}
+	if err := e.saveLinkCheck(p); err != nil {
+		return "", err
+	}
+	return p.Refused, nil
+}
+
+// saveLinkCheck records p in run.json in place of the link's earlier check.
+func (e *executor) saveLinkCheck(p results.LinkCheck) error {
 	kept := e.run.Links[:0]
 	for _, x := range e.run.Links {
-		if x.Link != label {
+		if x.Link != p.Link {
 			kept = append(kept, x)
 		}
 	}
 	e.run.Links = append(kept, p)
 	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
-}
-
-// checkLink measures l's round trip and throughput between the first client's
-// host and the first server's host: a go-server of its own there, go-client
-// from the client's side.
-func (e *executor) checkLink(ctx context.Context, l plan.Link) results.LinkCheck {
-	s := &e.run.Spec
-	p := results.LinkCheck{Link: l.Label(), Loopback: l.Loopback, At: time.Now().UTC(),
-		Method: fmt.Sprintf("go-client over HTTP to a go-server of its own: RTT = p50 of %d datatype calls at c=1; throughput = datalist-%d at c=%d for %v, bytes/s x 8", linkRTTCalls, linkBulkItems, linkBulkConc, linkBulkWindow)}
-	if l.Rate > 0 {
-		p.Rate = l.Rate.String()
-	}
-	plan := s.Plan()
-	if len(plan) == 0 {
-		p.Error = "no cell"
-		return p
-	}
-	first := plan[0]
-	p.To = s.HostOf(first.ServerLang + "-server")
-	p.From = s.HostOf(first.Client)
-	if l.Loopback {
-		p.From = p.To
-	}
-	cfg := ServerProcConfig{Programs: e.o.Programs, Resources: s.ServerResources, Store: "memory", Auth: *s.Auth,
-		Address: s.Hosts[p.To].Address}
-	from := e.hosts.runners[p.From]
-	cfg.ReadyFrom = func(ctx context.Context, addrs []string) error {
-		if l.Loopback {
-			for i := range addrs {
-				addrs[i] = addrFor(addrs[i], l)
-			}
-		}
-		return from.WaitFrom(ctx, e.hosts.checkImage(p.From, e.o.Programs), 60*time.Second, addrs...)
-	}
-	srv, err := StartServerProc(ctx, e.hosts.runners[p.To], "go-server", cfg)
-	if err != nil {
-		p.Error = "check server: " + runner.OneLine(err.Error())
-		return p
-	}
-	defer srv.Svc.Stop(context.Background())
-	addr := addrFor(srv.Addrs["http"], l)
-	goImage := e.o.Programs.image("go")
-	run := func(name string, args ...string) (report.Report, error) {
-		res, err := from.Run(ctx, runner.Task{Name: name, Image: goImage, Args: append([]string{"go-client"}, args...), Timeout: 90 * time.Second})
-		if err != nil {
-			return report.Report{}, err
-		}
-		if res.ExitCode != 0 {
-			return report.Report{}, fmt.Errorf("exit code %d: %s", res.ExitCode, runner.LastLine(res.Stderr))
-		}
-		return report.ParseClient(bytes.NewReader(res.Stdout))
-	}
-	var errs []string
-	if r, err := run("linkcheck-rtt", "-proto", "http", "-call", "datatype", "-c", "1", "-n", fmt.Sprint(linkRTTCalls), "-k", "-addr", addr); err != nil {
-		errs = append(errs, "rtt: "+runner.OneLine(err.Error()))
-	} else if r.Rpcbed != nil {
-		p.RTTUs = float64(r.Rpcbed.P50Us)
-	}
-	if r, err := run("linkcheck-bulk", "-proto", "http", "-call", "datalist", "-items", fmt.Sprint(linkBulkItems),
-		"-c", fmt.Sprint(linkBulkConc), "-t", Seconds(linkBulkWindow), "-k", "-addr", addr); err != nil {
-		errs = append(errs, "throughput: "+runner.OneLine(err.Error()))
-	} else {
-		p.ThroughputBps = r.RequestsPerSecond * float64(r.DocumentLength) * 8
-	}
-	p.Error = strings.Join(errs, "; ")
-	return p
 }

@@ -36,50 +36,81 @@ func TestPlacement(t *testing.T) {
 	}
 }
 
-// TestLinkShaping checks the tc commands a link becomes, and that a kernel
-// without netem refuses delay/jitter/loss by name instead of dropping them.
+// TestLinkShaping checks the commands a link becomes on each host, and that a
+// host without netem gets the delayer on its ingress instead of a refusal or a
+// silent drop.
 func TestLinkShaping(t *testing.T) {
 	var cmds []string
 	netem := false
-	tcRunner = func(_ context.Context, args ...string) ([]byte, error) {
-		cmds = append(cmds, strings.Join(args, " "))
-		if !netem && strings.Contains(strings.Join(args, " "), "netem") {
+	shapeRun = func(_ context.Context, name string, args ...string) ([]byte, error) {
+		line := name + " " + strings.Join(args, " ")
+		cmds = append(cmds, line)
+		if !netem && strings.Contains(line, "netem") {
 			return []byte("Error: Specified qdisc kind is unknown."), errors.New("exit status 2")
 		}
 		return nil, nil
 	}
-	t.Cleanup(func() { tcRunner = defaultTC })
-	s, err := plan.ParseSpec([]byte(twoHosts + "links: [100mbit, {rate: 1gbit, delay: 5ms}]\n"))
+	t.Cleanup(func() { shapeRun = nil })
+	s, err := plan.ParseSpec([]byte(twoHosts + "links: [100mbit, {rate: 1gbit, delay: 5ms}, lan]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyLink(context.Background(), &s, s.Links[0]); err != nil {
+	sh := newShaper(&s)
+	if _, err := sh.Apply(context.Background(), s.Links[0]); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
-		"-n ns-a qdisc del dev dev-a root",
-		"-n ns-a qdisc add dev dev-a root tbf rate 100mbit burst 65536 latency 50ms",
-		"-n ns-b qdisc del dev dev-b root",
-		"-n ns-b qdisc add dev dev-b root tbf rate 100mbit burst 65536 latency 50ms",
+		"tc -n ns-a qdisc del dev dev-a root",
+		"tc -n ns-b qdisc del dev dev-b root",
+		"tc -n ns-a qdisc add dev dev-a root tbf rate 100mbit burst 65536 latency 50ms",
+		"tc -n ns-b qdisc add dev dev-b root tbf rate 100mbit burst 65536 latency 50ms",
 	}
-	if strings.Join(cmds, "\n") != strings.Join(want, "\n") {
-		t.Errorf("tc commands:\ngot  %q\nwant %q", cmds, want)
+	var got []string
+	for _, c := range cmds {
+		if strings.HasPrefix(c, "tc ") {
+			got = append(got, c)
+		}
 	}
-	err = checkNetem(context.Background(), &s)
-	if err == nil || !strings.Contains(err.Error(), "sch_netem") || !strings.Contains(err.Error(), "refusing") {
-		t.Errorf("without netem: got %v; want a refusal naming sch_netem", err)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tc commands:\ngot  %q\nwant %q", got, want)
+	}
+	for _, l := range s.Links[1:] {
+		m, err := sh.Mechanism(context.Background(), sh.Sides[0], l)
+		if err != nil || m != "nfqueue" {
+			t.Errorf("link %s without netem: got %q, %v; want nfqueue (the delayer)", l.Label(), m, err)
+		}
 	}
 	netem = true
-	if err := checkNetem(context.Background(), &s); err != nil {
-		t.Errorf("with netem: %v", err)
-	}
+	sh = newShaper(&s)
 	cmds = nil
-	if err := applyLink(context.Background(), &s, s.Links[1]); err != nil {
+	a, err := sh.Apply(context.Background(), s.Links[1])
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cmds[1]; got != "-n ns-a qdisc add dev dev-a root netem delay 5ms rate 1gbit" {
-		t.Errorf("netem command: got %q", got)
+	if len(a) != 2 || a[0].Commands[0] != "tc qdisc add dev dev-a root netem delay 5ms rate 1gbit" {
+		t.Errorf("netem command: got %+v", a)
 	}
 }
 
-var defaultTC = tcRunner
+// The tolerances a link's achieved round trip and loss are held to.
+func TestLinkTolerances(t *testing.T) {
+	for _, tc := range []struct {
+		asked, got float64
+		off        bool
+	}{
+		{200, 299, false}, {200, 301, true}, {200, 99, true}, // lan: 100 µs
+		{2000, 2190, false}, {2000, 2210, true}, {30000, 27100, false}, {30000, 26900, true}, // 10 %
+	} {
+		if got := RTTOff(tc.asked, tc.got); got != tc.off {
+			t.Errorf("RTTOff(%v, %v) = %v; want %v", tc.asked, tc.got, got, tc.off)
+		}
+	}
+	for _, tc := range []struct {
+		asked, got float64
+		off        bool
+	}{{1, 0.7, false}, {1, 1.3, false}, {1, 0.6, true}, {1, 1.4, true}, {0.1, 0.05, true}} {
+		if got := LossOff(tc.asked, tc.got); got != tc.off {
+			t.Errorf("LossOff(%v, %v) = %v; want %v", tc.asked, tc.got, got, tc.off)
+		}
+	}
+}

@@ -47,6 +47,12 @@ type RunPath struct {
 	Note func(string)
 	// NoProbe leaves out the CPU probe around each run (internal/probe).
 	NoProbe bool
+	// Mounts are host directories the clients read (the run's certificates).
+	Mounts []string
+	// Over a link with delay: the least round trip it adds (the physics a
+	// repeat is held to) and its delayers' CPU so far (nil: no delayer).
+	LinkFloorUs float64
+	LinkCPU     func() (time.Duration, bool)
 }
 
 // Job is one client run.
@@ -81,9 +87,9 @@ func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.
 	rep := results.Repeat{Raw: j.Raw}
 	var smp *sampler
 	if srv != nil && j.Proto != "" {
-		smp = startSampler(ctx, srv, j.Proto, j.Call)
+		smp = startSamplerLink(ctx, srv, j.Proto, j.Call, b.LinkCPU)
 	} else {
-		smp = startSampler(ctx, nil, "", "")
+		smp = startSamplerLink(ctx, nil, "", "", b.LinkCPU)
 	}
 	var pc, ps [2]float64
 	if !b.NoProbe {
@@ -118,6 +124,7 @@ func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.
 		return rep, nil
 	}
 	w, notes := b.window(srv, j, r, rep.ClientCPUS, runStart, runEnd, samples, machine)
+	w.LinkFloorUs = b.LinkFloorUs
 	rep.Notes = append(rep.Notes, notes...)
 	rep.Window = w
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
@@ -184,6 +191,9 @@ func overWindow(w *results.Window, samples []serverSample, machine machineSeries
 		w.MachineKnown = true
 		w.MachineBusy, w.StealCores = st.busy/w.Seconds, st.steal/w.Seconds
 		w.OutsideCores = math.Max(0, (st.busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
+		if st.linkOK {
+			w.LinkKnown, w.LinkCPUS, w.LinkBusy = true, st.link, st.link/w.Seconds
+		}
 	}
 	if w.Seconds > 0 {
 		w.ClientBusy = w.ClientCPUS / w.Seconds
@@ -205,12 +215,14 @@ func (b *RunPath) run(ctx context.Context, rep *results.Repeat, j Job) (runner.R
 	spec := runner.Task{
 		Name: j.Name, Image: prog.Image, Args: prog.Args, Env: prog.Env,
 		CPUs: b.ClientResources.CPUs, CPUSet: b.ClientResources.CPUSet, MemoryMB: b.ClientResources.MemoryMB, Timeout: j.Timeout,
+		Mounts: b.Mounts,
 	}
 	if ws, ok := rr.(runner.WorkerStarter); ok && j.Worker && j.Prog == nil && b.Workers != nil && !b.lacksWorker(j.Client) {
 		wp := b.Programs.Worker(j.Client)
 		wspec := runner.Task{
 			Name: "worker-" + j.Client + "-" + j.Proto, Image: wp.Image, Args: wp.Args, Env: wp.Env,
 			CPUs: b.ClientResources.CPUs, CPUSet: b.ClientResources.CPUSet, MemoryMB: b.ClientResources.MemoryMB,
+			Mounts: b.Mounts,
 		}
 		p, err := b.Workers.get(ctx, ws, j.Client, j.Client+"-"+j.Proto, wspec)
 		switch {
@@ -371,11 +383,18 @@ type serverSample struct {
 type machineSample struct {
 	T                 float64
 	busy, idle, steal float64
+	// link is the link's delayers' CPU seconds so far (linkOK: read).
+	link   float64
+	linkOK bool
 }
 
 type machineSeries []machineSample
 
-type machineDelta struct{ busy, steal float64 }
+type machineDelta struct {
+	busy, steal float64
+	link        float64
+	linkOK      bool
+}
 
 // over is the machine's busy and steal CPU seconds between t0 and t1.
 func (s machineSeries) over(t0, t1 float64) (machineDelta, error) {
@@ -395,7 +414,16 @@ func (s machineSeries) over(t0, t1 float64) (machineDelta, error) {
 	if err != nil {
 		return machineDelta{}, err
 	}
-	return machineDelta{busy: b1 - b0, steal: s1 - s0}, nil
+	d := machineDelta{busy: b1 - b0, steal: s1 - s0}
+	i0, f0, _ := bracket(len(s), func(k int) float64 { return s[k].T }, t0)
+	i1, f1, _ := bracket(len(s), func(k int) float64 { return s[k].T }, t1)
+	a0, a1 := s[i0], s[min(i0+1, len(s)-1)]
+	z0, z1 := s[i1], s[min(i1+1, len(s)-1)]
+	if a0.linkOK && a1.linkOK && z0.linkOK && z1.linkOK {
+		d.link = (z0.link + f1*(z1.link-z0.link)) - (a0.link + f0*(a1.link-a0.link))
+		d.linkOK = true
+	}
+	return d, nil
 }
 
 // bracket finds k with T(k) <= t <= T(k+1) and the fraction of the way t lies
@@ -462,6 +490,7 @@ func jitOver(s []serverSample, t0, t1 float64) (ms float64, ok bool) {
 
 // sampler reads the server's /stats and /proc/stat every sampleEvery until stop.
 type sampler struct {
+	linkCPU     func() (time.Duration, bool)
 	srv         *ServerProc
 	proto, call string
 	stopc       chan struct{}
@@ -474,7 +503,13 @@ type sampler struct {
 // startSampler takes the first samples before it returns, so the series starts
 // before the client does.
 func startSampler(ctx context.Context, srv *ServerProc, proto, call string) *sampler {
-	s := &sampler{srv: srv, proto: proto, call: call, stopc: make(chan struct{}), done: make(chan struct{})}
+	return startSamplerLink(ctx, srv, proto, call, nil)
+}
+
+// startSamplerLink is startSampler that also reads the link's delayers' CPU
+// (linkCPU, nil: none) with every machine sample.
+func startSamplerLink(ctx context.Context, srv *ServerProc, proto, call string, linkCPU func() (time.Duration, bool)) *sampler {
+	s := &sampler{srv: srv, proto: proto, call: call, linkCPU: linkCPU, stopc: make(chan struct{}), done: make(chan struct{})}
 	s.take(ctx)
 	go func() {
 		defer close(s.done)
@@ -496,6 +531,11 @@ func startSampler(ctx context.Context, srv *ServerProc, proto, call string) *sam
 
 func (s *sampler) take(ctx context.Context) {
 	if m, err := readProcStat(); err == nil {
+		if s.linkCPU != nil {
+			if d, ok := s.linkCPU(); ok {
+				m.link, m.linkOK = d.Seconds(), true
+			}
+		}
 		s.machine = append(s.machine, m)
 	}
 	if s.srv == nil || s.srv.StatsURL == "" {
@@ -574,7 +614,11 @@ func (s *ServerProc) readStats(ctx context.Context) (statsDoc, float64, error) {
 		return statsDoc{}, 0, err
 	}
 	t0 := time.Now()
-	resp, err := statsClient.Do(req)
+	hc := statsClient
+	if s.httpc != nil {
+		hc = s.httpc
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return statsDoc{}, 0, fmt.Errorf("GET /stats: %w", err)
 	}

@@ -64,13 +64,13 @@ type taskOutcome struct {
 // path and its workers.
 type engines struct{ e *executor }
 
-func (p engines) startServer(ctx context.Context, key string, _ []plan.Cell) (*ServerProc, error) {
-	return StartServerProc(ctx, p.e.serverRunner(key), key, p.e.serverConfig(key))
+func (p engines) startServer(ctx context.Context, key string, cells []plan.Cell) (*ServerProc, error) {
+	return p.e.startServers(ctx, key, cells)
 }
 
 func (p engines) untimed(ctx context.Context, g *groupRun, u untimedRun) ([]taskOutcome, error) {
 	e, c := p.e, u.c
-	args := clientArgs(c, e.clientAddr(g.srv, c), u.l)
+	args := append(clientArgs(c, e.clientAddr(g.srv, c), u.l), securityArgs(c, g.srv.For(c))...)
 	if u.verify {
 		args = replaceFlag(args, "-c", "1")
 	}
@@ -88,7 +88,8 @@ func (p engines) untimed(ctx context.Context, g *groupRun, u untimedRun) ([]task
 }
 
 func (p engines) timed(ctx context.Context, g *groupRun, st *cellState, r int, warm bool) (results.Repeat, bool, error) {
-	rep, err := g.runPath.Measure(ctx, g.srv, p.e.job(g.srv, st.c, r, warm))
+	srv := g.srv.For(st.c)
+	rep, err := g.runPath.Measure(ctx, srv, p.e.job(srv, st.c, r, warm))
 	return rep, false, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,14 @@ type ServerProc struct {
 	// alive, when set, is Alive's check instead of ready (a multi-host server:
 	// ready is checked from the clients' hosts once, alive by the driver).
 	alive runner.Check
+	// Variant is the server variant it serves (plan.Security.ServerVariant:
+	// "" plaintext, "tls", "mtls+rsa" ...) and TLS its certificates (nil for
+	// plaintext); twins are the group's servers of its other variants (For).
+	Variant string
+	TLS     *ServerTLS
+	twins   map[string]*ServerProc
+	// httpc reads a TLS server's /stats; nil: statsClient.
+	httpc *http.Client
 }
 
 // ServerProcConfig is what StartServerProc needs besides the key.
@@ -43,6 +52,11 @@ type ServerProcConfig struct {
 	// Address, on a multi-host run, is the server host's address: the server
 	// listens on every interface and clients get Address:port. "" = 127.0.0.1.
 	Address string
+	// TLS, when set, serves TLS only with these certificates (security.go);
+	// Mounts are host directories the server must read (its certificates),
+	// mounted read-only at the same path in a container.
+	TLS    *ServerTLS
+	Mounts []string
 	// ReadyFrom, when set, is called once the server runs with every address a
 	// client will dial: it must return nil once they answer from the clients' side
 	// of the link (runner.Docker.WaitFrom).
@@ -80,6 +94,18 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 		s.StatsURL = "http://" + s.Addrs["http"] + "/stats"
 		args := []string{"-grpc", cfg.listenAddr(ports[0]), "-thrift", cfg.listenAddr(ports[1]), "-http", cfg.listenAddr(ports[2]),
 			"-store", cfg.Store, "-auth=" + strconv.FormatBool(cfg.Auth)}
+		http := runner.HTTPCheck("http://" + s.Addrs["http"] + "/healthz")
+		if cfg.TLS != nil {
+			// Every listener serves TLS, /stats and /healthz too.
+			hc, err := cfg.TLS.client()
+			if err != nil {
+				return nil, err
+			}
+			s.TLS, s.httpc = cfg.TLS, hc
+			s.StatsURL = "https://" + s.Addrs["http"] + "/stats"
+			http = tlsCheck(hc, "https://"+s.Addrs["http"]+"/healthz")
+			args = append(args, cfg.TLS.args()...)
+		}
 		if cfg.Store == "redis" {
 			args = append(args, "-redis-addr", cfg.RedisAddr)
 		}
@@ -87,7 +113,6 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 			args = append(args, "-aerospike-hosts", cfg.AerospikeHosts)
 		}
 		prog = cfg.Programs.GoServer(args...)
-		http := runner.HTTPCheck("http://" + s.Addrs["http"] + "/healthz")
 		tcp := runner.TCPCheck(s.Addrs["grpc"], s.Addrs["thrift"])
 		s.ready = func(ctx context.Context) error {
 			if err := http(ctx); err != nil {
@@ -104,6 +129,10 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 		p, sp := ports[0], ports[1]
 		s.Addrs[proto] = cfg.dialAddr(p)
 		args := []string{"-proto", proto, "-port", strconv.Itoa(p), "-auth=" + strconv.FormatBool(cfg.Auth)}
+		if cfg.TLS != nil {
+			s.TLS = cfg.TLS
+			args = append(args, cfg.TLS.args()...) // its -stats-port stays plaintext
+		}
 		statsAddr := loopback(sp)
 		if cfg.Address != "" {
 			// Every interface, /stats too (as go-server's HTTP listener), reached
@@ -134,7 +163,7 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 	svc, err := r.Start(ctx, runner.Task{
 		Name: key, Image: prog.Image, Args: prog.Args, Env: prog.Env,
 		CPUs: cfg.Resources.CPUs, CPUSet: cfg.Resources.CPUSet, MemoryMB: cfg.Resources.MemoryMB,
-		Timeout: 60 * time.Second, Ready: ready,
+		Timeout: 60 * time.Second, Ready: ready, Mounts: cfg.Mounts,
 	})
 	if err == nil && cfg.ReadyFrom != nil {
 		addrs := make([]string, 0, len(s.Addrs))
@@ -159,10 +188,15 @@ func StartServerProc(ctx context.Context, r runner.Runner, key string, cfg Serve
 	return s, nil
 }
 
-// Alive reports whether the server still answers.
+// Alive reports whether the server, and each of its twins, still answers.
 func (s *ServerProc) Alive(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	for _, v := range slices.Sorted(maps.Keys(s.twins)) {
+		if err := s.twins[v].Alive(ctx); err != nil {
+			return fmt.Errorf("%s: %w", s.twins[v].Key, err)
+		}
+	}
 	if s.alive != nil {
 		return s.alive(ctx)
 	}

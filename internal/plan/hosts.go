@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -52,6 +53,22 @@ const (
 	LinkUnshaped = "unshaped"
 )
 
+// LinkPresets are the named conditions a spec may give as a plain string, after
+// grpc-go's benchmark/latency and common practice. Delay, jitter and loss are
+// one way and applied in each direction (netem's meaning on both hosts), so a
+// round trip crosses them twice: lan is a 0.2 ms round trip, region 2 ms with
+// ±0.2 ms, wan 30 ms with 0.1 % of the packets lost each way, lossy lan with 1 %.
+var LinkPresets = map[string]Link{
+	"lan":    {Name: "lan", Delay: Duration(100 * time.Microsecond)},
+	"region": {Name: "region", Delay: Duration(time.Millisecond), Jitter: Duration(100 * time.Microsecond)},
+	"wan":    {Name: "wan", Delay: Duration(15 * time.Millisecond), Loss: 0.1},
+	"lossy":  {Name: "lossy", Delay: Duration(100 * time.Microsecond), Loss: 1},
+}
+
+// RTT is the round trip the link adds to the path's own: its one-way delay
+// applied in each direction.
+func (l Link) RTT() time.Duration { return 2 * l.Delay.D() }
+
 // UnmarshalYAML takes a string (loopback, unshaped, or a rate such as 100mbit) or
 // a mapping {name, rate, delay, jitter, loss}.
 func (l *Link) UnmarshalYAML(n *yaml.Node) error {
@@ -64,9 +81,13 @@ func (l *Link) UnmarshalYAML(n *yaml.Node) error {
 			*l = Link{Name: LinkUnshaped}
 			return nil
 		}
+		if p, ok := LinkPresets[n.Value]; ok {
+			*l = p
+			return nil
+		}
 		r, err := ParseRate(n.Value)
 		if err != nil {
-			return fieldErr("links", "line %d: link %q: want loopback, unshaped, a rate such as 100mbit, or {rate: ..., delay: ...}", n.Line, n.Value)
+			return fieldErr("links", "line %d: link %q: want loopback, unshaped, a preset (lan, region, wan, lossy), a rate such as 100mbit, or {rate: ..., delay: ...}", n.Line, n.Value)
 		}
 		*l = Link{Name: n.Value, Rate: r}
 		return nil
@@ -258,6 +279,9 @@ func (s *Spec) validateHosts() error {
 		}
 		if l.Loss < 0 || l.Loss > 100 {
 			return fieldErr("links", "link %s: loss %v: want 0..100 (percent)", lb, l.Loss)
+		}
+		if l.Delay < 0 || l.Jitter < 0 || l.Jitter > l.Delay || l.Delay.D() > 10*time.Second {
+			return fieldErr("links", "link %s: delay %v, jitter %v: want 0 <= jitter <= delay <= 10s (a packet cannot leave before it arrived)", lb, l.Delay.D(), l.Jitter.D())
 		}
 	}
 	return nil

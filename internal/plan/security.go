@@ -40,11 +40,16 @@ var (
 // and tlsServes which servers serve a protocol over TLS. A cell outside them is
 // refused by name, never silently skipped.
 var (
-	// None yet: the driver does not pass the TLS flags yet.
-	tlsSupports = map[string][]string{}
-	tlsServes   = map[string][]string{}
+	tlsSupports = map[string][]string{
+		"go": {"grpc", "thrift", "http"},
+	}
+	tlsServes = map[string][]string{
+		"go": {"grpc", "thrift", "http"},
+	}
 	// perCallSupports: the clients that open a connection per call (-connect per-call).
-	perCallSupports = map[string][]string{}
+	perCallSupports = map[string][]string{
+		"go": {"grpc", "thrift", "http"},
+	}
 )
 
 // Security is a parsed security condition.
@@ -219,6 +224,16 @@ func (s Spec) cellConditions() [][2]string {
 
 // validateConditions checks the security and connect lists (before the plan).
 func (s *Spec) validateConditions() error {
+	if len(s.Security) > 0 || len(s.Connect) > 0 {
+		// The certificates are files on the driver's machine: a client or
+		// server on another host or a cluster node cannot read them yet.
+		switch {
+		case s.Cluster != nil:
+			return fieldErr("security", "with a cluster: not supported yet (the run's certificates stay on the driver's machine)")
+		case len(s.Hosts) > 0:
+			return fieldErr("security", "with hosts: not supported yet (the run's certificates stay on the driver's machine)")
+		}
+	}
 	seen := map[string]bool{}
 	for i, v := range s.Security {
 		p, err := ParseSecurity(v)

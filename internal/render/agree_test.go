@@ -106,9 +106,9 @@ func TestAgreeText(t *testing.T) {
 		Outside: []analysis.Disagreement{{Cell: "go-grpc-datalist-2-c1", Figures: []analysis.Moved{
 			{Figure: "req/s", A: 1020, B: 1224, Change: 0.2},
 			{Figure: "client CPU/call", A: 10, B: 7, Change: -0.3, InsideA: true}}}},
-		Calibration: []analysis.Calibration{{Figure: analysis.Figures[0], Cells: 12, BInA: 11, AInB: 12, HalfA: 0.05, HalfB: 0.06, InRunA: 0.02, InRunB: 0.03, RoundsFor5: 4,
+		Calibration: []analysis.Calibration{{Figure: analysis.FigRPS.Figure(), Cells: 12, BInA: 11, AInB: 12, HalfA: 0.05, HalfB: 0.06, InRunA: 0.02, InRunB: 0.03, RoundsFor5: 4,
 			RerunP95: 0.05, ShiftA: 0.04, ShiftB: 0.05, Measured: true}},
-		Flips:       []analysis.Flips{{Kind: analysis.VsGo, Figure: "req/s", Compared: 3, SameVerdict: 2, Flipped: []string{"php-grpc vs go-grpc: faster -> slower"}}},
+		Flips: []analysis.Flips{{Kind: analysis.VsGo, Figure: "req/s", Compared: 3, SameVerdict: 2, Flipped: []string{"php-grpc vs go-grpc: faster -> slower"}}},
 	}
 	for _, tc := range []struct {
 		share float64

@@ -200,8 +200,61 @@ func TestBrowser(t *testing.T) {
 		var dom string
 		b.eval(t, sess, `document.documentElement.outerHTML`, &dom)
 		checkRunPage(t, parseHTML(t, []byte(dom)), run)
+		checkAnswersGridFilterWidth(t, b, url)
 		b.close()
 	})
+}
+
+// checkAnswersGridFilterWidth checks, in a 1400 px window: the answers open the
+// page; the verdict grids colour faster, slower and indistinguishable apart and
+// mark flagged cells; no table is wider than the window (the note column
+// reachable without scrolling sideways); and the filter hides every row and
+// column of another client or size, in every table.
+func checkAnswersGridFilterWidth(t *testing.T, b *cdp, url string) {
+	sess := b.open(t, url, 1400, 900)
+	var first string
+	b.eval(t, sess, `document.querySelector("section#answers .answer").id`, &first)
+	if first != "answer-language" {
+		t.Errorf("the page opens with %q; want the caller's language answer", first)
+	}
+	var colours map[string]string
+	b.eval(t, sess, `(() => { const o = {}; for (const v of ["faster", "slower", "indistinguishable"]) {
+		const td = document.querySelector("table.vgrid td.verdict-" + v); o[v] = td ? getComputedStyle(td).backgroundColor : ""; } return o; })()`, &colours)
+	if colours["faster"] == "" || colours["slower"] == "" || colours["indistinguishable"] == "" ||
+		colours["faster"] == colours["slower"] || colours["faster"] == colours["indistinguishable"] || colours["slower"] == colours["indistinguishable"] {
+		t.Errorf("verdict grid colours: got %v; want three distinct backgrounds", colours)
+	}
+	var grids struct{ Grids, Flagged int }
+	b.eval(t, sess, `({Grids: document.querySelectorAll("#grids table.vgrid").length, Flagged: document.querySelectorAll("table.vgrid td.flagged .flag").length})`, &grids)
+	if grids.Grids < 2 || grids.Flagged == 0 {
+		t.Errorf("verdict grids: got %+v; want client-vs-go and protocol-vs-grpc grids with flagged cells marked", grids)
+	}
+	var wide []string
+	b.eval(t, sess, `Array.from(document.querySelectorAll("table"), t => [t.id || t.className, Math.ceil(t.getBoundingClientRect().right)])
+		.filter(([, r]) => r > 1400).map(([n, r]) => n + " ends at " + r + " px")`, &wide)
+	if len(wide) > 0 {
+		t.Errorf("tables wider than 1400 px: %v", wide)
+	}
+	var sw int
+	b.eval(t, sess, `document.documentElement.scrollWidth`, &sw)
+	if sw > 1400 {
+		t.Errorf("the page scrolls sideways at 1400 px: %d px wide", sw)
+	}
+	var left struct{ Visible, Other, GridRows, GridOther, Cols int }
+	b.eval(t, sess, `(() => {
+		const set = (k, v) => { const s = document.querySelector("select[data-filter=" + k + "]"); s.value = v; s.dispatchEvent(new Event("change", {bubbles: true})); };
+		set("client", "php"); set("items", "200");
+		const shown = el => el.offsetParent !== null;
+		const rows = Array.from(document.querySelectorAll("section[id^=client-] table.cells tbody tr")).filter(shown);
+		const grid = Array.from(document.querySelectorAll("table.vgrid tbody tr[data-client]")).filter(shown);
+		const cols = Array.from(document.querySelectorAll("table.vgrid thead th[data-items]")).filter(shown);
+		return {Visible: rows.length, Other: rows.filter(r => r.dataset.client !== "php" || r.dataset.items !== "200").length,
+			GridRows: grid.length, GridOther: grid.filter(r => r.dataset.client !== "php").length,
+			Cols: cols.filter(th => th.dataset.items !== "200").length};
+	})()`, &left)
+	if left.Visible == 0 || left.Other != 0 || left.GridRows == 0 || left.GridOther != 0 || left.Cols != 0 {
+		t.Errorf("filter client=php, items=200: got %+v; want php's 200-item rows and columns only", left)
+	}
 }
 
 // dumpDOM is the DOM Chromium holds once url has loaded and its scripts ran.

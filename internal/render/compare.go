@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
@@ -23,14 +22,15 @@ var compareHeads = map[string]struct {
 }
 
 // CompareMarkdown writes the comparison as one table: per cell and metric the
-// medians, the change (~ when not significant) and the p-value.
+// medians and the change with its interval and verdict (~ when the interval
+// holds no change).
 func CompareMarkdown(w io.Writer, a, b *results.Run, changes []analysis.CellChange) error {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# rpcbed compare: A = %s, B = %s\n\n", a.ID, b.ID)
 	fmt.Fprintf(&sb, "Medians over the rounds; the change is B vs A with its 95 %% interval [low, high] (both runs' noise and "+
 		"the shift a whole run makes, docs/method.md, section 11), and the verdict: B faster or slower when the interval "+
-		"excludes no change, `~` (indistinguishable) when it holds it. p is the Mann-Whitney U test over the rounds "+
-		"(benchstat's), for reference: with 3 rounds a side its smallest possible p is 0.100.\n\n")
+		"excludes no change, `~` (indistinguishable) when it holds it; the interval is the verdict's only ground. "+
+		"n is the rounds of A and of B.\n\n")
 	sb.WriteString("| cell | req/s A | req/s B | change | p99 ms A | p99 ms B | change | client CPU µs A | B | change | server CPU µs A | B | change |\n")
 	sb.WriteString("|---|---:|---:|---|---:|---:|---|---:|---:|---|---:|---:|---|\n")
 	for _, cc := range changes {
@@ -50,13 +50,6 @@ func CompareMarkdown(w io.Writer, a, b *results.Run, changes []analysis.CellChan
 		}
 		sb.WriteString(" |\n")
 	}
-	if warn := analysis.Warnings(changes); len(warn) > 0 {
-		sb.WriteString("\nWarnings:\n")
-		slices.Sort(warn) // one order on every run
-		for _, w := range warn {
-			fmt.Fprintf(&sb, "- %s\n", w)
-		}
-	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
@@ -65,13 +58,13 @@ func CompareMarkdown(w io.Writer, a, b *results.Run, changes []analysis.CellChan
 var changeWords = map[string]string{analysis.Improved: "better", analysis.Regressed: "worse", analysis.NoChange: "same"}
 
 func changeString(ch analysis.Change) string {
-	p := fmt.Sprintf("p=%.3f n=%d+%d", ch.P, ch.NA, ch.NB)
+	n := fmt.Sprintf("n=%d+%d", ch.NA, ch.NB)
 	iv := "[-]"
 	if ch.Ratio.Valid() {
 		iv = fmt.Sprintf("[%+.0f%%, %+.0f%%]", (ch.Ratio.Low-1)*100, (ch.Ratio.High-1)*100)
 	}
 	if !ch.Significant {
-		return "~ " + iv + " indistinguishable (" + p + ")"
+		return "~ " + iv + " indistinguishable (" + n + ")"
 	}
-	return ch.Delta + " " + iv + " " + ch.Faster + ", " + changeWords[ch.Verdict()] + " (" + p + ")"
+	return ch.Delta + " " + iv + " " + ch.Faster + ", " + changeWords[ch.Verdict()] + " (" + n + ")"
 }

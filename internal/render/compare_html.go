@@ -27,15 +27,14 @@ type changeRow struct {
 }
 
 type comparePage struct {
-	A, B     *results.Run
-	CSS      template.CSS
-	JS       template.JS
-	Summary  string
-	Facts    []sideFact
-	Metrics  []string
-	Rows     []changeRow
-	Missing  []string
-	Warnings []string
+	A, B    *results.Run
+	CSS     template.CSS
+	JS      template.JS
+	Summary string
+	Facts   []sideFact
+	Metrics []string
+	Rows    []changeRow
+	Missing []string
 }
 
 // CompareHTML writes the comparison as a page: the two runs' facts side by side,
@@ -70,7 +69,7 @@ func CompareHTML(w io.Writer, a, b *results.Run, changes []analysis.CellChange) 
 				A: sig(ch.A * scale), B: sig(ch.B * scale),
 				ASort: fmtSort(ch.A * scale), BSort: fmtSort(ch.B * scale),
 				Delta: ch.Delta, Verdict: ch.Verdict(),
-				Title: fmt.Sprintf("B/A %s, 95 %% interval %s-%s: %s; p=%.3f, rounds %d (A) + %d (B)", sig(ch.Ratio.Center), sig(ch.Ratio.Low), sig(ch.Ratio.High), ch.Faster, ch.P, ch.NA, ch.NB),
+				Title: fmt.Sprintf("B/A %s, 95 %% interval %s-%s: %s; rounds %d (A) + %d (B)", sig(ch.Ratio.Center), sig(ch.Ratio.Low), sig(ch.Ratio.High), ch.Faster, ch.NA, ch.NB),
 			}
 			if ch.A != 0 {
 				v.DeltaSort = fmtSort((ch.B - ch.A) / ch.A * 100)
@@ -83,7 +82,6 @@ func CompareHTML(w io.Writer, a, b *results.Run, changes []analysis.CellChange) 
 		p.Rows = append(p.Rows, r)
 	}
 	count := analysis.Tally(changes)
-	p.Warnings = analysis.Warnings(changes)
 	p.Summary = fmt.Sprintf("%d cells compared: %d figures improved, %d regressed, %d indistinguishable (their 95 %% interval holds no change).",
 		len(p.Rows), count[analysis.Improved], count[analysis.Regressed], count[analysis.NoChange])
 	for _, u := range analysis.NotCompared(a, b, changes) {

@@ -95,6 +95,7 @@ func tableCells(doc *html.Node) []string {
 // run as an inline SVG, and nothing fetched from elsewhere.
 func checkRunPage(t *testing.T, doc *html.Node, run *results.Run) {
 	t.Helper()
+	checkRatiosAreRows(t, doc, run)
 	got := tableCells(doc)
 	seen := map[string]int{}
 	for _, n := range got {
@@ -222,7 +223,8 @@ func TestIndexStructure(t *testing.T) {
 		}
 	}
 
-	// Needs attention: the failed cells, the failed repeat and the verify failure.
+	// Needs attention: one row a cell (the flagged count is matrix.md's), the
+	// failed cells, the failed repeat and the verify failure.
 	att := map[string][]string{}
 	for _, tr := range findAll(doc, func(n *html.Node) bool { _, ok := attr(n, "data-kind"); return ok }) {
 		k, _ := attr(tr, "data-kind")
@@ -231,40 +233,65 @@ func TestIndexStructure(t *testing.T) {
 	for _, tc := range []struct{ kind, want string }{
 		{"failed", "php-http-datalist-2-c1"},
 		{"failed", "verify failed, not timed"},
-		{"flagged", "go-http-datalist-200-c50"},
-		{"flagged", "repeat 2 failed"},
+		{"repeat-failed", "go-http-datalist-200-c50"},
+		{"repeat-failed", "repeat 2 failed"},
 		{"verify", "php-http-datalist"},
 		{"flagged", "php-grpc-datalist-2-c50"},
 		{"flagged", "r3 cpu-invariant: client busy 1.30 cores"},
-		{"noisy", "go-http-datalist-2-c1"},
-		{"noisy", "req/s spread 17 %"},
-		{"noisy", "steal up to 5.0 % of a core"},
+		{"flagged", "go-http-datalist-2-c1"},
+		{"flagged", "noisy: steal 5.0 % of a core"},
 	} {
 		if !strings.Contains(strings.Join(att[tc.kind], "\n"), tc.want) {
 			t.Errorf("needs attention, %s: got %q; want it to name %q", tc.kind, att[tc.kind], tc.want)
 		}
 	}
 
-	// The bottleneck label and both sides' efficiency and busy fraction.
+	if n := len(att["flagged"]); n != len(analysis.ViewOf(run).FlaggedCells()) {
+		t.Errorf("needs attention: %d flagged rows; want matrix.md's count, %d", n, len(analysis.ViewOf(run).FlaggedCells()))
+	}
+	// Each kind's line of guidance.
+	for _, kind := range []string{"failed", "flagged", "verify", "noisy", "cpu-invariant"} {
+		li := findAll(doc, func(n *html.Node) bool { v, _ := attr(n, "data-attention-kind"); return v == kind })
+		if len(li) != 1 || len(text(li[0])) < 40 {
+			t.Errorf("needs attention: no line of guidance for %s", kind)
+		}
+	}
+
+	// The bottleneck label and both sides' busy fraction.
 	for _, tc := range []struct{ cell, col, want string }{
-		{"go-grpc-datalist-200-c50", "bottleneck", "server-bound"},
-		{"go-grpc-datalist-200-c50", "server busy %", "97"},
-		{"go-grpc-datalist-2-c1", "client calls per CPU-s", "2550"},
+		{"go-grpc-datalist-200-c50", "bound", "server"},
+		{"go-grpc-datalist-200-c50", "busy %", "40 / 97"},
 		{"go-grpc-datalist-2-c1", "conns", "1"},
-		{"go-http-datalist-2-c1", "spread %", "17.1"},
 	} {
 		if got := cellText(t, doc, tc.cell, tc.col); got != tc.want {
 			t.Errorf("%s, %s: got %q; want %q", tc.cell, tc.col, got, tc.want)
 		}
 	}
 
-	// PHP vs Go: php's CPU per call over go's for grpc (http failed on php).
-	var phpgo []string
-	for _, tb := range findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "phpgo") }) {
-		phpgo = append(phpgo, text(tb))
+	// A flagged cell is marked in its row, in the verdict grids and in the ratio
+	// tables: php-grpc-datalist-2-c50 (cpu-invariant).
+	for _, where := range []struct {
+		name string
+		in   func(n *html.Node) bool
+	}{
+		{"its row", func(n *html.Node) bool { v, _ := attr(n, "data-cell"); return v == "php-grpc-datalist-2-c50" }},
+		{"a grid", func(n *html.Node) bool {
+			v, _ := attr(n, "data-ratio")
+			return n.Data == "td" && hasClass(n, "flagged") && strings.HasPrefix(v, "php-grpc-datalist-2-c50|")
+		}},
+		{"the ratio table", func(n *html.Node) bool {
+			return n.Data == "tr" && n.Parent != nil && strings.HasPrefix(text(n), "php-grpc-datalist-2-c50 ⚑")
+		}},
+	} {
+		found := findAll(doc, where.in)
+		if len(found) == 0 || !strings.Contains(text(found[0]), "⚑") {
+			t.Errorf("flagged php-grpc-datalist-2-c50: no ⚑ in %s", where.name)
+		}
 	}
-	if len(phpgo) != 2 || !strings.Contains(phpgo[0], "grpc") || strings.Contains(phpgo[0], "http") {
-		t.Errorf("PHP vs Go tables: got %q; want one per concurrency with grpc and without http", phpgo)
+	// The language answer comes first and names php against go with intervals.
+	ans := findAll(doc, func(n *html.Node) bool { v, _ := attr(n, "id"); return v == "answer-language" })
+	if len(ans) != 1 || !regexp.MustCompile(`A php caller on gRPC at 200 items spends Go's client CPU per call times [0-9.]+x \[[0-9.]+-[0-9.]+\] at c1`).MatchString(text(ans[0])) {
+		t.Errorf("the language answer: want php on gRPC at 200 items with its interval; got %q", text(ans[0]))
 	}
 }
 
@@ -286,12 +313,22 @@ func TestIndexVariantsAndReproduction(t *testing.T) {
 	doc := parseHTML(t, renderIndex(t, run, Extras{Reproduction: secs, ReproductionFrom: "reproduction.md"}))
 	checkRunPage(t, doc, run)
 	var variants []string
-	for _, tb := range findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "phpgo") }) {
-		v, _ := attr(tb, "data-variant")
-		variants = append(variants, v)
+	for _, tr := range findAll(doc, func(n *html.Node) bool {
+		return n.Data == "tr" && n.Parent != nil && n.Parent.Parent != nil && hasClass(n.Parent.Parent, "vgrid")
+	}) {
+		if tb := n0(tr.Parent.Parent); tb == "grid-client-vs-go-client_cpu_us_per_call" {
+			v, _ := attr(tr, "data-client")
+			if v != "" && !slices.Contains(variants, v) {
+				variants = append(variants, v)
+			}
+		}
 	}
-	if want := []string{"php", "php", "php-pure", "php-pure"}; !slices.Equal(variants, want) {
-		t.Errorf("PHP vs Go tables: got variants %v; want %v", variants, want)
+	if want := []string{"php", "php-pure"}; !slices.Equal(variants, want) {
+		t.Errorf("client-vs-go grid: got clients %v; want %v", variants, want)
+	}
+	claims := findAll(doc, func(n *html.Node) bool { v, _ := attr(n, "id"); return v == "answer-claims" })
+	if len(claims) != 1 || !strings.Contains(text(claims[0]), "1 published claims re-run: yes 1") {
+		t.Errorf("the claims answer: got %q", text(claims[0]))
 	}
 	repro := findAll(doc, func(n *html.Node) bool { v, _ := attr(n, "id"); return v == "reproduction" })
 	if len(repro) != 1 {
@@ -472,9 +509,14 @@ func TestCompareHTML(t *testing.T) {
 	}
 	page := text(doc)
 	last := a.Cells[len(a.Cells)-1].Name
-	for _, want := range []string{last + ": only in A", "php-http-datalist-2-c1: no successful repeat in A nor B", "abc1234", "def5678"} {
+	for _, want := range []string{last + ": only in A", "php-http-datalist-2-c1: no successful repeat in A nor B", "abc1234", "def5678", "The interval is the verdict's only ground"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("compare page lacks %q", want)
+		}
+	}
+	for _, never := range []string{"Mann-Whitney", "p=", "need >="} {
+		if strings.Contains(page, never) {
+			t.Errorf("compare page says %q: its verdicts come from intervals", never)
 		}
 	}
 	differ := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && hasClass(n, "differ") })
@@ -507,8 +549,8 @@ func TestIndexEmptyAndAllFailed(t *testing.T) {
 			if !strings.Contains(text(doc), tc.want) {
 				t.Errorf("page lacks %q", tc.want)
 			}
-			if n := len(findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "phpgo") })); n != 0 {
-				t.Errorf("got %d PHP vs Go tables; want none", n)
+			if n := len(findAll(doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "vgrid") })); n != 0 {
+				t.Errorf("got %d verdict grids; want none", n)
 			}
 		})
 	}
@@ -523,6 +565,66 @@ func TestInlineMarkdown(t *testing.T) {
 	} {
 		if got := string(inlineMarkdown(tc.in)); got != tc.want {
 			t.Errorf("inlineMarkdown(%q): got %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// n0 is a node's id.
+func n0(n *html.Node) string { v, _ := attr(n, "id"); return v }
+
+// pageRatio is a ratio as the page prints it: 1.19x [1.04-1.36].
+var pageRatio = regexp.MustCompile(`[0-9][0-9.]*x \[[0-9][0-9.]*-[0-9][0-9.]*\]`)
+
+// checkRatiosAreRows asserts that every ratio on the page is a row of the run's
+// ratios.csv: an element marked data-ratio names its row and prints its
+// figures, and every ratio in the page's text prints some row's.
+func checkRatiosAreRows(t *testing.T, doc *html.Node, run *results.Run) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := RatiosCSV(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := analysis.ReadRatiosCSV(&b)
+	if err != nil {
+		t.Fatalf("ratios.csv does not read back: %v", err)
+	}
+	byKey, texts := map[string]analysis.RatioRecord{}, map[string]bool{}
+	for _, r := range recs {
+		byKey[ratioKey(r)] = r
+		texts[ratioText(r)] = true
+	}
+	for _, n := range findAll(doc, func(n *html.Node) bool { _, ok := attr(n, "data-ratio"); return ok }) {
+		k, _ := attr(n, "data-ratio")
+		r, ok := byKey[k]
+		if !ok {
+			t.Errorf("the page's ratio %q is no row of ratios.csv", k)
+			continue
+		}
+		if !strings.Contains(text(n), ratioText(r)) {
+			t.Errorf("ratio %s: the page prints %q; ratios.csv has %s", k, text(n), ratioText(r))
+		}
+	}
+	body := findAll(doc, tag("body"))
+	if len(body) == 0 {
+		return
+	}
+	var visible strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && (n.Data == "script" || n.Data == "svg" || n.Data == "style") {
+			return
+		}
+		if n.Type == html.TextNode {
+			visible.WriteString(n.Data + "\n")
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(body[0])
+	for _, m := range pageRatio.FindAllString(visible.String(), -1) {
+		if !texts[m] {
+			t.Errorf("the page prints the ratio %s, which no row of ratios.csv holds", m)
 		}
 	}
 }

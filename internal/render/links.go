@@ -223,9 +223,56 @@ func linksMarkdown(run *results.Run) string {
 			case p.Rate != "":
 				shaping = "tc tbf " + p.Rate + ", both directions"
 			}
+			if len(p.Mechanism) > 0 {
+				shaping = strings.Join(p.Mechanism, ", ")
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s -> %s | %s | %s | %s |\n", p.Link, shaping, p.From, p.To,
 				fmtOr(p.RTTUs, 0), fmtOr(p.ThroughputBps/1e6, 1), mdEscape(short(p.Error, 200)))
 		}
+		b.WriteString(linkAccuracyMarkdown(run.Links))
+	}
+	return b.String()
+}
+
+// linkAccuracyMarkdown is asked against achieved for the links with delay or
+// loss: before the cells and after them, and what the delayers did.
+func linkAccuracyMarkdown(links []results.LinkCheck) string {
+	var rows []results.LinkCheck
+	for _, p := range links {
+		if p.AskedRTTUs > 0 || p.AskedLossPct > 0 {
+			rows = append(rows, p)
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nDelay and loss, asked against achieved (docs/scale.md, Links): the round trip the link added is the probe's RTT less the path's own ")
+	b.WriteString("(base, measured unshaped), held to 10 % of the asked or 100 µs; the loss is the kernel's own count over the loss probe (before) ")
+	b.WriteString("and over the link's cells (after), held to a third of the asked. A refused link's cells were not run.\n\n")
+	b.WriteString("| link | asked RTT µs | added before | added after | one-way delay applied µs | asked loss % | lost before | lost after | delayers: late p50/p99 µs, CPU s, kernel drops | verdict |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	for _, p := range rows {
+		d := "-"
+		if x := p.Delayer; x != nil {
+			d = fmt.Sprintf("%.0f/%.0f, %.2f, %d", x.LateP50Us, x.LateP99Us, x.CPUSeconds, x.Dropped)
+		}
+		verdict := "held"
+		switch {
+		case p.Refused != "":
+			verdict = "refused: " + p.Refused
+		case p.Drift != "":
+			verdict = "drifted: " + p.Drift
+		}
+		loss := func(pct float64, n uint64) string {
+			if n == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f of %d", pct, n)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.Link, fmtOr(p.AskedRTTUs, 0), fmtOr(p.AddedRTTUs, 0),
+			fmtOr(p.AfterAddedRTTUs, 0), fmtOr(p.AppliedDelayUs, 0), fmtOr(p.AskedLossPct, 2), loss(p.LossPct, p.LossPackets),
+			loss(p.AfterLossPct, p.AfterPackets), d, mdEscape(short(verdict, 300)))
 	}
 	return b.String()
 }

@@ -95,3 +95,28 @@ func TestLinksMarkdown(t *testing.T) {
 		t.Error("a one-engine run has a Hosts and links section")
 	}
 }
+
+// Asked against achieved: every link with delay or loss gets a row, a refused
+// one says why, a rate-only link none.
+func TestLinkAccuracyMarkdown(t *testing.T) {
+	md := linkAccuracyMarkdown([]results.LinkCheck{
+		{Link: "100mbit", Rate: "100mbit"},
+		{Link: "region", AskedRTTUs: 2000, AddedRTTUs: 1967, AfterAddedRTTUs: 2065, AppliedDelayUs: 860.5,
+			Delayer: &results.LinkDelayer{Packets: 71629, LateP50Us: 113, LateP99Us: 18287, CPUSeconds: 2.2}},
+		{Link: "lossy", AskedRTTUs: 200, AddedRTTUs: 655, AskedLossPct: 1, LossPct: 1.116, LossPackets: 6360, Refused: "link lossy: the link added 655 µs"},
+	})
+	for _, want := range []string{
+		"| region | 2000 | 1967 | 2065 | 860 | - | - | - | 113/18287, 2.20, 0 | held |",
+		"| lossy | 200 | 655 | - | - | 1.00 | 1.12 of 6360 | - | - | refused: link lossy: the link added 655 µs |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no row %q in\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| 100mbit |") {
+		t.Errorf("a rate-only link has a row:\n%s", md)
+	}
+	if linkAccuracyMarkdown([]results.LinkCheck{{Link: "unshaped"}}) != "" {
+		t.Errorf("no delay or loss: want no table")
+	}
+}

@@ -32,7 +32,7 @@ const (
 var clientColor = map[string]color.Color{
 	"go":       color.RGBA{R: 0x00, G: 0x7d, B: 0x9c, A: 0xff}, // Go's blue
 	"php":      color.RGBA{R: 0x77, G: 0x7b, B: 0xb4, A: 0xff}, // PHP's purple
-	"php-pure": color.RGBA{R: 0xc2, G: 0x5b, B: 0xc8, A: 0xff}, // a pinker purple: the same language, another runtime
+	"php-pure": color.RGBA{R: 0x8c, G: 0x5a, B: 0x2b, A: 0xff}, // brown: the same language, another runtime, no protocol's colour
 	"java":     color.RGBA{R: 0xe7, G: 0x6f, B: 0x00, A: 0xff}, // Java's orange
 }
 
@@ -75,7 +75,7 @@ func newFigure(title, xlabel, ylabel string, logX, logY bool) *figure {
 	}
 	if logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = ticks125{}
 	}
 	p.Add(plotter.NewGrid())
 	leg := plot.NewLegend()
@@ -149,6 +149,41 @@ type errPoints struct {
 func (p errPoints) Len() int                        { return len(p.xy) }
 func (p errPoints) XY(i int) (float64, float64)     { return p.xy[i].X, p.xy[i].Y }
 func (p errPoints) YError(i int) (float64, float64) { return p.err[i].Low, p.err[i].High }
+
+// ticks125 labels a log axis at 1, 2 and 5 times each power of ten in its
+// range (log ticks label powers of ten only: two labels over most plots).
+type ticks125 struct{}
+
+func (ticks125) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	if !(min > 0) || !(max > min) {
+		return plot.LogTicks{Prec: -1}.Ticks(min, max)
+	}
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v >= min && v <= max {
+				out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	if len(out) < 2 {
+		return plot.LogTicks{Prec: -1}.Ticks(min, max)
+	}
+	return out
+}
+
+// oneLine draws the horizontal line y = 1 (equal cost) across the plot.
+func (f *figure) oneLine(xmin, xmax float64) error {
+	l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: 1}, {X: xmax, Y: 1}})
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width, l.Dashes = color.Black, vg.Points(1), []vg.Length{vg.Points(1), vg.Points(2)}
+	f.p.Add(l)
+	f.legend.Add("1x: equal cost", l)
+	return nil
+}
 
 // fixLogRange widens a log axis that spans a single value (one concurrency, one
 // size): gonum would otherwise pad it down to zero.
@@ -305,7 +340,7 @@ func (x *cellIndex) vsGo(a, b plan.Cell) (analysis.Comparison, bool) {
 			x.vs[c.A+"|"+c.B+"|"+c.Figure.Key] = c
 		}
 	}
-	c, ok := x.vs[a.Name()+"|"+b.Name()+"|"+analysis.Figures[3].Key]
+	c, ok := x.vs[a.Name()+"|"+b.Name()+"|"+analysis.FigClientCPU.Figure().Key]
 	return c, ok && c.Ratio.Valid()
 }
 
@@ -406,7 +441,7 @@ func rpsVsConcurrency(x *cellIndex, k callItems) (*figure, error) {
 			for i, c := range x.conc {
 				cell := plan.Cell{Client: client, Protocol: proto, Call: k.call, Items: k.items, Concurrency: c}
 				ys[i] = x.median(cell, results.RPS)
-				lo[i], hi[i] = x.interval(cell, analysis.Figures[0])
+				lo[i], hi[i] = x.interval(cell, analysis.FigRPS.Figure())
 			}
 			if err := f.line(client+"-"+proto, floats(x.conc), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
 				return nil, err
@@ -427,19 +462,25 @@ func latencyVsItems(x *cellIndex, client string, c int) (*figure, error) {
 		return nil, nil
 	}
 	f := newFigure(fmt.Sprintf("%s client: latency vs items, datalist, c=%d", client, c),
-		"items per response (log scale)", "latency, ms (median of repeats, log scale)", true, true)
+		"items per response (log scale)", "latency, ms (median, 95 % interval, log scale)", true, true)
 	f.xTicksAt(x.items)
 	for _, proto := range x.protos[client] {
 		for _, q := range []struct {
 			name string
-			f    func(results.Metrics) float64
+			fig  analysis.FigureIndex
 			dash []vg.Length
-		}{{"p50", results.P50, nil}, {"p99", results.P99, []vg.Length{vg.Points(5), vg.Points(3)}}} {
-			ys := make([]float64, len(x.items))
+		}{{"p50", analysis.FigP50, nil}, {"p99", analysis.FigP99, []vg.Length{vg.Points(5), vg.Points(3)}}} {
+			ys, lo, hi := make([]float64, len(x.items)), make([]float64, len(x.items)), make([]float64, len(x.items))
 			for i, n := range x.items {
-				ys[i] = x.median(plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}, q.f) / 1000
+				cell := plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
+				ys[i] = x.median(cell, q.fig.Figure().F) / 1000
+				lo[i], hi[i] = x.interval(cell, q.fig.Figure())
+				lo[i], hi[i] = lo[i]/1000, hi[i]/1000
 			}
 			if err := f.line(proto+" "+q.name, floats(x.items), ys, protoColor[proto], q.dash, protoGlyph[proto]); err != nil {
+				return nil, err
+			}
+			if err := f.errorBars(floats(x.items), ys, lo, hi, protoColor[proto]); err != nil {
 				return nil, err
 			}
 		}
@@ -463,7 +504,7 @@ func clientCPUVsItems(x *cellIndex, c int) (*figure, error) {
 			for i, n := range x.items {
 				cell := plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
 				ys[i] = x.median(cell, results.ClientCPU)
-				lo[i], hi[i] = x.interval(cell, analysis.Figures[3])
+				lo[i], hi[i] = x.interval(cell, analysis.FigClientCPU.Figure())
 			}
 			if err := f.line(client+"-"+proto, floats(x.items), ys, clientColor[client], protoDash[proto], protoGlyph[proto]); err != nil {
 				return nil, err
@@ -484,10 +525,15 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 		return nil, nil
 	}
 	f := newFigure(fmt.Sprintf("PHP vs Go client: CPU per call ratio, datalist, c=%d", c),
-		"items per response (log scale)", "PHP CPU per call / Go CPU per call (95 % interval)", true, false)
+		"items per response (log scale)", "PHP CPU per call / Go's (95 % interval, log scale)", true, true)
 	f.xTicksAt(x.items)
 	// Both PHP variants: php (protobuf C extension, Thrift accelerator) in the
-	// protocol's colour, php-pure in php-pure's colour, each labelled by its cell prefix.
+	// protocol's colour, php-pure in php-pure's colour, each labelled by its cell
+	// prefix. A ratio on a cell of too few calls (few-calls) is drawn apart, at
+	// the edge of the range the others set, and never sets the scale.
+	lo1, hi1 := 1.0, 1.0
+	var outX, outY []float64
+	var outNames []string // the cells drawn apart, for the count
 	for _, client := range []string{"php", "php-pure"} {
 		for _, proto := range plan.Protocols {
 			ys, lo, hi := make([]float64, len(x.items)), make([]float64, len(x.items)), make([]float64, len(x.items))
@@ -495,9 +541,17 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 				a := plan.Cell{Client: client, Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
 				b := plan.Cell{Client: "go", Protocol: proto, Call: "datalist", Items: n, Concurrency: c}
 				ys[i], lo[i], hi[i] = math.NaN(), math.NaN(), math.NaN()
-				if r, ok := x.vsGo(a, b); ok {
-					ys[i], lo[i], hi[i] = r.Ratio.Center, r.Ratio.Low, r.Ratio.High
+				r, ok := x.vsGo(a, b)
+				if !ok {
+					continue
 				}
+				if x.fewCalls(a) || x.fewCalls(b) {
+					outX, outY = append(outX, float64(n)), append(outY, r.Ratio.Center)
+					outNames = append(outNames, a.Name())
+					continue
+				}
+				ys[i], lo[i], hi[i] = r.Ratio.Center, r.Ratio.Low, r.Ratio.High
+				lo1, hi1 = math.Min(lo1, r.Ratio.Low), math.Max(hi1, r.Ratio.High)
 			}
 			col := protoColor[proto]
 			if client != "php" {
@@ -514,6 +568,29 @@ func phpGoRatio(x *cellIndex, c int) (*figure, error) {
 	if f.lines == 0 {
 		return nil, nil
 	}
-	f.p.Y.Min = 0
+	f.p.Y.Min, f.p.Y.Max = lo1/1.25, hi1*1.25
+	if err := f.oneLine(float64(x.items[0]), float64(x.items[len(x.items)-1])); err != nil {
+		return nil, err
+	}
+	if len(outX) > 0 {
+		var pts plotter.XYs
+		for i := range outX {
+			pts = append(pts, plotter.XY{X: outX[i], Y: math.Min(math.Max(outY[i], f.p.Y.Min), f.p.Y.Max)})
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.Shape, sc.Color, sc.Radius = draw.PyramidGlyph{}, color.RGBA{R: 0xb3, G: 0x26, B: 0x1e, A: 0xff}, vg.Points(5)
+		f.p.Add(sc)
+		f.legend.Add(fmt.Sprintf("few-calls (%d), at the edge", len(outNames)), sc)
+	}
 	return f, nil
+}
+
+// fewCalls says whether cell c carries the few-calls flag (too few calls in a
+// window to compare).
+func (x *cellIndex) fewCalls(c plan.Cell) bool {
+	r, ok := x.cells[c.Name()]
+	return ok && slices.Contains(r.Summarized().Flags, results.FlagFewCalls)
 }

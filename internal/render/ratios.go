@@ -7,17 +7,16 @@ import (
 	"github.com/rpcbed/rpcbed/internal/stats"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
-	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// ratioString is "0.82 [0.75-0.90] slower" ("-" for none); paired marks an
-// unpaired interval with "(unpaired)".
-func ratioString(c analysis.Comparison, ok bool) string {
+// ratioString is "0.82x [0.75-0.90] slower" from its row of ratios.csv ("-"
+// for none), "(unpaired)" after an unpaired one.
+func ratioString(r analysis.RatioRecord, ok bool) string {
 	if !ok {
 		return "-"
 	}
-	s := fmt.Sprintf("%sx [%s-%s] %s", sig(c.Ratio.Center), sig(c.Ratio.Low), sig(c.Ratio.High), c.Verdict)
-	if !c.Ratio.Paired {
+	s := ratioText(r) + " " + r.Verdict
+	if !r.Paired {
 		s += " (unpaired)"
 	}
 	return s
@@ -36,17 +35,30 @@ func verdictTally(t analysis.RatioTable) string {
 }
 
 // ratioKinds are the comparison tables, in the order the report gives them.
-var ratioKinds = []struct{ kind, title string }{
-	{analysis.VsGo, "Each client against go (same protocol, call, items, concurrency)"},
-	{analysis.VsGRPC, "Each protocol against grpc (same client, call, items, concurrency)"},
+var ratioKinds = []struct {
+	kind, title, gridTitle string
+	figures                []analysis.FigureIndex
+}{
+	{analysis.VsGo, "Each client against go (same protocol, call, items, concurrency)", "each client against go",
+		[]analysis.FigureIndex{analysis.FigClientCPU, analysis.FigRPS}},
+	{analysis.VsGRPC, "Each protocol against grpc (same client, call, items, concurrency)", "each protocol against grpc",
+		[]analysis.FigureIndex{analysis.FigServerCPU, analysis.FigRPS}},
+	{analysis.TLSVsPlaintext, "What TLS costs: each TLS cell against its plaintext cell (same client, protocol, call, items, concurrency and connection mode, in the same rounds)", "TLS against plaintext",
+		[]analysis.FigureIndex{analysis.FigClientCPU, analysis.FigServerCPU, analysis.FigP50, analysis.FigRPS}},
+	// No grid: a grid's rows would mix links; the table names each pair.
+	{analysis.VsLoopback, "Each link against loopback (same cell, its client beside its server): what a slower, lossier link does", "each link against loopback", nil},
 }
 
 // ratiosMarkdown writes matrix.md's ratio tables: every client against go, every
 // protocol against grpc, each ratio with its 95 % interval and verdict.
-func ratiosMarkdown(run *results.Run, u *analysis.Uncertainty) string {
-	cs := u.Comparisons()
+func ratiosMarkdown(v *analysis.View) string {
+	cs := v.Comparisons
 	if len(cs) == 0 {
 		return ""
+	}
+	recs := map[string]analysis.RatioRecord{}
+	for _, r := range v.Records() {
+		recs[ratioKey(r)] = r
 	}
 	var b strings.Builder
 	b.WriteString("\n## Ratios\n\nEach ratio is cell A's figure over cell B's, the median of the per-round ratios where A and B ran " +
@@ -64,13 +76,22 @@ func ratiosMarkdown(run *results.Run, u *analysis.Uncertainty) string {
 		}
 		b.WriteString("\n|---|---|" + strings.Repeat("---|", len(t.Figures)) + "\n")
 		for _, r := range t.Rows {
-			fmt.Fprintf(&b, "| %s | %s |", r.A, r.B)
+			fmt.Fprintf(&b, "| %s | %s |", flagMarked(v, r.A), flagMarked(v, r.B))
 			for _, f := range t.Figures {
 				c, ok := r.By[f.Key]
-				fmt.Fprintf(&b, " %s |", ratioString(c, ok))
+				rec, ok2 := recs[c.A+"|"+c.B+"|"+f.Column]
+				fmt.Fprintf(&b, " %s |", ratioString(rec, ok && ok2))
 			}
 			b.WriteString("\n")
 		}
 	}
 	return b.String()
+}
+
+// flagMarked is a cell's name, marked "⚑" when the cell carries a flag.
+func flagMarked(v *analysis.View, name string) string {
+	if c, ok := v.Cell(name); ok {
+		return mdFlagMark(c)
+	}
+	return name
 }

@@ -101,8 +101,8 @@ func ResultsTable(w io.Writer, run *results.Run) error {
 			if math.IsNaN(v) {
 				return "—"
 			}
-			if hw := u.Interval(cell, f).HalfWidth(); !math.IsNaN(hw) {
-				return fmt.Sprintf("%s ±%.0f%%", sig(v), 100*hw)
+			if iv := u.Interval(cell, f); iv.Valid() {
+				return sig(v) + pm(iv, 1) // ±% only when symmetric, else [low-high]
 			}
 			return sig(v)
 		}

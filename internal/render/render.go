@@ -6,7 +6,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +32,7 @@ var Files = []struct {
 	Render Renderer
 }{
 	{"matrix.csv", CSV},
+	{RatiosFile, RatiosCSV},
 	{results.JSONFile, JSON},
 	{"matrix.md", Markdown},
 	{"bench.txt", Bench},
@@ -55,263 +55,29 @@ func All(dir string, run *results.Run) error {
 	return writeIndex(dir, run)
 }
 
-// CSVHeader is matrix.csv's first row: one row per cell of the plan after it
-// (status "missing" for a cell with no result), figures are the median over the
-// good repeats unless named _min/_max. CPU figures are over each repeat's measured
-// window and leave out repeats whose CPU is not used (a flag says why).
-var CSVHeader = append([]string{
-	"cell", "client", "protocol", "call", "items", "concurrency", "conns", "server", "status", "repeats_ok",
-	"rps_median", "rps_min", "rps_max", "rps_spread",
-	"p50_us_median", "p99_us_median", "p99_us_min", "p99_us_max",
-	"client_cpu_us_per_call", "server_cpu_us_per_call", "client_cpu_process_us_per_call",
-	"client_calls_per_cpu_s", "server_calls_per_cpu_s", "client_busy", "server_busy", "bottleneck",
-	"max_steal_cores", "max_outside_cores", "flags",
-	"bytes_per_response", "failed_calls", "error",
-}, ciColumns()...)
-
-// ciColumns are matrix.csv's interval columns, after CSVHeader's: for every timed
-// figure, <figure>_ci_low and <figure>_ci_high, the 95 % interval where a rerun's
-// median lands (docs/method.md, section 11), and in_run_half_width, the
-// widest in-run half-width of req/s and CPU per call (what Spec.Precision holds).
-func ciColumns() []string {
-	var h []string
-	for _, f := range analysis.Figures {
-		h = append(h, f.Key+"_ci_low", f.Key+"_ci_high")
-	}
-	return append(h, "in_run_half_width")
-}
-
-// CSV writes matrix.csv.
-func CSV(w io.Writer, run *results.Run) error {
-	cw := csv.NewWriter(w)
-	cw.Write(CSVHeader)
-	u := analysis.UncertaintyOf(run)
-	for _, c := range run.Cells {
-		rps, p99 := c.Stat(results.RPS), c.Stat(results.P99)
-		failed := 0.0
-		for _, v := range c.Values(results.FailedCalls) {
-			failed += v
-		}
-		sum := c.Summarized()
-		spread := math.NaN()
-		if rps.N > 0 {
-			spread = sum.Spread
-		}
-		cw.Write(append([]string{
-			c.Name, c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency), strconv.Itoa(sum.Conns), c.ServerLang, c.Status,
-			strconv.Itoa(rps.N),
-			num(rps.Median, 2), num(rps.Min, 2), num(rps.Max, 2), num(spread, 3),
-			num(c.Stat(results.P50).Median, 0), num(p99.Median, 0), num(p99.Min, 0), num(p99.Max, 0),
-			num(c.Stat(results.ClientCPU).Median, 1), num(c.Stat(results.ServerCPU).Median, 1), num(c.Stat(results.ClientCPUProcess).Median, 1),
-			num(c.Stat(results.ClientCallsPerCPUS).Median, 0), num(c.Stat(results.ServerCallsPerCPUS).Median, 0),
-			num(c.Stat(results.ClientBusy).Median, 3), num(c.Stat(results.ServerBusy).Median, 3), sum.Bottleneck,
-			num(sum.MaxStealCores, 3), num(sum.MaxOutsideCores, 3), strings.Join(sum.Flags, " "),
-			num(c.Stat(results.BytesPerResponse).Median, 0), num(failed, 0), c.Error,
-		}, ciRow(u, c)...))
-	}
-	for _, c := range missing(run) {
-		cw.Write([]string{c.Name(), c.Client, c.Protocol, c.Call, strconv.Itoa(c.Items), strconv.Itoa(c.Concurrency),
-			strconv.Itoa(c.Load.ConnsFor(c.Concurrency)), c.ServerLang, "missing", "0",
-			"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "no result: the run did not reach it",
-			"", "", "", "", "", "", "", "", "", "", ""})
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// ciRow is a cell's ciColumns.
-func ciRow(u *analysis.Uncertainty, c results.CellResult) []string {
-	var row []string
-	for _, f := range analysis.Figures {
-		iv := u.Interval(c, f)
-		if !iv.Valid() {
-			row = append(row, "", "")
-			continue
-		}
-		prec := 2
-		if f.Key != "rps" {
-			prec = 1
-		}
-		row = append(row, num(iv.Low, prec), num(iv.High, prec))
-	}
-	return append(row, num(u.Width(c), 3))
-}
-
-// missing lists the plan's cells that have no result in the run.
-func missing(run *results.Run) []plan.Cell { return run.Missing() }
-
-// num formats v with prec decimals; NaN (no successful repeat) is empty.
-func num(v float64, prec int) string {
-	if math.IsNaN(v) {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'f', prec, 64)
-}
-
 // JSON writes matrix.json: the whole run (machine, versions, commit, spec, verify
-// pass, every cell with every repeat's report and figures). matrix.LoadRun reads
-// it back.
+// pass, every cell with every repeat's report and figures) and its ratios, as
+// ratios.csv's rows. results.LoadRun reads the run back (and leaves the ratios,
+// which it recomputes).
 func JSON(w io.Writer, run *results.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(run)
+	ratios := analysis.ViewOf(run).Records()
+	if ratios == nil {
+		ratios = []analysis.RatioRecord{}
+	}
+	return enc.Encode(struct {
+		*results.Run
+		Ratios []analysis.RatioRecord `json:"ratios"`
+	}{run, ratios})
 }
 
-// Markdown writes matrix.md: the run's facts, then one table per client, the
-// flagged cells with their figures, and the cells of the plan with no result.
-func Markdown(w io.Writer, run *results.Run) error {
-	var b strings.Builder
-	s := run.Spec
-	fmt.Fprintf(&b, "# rpcbed matrix %s\n\n", run.ID)
-	ok, failed, partial := run.Tally()
-	miss := missing(run)
-	planned := len(run.Cells) + len(miss)
-	fmt.Fprintf(&b, "- %d cells: %d ok, %d failed", planned, ok, failed)
-	if partial > 0 {
-		fmt.Fprintf(&b, ", %d partial (repeats missing)", partial)
-	}
-	if len(miss) > 0 {
-		fmt.Fprintf(&b, ", %d not run (listed below; rpcbed matrix -resume DIR runs them)", len(miss))
-	}
-	fmt.Fprintf(&b, "; runner %s; commit %s\n", run.Runner, orDash(run.Commit))
-	m := run.Machine
-	fmt.Fprintf(&b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
-	fmt.Fprintf(&b, "- load per run: %s; %d rounds, %s%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
-		loadString(s.Load), s.Repeats, orderWords(run), primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
-	for _, o := range s.Overrides {
-		fmt.Fprintf(&b, "  - cells %s: %s\n", o.Match, overrideString(o))
-	}
-	if !run.Started.IsZero() {
-		fmt.Fprintf(&b, "- started %s", run.Started.Format("2006-01-02 15:04:05 UTC"))
-		if !run.Finished.IsZero() {
-			fmt.Fprintf(&b, ", took %s", run.Finished.Sub(run.Started).Round(1e9))
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString(linksMarkdown(run))
-	b.WriteString(clusterMarkdown(run))
-	b.WriteString(primesMarkdown(run))
-	b.WriteString(forksMarkdown(run))
-	b.WriteString(repeatOrderMarkdown(run))
-	b.WriteString("\nEach figure is the median of the good rounds; [low-high] beside req/s and p99, and ±% beside CPU per call, " +
-		"is its 95 % interval: where a rerun's median on this machine lands, this run's noise pooled over the cells that share it and " +
-		runShiftPhrase(analysis.UncertaintyOf(run)) + " added (docs/method.md, section 11). A cell whose interval of this run alone is wider than ±" +
-		pctOf(analysis.PrecisionOf(s)) + " says so in its note. " +
-		"CPU figures are over the client's measured window on both sides (docs/method.md): client CPU µs per call " +
-		"is the client's own CPU over the window; server CPU µs per call is the server's /stats interpolated to the " +
-		"same window. Calls/CPU-s is calls per CPU-second, client / server. Busy is each side's CPU over the window / " +
-		"the cores it may use, client / server; bound is client-bound or server-bound at 90 % busy, else latency-bound. " +
-		"A repeat whose CPU breaks the invariant (busier than its cores + 5 %) is flagged cpu-invariant and its CPU " +
-		"figures are left out. Bytes is the encoded response.\n")
+// RatiosFile is the run's comparisons, one row per ratio (docs/reports.md).
+const RatiosFile = "ratios.csv"
 
-	u := analysis.UncertaintyOf(run)
-	drifting := map[string]bool{} // workers the repeat order names
-	for _, o := range analysis.RepeatOrders(run) {
-		drifting[o.Worker] = o.Drifts
-	}
-	for _, client := range plan.Clients {
-		var rows []results.CellResult
-		for _, c := range run.Cells {
-			if c.Client == client {
-				rows = append(rows, c)
-			}
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n## %s client\n\n", client)
-		b.WriteString("| cell | conns | req/s | p50 ms | p99 ms | client CPU µs/call | server CPU µs/call | calls/CPU-s | busy | bound | bytes | note |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
-		for _, c := range rows {
-			sum := c.Summarized()
-			if c.Status == results.StatusFailed {
-				fmt.Fprintf(&b, "| %s | %d | - | - | - | - | - | - | - | - | - | failed: %s |\n", c.Name, sum.Conns, mdEscape(short(c.Error, 160)))
-				continue
-			}
-			rps, p99 := c.Stat(results.RPS), c.Stat(results.P99)
-			var notes []string
-			if c.Status == results.StatusPartial {
-				notes = append(notes, fmt.Sprintf("partial: %d of %d repeats", len(c.Repeats), s.Repeats))
-			}
-			if len(sum.Flags) > 0 {
-				notes = append(notes, strings.Join(sum.Flags, ", "))
-			}
-			if drifting[c.Cell.Client+"-"+c.Cell.Protocol] {
-				notes = append(notes, "worker drifts (repeat order)")
-			}
-			if c.Error != "" {
-				notes = append(notes, short(c.Error, 120))
-			}
-			riv, piv := u.Interval(c, analysis.Figures[0]), u.Interval(c, analysis.Figures[2])
-			if w := u.Width(c); w > analysis.PrecisionOf(s) {
-				notes = append(notes, fmt.Sprintf("±%s in this run (wider than ±%s)", pctOf(w), pctOf(analysis.PrecisionOf(s))))
-			}
-			fmt.Fprintf(&b, "| %s | %d | %s [%s-%s] | %s | %s [%s-%s] | %s%s | %s%s | %s / %s | %s / %s | %s | %s | %s |\n",
-				c.Name, sum.Conns, sig(rps.Median), sig(riv.Low), sig(riv.High),
-				ms(c.Stat(results.P50).Median), ms(p99.Median), ms(piv.Low), ms(piv.High),
-				sig(c.Stat(results.ClientCPU).Median), pm(u.Interval(c, analysis.Figures[3])), sig(c.Stat(results.ServerCPU).Median), pm(u.Interval(c, analysis.Figures[4])),
-				sig(c.Stat(results.ClientCallsPerCPUS).Median), sig(c.Stat(results.ServerCallsPerCPUS).Median),
-				pctOf(c.Stat(results.ClientBusy).Median), pctOf(c.Stat(results.ServerBusy).Median), orDash(sum.Bottleneck),
-				num(c.Stat(results.BytesPerResponse).Median, 0), mdEscape(strings.Join(notes, "; ")))
-		}
-	}
-	b.WriteString(ratiosMarkdown(run, u))
-	var flagged []results.CellResult
-	for _, c := range run.Cells {
-		if len(c.Summarized().Flags) > 0 {
-			flagged = append(flagged, c)
-		}
-	}
-	if len(flagged) > 0 {
-		fmt.Fprintf(&b, "\n## Flagged cells\n\n%d cells carry a flag: noisy (steal over %.0f %% of a core; a wide spread is no flag, "+
-			"the interval gives it), cpu-invariant (a side busier than its cores + 5 %%: its CPU figures left out), cpu-scope (the client could not measure its "+
-			"CPU over the window), warmup-unsettled (only where an unsettled round's req/s lies outside the settled rounds' range), "+
-			"jit-compiling (a JVM side's JIT compiled for over %.0f %% of the window), few-calls (under %d calls in a window: "+
-			"one call moves req/s by over %.0f %%), server-restarted.\n\n", len(flagged), results.NoisyStealCores*100, results.JITQuiet*100, results.FewCalls, 100.0/results.FewCalls)
-		for _, c := range flagged {
-			sum := c.Summarized()
-			fmt.Fprintf(&b, "- %s: %s; req/s spread %s, steal %s of a core, outside the cell %s cores", c.Name, strings.Join(sum.Flags, ", "),
-				pctOf(sum.Spread), pctOf(sum.MaxStealCores), sig(sum.MaxOutsideCores))
-			if sum.ProbeSpread > 0 {
-				fmt.Fprintf(&b, ", CPU probe spread %s", pctOf(sum.ProbeSpread))
-			}
-			if len(sum.Reasons) > 0 {
-				fmt.Fprintf(&b, ". %s", mdEscape(short(strings.Join(sum.Reasons, "; "), 600)))
-			}
-			b.WriteString("\n")
-		}
-	}
-	if len(miss) > 0 {
-		fmt.Fprintf(&b, "\n## Not run\n\n%d cells of the plan have no result (the run was interrupted):\n", len(miss))
-		for _, c := range miss {
-			fmt.Fprintf(&b, "- %s\n", c.Name())
-		}
-	}
-	var bad []results.Verify
-	for _, v := range run.Verify {
-		if v.Status != results.StatusOK {
-			bad = append(bad, v)
-		}
-	}
-	if len(run.Verify) > 0 {
-		fmt.Fprintf(&b, "\n## Verify pass\n\n%d client x protocol x call checked with one call before timing; %d failed.\n", len(run.Verify), len(bad))
-		for _, v := range bad {
-			fmt.Fprintf(&b, "- %s: %s (%s)\n", v.Pair, mdEscape(v.Error), v.Raw)
-		}
-	}
-	if len(run.Versions) > 0 {
-		b.WriteString("\n## Versions\n\n")
-		keys := make([]string, 0, len(run.Versions))
-		for k := range run.Versions {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "- %s: %s\n", k, run.Versions[k])
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+// RatiosCSV writes ratios.csv: every ratio the page and matrix.md print.
+func RatiosCSV(w io.Writer, run *results.Run) error {
+	return analysis.WriteRatiosCSV(w, analysis.ViewOf(run).Records())
 }
 
 // orderWords says how the rounds were ordered: seeded random, or a fixed
@@ -333,12 +99,19 @@ func orderWords(run *results.Run) string {
 	return w
 }
 
-// pm prints an interval's half-width as " ±12 %" ("" when it has none).
-func pm(iv stats.Interval) string {
+// pm prints an interval beside its figure: " ±12 %" when it is symmetric
+// within 5 points (its bounds lie as far above as below the figure), else
+// " [low-high]" in the figure's unit (scale: µs to ms), so that no ± reaches
+// below zero; "" when it has none.
+func pm(iv stats.Interval, scale float64) string {
 	if !iv.Valid() {
 		return ""
 	}
-	return " ±" + pctOf(iv.HalfWidth())
+	up, down := iv.High/iv.Center-1, 1-iv.Low/iv.Center
+	if math.Abs(up-down) <= 0.05 {
+		return " ±" + pctOf(math.Max(up, down))
+	}
+	return " [" + sig(iv.Low*scale) + "-" + sig(iv.High*scale) + "]"
 }
 
 func workerWords(w *bool) string {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,6 +18,10 @@ import (
 // missing mandatory line, says so); a report that parses can be written, parsed
 // again and stays the same after that one normalisation, and is valid JSON; a
 // latency record it kept decodes and holds no more calls than completed.
+// reportLine matches a line a report could be recognised by: a label and its
+// colon, a section heading or a percentile row.
+var reportLine = regexp.MustCompile(`(?m)^[A-Za-z (][^:\n]*:|^ *[0-9]+%|Connection Times|Percentage of the requests`)
+
 func FuzzParse(f *testing.F) {
 	ins, err := filepath.Glob("testdata/*.txt")
 	if err != nil {
@@ -30,6 +35,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(text)
 	}
 	f.Add([]byte(minimal))
+	f.Add([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))
+	f.Add([]byte("\x7fELF\x02\x01\x01\x00"))
+	f.Add([]byte("Server Software:        x\n\xff\xfe"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Parse(bytes.NewReader(data))
 		if err != nil {
@@ -37,8 +45,11 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %T %q is not a *ParseError", err, err)
 			}
+			if strings.Contains(pe.Msg, "cut short") && !reportLine.Match(data) {
+				t.Fatalf("%q: cut short, with no line of a report in it; want not a report", err)
+			}
 			if pe.Line == 0 {
-				if !strings.Contains(pe.Msg, "missing") {
+				if !strings.Contains(pe.Msg, "missing") && !strings.HasPrefix(pe.Msg, "not a report: ") {
 					t.Fatalf("error without a line: %q", pe.Msg)
 				}
 				return

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
@@ -51,7 +52,7 @@ const maxLine = 512 << 10
 func Parse(r io.Reader) (Report, error) {
 	p := parser{}
 	br := bufio.NewReaderSize(r, maxLine)
-	n := 0
+	n, off := 0, 0
 	var cut []byte // the last line, when it has no newline
 	for {
 		line, err := br.ReadSlice('\n')
@@ -71,6 +72,10 @@ func Parse(r io.Reader) (Report, error) {
 		}
 		if len(line) > 0 {
 			n++
+			if msg := p.binary(line, off); msg != "" {
+				return Report{}, &ParseError{Msg: msg}
+			}
+			off += len(line)
 			if line[len(line)-1] != '\n' {
 				cut = line
 			}
@@ -86,6 +91,12 @@ func Parse(r io.Reader) (Report, error) {
 		if err != nil {
 			return Report{}, fmt.Errorf("line %d: %w", n+1, err)
 		}
+	}
+	if p.nothing() {
+		if n == 0 {
+			return Report{}, &ParseError{Msg: "not a report: the input is empty"}
+		}
+		return Report{}, &ParseError{Msg: "not a report: no line of Apache Bench's or an rpcbed client's report in it (docs/report-format.md)"}
 	}
 	if cut != nil {
 		return Report{}, &ParseError{Line: n, Text: string(bytes.TrimSuffix(cut, []byte{'\r'})),
@@ -112,6 +123,38 @@ func ParseClient(r io.Reader) (Report, error) {
 		return Report{}, &ParseError{Msg: `rpcbed block: missing the v1.1 keys ("Check:" to "Warm-up settled:")`}
 	}
 	return rep, nil
+}
+
+// nothing is whether no line so far was one of a report's.
+func (p *parser) nothing() bool {
+	return p.seen == 0 && p.sec == secHead && !p.breakdown && p.r.Rpcbed == nil
+}
+
+// binary says why line, at byte off of the input, makes the input binary data
+// rather than a report, or "": a NUL byte or bytes that are not UTF-8 before any
+// line of a report. (After one, such a line is one the parser does not know,
+// or a known field's bad value.)
+func (p *parser) binary(line []byte, off int) string {
+	if !p.nothing() {
+		return ""
+	}
+	what := ""
+	if i := bytes.IndexByte(line, 0); i >= 0 {
+		what, off = "a NUL byte", off+i
+	} else if !utf8.Valid(line) {
+		for i := 0; i < len(line); {
+			r, size := utf8.DecodeRune(line[i:])
+			if r == utf8.RuneError && size <= 1 {
+				what, off = "bytes that are not UTF-8", off+i
+				break
+			}
+			i += size
+		}
+	}
+	if what == "" {
+		return ""
+	}
+	return fmt.Sprintf("not a report: binary data (%s at byte %d); want the text of Apache Bench's or an rpcbed client's report", what, off)
 }
 
 type section int

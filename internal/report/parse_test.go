@@ -108,7 +108,13 @@ func TestParseErrors(t *testing.T) {
 		in   string
 		want string // the error text
 	}{
-		{"empty", "", `missing "Complete requests:" line`},
+		{"empty", "", `not a report: the input is empty`},
+		// Binary input is not a report, not a cut-short one.
+		{"png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", `not a report: binary data (bytes that are not UTF-8 at byte 0); want the text of Apache Bench's or an rpcbed client's report`},
+		{"gzip", "\x1f\x8b\x08\x00\x00\x00\x00\x00", `not a report: binary data (a NUL byte at byte 3); want the text of Apache Bench's or an rpcbed client's report`},
+		{"not utf-8", "abc\n\xff\xfe garbage", `not a report: binary data (bytes that are not UTF-8 at byte 4); want the text of Apache Bench's or an rpcbed client's report`},
+		{"text, not a report", "hello\nworld", `not a report: no line of Apache Bench's or an rpcbed client's report in it (docs/report-format.md)`},
+		{"binary after a report line", "Server Software:        x\n\x00\x01", `line 2: "\x00\x01": no newline at the end: the report is cut short`},
 		{"no rps", strings.Replace(abHead, "Requests per second", "Requests per sec", 1), `missing "Requests per second:" line`},
 		{"no time", "Complete requests: 1\nRequests per second: 1.00 [#/sec] (mean)\n", `missing "Time taken for tests:" line`},
 		{"bad rps", strings.Replace(abHead, "10.00", "abc", 1), `line 3: "Requests per second:    abc [#/sec] (mean)": bad number`},

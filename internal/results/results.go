@@ -153,6 +153,11 @@ const (
 	// or less moves its req/s by more than 1/FewCalls (5 %): the figure is counted
 	// too coarsely to compare within the noise threshold.
 	FlagFewCalls = "few-calls"
+	// FlagLinkInvariant: a cell over a link with delay measured a median call
+	// faster than the round trip the link adds, or more calls a second than c
+	// calls in flight allow over it: a figure that breaks physics. The repeat is
+	// not used.
+	FlagLinkInvariant = "link-invariant"
 )
 
 // Invariant allowance and noise thresholds (docs/method.md, sections 3 and 6).
@@ -252,7 +257,19 @@ type Window struct {
 	// SkewS: a cluster repeat's largest distance between its tasks' window starts
 	// or ends, on the driver's clock.
 	SkewS float64 `json:"skew_s,omitempty"`
+	// Over a link with delay: the least round trip the link adds (its achieved
+	// round trip less twice its jitter, both ways), and the delayers' CPU over
+	// the window (seconds) and busy cores; the link is the bottleneck
+	// ("link-bound") when the delayers are busier than LinkBusyCeiling.
+	LinkFloorUs float64 `json:"link_floor_us,omitempty"`
+	LinkCPUS    float64 `json:"link_cpu_s,omitempty"`
+	LinkBusy    float64 `json:"link_busy_cores,omitempty"`
+	LinkKnown   bool    `json:"link_known,omitempty"`
 }
+
+// LinkBusyCeiling is the delayers' busy cores beyond which a cell measures the
+// link's own machinery: one delayer thread per side, each past 80 % of a core.
+const LinkBusyCeiling = 0.8
 
 // Metrics are a repeat's figures, derived from its report and window.
 type Metrics struct {
@@ -719,6 +736,70 @@ type LinkCheck struct {
 	Method string    `json:"probe"`
 	Error  string    `json:"error,omitempty"`
 	At     time.Time `json:"at"`
+
+	// Delay, jitter and loss: asked against achieved (linkshape, the delayer).
+	// Mechanism is how the link was made on each host (netem, nfqueue, tbf).
+	Mechanism []string `json:"mechanism,omitempty"`
+	// AskedRTTUs is the round trip the link is asked to add (its one-way delay,
+	// both ways); BaseRTTUs the path's own, measured unshaped the same way as
+	// RTTUs; AddedRTTUs = RTTUs - BaseRTTUs, what the link achieved.
+	AskedRTTUs float64 `json:"asked_rtt_us,omitempty"`
+	BaseRTTUs  float64 `json:"base_rtt_us,omitempty"`
+	AddedRTTUs float64 `json:"added_rtt_us,omitempty"`
+	RTTP99Us   float64 `json:"rtt_p99_us,omitempty"`
+	// AppliedDelayUs is the one-way delay given to the mechanism after
+	// Calibrations corrections by the measured excess (the delayer's and the
+	// hops' own time), so that the achieved round trip is the asked one.
+	AppliedDelayUs float64 `json:"applied_delay_us,omitempty"`
+	Calibrations   int     `json:"calibrations,omitempty"`
+	// Floor: no smaller delay could be applied (the mechanism alone adds more).
+	Floor bool `json:"floor,omitempty"`
+	// AskedLossPct is the loss asked each way; LossPct the share the kernel's
+	// counters dropped of what arrived over the loss probe, LossPackets the
+	// packets it is a share of (summed over both sides).
+	AskedLossPct float64 `json:"asked_loss_pct,omitempty"`
+	LossPct      float64 `json:"loss_pct,omitempty"`
+	LossPackets  uint64  `json:"loss_packets,omitempty"`
+	// After the link's cells: the round trip again and the loss over the cells.
+	AfterRTTUs      float64 `json:"after_rtt_us,omitempty"`
+	AfterAddedRTTUs float64 `json:"after_added_rtt_us,omitempty"`
+	AfterLossPct    float64 `json:"after_loss_pct,omitempty"`
+	AfterPackets    uint64  `json:"after_packets,omitempty"`
+	// Delayer is what the delayers did over the link (nfqueue only): packets,
+	// how late they were released, their CPU seconds.
+	Delayer *LinkDelayer `json:"delayer,omitempty"`
+	// Refused says why the link's cells were not run: what was achieved is not
+	// what was asked (a round trip off by more than 10 % or 100 µs, a loss off by
+	// more than a third). Drift says the check after the cells found the same.
+	Refused string `json:"refused,omitempty"`
+	Drift   string `json:"drift,omitempty"`
+}
+
+// LinkDelayer is the delayers' figures over one link, summed over the hosts.
+type LinkDelayer struct {
+	Packets    uint64  `json:"packets"`
+	LateP50Us  float64 `json:"late_p50_us"` // the worst host's
+	LateP99Us  float64 `json:"late_p99_us"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Dropped    uint64  `json:"kernel_dropped"` // queue full or not handed over: should be 0
+}
+
+// Summary is the check in one line, for progress notes.
+func (p LinkCheck) Summary() string {
+	s := fmt.Sprintf("RTT %.0f µs, throughput %.1f Mbit/s", p.RTTUs, p.ThroughputBps/1e6)
+	if p.AskedRTTUs > 0 {
+		s += fmt.Sprintf("; round trip added %.0f µs against %.0f asked (base %.0f µs, one-way delay applied %.0f µs)", p.AddedRTTUs, p.AskedRTTUs, p.BaseRTTUs, p.AppliedDelayUs)
+	}
+	if p.AskedLossPct > 0 {
+		s += fmt.Sprintf("; loss %.2f %% of %d packets against %.2g %% asked", p.LossPct, p.LossPackets, p.AskedLossPct)
+	}
+	if len(p.Mechanism) > 0 {
+		s += " (" + strings.Join(p.Mechanism, ", ") + ")"
+	}
+	if p.Refused != "" {
+		s += "; REFUSED: " + p.Refused
+	}
+	return s
 }
 
 // Finish sets a cell's status, joined error and summary once its repeats are done.

@@ -189,6 +189,9 @@ func limit(hc *dc.HostConfig, s Task) {
 		hc.CPUQuota = int64(s.CPUs * 100000)
 	}
 	hc.CPUSetCPUs = s.CPUSet
+	for _, m := range s.Mounts {
+		hc.Binds = append(hc.Binds, m+":"+m+":ro")
+	}
 	if s.MemoryMB > 0 {
 		hc.Memory = int64(s.MemoryMB) << 20
 		hc.MemorySwap = hc.Memory

@@ -51,6 +51,9 @@ type Task struct {
 	// Ready, for Start, is polled until it returns nil: the server is then up.
 	// nil means ready as soon as the program is running.
 	Ready Check
+	// Mounts are host directories the program reads (a run's certificates):
+	// Docker mounts each read-only at the same path; Local needs nothing.
+	Mounts []string
 }
 
 // DefaultStartTimeout is how long Start waits for Ready when Task.Timeout is 0.

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rpcbed/rpcbed/internal/cost"
+	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
 // The sides, as cost.json names them.
@@ -42,6 +43,10 @@ type Spec struct {
 	// GOGC is the Go processes' fixed GOGC, a percentage or off (recorded with
 	// the run); "" = 100.
 	GOGC string `yaml:"gogc"`
+	// TLS lists the clients whose cells run again over TLS (security tls: TLS
+	// 1.3, an ECDSA P-256 leaf of a throwaway CA made for the run), named
+	// CELL@tls; overrides and exclusions match them by their plaintext name too.
+	TLS []string `yaml:"tls"`
 	// ReadDelay (a duration, e.g. 3ms; "" = none) delays what the measured side
 	// reads from its native peer, through a proxy on loopback, so that the
 	// measured side always waits for its peer's bytes, as on a real network
@@ -83,16 +88,35 @@ type Cell struct {
 	Items    int    `json:"items"`
 	Side     string `json:"side"`
 	Server   string `json:"server"` // go|java
+	// Security is "" (plaintext) or tls.
+	Security string `json:"security,omitempty"`
 	Calls    Calls  `json:"-"`
 }
 
-// Name is the matrix's cell name (go-grpc-datalist-200-c1).
+// Name is the matrix's cell name (go-grpc-datalist-200-c1,
+// go-grpc-datalist-200-c1@tls): plan.Cell's.
 func (c Cell) Name() string {
-	return c.Client + "-" + c.Protocol + "-datalist-" + strconv.Itoa(c.Items) + "-c1"
+	return plan.Cell{Client: c.Client, Protocol: c.Protocol, Call: "datalist", Items: c.Items, Concurrency: 1, Security: c.Security}.Name()
 }
 
 // ID is the cell's name with its side: go-grpc-datalist-200-c1/client.
 func (c Cell) ID() string { return c.Name() + "/" + c.Side }
+
+// matches is whether pattern (path.Match) matches c's name or ID, or those of
+// its plaintext twin: an override or exclusion written for a cell covers its
+// TLS cell too.
+func (c Cell) matches(pattern string) bool {
+	plain := c
+	plain.Security = ""
+	for _, x := range []Cell{c, plain} {
+		byName, _ := path.Match(pattern, x.Name())
+		byID, _ := path.Match(pattern, x.ID())
+		if byName || byID {
+			return true
+		}
+	}
+	return false
+}
 
 // vocabularies, in the project's order.
 var (
@@ -168,6 +192,14 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("exclude[%d]: a reason is required", i)
 		}
 	}
+	for _, c := range s.TLS {
+		if c != "go" && c != "php" && c != "php-pure" {
+			return fmt.Errorf("tls: client %q (want go, php, php-pure: the clients measured under callgrind)", c)
+		}
+		if _, ok := s.Clients[c]; !ok {
+			return fmt.Errorf("tls: client %q is not among clients", c)
+		}
+	}
 	for p, srv := range s.Servers {
 		if srv != "go" && srv != "java" {
 			return fmt.Errorf("servers.%s: %q (want go, java)", p, srv)
@@ -213,27 +245,50 @@ func (s Spec) Plan() (cells []Cell, excluded []Skipped) {
 				slices.Sort(items)
 				for _, n := range slices.Compact(items) {
 					c := Cell{Client: client, Protocol: proto, Items: n, Side: side, Server: s.Servers[proto], Calls: s.Calls}
-					for _, o := range s.Overrides {
-						byName, _ := path.Match(o.Match, c.Name())
-						byID, _ := path.Match(o.Match, c.ID())
-						if byName || byID {
-							c.Calls = o.Calls
-						}
-					}
-					if why := c.Unmeasurable(); why != "" {
-						excluded = append(excluded, Skipped{Cell: c, Reason: why})
-						continue
-					}
-					if why, ok := s.excluded(c); ok {
-						excluded = append(excluded, Skipped{Cell: c, Reason: why})
-						continue
-					}
-					cells = append(cells, c)
+					cells, excluded = s.add(cells, excluded, c)
+				}
+			}
+		}
+		// The TLS cells after every plaintext one of the side: go-server under
+		// callgrind is started once for each.
+		for _, client := range clientOrder {
+			if !slices.Contains(s.TLS, client) {
+				continue
+			}
+			for _, proto := range protocolOrder {
+				if !slices.Contains(s.Clients[client], proto) {
+					continue
+				}
+				items := slices.Clone(s.Items)
+				slices.Sort(items)
+				for _, n := range slices.Compact(items) {
+					c := Cell{Client: client, Protocol: proto, Items: n, Side: side, Server: s.Servers[proto], Security: SecurityTLS, Calls: s.Calls}
+					cells, excluded = s.add(cells, excluded, c)
 				}
 			}
 		}
 	}
 	return cells, excluded
+}
+
+// SecurityTLS is a TLS cell's security.
+const SecurityTLS = "tls"
+
+// add gives c its calls (the last override that matches) and puts it among
+// the cells or, with its reason, among the excluded.
+func (s Spec) add(cells []Cell, excluded []Skipped, c Cell) ([]Cell, []Skipped) {
+	for _, o := range s.Overrides {
+		if c.matches(o.Match) {
+			c.Calls = o.Calls
+		}
+	}
+	if why := c.Unmeasurable(); why != "" {
+		return cells, append(excluded, Skipped{Cell: c, Reason: why})
+	}
+	if why, ok := s.excluded(c); ok {
+		return cells, append(excluded, Skipped{Cell: c, Reason: why})
+	}
+	return append(cells, c), excluded
 }
 
 // Reasons are the plan's reasons for the cells it leaves out, by cell ID.
@@ -256,9 +311,7 @@ type Skipped struct {
 // placeholders filled in for c (Reason).
 func (s Spec) excluded(c Cell) (string, bool) {
 	for _, e := range s.Exclude {
-		byName, _ := path.Match(e.Match, c.Name())
-		byID, _ := path.Match(e.Match, c.ID())
-		if byName || byID {
+		if c.matches(e.Match) {
 			return c.Reason(e.Reason), true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -122,5 +123,50 @@ func TestReasonsNameTheirCell(t *testing.T) {
 	c := Cell{Client: "java", Protocol: "http", Items: 200, Side: SideClient}
 	if got := c.Reason("{stack} {client} {protocol} {side} {cell}"); got != "java-http java http client java-http-datalist-200-c1" {
 		t.Errorf("Reason = %q", got)
+	}
+}
+
+// tls: the clients' cells again as CELL@tls, after the side's plaintext cells,
+// with the overrides and exclusions written for their plaintext twins.
+func TestPlanTLS(t *testing.T) {
+	s := Spec{
+		Clients:   map[string][]string{"go": {"grpc", "http"}, "php": {"grpc"}},
+		Items:     []int{2},
+		Sides:     []string{SideClient, SideServer},
+		Calls:     Calls{Short: 20, Long: 220},
+		Overrides: []Override{{Match: "go-*-datalist-2-c1", Calls: Calls{Short: 2000, Long: 4000}}},
+		Exclude:   []Exclusion{{Match: "go-http-datalist-2-c1/server", Reason: "{cell}: a test"}},
+		Servers:   map[string]string{"grpc": "go", "http": "go"},
+		TLS:       []string{"go"},
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cells, skipped := s.Plan()
+	var ids []string
+	for _, c := range cells {
+		ids = append(ids, c.ID())
+		if c.Client == "go" && c.Calls.Short != 2000 {
+			t.Errorf("%s: calls %+v; want the go-*-datalist-2-c1 override", c.ID(), c.Calls)
+		}
+	}
+	want := []string{"go-grpc-datalist-2-c1/client", "go-http-datalist-2-c1/client", "php-grpc-datalist-2-c1/client",
+		"go-grpc-datalist-2-c1@tls/client", "go-http-datalist-2-c1@tls/client",
+		"go-grpc-datalist-2-c1/server", "php-grpc-datalist-2-c1/server", "go-grpc-datalist-2-c1@tls/server"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("cells %v; want %v", ids, want)
+	}
+	var why []string
+	for _, k := range skipped {
+		why = append(why, k.Reason)
+	}
+	if !slices.Equal(why, []string{"go-http-datalist-2-c1: a test", "go-http-datalist-2-c1@tls: a test"}) {
+		t.Errorf("skipped %v", why)
+	}
+	for _, bad := range [][]string{{"java"}, {"php-pure"}} {
+		s.TLS = bad
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "tls: client") {
+			t.Errorf("tls %v: %v; want an error naming tls", bad, err)
+		}
 	}
 }

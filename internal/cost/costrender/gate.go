@@ -56,6 +56,14 @@ func PrintReproducibility(w io.Writer, g coststats.GateResult, tol float64) {
 	}
 	fmt.Fprintf(w, "reproducibility: %d of %d go and php cells and sides (%.1f %%) within ±%g %% on instructions per call (the garbage collector's apart); goal %.0f %% within ±1 %%: %s\n",
 		in, total, 100*share, 100*tol, 100*ReproducibilityGoal, verdict)
+	if tin, ttotal := g.Security("tls").Within(tol, "go", "php", "php-pure"); ttotal > 0 {
+		tv := "MET"
+		if float64(tin) < ReproducibilityGoal*float64(ttotal) {
+			tv = "NOT MET"
+		}
+		fmt.Fprintf(w, "  TLS cells (CELL@tls), of them: %d of %d (%.1f %%) within ±%g %%; goal %.0f %%: %s\n",
+			tin, ttotal, 100*float64(tin)/float64(ttotal), 100*tol, 100*ReproducibilityGoal, tv)
+	}
 	gin, gtotal := g.WithinWithGC(tol, "go", "php", "php-pure")
 	fmt.Fprintf(w, "  with the garbage collector's instructions added (not the goal): %d of %d within ±%g %%\n", gin, gtotal, 100*tol)
 	for _, grp := range []struct {

@@ -27,7 +27,6 @@ func HTMLSection(r *cost.Result, t cost.Timed, from string) (template.HTML, erro
 	data := struct {
 		R         *cost.Result
 		From      string
-		LeavesOut string
 		Guide     string
 		Summary   []string
 		Columns   []string
@@ -40,7 +39,9 @@ func HTMLSection(r *cost.Result, t cost.Timed, from string) (template.HTML, erro
 		Beyond    string
 		Plots     []plotView
 		Skipped   []cost.CellRun
-	}{R: r, From: from, LeavesOut: LeavesOut, Guide: ReadingGuide, Summary: Summary(r, t), Columns: Columns(r), Sides: Sides(r),
+		TLSIntro  string
+		TLS       []TLSRow
+	}{TLSIntro: TLSIntro, TLS: TLSRows(r), R: r, From: from, Guide: ReadingGuide, Summary: Summary(r, t), Columns: Columns(r), Sides: Sides(r),
 		Mark: FlaggedMark, Ratios: coststats.PHPOverGo(r)}
 	for _, c := range r.Cells {
 		if c.Status != cost.StatusOK {
@@ -69,15 +70,16 @@ func HTMLSection(r *cost.Result, t cost.Timed, from string) (template.HTML, erro
 var svgProlog = regexp.MustCompile(`(?s)^\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)?`)
 
 var sectionTmpl = template.Must(template.New("cost").Funcs(template.FuncMap{
-	"n":    fig,
-	"f1":   fig1,
-	"f2":   func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"n":     fig,
+	"f1":    fig1,
+	"f2":    func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"join":  strings.Join,
 	"perNs": perNs,
+	"share": share,
 }).Parse(`<h2>Cost per call: instructions, estimated cycles, system calls, bytes</h2>
 <ul class="summary">{{range .Summary}}<li>{{.}}</li>{{end}}</ul>
 <p class="note"><b>How to read it.</b> {{.Guide}}</p>
-<p class="note">From <a href="{{.From}}/cost.md">{{.From}}/cost.md</a> (<a href="{{.From}}/cost.csv">csv</a>, <a href="{{.From}}/cost.json">json</a>): each cell at c=1 run twice under valgrind's callgrind, a short and a long run; per call = their difference over the difference in calls (docs/cost.md). {{.LeavesOut}}</p>
+<p class="note">From <a href="{{.From}}/cost.md">{{.From}}/cost.md</a> (<a href="{{.From}}/cost.csv">csv</a>, <a href="{{.From}}/cost.json">json</a>): each cell at c=1 run twice under valgrind's callgrind, a short and a long run; per call = their difference over the difference in calls (docs/cost.md).</p>
 <table class="facts"><tbody>
 <tr><th>valgrind</th><td>{{.R.Setup.Valgrind}} {{join .R.Setup.ValgrindArgs " "}}</td></tr>
 <tr><th>guest CPU</th><td>{{.R.Setup.GuestCPU}} (valgrind's CPUID; host: {{.R.Setup.HostCPU}})</td></tr>
@@ -90,7 +92,12 @@ var sectionTmpl = template.Must(template.New("cost").Funcs(template.FuncMap{
 {{range .Rows}}<tr{{if .Flag}} class="flagged" title="{{.Flag}}"{{end}}><td>{{.Name}}</td>{{range .Figures}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{if .Flagged}}
 <p class="note">Flagged ({{$.Mark}}): {{range $i, $f := .Flagged}}{{if $i}}; {{end}}{{$f.Cell}}: {{$f.Flag}}{{end}}.</p>{{end}}{{end}}{{end}}
-{{if .Ratios}}<h3>PHP's client cost as a multiple of Go's</h3>
+{{if .TLS}}<h3>What TLS costs in instructions</h3>
+<p>{{.TLSIntro}}</p>
+<table class="cells"><thead><tr><th>cell</th><th>side</th><th>instructions, TLS</th><th>plaintext</th><th>TLS / plaintext</th><th>crypto per call</th><th>crypto share</th><th>handshake per run</th></tr></thead><tbody>
+{{range .TLS}}<tr><td>{{.Cell}}</td><td>{{.Side}}</td><td>{{n .TLS}}</td><td>{{n .Plain}}</td><td>{{f2 .Ratio}}x</td><td>{{n .Crypto}}</td><td>{{share .CryptoShare}}</td><td>{{n .Handshake}}</td></tr>
+{{end}}</tbody></table>
+{{end}}{{if .Ratios}}<h3>PHP's client cost as a multiple of Go's</h3>
 <table class="cells"><thead><tr><th>client</th><th>protocol</th><th>items</th><th>instructions</th><th>est. cycles</th></tr></thead><tbody>
 {{range .Ratios}}<tr><td>{{.Client}}</td><td>{{.Protocol}}</td><td>{{.Items}}</td><td>{{f2 .Instructions}}x</td><td>{{f2 .Cycles}}x</td></tr>
 {{end}}</tbody></table>{{end}}

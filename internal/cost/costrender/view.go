@@ -8,7 +8,6 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/coststats"
-	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // ReadingGuide is the short guide above every cost table (cost.md, index.html).
@@ -152,15 +151,9 @@ func BeyondNote(beyond []coststats.TimedPoint) string {
 
 // TimedIntro is the paragraph above the counts-against-time table.
 func TimedIntro(cmp coststats.Comparison) string {
-	var v []float64
-	for _, p := range cmp.Points {
-		if p.Plausible() {
-			v = append(v, p.PerNs)
-		}
-	}
 	s := fmt.Sprintf("Spearman's rank correlation of estimated cycles with the CPU µs per call over %d cells and sides: %.2f (1: the same order). ", len(cmp.Points), cmp.Spearman)
-	if len(v) > 0 {
-		s += fmt.Sprintf("Instructions per ns of CPU are the clock times the instructions per cycle the count implies; here %.1f to %.1f, median %.1f. ", slices.Min(v), slices.Max(v), stats.Median(v))
+	if lo, hi, med, n := cmp.PerNsSpread(); n > 0 {
+		s += fmt.Sprintf("Instructions per ns of CPU are the clock times the instructions per cycle the count implies; here %.1f to %.1f, median %.1f. ", lo, hi, med)
 	}
 	return s + fmt.Sprintf("Low: the time went where the count does not look (the kernel's work in system calls, waiting, misses of the real caches). High: the count holds work the core does quickly (long copies, simple loops). Above %.0f a core cannot go: flagged. The four lowest and the four highest, in order:", coststats.MaxInstructionsPerNs)
 }
@@ -236,7 +229,7 @@ func Summary(r *cost.Result, timed cost.Timed) []string {
 			}
 		}
 		if len(parts) > 0 {
-			out = append(out, fmt.Sprintf("PHP's client against Go's at %d items, in instructions with the collector's: %s. A multiple below 1 is less user-space work, not less time: PHP's extensions do their work in C, and time adds the kernel, waiting and the real caches.", items, strings.Join(parts, ", ")))
+			out = append(out, fmt.Sprintf("PHP's client against Go's at %d items, in instructions with the collector's: %s. A multiple below 1 is less user-space work, not less time: time adds the kernel, waiting and the real caches.", items, strings.Join(parts, ", ")))
 		}
 	}
 	if timed != nil {
@@ -272,3 +265,39 @@ func mostLargest(m map[string]int) (string, int) {
 	}
 	return best, n
 }
+
+// TLSRow is a TLS cell and side against its plaintext twin.
+type TLSRow struct {
+	Cell, Side string
+	// Instructions per call over TLS and in plaintext, their ratio.
+	TLS, Plain, Ratio float64
+	// Crypto is the crypto layer per call (the records; in plaintext only the
+	// auth token's HMAC on go-server's side), CryptoShare its share.
+	Crypto, CryptoShare float64
+	// Handshake is the crypto layer's instructions per run, over the
+	// plaintext twin's (the handshake and the TLS library's set-up).
+	Handshake float64
+}
+
+// TLSRows pairs every measured TLS cell with its plaintext twin.
+func TLSRows(r *cost.Result) []TLSRow {
+	m := r.Lookup()
+	var out []TLSRow
+	for _, c := range r.Cells {
+		if c.Security == "" || c.Status != cost.StatusOK || c.OneTimeWork() != "" {
+			continue
+		}
+		plain, ok := m[strings.TrimSuffix(c.Cell, "@"+c.Security)+"/"+c.Side]
+		if !ok || plain.Status != cost.StatusOK || plain.OneTimeWork() != "" || plain.PerCall.Ir <= 0 {
+			continue
+		}
+		sh, _ := c.PerCall.Shares()
+		out = append(out, TLSRow{Cell: c.Cell, Side: c.Side, TLS: c.PerCall.Ir, Plain: plain.PerCall.Ir, Ratio: c.PerCall.Ir / plain.PerCall.Ir,
+			Crypto: c.PerCall.Layers[cost.LayerCrypto], CryptoShare: sh[cost.LayerCrypto],
+			Handshake: c.PerRun[cost.LayerCrypto] - plain.PerRun[cost.LayerCrypto]})
+	}
+	return out
+}
+
+// TLSIntro is the paragraph above the TLS table.
+const TLSIntro = "Each TLS cell against its plaintext twin, same side: instructions per call and their ratio, the crypto layer per call (the records' encryption and their framing; on go-server's side the auth token's HMAC runs in plaintext too) and its share, and the handshake: the crypto layer's instructions per run that do not grow with the calls, over the plaintext twin's (one connection per run, so one handshake; the TLS library's set-up and the certificate check in it). Counts, not time: what TLS costs in time is the matrix's."

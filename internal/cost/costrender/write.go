@@ -23,9 +23,6 @@ const (
 	MDFile  = "cost.md"
 )
 
-// LeavesOut is the sentence every cost table carries.
-const LeavesOut = "Instruction counts leave out kernel work (system calls are counted, not their cost), time spent waiting (a blocked read costs no instructions), and real caches (misses are simulated on a fixed geometry, estimated cycles are iai's formula L1 hits + 5 × LL hits + 35 × RAM hits, not a measured time)."
-
 // WriteAll writes cost.json, cost.csv and cost.md into dir.
 func WriteAll(dir string, r *cost.Result) error {
 	if err := r.WriteJSON(filepath.Join(dir, cost.JSONFile)); err != nil {
@@ -173,7 +170,6 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	}
 	bw.printf("\n## How to read it\n\n%s\n\n", ReadingGuide)
 	bw.printf("Per call, by the marginal method: (long run − short run) / (long calls − short calls), each side measured on its own under callgrind (docs/cost.md).\n\n")
-	bw.printf("%s\n\n", LeavesOut)
 	s := r.Setup
 	bw.printf("- %s; %s\n- guest CPU (valgrind's CPUID): %s\n- host CPU: %s; %s\n- environment: %s\n- %s\n- load average before / after: %s / %s (the machine may have been shared: counts do not move with load)\n- %d cells in %.0f s\n\n",
 		s.Valgrind, strings.Join(s.ValgrindArgs, " "), s.GuestCPU, s.HostCPU, s.Kernel, strings.Join(s.Env, " "), s.Pinning, s.LoadBefore, s.LoadAfter, len(r.Cells), r.Seconds)
@@ -186,7 +182,10 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 	if s.GC != "" {
 		bw.printf("- %s\n", s.GC)
 	}
-	if s.ReadDelay != "" || s.ServerRuns != "" || s.GC != "" {
+	if s.TLS != "" {
+		bw.printf("- %s\n", s.TLS)
+	}
+	if s.ReadDelay != "" || s.ServerRuns != "" || s.GC != "" || s.TLS != "" {
 		bw.printf("\n")
 	}
 	for _, sd := range Sides(r) {
@@ -204,6 +203,14 @@ func WriteMD(w io.Writer, r *cost.Result, timed cost.Timed) error {
 			for _, rw := range sd.Flagged {
 				bw.printf("- %s: %s.\n", rw.Cell, rw.Flag)
 			}
+		}
+		bw.printf("\n")
+	}
+	if rows := TLSRows(r); len(rows) > 0 {
+		bw.printf("## What TLS costs in instructions\n\n%s\n\n", TLSIntro)
+		bw.printf("| cell | side | instructions, TLS | plaintext | TLS / plaintext | crypto per call | crypto share | handshake per run |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, x := range rows {
+			bw.printf("| %s | %s | %s | %s | %.2fx | %s | %s | %s |\n", x.Cell, x.Side, fig(x.TLS), fig(x.Plain), x.Ratio, fig(x.Crypto), share(x.CryptoShare), fig(x.Handshake))
 		}
 		bw.printf("\n")
 	}

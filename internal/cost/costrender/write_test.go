@@ -158,3 +158,40 @@ func TestReasonsNameTheirRow(t *testing.T) {
 	}
 	_ = r
 }
+
+// A TLS cell is set against its plaintext twin: the ratio, the crypto layer per
+// call and the handshake (the crypto layer's per-run part over the twin's).
+func TestTLSRows(t *testing.T) {
+	pc := func(ir, crypto float64) cost.PerCall {
+		return cost.PerCall{Counts: cost.Counts{Ir: ir}, Layers: map[string]float64{cost.LayerCodec: ir - crypto, cost.LayerCrypto: crypto}}
+	}
+	r := &cost.Result{Cells: []cost.CellRun{
+		{Cell: "go-grpc-datalist-200-c1", Side: cost.SideServer, Status: cost.StatusOK, PerCall: pc(400000, 10000),
+			PerRun: map[string]float64{cost.LayerCrypto: 5000}},
+		{Cell: "go-grpc-datalist-200-c1@tls", Side: cost.SideServer, Security: "tls", Status: cost.StatusOK, PerCall: pc(430000, 40000),
+			PerRun: map[string]float64{cost.LayerCrypto: 2765000}},
+		{Cell: "go-http-datalist-200-c1@tls", Side: cost.SideServer, Security: "tls", Status: cost.StatusOK, PerCall: pc(1, 0)}, // no twin
+	}}
+	rows := TLSRows(r)
+	if len(rows) != 1 {
+		t.Fatalf("rows %+v; want one", rows)
+	}
+	x := rows[0]
+	if x.Ratio != 430000.0/400000 || x.Crypto != 40000 || x.Handshake != 2760000 || x.CryptoShare != 40000.0/430000 {
+		t.Errorf("%+v", x)
+	}
+	var b bytes.Buffer
+	if err := WriteMD(&b, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| go-grpc-datalist-200-c1@tls | server | 430,000 | 400,000 | 1.07x | 40,000 | 9 % | 2,760,000 |") {
+		t.Errorf("cost.md lacks the TLS row:\n%s", b.String())
+	}
+	page, err := HTMLSection(r, nil, "cost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "<td>go-grpc-datalist-200-c1@tls</td><td>server</td><td>430,000</td><td>400,000</td><td>1.07x</td><td>40,000</td><td>9 %</td><td>2,760,000</td>") {
+		t.Error("index.html's cost section lacks the TLS row")
+	}
+}

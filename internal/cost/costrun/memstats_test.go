@@ -17,7 +17,7 @@ func TestServerHeap(t *testing.T) {
 	srv := httptest.NewServer(http.DefaultServeMux)
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	a, err := serverHeap(t.Context(), addr, true)
+	a, err := serverHeap(t.Context(), addr, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestServerHeap(t *testing.T) {
 		sink = append(sink, make([]byte, 1024))
 	}
 	runtime.KeepAlive(sink)
-	b, err := serverHeap(t.Context(), addr, true)
+	b, err := serverHeap(t.Context(), addr, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

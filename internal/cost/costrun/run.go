@@ -5,6 +5,7 @@ package costrun
 
 import (
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/tlsbed"
 
 	"bufio"
 	"bytes"
@@ -56,6 +57,9 @@ type Options struct {
 	// the reference's), to take the longest first when Parallel; a cell it
 	// lacks is estimated from its calls and items.
 	Expected map[string]float64
+
+	// certs are the run's throwaway CA and leaves when a cell runs over TLS.
+	certs *tlsbed.Files
 }
 
 // parallel tells whether the run measures two cells at once.
@@ -115,6 +119,13 @@ func Run(ctx context.Context, o Options) (*cost.Result, error) {
 	for _, c := range cells {
 		if len(o.Only) == 0 || containsAny(c.ID(), o.Only) {
 			keep = append(keep, c)
+			if c.Security != "" && o.certs == nil {
+				// One CA and server leaf for the run, never kept beyond it.
+				if o.certs, err = tlsbed.Generate(filepath.Join(o.Dir, "tls"), tlsbed.ECDSA, []string{"127.0.0.1", "localhost"}); err != nil {
+					return nil, fmt.Errorf("TLS certificates: %w", err)
+				}
+				res.Setup.TLS = "TLS cells: go-server's TLS 1.3 (crypto/tls) with an ECDSA P-256 leaf of a throwaway CA made for the run (tls/ in the run directory: not for committing), the client's -security tls -cacert; one connection per run (persistent)"
+			}
 		}
 	}
 	var mu sync.Mutex
@@ -279,19 +290,21 @@ func containsAny(s string, subs []string) bool {
 
 func cellRun(c costplan.Cell, status, why string) cost.CellRun {
 	return cost.CellRun{Cell: c.Name(), Client: c.Client, Protocol: c.Protocol, Items: c.Items, Side: c.Side,
-		Server: c.Server, Status: status, Error: why, ShortCalls: c.Calls.Short, LongCalls: c.Calls.Long}
+		Server: c.Server, Security: c.Security, Status: status, Error: why, ShortCalls: c.Calls.Short, LongCalls: c.Calls.Long}
 }
 
 // executor keeps the servers a run needs: a native one per server kind for the
 // client side, go-server under callgrind for the server side.
 type executor struct {
-	o       Options
-	layers  *cost.Layers
-	native  map[string]*proc // go, java
-	under   *proc            // go-server under callgrind
-	seq     int
-	failed  map[string]error // server kind -> why it could not start
-	dumpSeq int
+	o      Options
+	layers *cost.Layers
+	native map[string]*proc // go, java
+	under  *proc            // go-server under callgrind
+	// underKind is under's kind (go, go@tls).
+	underKind string
+	seq       int
+	failed    map[string]error // server kind -> why it could not start
+	dumpSeq   int
 }
 
 type proc struct {
@@ -347,7 +360,7 @@ func (n *notMeasured) Error() string { return n.why }
 
 // clientSide runs the client under callgrind twice against a native server.
 func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long cost.Segment, allocs [2]float64, err error) {
-	srv, err := e.nativeServer(ctx, c.Server)
+	srv, err := e.nativeServer(ctx, serverKind(c))
 	if err != nil {
 		return short, long, allocs, err
 	}
@@ -410,7 +423,7 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 	if c.Server != "go" {
 		return short, long, allocs, &notMeasured{c.Unmeasurable()}
 	}
-	srv, err := e.serverUnderCallgrind(ctx)
+	srv, err := e.serverUnderCallgrind(ctx, serverKind(c))
 	if err != nil {
 		return short, long, allocs, err
 	}
@@ -441,7 +454,7 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		// it: go-server's heap (the generated items, the converted answers, the
 		// store) is marked whole by every GC cycle, and without this the cycles
 		// land in one run or the other by what ran before.
-		heap0, err := serverHeap(ctx, srv.addrs["http"], true)
+		heap0, err := serverHeap(ctx, srv.addrs["http"], true, e.serverCerts(c))
 		if err != nil {
 			return short, long, allocs, err
 		}
@@ -479,7 +492,7 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		}
 		// The runtime's own counts over the window, read after the dump (the
 		// reading's cost is not in it; its allocations are the same in both runs).
-		heap1, err := serverHeap(ctx, srv.addrs["http"], false)
+		heap1, err := serverHeap(ctx, srv.addrs["http"], false, e.serverCerts(c))
 		if err != nil {
 			return short, long, allocs, err
 		}
@@ -673,6 +686,9 @@ func (e *executor) clientCommand(ctx context.Context, c costplan.Cell, addr stri
 		args = append(args, "-k")
 	}
 	args = append(args, "-addr", addr)
+	if c.Security != "" {
+		args = append(args, "-security", c.Security, "-cacert", e.o.certs.CA)
+	}
 	switch c.Client {
 	case "go":
 		bin := filepath.Join(e.o.Root, "bin", "go-client")
@@ -820,7 +836,7 @@ type heapStats struct{ numGC, totalAlloc, mallocs, heapAlloc float64 }
 // MemStats after the profile). With gc the handler first runs a whole
 // collection and finishes its sweep (runtime.GC): every server-side run starts
 // from one, so the figures read are the live heap's.
-func serverHeap(ctx context.Context, httpAddr string, gc bool) (heapStats, error) {
+func serverHeap(ctx context.Context, httpAddr string, gc bool, certs *tlsbed.Files) (heapStats, error) {
 	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
 	q := "debug=1"
@@ -829,11 +845,20 @@ func serverHeap(ctx context.Context, httpAddr string, gc bool) (heapStats, error
 		q = "gc=1&debug=1"
 		what = "the server's GC before a run"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/debug/pprof/heap?"+q, nil)
+	scheme, client := "http", http.DefaultClient
+	if certs != nil { // go-server serving TLS only: its pprof too
+		cfg, err := tlsbed.Client{CACert: certs.CA}.Config("127.0.0.1")
+		if err != nil {
+			return heapStats{}, err
+		}
+		scheme, client = "https", &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+		defer client.CloseIdleConnections()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+httpAddr+"/debug/pprof/heap?"+q, nil)
 	if err != nil {
 		return heapStats{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return heapStats{}, fmt.Errorf("%s: %v", what, err)
 	}
@@ -935,7 +960,30 @@ func (e *executor) nativeServer(ctx context.Context, kind string) (*proc, error)
 	return p, nil
 }
 
-func (e *executor) serverUnderCallgrind(ctx context.Context) (*proc, error) {
+// serverCerts are the run's certificates when c's server serves TLS, else nil.
+func (e *executor) serverCerts(c costplan.Cell) *tlsbed.Files {
+	if c.Security != "" {
+		return e.o.certs
+	}
+	return nil
+}
+
+// serverKind is the server a cell needs: go, java, or go@tls (go-server serving
+// TLS only).
+func serverKind(c costplan.Cell) string {
+	if c.Security != "" {
+		return c.Server + "@" + c.Security
+	}
+	return c.Server
+}
+
+// serverUnderCallgrind starts (once per kind) go-server under callgrind; a
+// cell of another kind (plaintext, TLS) stops the one running first: one
+// process under callgrind at a time, its dumps numbered from 1.
+func (e *executor) serverUnderCallgrind(ctx context.Context, kind string) (*proc, error) {
+	if e.under != nil && e.underKind != kind {
+		e.stopUnder()
+	}
 	if e.under != nil {
 		if err := e.under.alive(); err != nil {
 			return nil, err
@@ -945,15 +993,15 @@ func (e *executor) serverUnderCallgrind(ctx context.Context) (*proc, error) {
 	if e.failed == nil {
 		e.failed = map[string]error{}
 	}
-	if err, ok := e.failed["go-callgrind"]; ok {
+	if err, ok := e.failed["callgrind "+kind]; ok {
 		return nil, err
 	}
-	p, err := e.startServer(ctx, "go", true)
+	p, err := e.startServer(ctx, kind, true)
 	if err != nil {
-		e.failed["go-callgrind"] = err
+		e.failed["callgrind "+kind] = err
 		return nil, err
 	}
-	e.under = p
+	e.under, e.underKind, e.dumpSeq = p, kind, 0
 	return p, nil
 }
 
@@ -971,7 +1019,7 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 	var argv, env []string
 	var ports []string
 	switch kind {
-	case "go":
+	case "go", "go@tls":
 		free, err := freePorts(3)
 		if err != nil {
 			return nil, err
@@ -990,6 +1038,13 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		if underCallgrind {
 			// fullGC before each server-side run.
 			argv = append(argv, "-pprof")
+		}
+		if kind == "go@tls" {
+			if e.o.certs == nil {
+				return nil, errors.New("a TLS server without the run's certificates")
+			}
+			// Every listener TLS only, -pprof's too: serverHeap reads it over TLS.
+			argv = append(argv, "-tls-cert", e.o.certs.ServerCert, "-tls-key", e.o.certs.ServerKey)
 		}
 		env = e.o.goEnv()
 	case "java":
@@ -1079,6 +1134,10 @@ func (e *executor) stopAll() {
 		p.stop()
 		delete(e.native, k)
 	}
+	e.stopUnder()
+}
+
+func (e *executor) stopUnder() {
 	if e.under != nil {
 		e.under.stop()
 		if !e.o.KeepRaw {

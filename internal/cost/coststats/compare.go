@@ -87,3 +87,18 @@ func (c Comparison) Ends(n int) (low, high []TimedPoint) {
 	}
 	return pts[:n], pts[len(pts)-n:]
 }
+
+// PerNsSpread is the lowest, the highest and the median instructions per CPU ns
+// over the plausible points, and how many there are.
+func (c Comparison) PerNsSpread() (low, high, median float64, n int) {
+	var v []float64
+	for _, p := range c.Points {
+		if p.Plausible() {
+			v = append(v, p.PerNs)
+		}
+	}
+	if len(v) == 0 {
+		return 0, 0, 0, 0
+	}
+	return slices.Min(v), slices.Max(v), stats.Median(v), len(v)
+}

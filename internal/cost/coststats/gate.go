@@ -6,6 +6,7 @@ package coststats
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -125,6 +126,18 @@ func (g GateResult) Side(side string) GateResult {
 	out := GateResult{Max: g.Max}
 	for _, c := range g.Changes {
 		if strings.HasSuffix(c.ID, "/"+side) {
+			out.Changes = append(out.Changes, c)
+		}
+	}
+	return out
+}
+
+// Security keeps the changes of the cells run over sec (tls: CELL@tls/SIDE).
+func (g GateResult) Security(sec string) GateResult {
+	out := GateResult{Max: g.Max}
+	for _, c := range g.Changes {
+		name, _, _ := strings.Cut(c.ID, "/")
+		if _, cond, ok := strings.Cut(name, "@"); ok && slices.Contains(strings.Split(cond, "+"), sec) {
 			out.Changes = append(out.Changes, c)
 		}
 	}

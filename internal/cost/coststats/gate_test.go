@@ -51,3 +51,15 @@ func TestWithinWithGC(t *testing.T) {
 		t.Errorf("WithinWithGC = %d of %d; want 1 of 2 (go-a's window held a cycle)", in, total)
 	}
 }
+
+// The TLS cells' share, the goal's second figure: CELL@tls on either side.
+func TestWithinTLS(t *testing.T) {
+	base := run(cell("go-a@tls", cost.SideClient, 100, 1), cell("go-a@tls", cost.SideServer, 100, 1), cell("go-a", cost.SideClient, 100, 1),
+		cell("go-b@lan+tls", cost.SideClient, 100, 1), cell("go-c@mtls", cost.SideClient, 100, 1))
+	nw := run(cell("go-a@tls", cost.SideClient, 100.5, 1), cell("go-a@tls", cost.SideServer, 103, 1), cell("go-a", cost.SideClient, 100, 1),
+		cell("go-b@lan+tls", cost.SideClient, 100, 1), cell("go-c@mtls", cost.SideClient, 100, 1))
+	g := Gate(base, nw, 0.02).Security("tls")
+	if in, total := g.Within(0.01, "go"); in != 2 || total != 3 {
+		t.Errorf("TLS cells within 1 %%: %d of %d; want 2 of 3 (go-a@tls twice, go-b@lan+tls; not mtls, not plaintext)", in, total)
+	}
+}

@@ -28,3 +28,25 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
     });
   });
 });
+
+// The filter: a row or column entry whose data-client, data-protocol,
+// data-items or data-c differs from a chosen value is hidden, in every table.
+(function () {
+  var form = document.getElementById("filter");
+  if (!form) { return; }
+  var keys = ["client", "protocol", "items", "c"];
+  var apply = function () {
+    var want = {};
+    form.querySelectorAll("select[data-filter]").forEach(function (s) { want[s.getAttribute("data-filter")] = s.value; });
+    var sel = keys.map(function (k) { return "[data-" + k + "]"; }).join(",");
+    document.querySelectorAll("tr" + sel.split(",").join(",tr") + ",td" + sel.split(",").join(",td") + ",th" + sel.split(",").join(",th")).forEach(function (el) {
+      if (el.tagName === "TABLE") { return; }
+      var hide = keys.some(function (k) {
+        var v = el.getAttribute("data-" + k);
+        return want[k] && v !== null && v !== "" && v !== "0" && v !== want[k];
+      });
+      el.classList.toggle("hidden-by-filter", hide);
+    });
+  };
+  form.addEventListener("change", apply);
+})();

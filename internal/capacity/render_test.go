@@ -1,0 +1,150 @@
+package capacity
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// fixture is a capacity run searched on simulated one-core servers (dm1),
+// seeded and on a fake clock: the same bytes every time. scale multiplies
+// every service time (a second run that drifted).
+func fixture(t *testing.T, seed uint64, scale float64) *Run {
+	t.Helper()
+	spec, err := ParseSpec([]byte("clients: {go: [grpc, thrift], php: [grpc, thrift]}\nitems: [200]\nconcurrency: [50]\n" +
+		"slo: [{p99: 10ms, errors: 0.1%}, {p99: 50ms, errors: 0.1%}]\ncapacity: {cooldown: 0s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	service := map[string]time.Duration{"go-grpc": 100 * time.Microsecond, "go-thrift": 80 * time.Microsecond,
+		"php-grpc": 250 * time.Microsecond, "php-thrift": 400 * time.Microsecond}
+	clock := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { clock = clock.Add(1500 * time.Millisecond); return clock }
+	run := &Run{ID: "fixture", Started: clock, Runner: "simulated", Spec: spec}
+	for i, c := range spec.Matrix.Plan() {
+		s := service[c.Client+"-"+c.Protocol]
+		m := &dm1{service: time.Duration(float64(s) * scale), period: time.Second, rng: rand.New(rand.NewPCG(seed, uint64(i)))}
+		p := &busyModel{m: m, client: map[string]float64{"go": 20e-6, "php": 150e-6}[c.Client]}
+		x := NewSearcher(p, spec.Search, now)
+		start := StartFrom(1 / m.service.Seconds())
+		knees, err := SearchCell(context.Background(), x, spec.SLOs, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Cells = append(run.Cells, CellResult{Name: c.Name(), Cell: c, Closed: 1 / m.service.Seconds(), Start: start,
+			Knees: knees, Runs: x.Runs, Seconds: float64(len(x.Runs)) * 1.5})
+	}
+	run.Finished = now()
+	return run
+}
+
+// busyModel adds CPU figures to dm1's: the server's per call is its service
+// time, the client's a fixed cost per call, each side on one core.
+type busyModel struct {
+	m      *dm1
+	client float64 // CPU seconds per call
+}
+
+func (b *busyModel) Probe(ctx context.Context, rate float64) (Obs, error) {
+	o, err := b.m.Probe(ctx, rate)
+	o.ServerCPUUs, o.ClientCPUUs = b.m.service.Seconds()*1e6, b.client*1e6
+	o.ClientBusy = min(1, rate*b.client)
+	return o, err
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	file := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./internal/capacity -update rewrites it):\n%s", name, got)
+	}
+}
+
+func TestGoldenRenders(t *testing.T) {
+	run := fixture(t, 1, 1)
+	for _, tc := range []struct {
+		file string
+		r    func(*bytes.Buffer, *Run) error
+	}{
+		{"capacity.md", func(b *bytes.Buffer, r *Run) error { return Markdown(b, r) }},
+		{"capacity.csv", func(b *bytes.Buffer, r *Run) error { return CSV(b, r) }},
+		{"capacity.json", func(b *bytes.Buffer, r *Run) error { return JSON(b, r) }},
+		{"readme-block.md", func(b *bytes.Buffer, r *Run) error { return ReadmeBlock(b, r) }},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.r(&b, run); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.file, b.Bytes())
+		})
+	}
+}
+
+// TestWriteAndLoad: Write's files read back (capacity.json) into the same
+// run, and a plot per cell is a PNG.
+func TestWriteAndLoad(t *testing.T) {
+	run := fixture(t, 1, 1)
+	dir := t.TempDir()
+	if err := Write(dir, run); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	Markdown(&a, run)
+	Markdown(&b, back)
+	if a.String() != b.String() {
+		t.Error("capacity.md of the loaded run differs from the written run's")
+	}
+	for _, c := range run.Cells {
+		png, err := os.ReadFile(filepath.Join(dir, PlotsDir, c.Name+".png"))
+		if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+			t.Errorf("%s: plot: %v; want a PNG", c.Name, err)
+		}
+	}
+}
+
+func TestAgree(t *testing.T) {
+	a, b := fixture(t, 1, 1), fixture(t, 2, 1)
+	if g := Agree(a, a); !g.Met() || g.Inside != g.Cells || g.Cells != 8 {
+		t.Errorf("a run against itself: %d of %d inside, %d flips; want 8 of 8, none", g.Inside, g.Cells, g.Flips)
+	}
+	g := Agree(a, b)
+	var out bytes.Buffer
+	g.Print(&out, "A", "B")
+	t.Log(out.String())
+	if g.Cells != 8 || g.Flips != 0 {
+		t.Errorf("two seeds: %d cells, %d flips; want 8, 0", g.Cells, g.Flips)
+	}
+	// A run whose servers all got 30 % slower: no knee inside the other's interval.
+	c := fixture(t, 1, 1.3)
+	if g := Agree(a, c); g.Met() || g.Inside > 0 {
+		t.Errorf("a 30 %% slower run: %d of %d inside; want 0, not met", g.Inside, g.Cells)
+	}
+	if !strings.Contains(out.String(), "capacity agreement A vs B:") {
+		t.Errorf("no verdict line:\n%s", out.String())
+	}
+}

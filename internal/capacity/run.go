@@ -1,0 +1,332 @@
+package capacity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/runner"
+)
+
+// Files a capacity run writes in its directory.
+const (
+	RunFile  = "capacity.json"
+	CSVFile  = "capacity.csv"
+	MDFile   = "capacity.md"
+	PlotsDir = "plots"
+)
+
+// Run is a capacity run as capacity.json holds it.
+type Run struct {
+	ID       string       `json:"id"`
+	Started  time.Time    `json:"started"`
+	Finished time.Time    `json:"finished,omitzero"`
+	Runner   string       `json:"runner"`
+	Spec     Spec         `json:"spec"`
+	Cells    []CellResult `json:"cells"`
+	// Versions are the libraries the clients and servers named.
+	Versions map[string]string `json:"versions,omitempty"`
+}
+
+// Options is one capacity run.
+type Options struct {
+	Spec       Spec
+	Dir        string
+	Runner     runner.Runner
+	RunnerName string
+	Programs   matrix.Programs
+	// Log receives progress lines; nil is quiet.
+	Log io.Writer
+}
+
+// Execute searches every cell of the spec, one server process at a time
+// (go-server's cells, then each Java baseline's), and writes capacity.json
+// after each cell, then the tables and plots. A cell that cannot be searched
+// is recorded with its error and the run goes on.
+func Execute(ctx context.Context, o Options) (*Run, error) {
+	m := o.Spec.Matrix
+	if len(m.Hosts) > 0 || m.Cluster != nil || m.Link != nil || len(m.Links) > 0 {
+		return nil, errors.New("capacity: hosts, links and clusters are the matrix's: a capacity spec runs on one machine over loopback")
+	}
+	if err := os.MkdirAll(filepath.Join(o.Dir, results.RawDir), 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(o.Dir, RunFile)); err == nil {
+		return nil, fmt.Errorf("%s already holds a capacity run: choose another -out", o.Dir)
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	run := &Run{ID: filepath.Base(o.Dir), Started: time.Now().UTC(), Runner: o.RunnerName, Spec: o.Spec, Versions: map[string]string{}}
+	cells := m.Plan()
+	for len(cells) > 0 {
+		key := cells[0].ServerProcKey()
+		var group []plan.Cell
+		for len(cells) > 0 && cells[0].ServerProcKey() == key {
+			group = append(group, cells[0])
+			cells = cells[1:]
+		}
+		if err := serverGroup(ctx, o, run, key, group); err != nil {
+			return run, err
+		}
+	}
+	run.Finished = time.Now().UTC()
+	if err := Write(o.Dir, run); err != nil {
+		return run, err
+	}
+	return run, nil
+}
+
+// serverGroup starts one server and searches its cells, each with the
+// group's long-lived client workers.
+func serverGroup(ctx context.Context, o Options, run *Run, key string, cells []plan.Cell) error {
+	m := o.Spec.Matrix
+	fmt.Fprintf(o.Log, "capacity: starting %s\n", key)
+	srv, err := matrix.StartServerProc(ctx, o.Runner, key, matrix.ServerProcConfig{
+		Programs: o.Programs, Resources: m.ServerResources, Store: m.Store, RedisAddr: m.RedisAddr,
+		AerospikeHosts: m.AerospikeHosts, Auth: *m.Auth})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, c := range cells {
+			run.Cells = append(run.Cells, CellResult{Name: c.Name(), Cell: c, Error: "server " + key + " did not start: " + runner.OneLine(err.Error())})
+		}
+		return writeJSON(o.Dir, run)
+	}
+	defer func() {
+		r, _ := srv.Svc.Stop(context.Background())
+		results.WriteFileAtomic(filepath.Join(o.Dir, results.RawDir, "server-"+key+".txt"), results.RawBytes(r.Stdout, r.Stderr))
+	}()
+	rp := &matrix.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
+		ClientResources: m.ClientResources, ServerResources: m.ServerResources, NoProbe: true,
+		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
+	stop := rp.KeepWorkers()
+	defer stop()
+	for _, c := range cells {
+		t0 := time.Now()
+		cr, err := searchOne(ctx, o, rp, srv, c)
+		cr.Seconds = time.Since(t0).Seconds()
+		if err != nil {
+			return err
+		}
+		for _, k := range cr.Knees {
+			fmt.Fprintf(o.Log, "capacity: %s at %s: %s\n", cr.Name, k.SLO.Name(), KneeText(k))
+		}
+		if cr.Error != "" {
+			fmt.Fprintf(o.Log, "capacity: %s: %s\n", cr.Name, cr.Error)
+		}
+		run.Cells = append(run.Cells, cr)
+		if err := writeJSON(o.Dir, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// searchOne primes c's worker when the spec says so, measures its closed-loop
+// throughput when the spec gives no start, and searches it at every SLO.
+func searchOne(ctx context.Context, o Options, rp *matrix.RunPath, srv *matrix.ServerProc, c plan.Cell) (CellResult, error) {
+	cr := CellResult{Name: c.Name(), Cell: c}
+	s := o.Spec.Search
+	p := &prober{o: o, rp: rp, srv: srv, c: c}
+	if d := s.Prime[c.Client]; d > 0 {
+		if err := p.prime(ctx, d.D()); err != nil {
+			return cr, err
+		}
+	}
+	cr.Start = s.Start
+	if cr.Start == 0 {
+		closed, err := p.closed(ctx)
+		if err != nil {
+			return cr, err
+		}
+		if closed <= 0 {
+			cr.Error = "the closed-loop run that sets the first rate gave no figures (raw/" + p.last + ")"
+			return cr, nil
+		}
+		cr.Closed, cr.Start = closed, StartFrom(closed)
+	}
+	fmt.Fprintf(o.Log, "capacity: %s from %.0f/s\n", cr.Name, cr.Start)
+	x := NewSearcher(p, s, nil)
+	knees, err := SearchCell(ctx, x, o.Spec.SLOs, cr.Start)
+	cr.Knees, cr.Runs = knees, x.Runs
+	return cr, err
+}
+
+// prober runs a cell's client at a rate on the matrix's run path.
+type prober struct {
+	o    Options
+	rp   *matrix.RunPath
+	srv  *matrix.ServerProc
+	c    plan.Cell
+	n    int
+	last string // the last run's raw file
+}
+
+// args are the client's flags for one run: the matrix's (go-client's), with
+// -rate for the open loop (0: closed loop).
+func (p *prober) args(rate int, measure, warmup time.Duration) []string {
+	c := p.c
+	args := []string{"-proto", c.Protocol, "-call", c.Call}
+	if c.Call == "datalist" {
+		args = append(args, "-items", strconv.Itoa(c.Items))
+	}
+	args = append(args, "-c", strconv.Itoa(c.Concurrency), "-t", matrix.Seconds(measure))
+	if warmup > 0 {
+		args = append(args, "-warmup", matrix.Seconds(warmup))
+	}
+	args = append(args, "-conns", strconv.Itoa(c.Load.ConnsFor(c.Concurrency)))
+	if c.Protocol == "http" {
+		args = append(args, "-k")
+	}
+	if rate > 0 {
+		args = append(args, "-rate", strconv.Itoa(rate))
+	}
+	return append(args, "-addr", p.srv.Addrs[c.Protocol])
+}
+
+// once runs the client once and returns its repeat (figures as the matrix
+// measures them).
+func (p *prober) once(ctx context.Context, kind string, rate int, measure, warmup time.Duration) (results.Repeat, error) {
+	p.n++
+	name := fmt.Sprintf("%s-%s%d", p.c.Name(), kind, p.n)
+	p.last = name + ".txt"
+	j := matrix.Job{Name: name, Raw: filepath.Join(results.RawDir, p.last), Client: p.c.Client,
+		Args: p.args(rate, measure, warmup), Proto: p.c.Protocol, Call: p.c.Call,
+		Timeout: warmup + measure + 60*time.Second, Worker: true}
+	return p.rp.Measure(ctx, p.srv, j)
+}
+
+// MinCalls is the fewest calls a step's run measures: at a low rate its
+// measuring period grows to hold them (at most 4 periods), so one call is at
+// most 0.5 % of the count the accuracy judges.
+const MinCalls = 200
+
+// Probe is one open-loop run at rate.
+func (p *prober) Probe(ctx context.Context, rate float64) (Obs, error) {
+	s := p.o.Spec.Search
+	measure := min(max(s.Measure.D(), time.Duration(MinCalls/rate*float64(time.Second))), 4*s.Measure.D())
+	rep, err := p.once(ctx, "rate"+strconv.Itoa(int(rate))+"-", int(rate), measure, s.Warmup.D())
+	if err != nil {
+		return Obs{}, err
+	}
+	o := Obs{Offered: rate, Raw: rep.Raw}
+	if rep.Report == nil {
+		o.Error = rep.Error
+		if o.Error == "" {
+			o.Error = fmt.Sprintf("exit code %d, no report", rep.ExitCode)
+		}
+		return o, nil
+	}
+	mt := rep.Metrics
+	o.Achieved, o.Calls, o.Failed = mt.RPS, rep.Report.Complete, rep.Report.Failed
+	o.P50Us, o.P99Us = mt.P50Us, mt.P99Us
+	o.WindowS = rep.Report.TimeTakenSeconds
+	o.ClientCPUUs, o.ServerCPUUs = mt.ClientCPUUs, mt.ServerCPUUs
+	if w := rep.Window; w != nil {
+		o.ClientBusy, o.ClientCores = w.ClientBusy, w.ClientCores
+		if w.ServerKnown {
+			o.ServerBusy, o.ServerCores = w.ServerBusy, w.ServerCores
+		}
+	}
+	return o, nil
+}
+
+// closed is the cell's closed-loop throughput at its concurrency over one
+// measuring period (0: the run gave none).
+func (p *prober) closed(ctx context.Context) (float64, error) {
+	s := p.o.Spec.Search
+	rep, err := p.once(ctx, "closed", 0, s.Measure.D(), s.Warmup.D())
+	if err != nil || rep.Report == nil {
+		return 0, err
+	}
+	return rep.Metrics.RPS, nil
+}
+
+// prime runs 1 s closed-loop runs through the cell's worker, un-counted,
+// until the client's and a JVM server's JIT compile for at most
+// results.JITBusy of a run, or d is spent (at least one run).
+func (p *prober) prime(ctx context.Context, d time.Duration) error {
+	start := time.Now()
+	for {
+		rep, err := p.once(ctx, "prime", 0, time.Second, 0)
+		if err != nil {
+			return err
+		}
+		w := rep.Window
+		quiet := w != nil && w.Seconds > 0 &&
+			(w.ClientJITMs == nil || !results.JITBusy(*w.ClientJITMs, w.Seconds)) &&
+			(w.ServerJITMs == nil || !results.JITBusy(*w.ServerJITMs, w.Seconds))
+		if quiet || time.Since(start) >= d || rep.Report == nil {
+			fmt.Fprintf(p.o.Log, "capacity: primed %s for %.1f s (JIT at rest: %v)\n", p.c.Name(), time.Since(start).Seconds(), quiet)
+			return nil
+		}
+	}
+}
+
+// KneeText is a knee in one phrase: "12,400/s [11,900, 12,800] (server)".
+func KneeText(k Knee) string {
+	switch k.Status {
+	case StatusFound:
+		s := fmt.Sprintf("%s/s [%s, %s]", thousands(k.Rate), thousands(k.Low), thousands(k.High))
+		if k.Limit != "" {
+			s += " (" + k.Limit + ")"
+		}
+		return s
+	case StatusAbove:
+		return "at least " + thousands(k.Rate) + "/s"
+	case StatusUnconverged:
+		if k.Hi == 0 || k.Low == 0 {
+			return fmt.Sprintf("at least %s/s, not converged", thousands(k.Lo))
+		}
+		return fmt.Sprintf("%s/s [%s, %s], bracket %s-%s not converged", thousands(k.Rate), thousands(k.Low), thousands(k.High), thousands(k.Lo), thousands(k.Hi))
+	case StatusBelow:
+		return "below the lowest rate tried"
+	case StatusInaccurate:
+		return "client did not hold its rate"
+	}
+	return k.Status
+}
+
+// thousands prints a rate rounded to 3 significant figures with thousands
+// separators.
+func thousands(r float64) string {
+	if r <= 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		return "—"
+	}
+	p := math.Pow(10, math.Max(0, math.Floor(math.Log10(r))-2))
+	n := int64(math.Round(r/p) * p)
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func writeJSON(dir string, run *Run) error {
+	return results.WriteJSON(filepath.Join(dir, RunFile), run)
+}
+
+// Load reads a capacity run's capacity.json.
+func Load(dir string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, err
+	}
+	var run Run
+	if err := json.Unmarshal(b, &run); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
+	}
+	return &run, nil
+}

@@ -1,0 +1,60 @@
+package matrix
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/tlsbed"
+)
+
+// A cell's security and connection mode reach its client's flags and pick the
+// server of its variant; a group starts one server per variant, plaintext first.
+func TestSecurityArgs(t *testing.T) {
+	f := &tlsbed.Files{CA: "/r/tls/ecdsa/ca.pem", ClientCert: "/r/tls/ecdsa/client.pem", ClientKey: "/r/tls/ecdsa/client-key.pem"}
+	plain := &ServerProc{Key: "go-server"}
+	tls := &ServerProc{Key: "go-server+tls", Variant: "tls", TLS: &ServerTLS{Files: f}}
+	mtls := &ServerProc{Key: "go-server+mtls", Variant: "mtls", TLS: &ServerTLS{Files: f, MTLS: true}}
+	plain.twins = map[string]*ServerProc{"tls": tls, "mtls": mtls}
+	cell := func(sec, con string) plan.Cell {
+		return plan.Cell{Client: "go", Protocol: "http", Call: "datalist", Items: 200, Concurrency: 1, Security: sec, Connect: con}
+	}
+	for _, tc := range []struct {
+		c      plan.Cell
+		server string
+		want   string
+	}{
+		{cell("", ""), "go-server", "-conns 1 -k"},
+		{cell("", plan.PerCall), "go-server", "-connect per-call"},
+		{cell("tls", ""), "go-server+tls", "-security tls -cacert /r/tls/ecdsa/ca.pem"},
+		{cell("tls+tls12+resume", plan.PerCall), "go-server+tls", "-security tls -cacert /r/tls/ecdsa/ca.pem -tls-version 1.2 -resume on"},
+		{cell("mtls", ""), "go-server+mtls", "-security mtls -cacert /r/tls/ecdsa/ca.pem -cert /r/tls/ecdsa/client.pem -key /r/tls/ecdsa/client-key.pem"},
+	} {
+		t.Run(tc.c.Name(), func(t *testing.T) {
+			srv := plain.For(tc.c)
+			if srv.Key != tc.server {
+				t.Errorf("server %s; want %s", srv.Key, tc.server)
+			}
+			args := append(clientArgs(tc.c, "127.0.0.1:1", plan.Load{N: 10}), securityArgs(tc.c, srv)...)
+			got := strings.Join(args, " ")
+			if i := strings.Index(got, "-addr 127.0.0.1:1"); i < 0 || !strings.Contains(got, tc.want) {
+				t.Errorf("args %q; want them to hold %q", got, tc.want)
+			}
+			if perCall := tc.c.Connect == plan.PerCall; perCall == strings.Contains(got, " -k") || perCall != strings.Contains(got, "-connect per-call") {
+				t.Errorf("args %q: want -connect per-call and no -k per call, -k and no -connect otherwise", got)
+			}
+		})
+	}
+	cells := []plan.Cell{cell("tls+rsa", ""), cell("", ""), cell("tls+tls12", ""), cell("mtls", plan.PerCall), cell("tls", "")}
+	if got, want := serverVariants(cells), []string{"", "mtls", "tls", "tls+rsa"}; !slices.Equal(got, want) {
+		t.Errorf("server variants %q; want %q", got, want)
+	}
+	e := &executor{certs: map[string]*tlsbed.Files{"ecdsa": f}}
+	if got := e.serverTLS("tls", cells); got.Min != "1.2" || got.MTLS {
+		t.Errorf("tls server: min %s mtls %v; want 1.2 (a tls12 cell) and no client certificates", got.Min, got.MTLS)
+	}
+	if got := e.serverTLS("mtls", cells); got.Min != "1.3" || !got.MTLS {
+		t.Errorf("mtls server: min %s mtls %v; want 1.3 and client certificates", got.Min, got.MTLS)
+	}
+}
