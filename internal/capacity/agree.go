@@ -41,8 +41,8 @@ func Agree(a, b *Run) Agreement {
 			if cb != nil {
 				kb = kneeOf(cb, slo)
 			}
-			foundA := ka != nil && ka.Status == StatusFound
-			foundB := kb != nil && kb.Status == StatusFound
+			foundA := ka != nil && ka.Measured()
+			foundB := kb != nil && kb.Measured()
 			if !foundA && !foundB {
 				continue
 			}

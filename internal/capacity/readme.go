@@ -68,7 +68,7 @@ func ReadmeBlock(w io.Writer, run *Run) error {
 				switch {
 				case k == nil:
 					row = append(row, "—")
-				case k.ClientBound && k.Status == StatusFound:
+				case k.ClientBound && k.Measured():
 					row = append(row, kneeCell(*k)+" ⚑")
 				default:
 					row = append(row, kneeCell(*k))

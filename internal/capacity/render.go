@@ -205,7 +205,7 @@ func crossings(k *Knee) []float64 {
 // index (the cells ran apart, so pairing cancels no drift; the interval is a
 // t interval on the rounds' log ratios all the same).
 func Ratio(a, b *Knee) stats.Ratio {
-	if a == nil || b == nil || a.Status != StatusFound || b.Status != StatusFound {
+	if a == nil || b == nil || !a.Measured() || !b.Measured() {
 		return stats.Ratio{}
 	}
 	return stats.PairedRounds(crossings(a), crossings(b))

@@ -287,7 +287,10 @@ func KneeText(k Knee) string {
 	case StatusAbove:
 		return "at least " + thousands(k.Rate) + "/s"
 	case StatusUnconverged:
-		return fmt.Sprintf("%s-%s/s, not converged", thousands(k.Lo), thousands(k.Hi))
+		if k.Hi == 0 || k.Low == 0 {
+			return fmt.Sprintf("at least %s/s, not converged", thousands(k.Lo))
+		}
+		return fmt.Sprintf("%s/s [%s, %s], bracket %s-%s not converged", thousands(k.Rate), thousands(k.Low), thousands(k.High), thousands(k.Lo), thousands(k.Hi))
 	case StatusBelow:
 		return "below the lowest rate tried"
 	case StatusInaccurate:

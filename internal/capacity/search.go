@@ -49,24 +49,35 @@ func (o Obs) ErrorShare() float64 {
 	return float64(o.Failed) / float64(o.Calls)
 }
 
-// Sustained is the rate the server kept up with. A client's window runs from
-// the warm-up's end to the last measured call's end: half an interval (on
-// average) before the first call is due, the calls' schedule, then the last
-// call's latency. So the rate is the calls less one half over the window less
-// a typical call's latency (p50): a server that keeps up sustains the offer
-// whatever the window's length, one that falls behind ends the window later
-// by its backlog. Without a window, Achieved.
+// Sustained is the rate the server kept up with: the calls over the window
+// less a typical call's latency (p50). Each client's window ends when its last
+// measured call returns (php's at a fixed end), so even a server that keeps
+// up makes the window one latency longer than the calls' schedule (1.5 % at
+// 100 calls/s over 1 s with a 15 ms call); a server that falls behind ends it
+// later by its backlog. Without a window, Achieved.
 func (o Obs) Sustained() float64 {
 	span := o.WindowS - o.P50Us/1e6
-	if o.Calls < 2 || span <= 0 {
+	if o.Calls < 1 || span <= 0 {
 		return o.Achieved
 	}
-	return (float64(o.Calls) - 0.5) / span
+	return float64(o.Calls) / span
 }
 
-// Held says the sustained rate lies within acc of the offer.
+// Held says the run's calls lie within acc of what the offer makes in the
+// window less a typical latency, give or take one call: the clients open
+// their windows half an interval (go), no interval (java) or exactly (php)
+// before the first measured call is due, a difference of one call that a
+// short run at a low rate must not take for a missed rate.
 func (o Obs) Held(acc float64) bool {
-	return o.Error == "" && o.Offered > 0 && math.Abs(o.Sustained()/o.Offered-1) <= acc
+	if o.Error != "" || o.Offered <= 0 {
+		return false
+	}
+	span := o.WindowS - o.P50Us/1e6
+	if o.Calls < 1 || span <= 0 {
+		return math.Abs(o.Achieved/o.Offered-1) <= acc
+	}
+	want := o.Offered * span
+	return math.Abs(float64(o.Calls)-want) <= acc*want+1
 }
 
 // share is busy cores over the cores a side may use (NaN: unknown).
@@ -137,7 +148,7 @@ const (
 	StatusFound       = "found"       // bracketed to the precision, with its interval
 	StatusBelow       = "below"       // the lowest rate tried already breached the SLO
 	StatusAbove       = "above"       // still within the SLO at max_rate
-	StatusUnconverged = "unconverged" // the deadline came before the precision
+	StatusUnconverged = "unconverged" // the deadline came before the precision (the rounds still ran at the bracket)
 	StatusInaccurate  = "inaccurate"  // the client missed the offer where the server had room
 	StatusFailed      = "failed"      // no run gave figures
 )
@@ -179,6 +190,12 @@ type Knee struct {
 	// call and busy shares at capacity.
 	At   *Obs   `json:"at,omitempty"`
 	Note string `json:"note,omitempty"`
+}
+
+// Measured says the knee has a rate and a 95 % interval from its rounds:
+// found, or not converged by the deadline with the rounds run at its bracket.
+func (k Knee) Measured() bool {
+	return (k.Status == StatusFound || k.Status == StatusUnconverged) && len(k.Rounds) >= 2 && k.Low > 0
 }
 
 // Searcher searches one cell: its runs, shared by every SLO's search (a rate
@@ -301,10 +318,8 @@ func (x *Searcher) Find(ctx context.Context, slo SLO, start float64) (Knee, erro
 	}
 	for k.Hi/k.Lo-1 > float64(x.S.Precision) {
 		if x.now().After(deadline) {
-			k.Status, k.Rate = StatusUnconverged, k.Lo
-			k.Note = fmt.Sprintf("deadline %v passed with the knee between %g and %g/s", x.S.Deadline, k.Lo, k.Hi)
-			x.atKnee(&k)
-			return k, nil
+			k.Note = fmt.Sprintf("deadline %v passed with the bracket at %g-%g/s, wider than %v: the rounds ran there", x.S.Deadline, k.Lo, k.Hi, x.S.Precision)
+			break
 		}
 		mid := roundRate(math.Sqrt(k.Lo * k.Hi))
 		if mid <= k.Lo || mid >= k.Hi {
@@ -323,6 +338,9 @@ func (x *Searcher) Find(ctx context.Context, slo SLO, start float64) (Knee, erro
 	}
 	if err := x.rounds(ctx, &k); err != nil {
 		return k, err
+	}
+	if k.Note != "" {
+		k.Status = StatusUnconverged
 	}
 	x.limit(&k, last)
 	return k, nil
@@ -365,10 +383,12 @@ func (x *Searcher) belowStart(k Knee, st Step) Knee {
 // bracket.
 func (x *Searcher) rounds(ctx context.Context, k *Knee) error {
 	var pairs [][2]int
+	c := math.Sqrt(k.Lo * k.Hi)
+	r1, r2 := min(k.Lo, roundRate(c/(1+RoundSpread))), max(k.Hi, roundRate(c*(1+RoundSpread)))
 	for r := range x.S.Rounds {
-		rates := []float64{k.Lo, k.Hi}
+		rates := []float64{r1, r2}
 		if r%2 == 1 {
-			rates = []float64{k.Hi, k.Lo}
+			rates = []float64{r2, r1}
 		}
 		var ids [2]int
 		for i, rate := range rates {
@@ -383,7 +403,7 @@ func (x *Searcher) rounds(ctx context.Context, k *Knee) error {
 		}
 		pairs = append(pairs, ids)
 	}
-	slope := x.slope(k.SLO, k.Lo, k.Hi)
+	slope := x.slope(k.SLO, r1, r2)
 	for _, ids := range pairs {
 		c, clamped := crossing(x.Runs[ids[0]], x.Runs[ids[1]], k.SLO, float64(x.S.Accuracy), slope)
 		k.Rounds = append(k.Rounds, Round{LoRun: ids[0], HiRun: ids[1], Crossing: c, Clamped: clamped})
@@ -403,39 +423,73 @@ func (x *Searcher) rounds(ctx context.Context, k *Knee) error {
 	return nil
 }
 
-// Near is how far from the bracket the runs lie that give the margin's slope,
-// and how far a round's crossing may lie from it.
+// Near is how far from the round's rates the runs lie that give the margin's
+// slope when the rounds' own runs give none, and how far from them a round's
+// crossing may lie.
 const Near = 1.25
 
+// RoundSpread places the rounds' two rates around the bracket's centre (and
+// never inside the bracket): ±5 %, so that a round's two runs straddle the
+// knee and the margin's slope between them stands out of the runs' noise
+// (between rates 2 % apart a 1 s window's p99 noise swamps it).
+const RoundSpread = 0.05
+
 // margin is how far o lies inside slo (negative: outside), by its tightest
-// criterion: p99 as log(budget/p99), the achieved rate as its log share of
-// the offer over the accuracy, errors as the budget's share minus the failed
-// share. A run without figures is -1.
+// criterion, each scaled so that 0 is its limit and 1 is comfortably inside,
+// and near linear in the rate at the knee: p99 as budget/p99 - 1 (a queue's
+// latency grows as 1/(1-utilisation), so its inverse falls linearly with the
+// rate), the rate held as the sustained rate's miss against the accuracy
+// (1 - |sustained/offer - 1| / accuracy), errors as 1 - failed share / the
+// budget's (with a budget of 0, any failure is -1). A run without figures
+// is -1.
 func margin(o Obs, slo SLO, acc float64) float64 {
 	if o.Error != "" || o.Calls == 0 {
 		return -1
 	}
-	p := math.Log(float64(slo.P99.D().Microseconds()) / math.Max(o.P99Us, 1))
-	r := math.Log(math.Max(o.Sustained(), 1e-9)/o.Offered) - math.Log(1-acc)
-	e := float64(slo.Errors) - o.ErrorShare()
+	p := float64(slo.P99.D().Microseconds())/math.Max(o.P99Us, 1) - 1
+	r := 1 - math.Abs(o.Sustained()/o.Offered-1)/acc
+	e := 1.0
+	switch {
+	case slo.Errors > 0:
+		e = 1 - o.ErrorShare()/float64(slo.Errors)
+	case o.Failed > 0:
+		e = -1
+	}
 	return min(p, r, e)
 }
 
-// slope is the margin's least-squares slope against log rate over every run
-// within Near of the bracket [lo, hi] (NaN: fewer than two rates, or a margin
-// that does not fall with the rate).
+// slope is how the margin falls with the rate at the bracket [lo, hi]: the
+// difference of the mean margins of every run at hi and at lo (the steps' and
+// the rounds') over the bracket's width. The hockey stick bends, so the
+// bracket's own runs say it best; when their means do not fall (noise, a
+// bracket of equal rates), the least-squares slope of every run within Near
+// of the bracket. NaN: neither falls.
 func (x *Searcher) slope(slo SLO, lo, hi float64) float64 {
+	acc := float64(x.S.Accuracy)
+	var ml, mh []float64
 	var xs, ys []float64
-	rates := map[float64]bool{}
 	for _, o := range x.Runs {
-		if o.Offered < lo/Near || o.Offered > hi*Near || o.Error != "" {
+		if o.Error != "" {
 			continue
 		}
-		xs = append(xs, math.Log(o.Offered))
-		ys = append(ys, margin(o, slo, float64(x.S.Accuracy)))
-		rates[o.Offered] = true
+		m := margin(o, slo, acc)
+		switch o.Offered {
+		case lo:
+			ml = append(ml, m)
+		case hi:
+			mh = append(mh, m)
+		}
+		if o.Offered >= lo/Near && o.Offered <= hi*Near {
+			xs = append(xs, o.Offered)
+			ys = append(ys, m)
+		}
 	}
-	if len(rates) < 2 {
+	if hi > lo && len(ml) > 0 && len(mh) > 0 {
+		if d := (stats.Mean(mh) - stats.Mean(ml)) / (hi - lo); d < 0 {
+			return d
+		}
+	}
+	if len(xs) < 2 {
 		return math.NaN()
 	}
 	mx, my := stats.Mean(xs), stats.Mean(ys)
@@ -451,15 +505,18 @@ func (x *Searcher) slope(slo SLO, lo, hi float64) float64 {
 }
 
 // crossing is the rate at which the SLO's margin crosses zero, from one
-// round's two runs (lo at the lower rate, hi at the higher): the round's mean
-// margin carried to zero along slope (the margin's slope against log rate
-// over the runs near the bracket; without one, the line through the two
-// runs). A crossing past Near of the two rates is held there (clamped).
+// round's two runs (lo at the lower rate, hi at the higher): interpolated
+// between them when they straddle it, else the round's mean margin carried
+// to zero along slope (the margin's fall per call/s over the rounds; without
+// one, the line through the two runs). A crossing past Near of the two rates
+// is held there (clamped).
 func crossing(lo, hi Obs, slo SLO, acc, slope float64) (float64, bool) {
-	xl, xh := math.Log(lo.Offered), math.Log(hi.Offered)
+	xl, xh := lo.Offered, hi.Offered
 	ml, mh := margin(lo, slo, acc), margin(hi, slo, acc)
 	var x float64
 	switch {
+	case ml >= 0 && mh < 0 && xh > xl:
+		x = xl + (xh-xl)*ml/(ml-mh)
 	case !math.IsNaN(slope) && slope < 0:
 		x = (xl+xh)/2 - (ml+mh)/2/slope
 	case ml > mh && xh > xl:
@@ -469,14 +526,13 @@ func crossing(lo, hi Obs, slo SLO, acc, slope float64) (float64, bool) {
 	default:
 		x = math.Inf(-1)
 	}
-	lim := math.Log(Near)
 	switch {
-	case x > xh+lim:
-		return math.Exp(xh + lim), true
-	case x < xl-lim:
-		return math.Exp(xl - lim), true
+	case x > xh*Near:
+		return xh * Near, true
+	case x < xl/Near:
+		return xl / Near, true
 	}
-	return math.Exp(x), false
+	return x, false
 }
 
 // limit names what gave at the knee from the step that breached just above it:
