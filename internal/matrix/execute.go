@@ -12,8 +12,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/progress"
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/worker"
 
 	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
@@ -78,13 +80,13 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 		verified[v.Pair] = v
 	}
 	e := &executor{o: o, run: run, verified: verified, partial: partial,
-		prog: newProgress(o.Progress, todo, run.Spec.RoundsFor, partial)}
+		prog: progress.New(o.Progress, todo, run.Spec.RoundsFor, kept(partial))}
 	e.pl = engines{e}
 	defer o.Runner.Close()
 	if o.placed != nil {
 		e.pl = o.placed(e)
 	} else if len(todo) > 0 {
-		stop, err := e.place(ctx, todo)
+		stop, err := e.setUpPlacement(ctx, todo)
 		if err != nil {
 			return nil, err
 		}
@@ -121,12 +123,21 @@ func Execute(ctx context.Context, o Options) (*results.Run, error) {
 			return nil, err
 		}
 	}
-	e.prog.finish()
+	e.prog.Finish()
 	run.Finished = time.Now().UTC()
 	if err := results.WriteJSON(filepath.Join(o.Dir, results.RunFile), run); err != nil {
 		return nil, err
 	}
 	return results.LoadRun(o.Dir)
+}
+
+// kept is how many repeats each resumed cell kept.
+func kept(partial map[string]results.CellResult) map[string]int {
+	n := map[string]int{}
+	for name, c := range partial {
+		n[name] = len(c.Repeats)
+	}
+	return n
 }
 
 // openRun creates the run directory and its run.json, or reads them back on Resume.
@@ -179,10 +190,10 @@ func newSeed(spec int64) int64 {
 	return time.Now().UnixNano()&(1<<62-1) | 1
 }
 
-// place sets up the spec's placement for the cells to run: a swarm
+// setUpPlacement sets up the spec's placement for the cells to run: a swarm
 // (Spec.Cluster), one engine per host (Spec.Hosts), or the run's one engine.
 // stop undoes what it set up.
-func (e *executor) place(ctx context.Context, todo []plan.Cell) (stop func(), err error) {
+func (e *executor) setUpPlacement(ctx context.Context, todo []plan.Cell) (stop func(), err error) {
 	switch {
 	case e.run.Spec.Cluster != nil:
 		sw, err := e.joinSwarm(ctx, todo)
@@ -208,7 +219,7 @@ type executor struct {
 	run      *results.Run
 	verified map[string]results.Verify
 	partial  map[string]results.CellResult
-	prog     *progress
+	prog     *progress.Progress
 	// hosts is a multi-host run's placement (nil: one engine); link the link
 	// the current cells run over.
 	hosts *hostEngines
@@ -322,7 +333,7 @@ type groupRun struct {
 // startGroup starts the group's server and its run path; a server that does not
 // start fails every cell of the group and ends it.
 func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
-	e.prog.note("starting " + g.key)
+	e.prog.Note("starting " + g.key)
 	srv, err := e.pl.startServer(ctx, g.key, g.cells)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -330,7 +341,7 @@ func (e *executor) startGroup(ctx context.Context, g *groupRun) error {
 		}
 		g.over = true
 		for _, c := range g.cells {
-			e.prog.skip(c)
+			e.prog.Skip(c)
 			if err := e.record(e.failed(c, "server "+g.key+" did not start: "+runner.OneLine(err.Error()))); err != nil {
 				return err
 			}
@@ -362,10 +373,10 @@ func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
 // when the spec keeps workers.
 func (e *executor) newRunPath() *RunPath {
 	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
-		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.note}
+		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.Note}
 	e.linkWatch(b)
 	if *e.run.Spec.Worker {
-		b.Workers = newWorkerPool()
+		b.Workers = worker.NewPool()
 	}
 	if len(e.certs) > 0 {
 		b.Mounts = []string{tlsDir(e.o.Dir)}
@@ -387,7 +398,7 @@ func (e *executor) primeGroup(ctx context.Context, g *groupRun) error {
 func (e *executor) admitCells(_ context.Context, g *groupRun) error {
 	for _, c := range g.cells {
 		if v, ok := e.verified[c.Pair()]; ok && v.Status != results.StatusOK {
-			e.prog.skip(c)
+			e.prog.Skip(c)
 			if err := e.record(e.failed(c, "verify failed, not timed: "+v.Error)); err != nil {
 				return err
 			}
@@ -428,7 +439,7 @@ func (e *executor) rounds(ctx context.Context, g *groupRun) error {
 // workers in place of the last fork's (the same pool), primed as the first were, so the next
 // rounds see another JVM start's steady state.
 func (e *executor) fork(ctx context.Context, g *groupRun, f int) error {
-	e.prog.note(fmt.Sprintf("fork %d of %s: a fresh server and fresh workers", f, g.key))
+	e.prog.Note(fmt.Sprintf("fork %d of %s: a fresh server and fresh workers", f, g.key))
 	e.stopServer(g.srv)
 	// The pool's workers stop; the next ones count on from them (their ids
 	// stay unique, so no repeat of the new fork is taken for a warm one).
@@ -440,7 +451,7 @@ func (e *executor) fork(ctx context.Context, g *groupRun, f int) error {
 			return ctx.Err()
 		}
 		// timeOne records the repeats that cannot run, with the reason.
-		e.prog.note(fmt.Sprintf("fork %d of %s: the server did not start: %s", f, g.key, runner.OneLine(err.Error())))
+		e.prog.Note(fmt.Sprintf("fork %d of %s: the server did not start: %s", f, g.key, runner.OneLine(err.Error())))
 		g.srv = nil
 		return nil
 	}
@@ -488,14 +499,14 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 	if g.srv != nil {
 		if err := g.srv.Alive(ctx); err != nil {
 			restarted = fmt.Sprintf("%s stopped answering (%s) and was restarted before this repeat", key, runner.OneLine(err.Error()))
-			e.prog.note(key + " stopped answering (" + runner.OneLine(err.Error()) + "): restarting it")
+			e.prog.Note(key + " stopped answering (" + runner.OneLine(err.Error()) + "): restarting it")
 			e.stopServer(g.srv)
 			if g.srv, err = e.pl.startServer(ctx, key, g.cells); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				g.srv = nil
-				e.prog.note(key + " could not be restarted: " + runner.OneLine(err.Error()))
+				e.prog.Note(key + " could not be restarted: " + runner.OneLine(err.Error()))
 			}
 		}
 	}
@@ -504,13 +515,13 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 	if srv == nil {
 		rep = results.Repeat{Index: r, Fork: e.run.Spec.ForkOf(st.c, r), Error: "server " + key + " could not be restarted"}
 		if !added {
-			e.prog.skipRest(st.c, 1)
+			e.prog.SkipRest(st.c, 1)
 		}
 	} else {
 		if added {
-			e.prog.add(st.c)
+			e.prog.Add(st.c)
 		}
-		e.prog.start(st.c, r)
+		e.prog.Start(st.c, r)
 		t0 := time.Now()
 		// A later repeat in the worker that timed the previous one starts warm.
 		warm := false
@@ -527,7 +538,7 @@ func (e *executor) timeOne(ctx context.Context, g *groupRun, st *cellState, r in
 		}
 		rep.Index = r
 		rep.Fork = e.run.Spec.ForkOf(st.c, r)
-		e.prog.done(st.c, time.Since(t0))
+		e.prog.Done(st.c, time.Since(t0))
 		e.timed += time.Since(t0)
 		e.timedRuns++
 		if restarted != "" {
@@ -556,7 +567,7 @@ func (e *executor) addRepeat(st *cellState, rep results.Repeat, r int, added, no
 	case st.final || r == e.run.Spec.RoundsFor(st.c):
 		st.done = true
 		if !added {
-			e.prog.skipRest(st.c, e.run.Spec.RoundsFor(st.c)-len(st.res.Repeats))
+			e.prog.SkipRest(st.c, e.run.Spec.RoundsFor(st.c)-len(st.res.Repeats))
 		}
 		st.res.Finish()
 	default:
@@ -621,7 +632,7 @@ func (e *executor) record(c results.CellResult) error {
 		return err
 	}
 	if c.Status == results.StatusFailed {
-		e.prog.note(c.Name + " failed: " + c.Error)
+		e.prog.Note(c.Name + " failed: " + c.Error)
 	}
 	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/runner"
 	"github.com/rpcbed/rpcbed/internal/swarm"
+	"github.com/rpcbed/rpcbed/internal/worker"
 )
 
 // clockPings is how many pings the ready step measures each task's clock with.
@@ -35,13 +36,13 @@ type gang struct {
 // gangTask is one task of a gang: its connection, its worker, and where it runs.
 type gangTask struct {
 	tc  *swarm.TaskConn
-	p   *workerProc
+	p   *worker.Proc
 	rec results.TaskRecord // Task, Node, NodeAddr and Clock
 }
 
 // taskRun is one task's part of one client run: its share and what it returned.
 type taskRun struct {
-	p     *workerProc
+	p     *worker.Proc
 	share plan.Share
 	rec   results.TaskRecord
 	res   runner.Result
@@ -69,11 +70,11 @@ func (gng *gang) runs(shares []plan.Share) []*taskRun {
 // alive says every task's worker still answers.
 func (gng *gang) alive() bool {
 	for _, t := range gng.tasks {
-		if t.p == nil || t.p.dead != nil {
+		if t.p == nil || t.p.Dead() != nil {
 			return false
 		}
 		select {
-		case <-t.p.w.Done():
+		case <-t.p.Done():
 			return false
 		default:
 		}
@@ -131,7 +132,7 @@ func (sp *swarmPlace) gangFor(ctx context.Context, g *groupRun, c plan.Cell) (gn
 // and prime steps saw its first).
 func (sp *swarmPlace) ready(ctx context.Context, g *groupRun, gng *gang, c plan.Cell) error {
 	e := sp.e
-	e.prog.note(fmt.Sprintf("%s: a gang formed again: verify and prime it", gng.id))
+	e.prog.Note(fmt.Sprintf("%s: a gang formed again: verify and prime it", gng.id))
 	outs, err := sp.untimedOn(ctx, g, gng, untimedRun{name: "verify-" + c.Pair() + "-" + gng.svc, c: c, l: plan.Load{N: 1, Conns: 1}, verify: true, timeout: 90 * time.Second})
 	if err != nil {
 		return err
@@ -177,7 +178,7 @@ func (sp *swarmPlace) form(ctx context.Context, g *groupRun, key, client string,
 		return nil, err
 	}
 	gng := &gang{id: fmt.Sprintf("%s#%d", key, sp.formed[key]+1), svc: svc, raw: filepath.Join(results.RawDir, name+"-tasks.txt")}
-	e.prog.note(fmt.Sprintf("%s: %d tasks of %s", gng.id, n, client))
+	e.prog.Note(fmt.Sprintf("%s: %d tasks of %s", gng.id, n, client))
 	timeout := 120 * time.Second
 	if d := e.run.Spec.Cluster.ReadyTimeout.D(); d > 0 {
 		timeout = d
@@ -204,7 +205,7 @@ func (sp *swarmPlace) form(ctx context.Context, g *groupRun, key, client string,
 			err = t.tc.Start()
 		}
 		if err == nil {
-			t.p, err = attachWorker(ctx, key+"@"+t.rec.NodeAddr, t.tc)
+			t.p, err = worker.Attach(ctx, key+"@"+t.rec.NodeAddr, t.tc)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: ready step: %s", nodeName(nodes, t.rec.Node), runner.OneLine(err.Error())))
@@ -227,7 +228,7 @@ func (sp *swarmPlace) form(ctx context.Context, g *groupRun, key, client string,
 func (sp *swarmPlace) endGang(g *groupRun, gng *gang) {
 	for _, t := range gng.tasks {
 		if t.p != nil {
-			t.p.stop()
+			t.p.Stop()
 		} else {
 			t.tc.Close()
 		}
@@ -273,7 +274,7 @@ func (sp *swarmPlace) completeTasks(g *groupRun, gng *gang, ts []swarm.Task, not
 		}
 		if changed {
 			if err := sp.e.record(st.res); err != nil {
-				sp.e.prog.note("recording " + st.res.Name + ": " + runner.OneLine(err.Error()))
+				sp.e.prog.Note("recording " + st.res.Name + ": " + runner.OneLine(err.Error()))
 			}
 		}
 	}
@@ -290,7 +291,7 @@ func newToken() string {
 // node is taken off every later run.
 func (sp *swarmPlace) lostIfDead(t *taskRun, during string, err error) string {
 	who := nodeName(sp.e.run.Cluster.Nodes, t.rec.Node)
-	if err != nil && errors.Is(err, errWorker) {
+	if err != nil && errors.Is(err, worker.ErrDied) {
 		sp.lost[t.rec.Node] = fmt.Sprintf("its task's connection ended during %s", during)
 		return who + " lost (its task's connection ended mid-run)"
 	}

@@ -91,7 +91,7 @@ func (e *executor) makeLink(ctx context.Context, l plan.Link) (results.LinkCheck
 		}
 		applied.Delay = plan.Duration(next)
 		applied.Jitter = min(applied.Jitter, applied.Delay)
-		e.prog.note(fmt.Sprintf("link %s: round trip added %.0f µs against %.0f asked: one-way delay %v next", l.Label(), p.AddedRTTUs, p.AskedRTTUs, next))
+		e.prog.Note(fmt.Sprintf("link %s: round trip added %.0f µs against %.0f asked: one-way delay %v next", l.Label(), p.AddedRTTUs, p.AskedRTTUs, next))
 	}
 	p.Refused = refusal(p, l, e.baseRTTUs)
 	return p, nil
@@ -197,10 +197,10 @@ func (e *executor) leaveLink(ctx context.Context) {
 		return
 	}
 	if p.Drift != "" {
-		e.prog.note("link " + p.Link + ": " + p.Drift)
+		e.prog.Note("link " + p.Link + ": " + p.Drift)
 	}
 	if err := e.saveLinkCheck(p); err != nil {
-		e.prog.note("link " + p.Link + ": " + err.Error())
+		e.prog.Note("link " + p.Link + ": " + err.Error())
 	}
 }
 

@@ -177,7 +177,7 @@ func serverRole(key string) string {
 // engines.
 func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
 	s := &e.run.Spec
-	pl, err := connectHosts(ctx, s, e.o.Runner, e.o.Programs, e.prog.note)
+	pl, err := connectHosts(ctx, s, e.o.Runner, e.o.Programs, e.prog.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (e *executor) enterLink(ctx context.Context, label string) (string, error) 
 			l = x
 		}
 	}
-	e.prog.note("link " + label + ": setting up")
+	e.prog.Note("link " + label + ": setting up")
 	e.linkSet = true
 	e.link = l
 	p, err := e.makeLink(ctx, l)
@@ -267,9 +267,9 @@ func (e *executor) enterLink(ctx context.Context, label string) (string, error) 
 	e.linkRefused = p.Refused
 	e.linkCounts, _ = e.shaper.Counts(ctx)
 	if p.Error != "" {
-		e.prog.note("link " + label + ": check: " + p.Error)
+		e.prog.Note("link " + label + ": check: " + p.Error)
 	} else {
-		e.prog.note("link " + label + ": " + p.Summary())
+		e.prog.Note("link " + label + ": " + p.Summary())
 	}
 	if err := e.saveLinkCheck(p); err != nil {
 		return "", err

@@ -1,27 +1,26 @@
 package matrix
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/worker"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/probe"
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/sample"
 )
 
 // RunPath is the one run path `rpcbed matrix` and `rpcbed reproduce` share: it runs
@@ -38,7 +37,7 @@ type RunPath struct {
 	// invariant's cores).
 	ClientResources, ServerResources plan.Resources
 	// Workers keeps the client workers; nil runs every job as one process.
-	Workers *workerPool
+	Workers *worker.Pool
 	// noWorker lists the clients whose build has no worker mode (learnt at the
 	// first try): they run one process per run from then on.
 	mu       sync.Mutex
@@ -85,12 +84,7 @@ type Job struct {
 // error; everything else is recorded in the Repeat.
 func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
 	rep := results.Repeat{Raw: j.Raw}
-	var smp *sampler
-	if srv != nil && j.Proto != "" {
-		smp = startSamplerLink(ctx, srv, j.Proto, j.Call, b.LinkCPU)
-	} else {
-		smp = startSamplerLink(ctx, nil, "", "", b.LinkCPU)
-	}
+	smp := sample.Start(ctx, srv.reader(j.Proto, j.Call), b.LinkCPU)
 	var pc, ps [2]float64
 	if !b.NoProbe {
 		pc[0], ps[0] = b.probeSides()
@@ -98,7 +92,7 @@ func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.
 	runStart := time.Now()
 	res, runErr := b.run(ctx, &rep, j)
 	runEnd := time.Now()
-	samples, machine := smp.stop(ctx)
+	samples, machine := smp.Stop(ctx)
 	if !b.NoProbe {
 		pc[1], ps[1] = b.probeSides()
 		rep.Probe = &results.Probe{ClientUs: pc, ServerUs: ps}
@@ -141,7 +135,7 @@ func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.
 // measured window: the client's own (its report's), else the run's as the
 // driver saw it; processCPU is the runner's CPU for the client's whole run (ab
 // reports none of its own). The notes say what could not be measured.
-func (b *RunPath) window(srv *ServerProc, j Job, r *report.Report, processCPU float64, runStart, runEnd time.Time, samples []serverSample, machine machineSeries) (*results.Window, []string) {
+func (b *RunPath) window(srv *ServerProc, j Job, r *report.Report, processCPU float64, runStart, runEnd time.Time, samples []sample.Server, machine sample.Machines) (*results.Window, []string) {
 	var notes []string
 	w := &results.Window{Source: "report"}
 	x := r.Rpcbed
@@ -177,22 +171,22 @@ func (b *RunPath) window(srv *ServerProc, j Job, r *report.Report, processCPU fl
 // overWindow fills in w's server and machine figures over [w.StartUnix,
 // w.EndUnix] from the samples taken while the client ran, and each side's busy
 // cores; the error says why the server's CPU and calls are unknown.
-func overWindow(w *results.Window, samples []serverSample, machine machineSeries) error {
-	cpu, calls, serr := interpolate(samples, w.StartUnix, w.EndUnix)
+func overWindow(w *results.Window, samples []sample.Server, machine sample.Machines) error {
+	cpu, calls, serr := sample.Interpolate(samples, w.StartUnix, w.EndUnix)
 	if serr == nil {
 		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, int64(math.Round(calls)), true
 		w.ServerCallsInterpolated = calls
 	}
-	if ms, ok := jitOver(samples, w.StartUnix, w.EndUnix); ok {
+	if ms, ok := sample.JITOver(samples, w.StartUnix, w.EndUnix); ok {
 		w.ServerJITMs = &ms
 	}
 	w.Samples = len(samples)
-	if st, err := machine.over(w.StartUnix, w.EndUnix); err == nil && w.Seconds > 0 {
+	if st, err := machine.Over(w.StartUnix, w.EndUnix); err == nil && w.Seconds > 0 {
 		w.MachineKnown = true
-		w.MachineBusy, w.StealCores = st.busy/w.Seconds, st.steal/w.Seconds
-		w.OutsideCores = math.Max(0, (st.busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
-		if st.linkOK {
-			w.LinkKnown, w.LinkCPUS, w.LinkBusy = true, st.link, st.link/w.Seconds
+		w.MachineBusy, w.StealCores = st.Busy/w.Seconds, st.Steal/w.Seconds
+		w.OutsideCores = math.Max(0, (st.Busy-w.ClientCPUS-w.ServerCPUS)/w.Seconds)
+		if st.LinkOK {
+			w.LinkKnown, w.LinkCPUS, w.LinkBusy = true, st.Link, st.Link/w.Seconds
 		}
 	}
 	if w.Seconds > 0 {
@@ -224,25 +218,25 @@ func (b *RunPath) run(ctx context.Context, rep *results.Repeat, j Job) (runner.R
 			CPUs: b.ClientResources.CPUs, CPUSet: b.ClientResources.CPUSet, MemoryMB: b.ClientResources.MemoryMB,
 			Mounts: b.Mounts,
 		}
-		p, err := b.Workers.get(ctx, ws, j.Client, j.Client+"-"+j.Proto, wspec)
+		p, err := b.Workers.Get(ctx, ws, j.Client, j.Client+"-"+j.Proto, wspec)
 		switch {
 		case ctx.Err() != nil:
 			return runner.Result{}, ctx.Err()
-		case err != nil && b.Workers.startedOnce(j.Client):
+		case err != nil && b.Workers.StartedOnce(j.Client):
 			// It worked before: this is a failure, not a missing feature.
 			return runner.Result{ExitCode: -1, Stderr: []byte(err.Error())}, err
 		case err != nil:
 			b.fallBack(j.Client, err)
 		default:
 			rep.Worker = true
-			rep.WorkerID = p.id
+			rep.WorkerID = p.ID()
 			id := strings.Map(func(r rune) rune {
 				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
 					return r
 				}
 				return '-'
 			}, j.Name)
-			return p.run(ctx, id, b.Programs.ClientFlags(j.Client, j.Args...), j.Timeout)
+			return p.Run(ctx, id, b.Programs.ClientFlags(j.Client, j.Args...), j.Timeout)
 		}
 	}
 	return rr.Run(ctx, spec)
@@ -365,234 +359,6 @@ func writeRaw(name string, stdout, stderr []byte) error {
 	return nil
 }
 
-// ---- sampling ------------------------------------------------------------------
-
-// sampleEvery is the sampling period of the server's /stats and /proc/stat.
-const sampleEvery = 100 * time.Millisecond
-
-// serverSample is one read of the server's counters.
-type serverSample struct {
-	T     float64 // Unix seconds: the server's time_unix_s, else the driver's clock
-	CPU   float64 // seconds, user + system
-	Calls int64   // proto x call requests
-	JITMs float64 // the server's accumulated JIT compile time (ms), -1 when it reports none
-}
-
-// machineSample is one read of /proc/stat's first line, in seconds summed over
-// every CPU.
-type machineSample struct {
-	T                 float64
-	busy, idle, steal float64
-	// link is the link's delayers' CPU seconds so far (linkOK: read).
-	link   float64
-	linkOK bool
-}
-
-type machineSeries []machineSample
-
-type machineDelta struct {
-	busy, steal float64
-	link        float64
-	linkOK      bool
-}
-
-// over is the machine's busy and steal CPU seconds between t0 and t1.
-func (s machineSeries) over(t0, t1 float64) (machineDelta, error) {
-	at := func(t float64) (busy, steal float64, err error) {
-		i, f, err := bracket(len(s), func(k int) float64 { return s[k].T }, t)
-		if err != nil {
-			return 0, 0, err
-		}
-		a, b := s[i], s[min(i+1, len(s)-1)]
-		return a.busy + f*(b.busy-a.busy), a.steal + f*(b.steal-a.steal), nil
-	}
-	b0, s0, err := at(t0)
-	if err != nil {
-		return machineDelta{}, err
-	}
-	b1, s1, err := at(t1)
-	if err != nil {
-		return machineDelta{}, err
-	}
-	d := machineDelta{busy: b1 - b0, steal: s1 - s0}
-	i0, f0, _ := bracket(len(s), func(k int) float64 { return s[k].T }, t0)
-	i1, f1, _ := bracket(len(s), func(k int) float64 { return s[k].T }, t1)
-	a0, a1 := s[i0], s[min(i0+1, len(s)-1)]
-	z0, z1 := s[i1], s[min(i1+1, len(s)-1)]
-	if a0.linkOK && a1.linkOK && z0.linkOK && z1.linkOK {
-		d.link = (z0.link + f1*(z1.link-z0.link)) - (a0.link + f0*(a1.link-a0.link))
-		d.linkOK = true
-	}
-	return d, nil
-}
-
-// bracket finds k with T(k) <= t <= T(k+1) and the fraction of the way t lies
-// between them; t must lie within the series.
-func bracket(n int, T func(int) float64, t float64) (int, float64, error) {
-	if n < 2 {
-		return 0, 0, fmt.Errorf("%d samples", n)
-	}
-	if t < T(0) || t > T(n-1) {
-		return 0, 0, fmt.Errorf("time %.6f outside the samples [%.6f, %.6f]", t, T(0), T(n-1))
-	}
-	for k := 0; k+1 < n; k++ {
-		if t <= T(k+1) {
-			d := T(k+1) - T(k)
-			if d <= 0 {
-				return k, 0, nil
-			}
-			return k, (t - T(k)) / d, nil
-		}
-	}
-	return n - 2, 1, nil
-}
-
-// interpolate is the server's CPU and calls between t0 and t1, each series
-// linearly interpolated at both ends (calls unrounded: a fraction of a call
-// where a window's end falls between two samples).
-func interpolate(s []serverSample, t0, t1 float64) (cpu float64, calls float64, err error) {
-	c0, n0, err := sampleAt(s, t0)
-	if err != nil {
-		return 0, 0, err
-	}
-	c1, n1, err := sampleAt(s, t1)
-	if err != nil {
-		return 0, 0, err
-	}
-	return c1.CPU - c0.CPU, n1 - n0, nil
-}
-
-// sampleAt is the series linearly interpolated at t: the bracketing samples' CPU
-// and JIT time in a serverSample, and the calls as a float.
-func sampleAt(s []serverSample, t float64) (serverSample, float64, error) {
-	i, f, err := bracket(len(s), func(k int) float64 { return s[k].T }, t)
-	if err != nil {
-		return serverSample{}, 0, err
-	}
-	a, b := s[i], s[min(i+1, len(s)-1)]
-	v := serverSample{T: t, CPU: a.CPU + f*(b.CPU-a.CPU), JITMs: -1}
-	if a.JITMs >= 0 && b.JITMs >= 0 {
-		v.JITMs = a.JITMs + f*(b.JITMs-a.JITMs)
-	}
-	return v, float64(a.Calls) + f*float64(b.Calls-a.Calls), nil
-}
-
-// jitOver is a JVM server's JIT compile time (ms) between t0 and t1, interpolated
-// as interpolate does; ok is false when the server reports none.
-func jitOver(s []serverSample, t0, t1 float64) (ms float64, ok bool) {
-	j0, _, err0 := sampleAt(s, t0)
-	j1, _, err1 := sampleAt(s, t1)
-	if err0 != nil || err1 != nil || j0.JITMs < 0 || j1.JITMs < 0 {
-		return 0, false
-	}
-	return math.Max(0, j1.JITMs-j0.JITMs), true
-}
-
-// sampler reads the server's /stats and /proc/stat every sampleEvery until stop.
-type sampler struct {
-	linkCPU     func() (time.Duration, bool)
-	srv         *ServerProc
-	proto, call string
-	stopc       chan struct{}
-	done        chan struct{}
-	samples     []serverSample
-	machine     machineSeries
-	lastErr     error
-}
-
-// startSampler takes the first samples before it returns, so the series starts
-// before the client does.
-func startSampler(ctx context.Context, srv *ServerProc, proto, call string) *sampler {
-	return startSamplerLink(ctx, srv, proto, call, nil)
-}
-
-// startSamplerLink is startSampler that also reads the link's delayers' CPU
-// (linkCPU, nil: none) with every machine sample.
-func startSamplerLink(ctx context.Context, srv *ServerProc, proto, call string, linkCPU func() (time.Duration, bool)) *sampler {
-	s := &sampler{srv: srv, proto: proto, call: call, linkCPU: linkCPU, stopc: make(chan struct{}), done: make(chan struct{})}
-	s.take(ctx)
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(sampleEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stopc:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.take(ctx)
-			}
-		}
-	}()
-	return s
-}
-
-func (s *sampler) take(ctx context.Context) {
-	if m, err := readProcStat(); err == nil {
-		if s.linkCPU != nil {
-			if d, ok := s.linkCPU(); ok {
-				m.link, m.linkOK = d.Seconds(), true
-			}
-		}
-		s.machine = append(s.machine, m)
-	}
-	if s.srv == nil || s.srv.StatsURL == "" {
-		return
-	}
-	if v, err := s.srv.sample(ctx, s.proto, s.call); err == nil {
-		s.samples = append(s.samples, v)
-	} else {
-		s.lastErr = err
-	}
-}
-
-// stop ends the sampling after one last sample and returns both series.
-func (s *sampler) stop(ctx context.Context) ([]serverSample, machineSeries) {
-	close(s.stopc)
-	<-s.done
-	s.take(ctx)
-	return s.samples, s.machine
-}
-
-// userHZ is the unit of /proc/stat (USER_HZ is 100 on Linux).
-const userHZ = 100
-
-// readProcStat reads the first ("cpu") line of /proc/stat.
-func readProcStat() (machineSample, error) {
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		return machineSample{}, err
-	}
-	defer f.Close()
-	t := unixSeconds(time.Now())
-	sc := bufio.NewScanner(f)
-	if !sc.Scan() {
-		return machineSample{}, errors.New("/proc/stat: empty")
-	}
-	return parseProcStat(sc.Text(), t)
-}
-
-// parseProcStat reads "cpu user nice system idle iowait irq softirq steal guest
-// guest_nice" (guest time is already inside user and nice).
-func parseProcStat(line string, t float64) (machineSample, error) {
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return machineSample{}, fmt.Errorf("/proc/stat: unexpected first line %q", line)
-	}
-	var v [8]float64
-	for i := range v {
-		x, err := strconv.ParseFloat(f[1+i], 64)
-		if err != nil {
-			return machineSample{}, fmt.Errorf("/proc/stat: %v", err)
-		}
-		v[i] = x / userHZ
-	}
-	user, nice, system, idle, iowait, irq, softirq, steal := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
-	return machineSample{T: t, busy: user + nice + system + irq + softirq, idle: idle + iowait, steal: steal}, nil
-}
-
 // statsDoc is the part of /stats (go-server's, the Java baselines') the driver reads.
 type statsDoc struct {
 	TimeUnixS  float64                                        `json:"time_unix_s"`
@@ -634,10 +400,19 @@ func (s *ServerProc) readStats(ctx context.Context) (statsDoc, float64, error) {
 	return st, mid, nil
 }
 
-func (s *ServerProc) sample(ctx context.Context, proto, call string) (serverSample, error) {
+// reader reads s's counters for proto x call as one sample; nil for no server
+// or one without /stats.
+func (s *ServerProc) reader(proto, call string) func(context.Context) (sample.Server, error) {
+	if s == nil || s.StatsURL == "" || proto == "" {
+		return nil
+	}
+	return func(ctx context.Context) (sample.Server, error) { return s.sample(ctx, proto, call) }
+}
+
+func (s *ServerProc) sample(ctx context.Context, proto, call string) (sample.Server, error) {
 	st, mid, err := s.readStats(ctx)
 	if err != nil {
-		return serverSample{}, err
+		return sample.Server{}, err
 	}
 	t := st.TimeUnixS
 	if t == 0 {
@@ -647,14 +422,14 @@ func (s *ServerProc) sample(ctx context.Context, proto, call string) (serverSamp
 	if st.JITCompileMs != nil {
 		jit = float64(*st.JITCompileMs)
 	}
-	return serverSample{T: t, CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests, JITMs: jit}, nil
+	return sample.Server{T: t, CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests, JITMs: jit}, nil
 }
 
 // KeepWorkers makes b run worker jobs (Job.Worker) through long-lived client
 // workers, one per client and protocol, as `rpcbed matrix` does; stop ends them.
 func (b *RunPath) KeepWorkers() (stop func()) {
-	b.Workers = newWorkerPool()
-	return b.Workers.close
+	b.Workers = worker.NewPool()
+	return b.Workers.Close
 }
 
 // probeSides times the probe on the client's and the server's core; 0 where it

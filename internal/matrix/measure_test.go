@@ -22,6 +22,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/sample"
 )
 
 // fakeWorkers is the fake runner with a worker mode: each worker is a goroutine
@@ -299,44 +300,13 @@ func TestInvariantFlagsABusySide(t *testing.T) {
 	}
 }
 
-func TestInterpolate(t *testing.T) {
-	s := []serverSample{{T: 10, CPU: 1, Calls: 100}, {T: 10.1, CPU: 1.05, Calls: 200}, {T: 10.3, CPU: 1.25, Calls: 200}}
-	for _, tc := range []struct {
-		name      string
-		t0, t1    float64
-		cpu       float64
-		calls     float64
-		errSubstr string
-	}{
-		{"whole series", 10, 10.3, 0.25, 100, ""},
-		{"inside one step", 10.05, 10.1, 0.025, 50, ""},
-		{"across steps", 10.05, 10.2, 0.125, 50, ""},
-		{"before the first sample", 9.9, 10.2, 0, 0, "outside the samples"},
-		{"after the last sample", 10.1, 10.4, 0, 0, "outside the samples"},
-	} {
-		cpu, calls, err := interpolate(s, tc.t0, tc.t1)
-		if tc.errSubstr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.errSubstr) {
-				t.Errorf("%s: got error %v; want %q", tc.name, err, tc.errSubstr)
-			}
-			continue
-		}
-		if err != nil || math.Abs(cpu-tc.cpu) > 1e-9 || math.Abs(calls-tc.calls) > 1e-9 {
-			t.Errorf("%s: got %v %v %v; want %v %v", tc.name, cpu, calls, err, tc.cpu, tc.calls)
-		}
-	}
-	if _, _, err := interpolate(s[:1], 10, 10); err == nil {
-		t.Error("one sample: got no error; want one")
-	}
-}
-
 // The server's CPU per call is the interpolated CPU over the interpolated
 // calls: a window holding 12.4 of a sampling period's 110 calls, on a server
 // spending 25 µs a call, reads 25 µs, not 25 x 12.4/12 = 25.8 (the rounded count).
 // TestExecuteRecordsFailedCells read 26 this way once under load, when a slow
 // machine stretched the fake client's run between two /stats samples.
 func TestServerCPUPerCallOverAFractionOfASample(t *testing.T) {
-	s := []serverSample{{T: 10, CPU: 0, Calls: 0}, {T: 11, CPU: 110 * 25e-6, Calls: 110}}
+	s := []sample.Server{{T: 10, CPU: 0, Calls: 0}, {T: 11, CPU: 110 * 25e-6, Calls: 110}}
 	for _, held := range []float64{0.6, 12.4, 25.4, 110} {
 		w := &results.Window{Source: "report", StartUnix: 10, EndUnix: 10 + held/110, Seconds: held / 110}
 		if err := overWindow(w, s, nil); err != nil {
@@ -347,49 +317,6 @@ func TestServerCPUPerCallOverAFractionOfASample(t *testing.T) {
 			t.Errorf("%v calls in the window: got %d calls, %v µs/call, %v calls per CPU-s; want %v, 25, 40000",
 				held, w.ServerCalls, m.ServerCPUUs, m.ServerCallsPerCPUS, math.Round(held))
 		}
-	}
-}
-
-func TestParseProcStat(t *testing.T) {
-	m, err := parseProcStat("cpu  1000 50 300 8000 100 20 30 40 0 0", 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.busy != 14 || m.idle != 81 || m.steal != 0.4 || m.T != 5 {
-		t.Errorf("got %+v; want busy 14 s, idle 81 s, steal 0.4 s", m)
-	}
-	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 x 4 5 6 7 8"} {
-		if _, err := parseProcStat(bad, 0); err == nil {
-			t.Errorf("%q: got no error; want one", bad)
-		}
-	}
-	live, err := readProcStat()
-	if err != nil || live.busy+live.idle <= 0 {
-		t.Errorf("this machine's /proc/stat: got %+v, %v", live, err)
-	}
-}
-
-// jitOver interpolates a JVM server's compile time over the window; a series
-// without one (go-server) has none.
-func TestJITOver(t *testing.T) {
-	s := []serverSample{{T: 10, JITMs: 100}, {T: 11, JITMs: 300}, {T: 12, JITMs: 300}}
-	for _, tc := range []struct {
-		t0, t1 float64
-		want   float64
-		ok     bool
-	}{
-		{10, 12, 200, true},
-		{10.5, 11.5, 100, true},
-		{11, 12, 0, true},
-		{9, 12, 0, false}, // starts before the samples
-	} {
-		got, ok := jitOver(s, tc.t0, tc.t1)
-		if ok != tc.ok || math.Abs(got-tc.want) > 1e-9 {
-			t.Errorf("jitOver(%v, %v) = %v, %v; want %v, %v", tc.t0, tc.t1, got, ok, tc.want, tc.ok)
-		}
-	}
-	if _, ok := jitOver([]serverSample{{T: 10, JITMs: -1}, {T: 11, JITMs: -1}}, 10, 11); ok {
-		t.Error("jitOver on a server without a JIT: ok")
 	}
 }
 

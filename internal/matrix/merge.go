@@ -8,6 +8,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/sample"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
@@ -16,7 +17,7 @@ import (
 // windows on the driver's clock (the server's CPU and calls are read over it),
 // and the percentiles come from the tasks' merged latency histograms — never an
 // average of the tasks' percentiles.
-func (sp *swarmPlace) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, reports []*report.Report, samples []serverSample, machine machineSeries) {
+func (sp *swarmPlace) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, reports []*report.Report, samples []sample.Server, machine sample.Machines) {
 	e := sp.e
 	m := *reports[0]
 	x := *reports[0].Rpcbed

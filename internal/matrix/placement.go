@@ -94,7 +94,7 @@ func (p engines) timed(ctx context.Context, g *groupRun, st *cellState, r int, w
 }
 
 func (p engines) workerID(g *groupRun, c plan.Cell) string {
-	return g.runPath.Workers.current(c.Client + "-" + c.Protocol)
+	return g.runPath.Workers.Current(c.Client + "-" + c.Protocol)
 }
 
-func (p engines) endClients(g *groupRun) { g.runPath.Workers.close() }
+func (p engines) endClients(g *groupRun) { g.runPath.Workers.Close() }

@@ -49,14 +49,14 @@ func (e *executor) addRounds(ctx context.Context, g *groupRun) error {
 		slices.SortStableFunc(ws, func(a, b wide) int { return cmp.Compare(b.w, a.w) })
 		n := e.budgetFor(len(ws))
 		if n == 0 {
-			e.prog.note(fmt.Sprintf("precision: %d cells of %s wider than ±%.0f %%, no budget left for another round", len(ws), g.key, prec*100))
+			e.prog.Note(fmt.Sprintf("precision: %d cells of %s wider than ±%.0f %%, no budget left for another round", len(ws), g.key, prec*100))
 			return nil
 		}
 		var pick []*cellState
 		for _, w := range ws[:n] {
 			pick = append(pick, w.st)
 		}
-		e.prog.note(fmt.Sprintf("precision: round %d for the %d widest of %d cells of %s wider than ±%.0f %% (widest ±%.0f %%)",
+		e.prog.Note(fmt.Sprintf("precision: round %d for the %d widest of %d cells of %s wider than ±%.0f %% (widest ±%.0f %%)",
 			r, len(pick), len(ws), g.key, prec*100, ws[0].w*100))
 		if err := e.round(ctx, g, r, true, e.shuffle(g.group, r, pick)); err != nil {
 			return err

@@ -95,7 +95,7 @@ func (e *executor) primeWorker(ctx context.Context, g *groupRun, p *primeShapes)
 		j, err := e.primeRound(ctx, g, p, round, conc, d)
 		lastWall = time.Since(t0)
 		if err == nil && budget > 0 && (j.ClientKnown || j.ServerKnown) {
-			e.prog.note(fmt.Sprintf("prime %s round %d at c=%d: %s", p.worker, round, conc, j))
+			e.prog.Note(fmt.Sprintf("prime %s round %d at c=%d: %s", p.worker, round, conc, j))
 		}
 		return j, err
 	})
@@ -113,9 +113,9 @@ func (e *executor) primeWorker(ctx context.Context, g *groupRun, p *primeShapes)
 	switch {
 	case budget <= 0 || (!last.ClientKnown && !last.ServerKnown):
 	case atRest:
-		e.prog.note(fmt.Sprintf("prime %s: JIT at rest after %d rounds, %.1f s", p.worker, rounds, spent.Seconds()))
+		e.prog.Note(fmt.Sprintf("prime %s: JIT at rest after %d rounds, %.1f s", p.worker, rounds, spent.Seconds()))
 	default:
-		e.prog.note(fmt.Sprintf("prime %s: JIT not at rest after %d rounds, %.1f s (prime_max %v): its first repeats may show %s", p.worker, rounds, spent.Seconds(), budget, results.FlagJIT))
+		e.prog.Note(fmt.Sprintf("prime %s: JIT not at rest after %d rounds, %.1f s (prime_max %v): its first repeats may show %s", p.worker, rounds, spent.Seconds(), budget, results.FlagJIT))
 	}
 	return nil
 }
@@ -134,7 +134,7 @@ func (e *executor) primeRound(ctx context.Context, g *groupRun, p *primeShapes, 
 			name += "-r" + strconv.Itoa(round)
 		}
 		if round == 1 {
-			e.prog.note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
+			e.prog.Note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
 		}
 		l := plan.Load{Duration: d, Conns: c.Load.Conns}
 		outs, err := e.pl.untimed(ctx, g, untimedRun{name: name, c: c, l: l, timeout: runTimeout(l)})
@@ -224,7 +224,7 @@ func (e *executor) primeOutcome(name string, o taskOutcome) (jit, window float64
 		if o.where != "" {
 			where += " on " + o.where
 		}
-		e.prog.note("prime " + where + " failed (the timed repeats go on): " + runner.OneLine(err.Error()))
+		e.prog.Note("prime " + where + " failed (the timed repeats go on): " + runner.OneLine(err.Error()))
 		return 0, 0, false
 	}
 	r, perr := report.ParseClient(bytes.NewReader(o.res.Stdout))

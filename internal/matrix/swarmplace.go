@@ -14,7 +14,9 @@ import (
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/sample"
 	"github.com/rpcbed/rpcbed/internal/swarm"
+	"github.com/rpcbed/rpcbed/internal/worker"
 )
 
 // swarmPlace is the placement on a Docker Swarm (Spec.Cluster): a group's
@@ -47,7 +49,7 @@ func (e *executor) joinSwarm(ctx context.Context, todo []plan.Cell) (*swarmPlace
 		if err := e.copyClusterImages(ctx, todo); err != nil {
 			return nil, err
 		}
-		e.prog.note(fmt.Sprintf("forming a swarm of %d engines", len(cs.Form)))
+		e.prog.Note(fmt.Sprintf("forming a swarm of %d engines", len(cs.Form)))
 		cl, err = swarm.Form(ctx, cs.Form, cs.AddrPool)
 	} else {
 		cl, err = swarm.Attach(ctx, cs.Manager)
@@ -57,7 +59,7 @@ func (e *executor) joinSwarm(ctx context.Context, todo []plan.Cell) (*swarmPlace
 	}
 	leave := func() {
 		if cerr := cl.Close(); cerr != nil {
-			e.prog.note("swarm clean-up: " + runner.OneLine(cerr.Error()))
+			e.prog.Note("swarm clean-up: " + runner.OneLine(cerr.Error()))
 		}
 	}
 	bar, err := swarm.Listen(net.JoinHostPort(cs.Driver, "0"))
@@ -77,7 +79,7 @@ func (e *executor) joinSwarm(ctx context.Context, todo []plan.Cell) (*swarmPlace
 		return nil, err
 	}
 	if s := e.run.Spec; s.ClientResources.CPUSet != "" || s.ServerResources.CPUSet != "" {
-		e.prog.note("cluster: swarm tasks cannot be pinned (no --cpuset-cpus): the spec's cpuset does not apply; cpus (--limit-cpu) does")
+		e.prog.Note("cluster: swarm tasks cannot be pinned (no --cpuset-cpus): the spec's cpuset does not apply; cpus (--limit-cpu) does")
 	}
 	return sp, nil
 }
@@ -115,7 +117,7 @@ func (e *executor) copyClusterImages(ctx context.Context, cells []plan.Cell) err
 				return fmt.Errorf("cluster.form %s: %w", m.Address, err)
 			}
 			if copied {
-				e.prog.note(fmt.Sprintf("copied %s to %s in %.1f s", e.o.Programs.image(rt), m.Address, time.Since(t0).Seconds()))
+				e.prog.Note(fmt.Sprintf("copied %s to %s in %.1f s", e.o.Programs.image(rt), m.Address, time.Since(t0).Seconds()))
 			}
 		}
 		d.Close()
@@ -136,7 +138,7 @@ func (sp *swarmPlace) startServer(ctx context.Context, key string, cells []plan.
 		return nil, err
 	}
 	node := by[plan.PoolServer][0]
-	sp.e.prog.note(fmt.Sprintf("%s on %s", key, node))
+	sp.e.prog.Note(fmt.Sprintf("%s on %s", key, node))
 	cfg := sp.e.serverConfig(key)
 	cfg.Address = node.Addr
 	return StartServerProc(ctx, &swarm.Runner{C: sp.cl, Node: node.ID, Pool: plan.PoolServer}, key, cfg)
@@ -187,7 +189,7 @@ func (sp *swarmPlace) untimedOn(ctx context.Context, g *groupRun, gng *gang, u u
 	outs := make([]taskOutcome, len(runs))
 	for i, t := range runs {
 		if u.verify && t.err == nil && t.res.ExitCode == report.ExitUnreachable {
-			sp.e.prog.note(fmt.Sprintf("%s on %s: server unreachable; once more", u.name, t.rec.NodeAddr))
+			sp.e.prog.Note(fmt.Sprintf("%s on %s: server unreachable; once more", u.name, t.rec.NodeAddr))
 			if err := sp.all(ctx, []*taskRun{t}, u.name+"-again", u.c.Client, args, u.timeout); err != nil {
 				return nil, err
 			}
@@ -211,7 +213,7 @@ func (sp *swarmPlace) all(ctx context.Context, runs []*taskRun, name, client str
 		go func() {
 			defer wg.Done()
 			id := fmt.Sprintf("%s-t%d", name, i+1)
-			t.res, t.err = t.p.run(ctx, id, sp.e.o.Programs.ClientFlags(client, args(t)...), timeout)
+			t.res, t.err = t.p.Run(ctx, id, sp.e.o.Programs.ClientFlags(client, args(t)...), timeout)
 		}()
 	}
 	wg.Wait()
@@ -228,7 +230,7 @@ func (sp *swarmPlace) timed(ctx context.Context, g *groupRun, st *cellState, r i
 	rep = results.Repeat{Worker: true}
 	defer func() {
 		if err == nil && rep.Error != "" {
-			e.prog.note(fmt.Sprintf("%s failed: %s", name, rep.Error))
+			e.prog.Note(fmt.Sprintf("%s failed: %s", name, rep.Error))
 		}
 	}()
 	gng, short, gerr := sp.gangFor(ctx, g, c)
@@ -246,16 +248,16 @@ func (sp *swarmPlace) timed(ctx context.Context, g *groupRun, st *cellState, r i
 	}
 	l := c.Load.ForRepeat(r, warm)
 	runs := gng.runs(plan.SplitLoad(c.Concurrency, l.ConnsFor(c.Concurrency), n))
-	smp := startSampler(ctx, g.srv, c.Protocol, c.Call)
+	smp := sample.Start(ctx, g.srv.reader(c.Protocol, c.Call), nil)
 	if err := sp.all(ctx, runs, name, c.Client, func(t *taskRun) []string {
 		tl := l
 		tl.Conns = t.share.Conns
 		return clientArgs(t.cell(c), e.clientAddr(g.srv, c), tl)
 	}, runTimeout(l)); err != nil {
-		smp.stop(ctx)
+		smp.Stop(ctx)
 		return rep, false, err
 	}
-	samples, machine := smp.stop(ctx)
+	samples, machine := smp.Stop(ctx)
 	reports, errs := sp.collect(runs, name, r)
 	for _, t := range runs {
 		rep.Tasks = append(rep.Tasks, t.rec)
@@ -282,7 +284,7 @@ func (sp *swarmPlace) collect(runs []*taskRun, name string, r int) ([]*report.Re
 		rp, why := readReport(t.res, t.err, false)
 		if len(why) > 0 {
 			t.rec.Error = strings.Join(why, "; ")
-			if errors.Is(t.err, errWorker) {
+			if errors.Is(t.err, worker.ErrDied) {
 				t.rec.Error = runner.OneLine(t.err.Error()) // the task died: its exit line says no more
 			}
 			errs = append(errs, fmt.Sprintf("%s: %s", sp.lostIfDead(t, fmt.Sprintf("r%d", r), t.err), t.rec.Error))

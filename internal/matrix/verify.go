@@ -32,7 +32,7 @@ func (e *executor) verify(ctx context.Context, g *groupRun) error {
 		if v, ok := e.verified[pair]; ok && v.Status == results.StatusOK {
 			continue
 		}
-		e.prog.note("verify " + pair)
+		e.prog.Note("verify " + pair)
 		outs, err := e.pl.untimed(ctx, g, untimedRun{name: "verify-" + pair, c: c, l: plan.Load{N: 1, Conns: 1}, verify: true, timeout: 90 * time.Second})
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package matrix
+package progress
 
 import (
 	"bytes"
@@ -17,21 +17,21 @@ func TestProgressETA(t *testing.T) {
 	goCell := plan.Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: 2, Concurrency: 1, Load: l}
 	javaCell := plan.Cell{Client: "java", Protocol: "grpc", Call: "datalist", Items: 2, Concurrency: 1, Load: l}
 	var out bytes.Buffer
-	p := newProgress(&out, []plan.Cell{goCell, javaCell}, func(plan.Cell) int { return 3 }, nil)
+	p := New(&out, []plan.Cell{goCell, javaCell}, func(plan.Cell) int { return 3 }, nil)
 	if got, want := p.eta(), 12*time.Second; got != want {
 		t.Errorf("before any run: got %v; want %v (the plan)", got, want)
 	}
-	p.done(goCell, 4*time.Second) // twice its plan
+	p.Done(goCell, 4*time.Second) // twice its plan
 	// go: 2 runs left x 2 s x 2; java, unmeasured, at go's ratio: 3 x 2 s x 2.
 	if got, want := p.eta(), 20*time.Second; got != want {
 		t.Errorf("after one go run: got %v; want %v", got, want)
 	}
-	p.done(javaCell, time.Second) // half its plan
+	p.Done(javaCell, time.Second) // half its plan
 	if got, want := p.eta(), 8*time.Second+2*time.Second; got != want {
 		t.Errorf("after one java run: got %v; want %v", got, want)
 	}
-	p.skipRest(javaCell, 2)
-	p.start(goCell, 2)
+	p.SkipRest(javaCell, 2)
+	p.Start(goCell, 2)
 	if got := out.String(); !strings.Contains(got, "[  5/6] go-grpc-datalist-2-c1 r2/3") || !strings.Contains(got, "ETA 8s") {
 		t.Errorf("progress line: got %q; want run 5 of 6 and ETA 8s", got)
 	}

@@ -1,4 +1,7 @@
-package matrix
+// Package worker is the driver's side of the client worker protocol
+// (docs/report-format.md, "Worker mode"): a long-lived client process that runs
+// one client run per line it is sent, and the pool of them a server group keeps.
+package worker
 
 import (
 	"bufio"
@@ -27,8 +30,8 @@ const (
 // busy 2-core machine).
 const workerStartTimeout = 90 * time.Second
 
-// workerProc is one running client worker and the driver's side of its protocol.
-type workerProc struct {
+// Proc is one running client worker and the driver's side of its protocol.
+type Proc struct {
 	key   string
 	id    string // key#N: the pool's Nth worker started, fresh ones after a death included
 	w     runner.Worker
@@ -37,19 +40,19 @@ type workerProc struct {
 	dead  error // set once the worker is no use any more
 }
 
-// startWorker starts spec as a worker and waits for its ready line.
-func startWorker(ctx context.Context, ws runner.WorkerStarter, key string, spec runner.Task) (*workerProc, error) {
+// Start starts spec as a worker and waits for its ready line.
+func Start(ctx context.Context, ws runner.WorkerStarter, key string, spec runner.Task) (*Proc, error) {
 	w, err := ws.StartWorker(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	return attachWorker(ctx, key, w)
+	return Attach(ctx, key, w)
 }
 
-// attachWorker reads a started worker's stdout line by line and waits for its
+// Attach reads a started worker's stdout line by line and waits for its
 // ready line (a cluster run's task connections are workers too).
-func attachWorker(ctx context.Context, key string, w runner.Worker) (*workerProc, error) {
-	p := &workerProc{key: key, w: w, lines: make(chan string, 256)}
+func Attach(ctx context.Context, key string, w runner.Worker) (*Proc, error) {
+	p := &Proc{key: key, w: w, lines: make(chan string, 256)}
 	go func() {
 		defer close(p.lines)
 		br := bufio.NewReaderSize(w.Stdout(), 64<<10)
@@ -86,24 +89,24 @@ func attachWorker(ctx context.Context, key string, w runner.Worker) (*workerProc
 	}
 }
 
-// errWorker marks a run the worker did not finish: it died or did not answer.
-var errWorker = errors.New("worker")
+// ErrDied marks a run the worker did not finish: it died or did not answer.
+var ErrDied = errors.New("worker")
 
-// run sends one run and reads its report up to the done line. The result is what
+// Run sends one run and reads its report up to the done line. The result is what
 // the one-shot client would have left: stdout (the report), the run's stderr
 // lines, the exit code and the wall time; not the process's CPU over the run,
 // which the report's window figure replaces (reading it costs the Docker engine a
 // second or two per call, twice a run). When the
-// worker dies or does not answer within timeout the error wraps errWorker, the
+// worker dies or does not answer within timeout the error wraps ErrDied, the
 // result holds what it printed, and the worker is marked dead.
-func (p *workerProc) run(ctx context.Context, id string, args []string, timeout time.Duration) (runner.Result, error) {
+func (p *Proc) Run(ctx context.Context, id string, args []string, timeout time.Duration) (runner.Result, error) {
 	p.runs++
 	errStart := len(p.w.Stderr())
 	start := time.Now()
 	var res runner.Result
 	line := "run\t" + id + "\t" + strings.Join(args, "\t") + "\n"
 	if _, err := io.WriteString(p.w.Stdin(), line); err != nil {
-		p.dead = fmt.Errorf("%w %s: write: %v", errWorker, p.key, err)
+		p.dead = fmt.Errorf("%w %s: write: %v", ErrDied, p.key, err)
 		res.Stderr = p.stderrSince(errStart, "")
 		return res, p.dead
 	}
@@ -118,7 +121,7 @@ func (p *workerProc) run(ctx context.Context, id string, args []string, timeout 
 				<-p.w.Done()
 				r, _ := p.w.Stop(context.Background())
 				res.Stderr = p.stderrSince(errStart, "")
-				p.dead = fmt.Errorf("%w %s died during run %s (exit code %d): %s", errWorker, p.key, id, r.ExitCode, runner.OneLine(runner.Tail(res.Stderr, 600)))
+				p.dead = fmt.Errorf("%w %s died during run %s (exit code %d): %s", ErrDied, p.key, id, r.ExitCode, runner.OneLine(runner.Tail(res.Stderr, 600)))
 				res.ExitCode = -1
 				return res, p.dead
 			}
@@ -139,12 +142,12 @@ func (p *workerProc) run(ctx context.Context, id string, args []string, timeout 
 		case <-t.C:
 			res.Stdout, res.Wall, res.ExitCode = out.Bytes(), time.Since(start), -1
 			res.Stderr = p.stderrSince(errStart, "")
-			p.dead = fmt.Errorf("%w %s: no done line for run %s within %v: %s", errWorker, p.key, id, timeout, runner.OneLine(runner.Tail(res.Stderr, 600)))
-			p.stop()
+			p.dead = fmt.Errorf("%w %s: no done line for run %s within %v: %s", ErrDied, p.key, id, timeout, runner.OneLine(runner.Tail(res.Stderr, 600)))
+			p.Stop()
 			return res, fmt.Errorf("%w: %w", p.dead, runner.ErrTimeout)
 		case <-ctx.Done():
 			p.dead = ctx.Err()
-			p.stop()
+			p.Stop()
 			return res, ctx.Err()
 		}
 	}
@@ -153,7 +156,7 @@ func (p *workerProc) run(ctx context.Context, id string, args []string, timeout 
 // stderrSince is the worker's stderr from offset: up to its end line for id (it
 // may arrive a moment after the done line on the other pipe), without the
 // protocol's own begin/end lines.
-func (p *workerProc) stderrSince(offset int, id string) []byte {
+func (p *Proc) stderrSince(offset int, id string) []byte {
 	var b []byte
 	deadline := time.Now().Add(time.Second)
 	for {
@@ -187,32 +190,32 @@ func (p *workerProc) stderrSince(offset int, id string) []byte {
 	return keep.Bytes()
 }
 
-func (p *workerProc) stop() runner.Result {
+func (p *Proc) Stop() runner.Result {
 	r, _ := p.w.Stop(context.Background())
 	return r
 }
 
-// workerPool keeps one worker per key (client x protocol) for one server group.
-type workerPool struct {
+// Pool keeps one worker per key (client x protocol) for one server group.
+type Pool struct {
 	mu      sync.Mutex
-	workers map[string]*workerProc
+	workers map[string]*Proc
 	started int             // workers started, fresh ones after a death included
 	clients map[string]bool // clients a worker was started for at least once
 }
 
-func newWorkerPool() *workerPool {
-	return &workerPool{workers: map[string]*workerProc{}, clients: map[string]bool{}}
+func NewPool() *Pool {
+	return &Pool{workers: map[string]*Proc{}, clients: map[string]bool{}}
 }
 
-// startedOnce reports whether a worker of client ever started in this pool.
-func (wp *workerPool) startedOnce(client string) bool {
+// StartedOnce reports whether a worker of client ever started in this pool.
+func (wp *Pool) StartedOnce(client string) bool {
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	return wp.clients[client]
 }
 
-// current is the id of key's worker when it is alive, "" when there is none.
-func (wp *workerPool) current(key string) string {
+// Current is the id of key's worker when it is alive, "" when there is none.
+func (wp *Pool) Current(key string) string {
 	if wp == nil {
 		return ""
 	}
@@ -230,24 +233,24 @@ func (wp *workerPool) current(key string) string {
 	}
 }
 
-// get returns the live worker for key, starting one when there is none (or the
+// Get returns the live worker for key, starting one when there is none (or the
 // last one died).
-func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, client, key string, spec runner.Task) (*workerProc, error) {
+func (wp *Pool) Get(ctx context.Context, ws runner.WorkerStarter, client, key string, spec runner.Task) (*Proc, error) {
 	wp.mu.Lock()
 	p := wp.workers[key]
 	wp.mu.Unlock()
 	if p != nil && p.dead == nil {
 		select {
 		case <-p.w.Done():
-			p.dead = fmt.Errorf("%w %s exited between runs", errWorker, key)
+			p.dead = fmt.Errorf("%w %s exited between runs", ErrDied, key)
 		default:
 			return p, nil
 		}
 	}
 	if p != nil {
-		p.stop()
+		p.Stop()
 	}
-	p, err := startWorker(ctx, ws, key, spec)
+	p, err := Start(ctx, ws, key, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -260,22 +263,31 @@ func (wp *workerPool) get(ctx context.Context, ws runner.WorkerStarter, client, 
 	return p, nil
 }
 
-// close sends every worker EOF (quit) and waits for them.
-func (wp *workerPool) close() {
+// Close sends every worker EOF (quit) and waits for them.
+func (wp *Pool) Close() {
 	if wp == nil {
 		return
 	}
 	wp.mu.Lock()
-	ps := make([]*workerProc, 0, len(wp.workers))
+	ps := make([]*Proc, 0, len(wp.workers))
 	for _, p := range wp.workers {
 		ps = append(ps, p)
 	}
-	wp.workers = map[string]*workerProc{}
+	wp.workers = map[string]*Proc{}
 	wp.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
-		go func() { defer wg.Done(); p.stop() }()
+		go func() { defer wg.Done(); p.Stop() }()
 	}
 	wg.Wait()
 }
+
+// ID is the worker's id: key#N, the pool's Nth worker started.
+func (p *Proc) ID() string { return p.id }
+
+// Dead is why the worker is no use any more; nil while it is.
+func (p *Proc) Dead() error { return p.dead }
+
+// Done is closed when the worker's process has ended.
+func (p *Proc) Done() <-chan struct{} { return p.w.Done() }

@@ -1,4 +1,4 @@
-package matrix
+package progress
 
 import (
 	"fmt"
@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
-	"github.com/rpcbed/rpcbed/internal/results"
 )
 
-// progress prints "[ 12/213] php-grpc-datalist-200-c50 r2/3  elapsed 1m02s  ETA 4m10s"
+// Package progress is a matrix run's progress line and its ETA.
+//
+// Progress prints "[ 12/213] php-grpc-datalist-200-c50 r2/3  elapsed 1m02s  ETA 4m10s"
 // on stderr: one line per run, or one line redrawn in place on a terminal.
 //
 // The ETA comes from measured wall times: per client (go, php, java ... — their
@@ -18,7 +19,7 @@ import (
 // runs took so far against the time they were planned to take, applied to that
 // client's remaining planned time. A client with no run measured yet uses the
 // ratio of all clients measured so far, or the plan itself at the start.
-type progress struct {
+type Progress struct {
 	w       io.Writer
 	tty     bool
 	total   int                 // runs
@@ -33,11 +34,13 @@ type progress struct {
 	current    string
 }
 
-func newProgress(w io.Writer, todo []plan.Cell, repeats func(plan.Cell) int, partial map[string]results.CellResult) *progress {
-	p := &progress{w: w, repeats: repeats, started: time.Now(),
+// New is the progress of running todo, each cell repeats(c) times, less the
+// repeats already[name] a resumed run kept.
+func New(w io.Writer, todo []plan.Cell, repeats func(plan.Cell) int, already map[string]int) *Progress {
+	p := &Progress{w: w, repeats: repeats, started: time.Now(),
 		left: map[string]float64{}, wall: map[string]float64{}, plan: map[string]float64{}, already: map[string]int{}}
 	for _, c := range todo {
-		p.already[c.Name()] = len(partial[c.Name()].Repeats)
+		p.already[c.Name()] = already[c.Name()]
 		runs := repeats(c) - p.already[c.Name()]
 		p.total += runs
 		p.left[c.Client] += plannedSeconds(c.Load) * float64(runs)
@@ -66,7 +69,7 @@ func plannedSeconds(l plan.Load) float64 {
 }
 
 // eta is the remaining time as the measured ratios predict it.
-func (p *progress) eta() time.Duration {
+func (p *Progress) eta() time.Duration {
 	var wall, plan float64
 	for c := range p.plan {
 		wall += p.wall[c]
@@ -87,7 +90,7 @@ func (p *progress) eta() time.Duration {
 	return time.Duration(left * float64(time.Second))
 }
 
-func (p *progress) start(c plan.Cell, repeat int) {
+func (p *Progress) Start(c plan.Cell, repeat int) {
 	if p == nil || p.w == nil {
 		return
 	}
@@ -105,8 +108,8 @@ func (p *progress) start(c plan.Cell, repeat int) {
 	}
 }
 
-// done counts one run of c as finished after wall.
-func (p *progress) done(c plan.Cell, wall time.Duration) {
+// Done counts one run of c as finished after wall.
+func (p *Progress) Done(c plan.Cell, wall time.Duration) {
 	if p == nil {
 		return
 	}
@@ -117,8 +120,8 @@ func (p *progress) done(c plan.Cell, wall time.Duration) {
 	p.plan[c.Client] += ps
 }
 
-// add counts one more run of c than planned (a round Spec.Precision added).
-func (p *progress) add(c plan.Cell) {
+// Add counts one more run of c than planned (a round Spec.Precision added).
+func (p *Progress) Add(c plan.Cell) {
 	if p == nil {
 		return
 	}
@@ -126,16 +129,16 @@ func (p *progress) add(c plan.Cell) {
 	p.left[c.Client] += plannedSeconds(c.Load)
 }
 
-// skip counts every remaining run of a cell that will not be timed.
-func (p *progress) skip(c plan.Cell) {
+// Skip counts every remaining run of a cell that will not be timed.
+func (p *Progress) Skip(c plan.Cell) {
 	if p == nil {
 		return
 	}
-	p.skipRest(c, p.repeats(c)-p.already[c.Name()])
+	p.SkipRest(c, p.repeats(c)-p.already[c.Name()])
 }
 
-// skipRest counts n runs of c as not to be run.
-func (p *progress) skipRest(c plan.Cell, n int) {
+// SkipRest counts n runs of c as not to be run.
+func (p *Progress) SkipRest(c plan.Cell, n int) {
 	if p == nil || n <= 0 {
 		return
 	}
@@ -143,8 +146,8 @@ func (p *progress) skipRest(c plan.Cell, n int) {
 	p.left[c.Client] -= plannedSeconds(c.Load) * float64(n)
 }
 
-// note prints a line of its own (server starts, verify, failures).
-func (p *progress) note(msg string) {
+// Note prints a line of its own (server starts, verify, failures).
+func (p *Progress) Note(msg string) {
 	if p == nil || p.w == nil {
 		return
 	}
@@ -155,11 +158,11 @@ func (p *progress) note(msg string) {
 	}
 }
 
-func (p *progress) finish() {
+func (p *Progress) Finish() {
 	if p == nil || p.w == nil {
 		return
 	}
-	p.note(fmt.Sprintf("%d runs in %s", p.total, fmtDur(time.Since(p.started))))
+	p.Note(fmt.Sprintf("%d runs in %s", p.total, fmtDur(time.Since(p.started))))
 }
 
 func fmtDur(d time.Duration) string {
