@@ -147,7 +147,15 @@ public final class Bench {
             return runStartMicros + (nanoTime - runStart) / 1000;
         }
 
+        /** TLS handshakes (and resumed) counted when the measured part began. */
+        volatile long tlsStart;
+        volatile long tlsResumedStart;
+
         void begin(long at, Config cfg) {
+            if (cfg.tls != null) {
+                tlsStart = cfg.tls.handshakes();
+                tlsResumedStart = cfg.tls.resumed();
+            }
             measureStart = at;
             deadline = cfg.durationNanos > 0 ? at + cfg.durationNanos : 0;
         }
@@ -310,6 +318,11 @@ public final class Bench {
                 System.arraycopy(w.raw, 0, res.raw, res.rawN, w.rawN);
                 res.rawN += w.rawN;
             }
+        }
+        if (cfg.tls != null) {
+            res.report.tls = cfg.tls.line();
+            res.report.tlsHandshakes = cfg.tls.handshakes() - ph.tlsStart;
+            res.report.tlsResumed = cfg.tls.resumed() - ph.tlsResumedStart;
         }
         res.report.windowStartMicros = ph.micros(ph.measureStart);
         res.report.windowEndMicros = ph.micros(end);
@@ -511,7 +524,7 @@ public final class Bench {
         try {
             conn = t.open(-1);
         } catch (CallError e) {
-            throw RunError.verify(Exit.UNREACHABLE, e, context);
+            throw certificate(cfg, e).orElse(RunError.verify(Exit.UNREACHABLE, e, context));
         }
         try {
             Transport.Session s = new Transport.Session(cfg.clientId);
@@ -523,10 +536,30 @@ public final class Bench {
             conn.call(s);
             return bytes;
         } catch (CallError e) {
-            throw RunError.verify(e.kind.answered() ? Exit.VERIFY : Exit.UNREACHABLE, e, context);
+            throw certificate(cfg, e).orElse(RunError.verify(e.kind.answered() ? Exit.VERIFY : Exit.UNREACHABLE, e, context));
         } finally {
             conn.close();
         }
+    }
+
+    /** A certificate problem is exit 3 with its cause named, as go-client and php-client say it. */
+    static java.util.Optional<RunError> certificate(Config cfg, CallError e) {
+        if (cfg.tls == null) {
+            return java.util.Optional.empty();
+        }
+        String cause = rpcbed.tls.ClientTls.cause(e);
+        if (cause == null && !e.kind.answered()) {
+            cause = cfg.tls.probe(cfg.host, cfg.port, cfg.timeoutMillis(), 2000);
+        }
+        if (cause == null) {
+            return java.util.Optional.empty();
+        }
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return java.util.Optional.of(new RunError(Exit.VERIFY, "verify: certificate: " + cause + ": " + cfg.proto
+            + " server at " + cfg.addr + ": " + root.getMessage()));
     }
 
     static ReportWriter.Report report(Config cfg, Transport t, long docLength, Caller[] callers,

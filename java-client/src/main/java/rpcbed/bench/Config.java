@@ -35,6 +35,11 @@ public final class Config {
     public boolean keepAlive;
     /** Open loop: calls per second in total (0 = closed loop). */
     public int rate;
+    /** -security tls|mtls: the TLS settings and counters; null for plaintext. */
+    public rpcbed.tls.ClientTls tls;
+    public String security = "plaintext";
+    /** -connect: persistent only (per-call is refused by name). */
+    public String connect = "persistent";
     /** Keeps the open-loop interval above 0 (as go-client). */
     public static final int MAX_RATE = 10_000_000;
 
@@ -44,6 +49,9 @@ public final class Config {
                 [-items N] -c C (-n N | -t DURATION | both) [-per-client]
                 [-warmup 2s|auto] [-warmup-max 10s] [-conns K] [-timeout 10s] [-k]
                 [-rate R] -addr HOST:PORT [-client-id ID]
+                [-security plaintext|tls|mtls -cacert FILE [-cert FILE -key FILE]
+                 [-servername NAME] [-tls-version 1.3|1.2] [-resume on|off]]
+                [-connect persistent]
           java -jar java-client.jar worker      (runs on stdin, docs/report-format.md)
           java -jar java-client.jar serve -proto ice|dubbo|grpc|thrift|http [-port N]
                 [-stats-port N]
@@ -60,12 +68,19 @@ public final class Config {
         -rate R runs an open loop: R calls per second in total, each caller's calls due
         at fixed intervals, latency counted from each call's due time (coordinated
         omission corrected); 0 (default) is ab's closed loop.
+        -security tls speaks TLS (the JDK's for thrift and http, grpc-java's on
+        BoringSSL for grpc, ALPN h2) on grpc, thrift and http; the server's certificate
+        must chain to -cacert and name -servername (default: the host of -addr); mtls
+        adds -cert/-key. The report adds "TLS:" and "TLS handshakes:" (the window's).
+        -resume: sessions resumed as the library does by default (on), or off.
 
         exit codes:
           0  report printed (also when calls failed: see "Failed requests"); -h
           1  internal error (the report could not be written, or the client failed)
           2  bad arguments
-          3  verify failed: the server answered, but wrongly, or refused (no report)
+          3  verify failed: the server answered, but wrongly, or refused (no report);
+             or a certificate problem: "verify: certificate: CAUSE: ..." (CAUSE: unknown
+             CA, expired certificate, wrong name, client certificate refused)
           4  server unreachable before timing (no report)
         """;
 
@@ -98,8 +113,17 @@ public final class Config {
         c.clientId = f.string("client-id", c.clientId);
         c.keepAlive = f.bool("k", false);
         c.rate = f.integer("rate", 0);
+        c.security = f.string("security", "plaintext");
+        String cacert = f.string("cacert", "");
+        String cert = f.string("cert", "");
+        String key = f.string("key", "");
+        String serverName = f.string("servername", "");
+        String tlsVersion = f.string("tls-version", "1.3");
+        String resume = f.string("resume", "on");
+        c.connect = f.string("connect", "persistent");
         f.done();
         c.validate();
+        c.validateTls(cacert, cert, key, serverName, tlsVersion, resume);
         return c;
     }
 
@@ -165,6 +189,47 @@ public final class Config {
         }
         if (port < 1 || port > 65535) {
             throw new UsageError("-addr \"" + addr + "\": bad port");
+        }
+    }
+
+    void validateTls(String cacert, String cert, String key, String serverName, String tlsVersion, String resume)
+            throws UsageError {
+        switch (connect) {
+            case "persistent" -> { }
+            case "per-call" -> throw new UsageError("-connect per-call: java-client does not open a connection per call yet; want persistent");
+            default -> throw new UsageError("-connect \"" + connect + "\": want persistent or per-call");
+        }
+        if (!tlsVersion.equals("1.3") && !tlsVersion.equals("1.2")) {
+            throw new UsageError("-tls-version \"" + tlsVersion + "\": want 1.3 or 1.2");
+        }
+        if (!resume.equals("on") && !resume.equals("off")) {
+            throw new UsageError("-resume \"" + resume + "\": want on or off");
+        }
+        switch (security) {
+            case "plaintext" -> {
+                if (!cacert.isEmpty() || !cert.isEmpty() || !key.isEmpty()) {
+                    throw new UsageError("-cacert/-cert/-key need -security tls or mtls");
+                }
+                return;
+            }
+            case "tls", "mtls" -> { }
+            default -> throw new UsageError("-security \"" + security + "\": want plaintext, tls or mtls");
+        }
+        if (proto.equals("ice") || proto.equals("dubbo")) {
+            throw new UsageError("-security " + security + " -proto " + proto
+                + ": java-client speaks TLS on grpc, thrift and http only so far (IceSSL and Dubbo's TLS: not yet)");
+        }
+        if (cacert.isEmpty()) {
+            throw new UsageError("-security " + security + " needs -cacert FILE (the CA that signed the server's certificate)");
+        }
+        if (security.equals("mtls") && (cert.isEmpty() || key.isEmpty())) {
+            throw new UsageError("-security mtls needs -cert FILE and -key FILE");
+        }
+        try {
+            tls = rpcbed.tls.ClientTls.load(security, cacert, cert, key, serverName.isEmpty() ? host : serverName,
+                tlsVersion, resume.equals("on"));
+        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+            throw new UsageError("-cacert/-cert/-key: " + e.getMessage());
         }
     }
 

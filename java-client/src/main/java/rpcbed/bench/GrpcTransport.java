@@ -32,8 +32,25 @@ final class GrpcTransport implements Transport {
 
     @Override
     public Conn open(int index) throws CallError {
-        ManagedChannel ch = NettyChannelBuilder.forAddress(cfg.host, cfg.port)
-            .usePlaintext()
+        NettyChannelBuilder b = NettyChannelBuilder.forAddress(cfg.host, cfg.port);
+        long startMillis = System.currentTimeMillis();
+        if (cfg.tls == null) {
+            b.usePlaintext();
+        } else {
+            b.sslContext(sslContext()).overrideAuthority(cfg.tls.serverName)
+                .addTransportFilter(new io.grpc.ClientTransportFilter() {
+                    @Override
+                    public io.grpc.Attributes transportReady(io.grpc.Attributes a) {
+                        javax.net.ssl.SSLSession s = a.get(io.grpc.Grpc.TRANSPORT_ATTR_SSL_SESSION);
+                        if (s != null) {
+                            // grpc-java insists on ALPN h2: a transport is ready only with it.
+                            cfg.tls.handshake(s, "h2", startMillis);
+                        }
+                        return a;
+                    }
+                });
+        }
+        ManagedChannel ch = b
             // Callbacks run on the Netty event loop instead of being handed to the
             // channel's cached pool (grpc-java's performance advice; nothing here blocks).
             // Blocking stubs still hand the answer to the caller (ThreadlessExecutor).
@@ -48,8 +65,10 @@ final class GrpcTransport implements Transport {
         ConnectivityState st = ch.getState(true);
         while (st != ConnectivityState.READY) {
             if (st == ConnectivityState.TRANSIENT_FAILURE || System.nanoTime() - deadline > 0) {
+                Throwable why = cfg.tls == null ? null : lastFailure(ch);
                 ch.shutdownNow();
-                throw new CallError(Kind.CONNECT, "cannot connect to " + cfg.addr + " (" + st + ")");
+                throw new CallError(Kind.CONNECT, "cannot connect to " + cfg.addr + " (" + st + ")"
+                    + (why == null ? "" : ": " + why), why);
             }
             try {
                 Thread.sleep(2);
@@ -61,6 +80,42 @@ final class GrpcTransport implements Transport {
             st = ch.getState(true);
         }
         return new GrpcConn(ch, index < 0);
+    }
+
+    private io.grpc.netty.shaded.io.netty.handler.ssl.SslContext shared;
+
+    /**
+     * grpc-java's client TLS as its users build it (GrpcSslContexts: the OpenSSL provider,
+     * BoringSSL, when netty-tcnative loads): one context for every channel, so sessions
+     * may be resumed as the library does by default; with -resume off one per channel.
+     */
+    private synchronized io.grpc.netty.shaded.io.netty.handler.ssl.SslContext sslContext() throws CallError {
+        if (shared != null && cfg.tls.resume) {
+            return shared;
+        }
+        try {
+            var b = io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient()
+                .trustManager(cfg.tls.cas)
+                .protocols(cfg.tls.protocols());
+            if (cfg.tls.mutual) {
+                b.keyManager(cfg.tls.key, cfg.tls.chain);
+            }
+            shared = b.build();
+            return shared;
+        } catch (javax.net.ssl.SSLException e) {
+            throw new CallError(Kind.CONNECT, "TLS context: " + e.getMessage(), e);
+        }
+    }
+
+    /** The error behind a channel in TRANSIENT_FAILURE: a call on it fails at once with it. */
+    private Throwable lastFailure(ManagedChannel ch) {
+        try {
+            DataGrpc.newBlockingStub(ch).withDeadlineAfter(cfg.timeoutNanos, TimeUnit.NANOSECONDS)
+                .dataType(DataTypeRequest.getDefaultInstance());
+            return null;
+        } catch (StatusRuntimeException e) {
+            return e;
+        }
     }
 
     @Override

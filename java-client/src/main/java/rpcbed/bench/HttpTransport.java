@@ -84,8 +84,14 @@ final class HttpTransport implements Transport {
             }
             Socket sock = new Socket();
             try {
+                if (cfg.tls != null) {
+                    // HTTP/1.1 over the JDK's TLS (ALPN offers http/1.1 only).
+                    sock = cfg.tls.connect(cfg.host, cfg.port, cfg.timeoutMillis(), "http/1.1");
+                }
                 sock.setTcpNoDelay(true);
-                sock.connect(new InetSocketAddress(cfg.host, cfg.port), cfg.timeoutMillis());
+                if (!sock.isConnected()) {
+                    sock.connect(new InetSocketAddress(cfg.host, cfg.port), cfg.timeoutMillis());
+                }
                 // Bounds every read of the response (the JDK client bounded the whole call).
                 sock.setSoTimeout(cfg.timeoutMillis());
                 DefaultBHttpClientConnection c = new DefaultBHttpClientConnection(null);

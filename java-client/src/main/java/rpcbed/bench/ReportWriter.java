@@ -62,6 +62,11 @@ public final class ReportWriter {
         public String runtime = "jvm";
         /** "window": the CPU figures cover exactly the measured window. */
         public String cpuScope = "window";
+        /** The "TLS:" line's value; null without TLS. */
+        public String tls;
+        /** TLS handshakes completed in the window, and of them resumed. */
+        public long tlsHandshakes;
+        public long tlsResumed;
         /** The measured window, wall clock in Unix microseconds. */
         public long windowStartMicros;
         public long windowEndMicros;
@@ -167,6 +172,10 @@ public final class ReportWriter {
         }
         if (!r.latencyHistogram.isEmpty()) {
             label(b, "Latency histogram:", r.latencyHistogram + " [us]");
+        }
+        if (r.tls != null) {
+            label(b, "TLS:", r.tls);
+            label(b, "TLS handshakes:", r.tlsHandshakes + " (resumed " + r.tlsResumed + ")");
         }
         return b.toString();
     }

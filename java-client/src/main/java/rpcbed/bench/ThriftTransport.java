@@ -61,6 +61,11 @@ final class ThriftTransport implements Transport {
             super(conf, host, port, timeout);
         }
 
+        /** Over a connected socket (a TLS one, handshake done). */
+        CountingSocket(java.net.Socket connected) throws TTransportException {
+            super(connected);
+        }
+
         @Override
         public int read(byte[] buf, int off, int len) throws TTransportException {
             int n = super.read(buf, off, len);
@@ -82,8 +87,20 @@ final class ThriftTransport implements Transport {
                     .setMaxFrameSize(ThriftServer.MAX_FRAME)
                     .setMaxMessageSize(ThriftServer.MAX_FRAME)
                     .build();
-                socket = new CountingSocket(conf, cfg.host, cfg.port, cfg.timeoutMillis());
-                socket.open();
+                if (cfg.tls == null) {
+                    socket = new CountingSocket(conf, cfg.host, cfg.port, cfg.timeoutMillis());
+                    socket.open();
+                } else {
+                    // What libthrift's TSSLTransportFactory.getClientSocket does (an
+                    // SSLSocket from an SSLContext, wrapped in a TSocket), with the context
+                    // built from the PEM flags in memory instead of keystore files, and the
+                    // server's name checked (TSSLTransportFactory checks none).
+                    try {
+                        socket = new CountingSocket(cfg.tls.connect(cfg.host, cfg.port, cfg.timeoutMillis()));
+                    } catch (java.io.IOException e) {
+                        throw new TTransportException(TTransportException.NOT_OPEN, e.toString(), e);
+                    }
+                }
                 framed = new TFramedTransport(socket, ThriftServer.MAX_FRAME);
                 client = new Data.Client(new TBinaryProtocol(framed));
             } catch (TTransportException e) {
