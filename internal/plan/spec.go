@@ -271,7 +271,6 @@ func (s Spec) ForkOf(c Cell, r int) int {
 	return min(f, (r-1)/per+1)
 }
 
-
 // Fraction reads a share as a percentage ("5%") or a fraction (0.05).
 type Fraction float64
 

@@ -135,3 +135,15 @@ func TestAgreeText(t *testing.T) {
 		}
 	}
 }
+
+// Tally counts every claim once by verdict, the known verdicts first and a
+// saved run's older words after them.
+func TestTally(t *testing.T) {
+	secs := []results.Section{
+		{Name: "a", Findings: []results.Finding{{Holds: results.No}, {Holds: results.Yes}, {Holds: "not distinguishable here"}}},
+		{Name: "b", Findings: []results.Finding{{Holds: results.Yes}, {Holds: results.NotDistinguished}}},
+	}
+	if got, want := Tally(secs), "5 claims: 2 yes, 1 no, 1 inconclusive, 1 not distinguishable here"; got != want {
+		t.Errorf("Tally = %q; want %q", got, want)
+	}
+}

@@ -33,7 +33,7 @@ const NoisyPct = results.NoisySpread * 100
 //go:embed templates
 var templateFS embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{"md": inlineMarkdown, "slug": slug}).ParseFS(templateFS, "templates/*.tmpl"))
+var pages = template.Must(template.New("").Funcs(template.FuncMap{"md": inlineMarkdown, "slug": slug, "tally": Tally}).ParseFS(templateFS, "templates/*.tmpl"))
 
 // slug makes a verdict a CSS class name: "not distinguishable here" ->
 // "not-distinguishable-here" (a class name holds no spaces).

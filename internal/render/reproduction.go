@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -23,6 +25,12 @@ func ReproductionMarkdown(w io.Writer, secs []results.Section) {
 		"Measured figures are the median over the repeats with its 95 %% interval in brackets (from the repeats' own "+
 		"spread, Student's t); a claim whose interval straddles its tolerance, or holds no difference, is \"%s\", "+
 		"never \"yes\". A reason is given only where a figure of this run measured it.\n", results.NotDistinguished)
+	fmt.Fprintf(w, "\n**Tally:** %s.\n", Tally(secs))
+	for _, s := range secs {
+		if s.Cause != "" {
+			fmt.Fprintf(w, "\n**%s, measured cause:** %s\n", s.Name, mdEscape(s.Cause))
+		}
+	}
 	fmt.Fprintf(w, "\n## Summary\n\n| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range secs {
 		if s.Err != "" && len(s.Findings) == 0 {
@@ -30,7 +38,10 @@ func ReproductionMarkdown(w io.Writer, secs []results.Section) {
 		}
 		for _, f := range s.Findings {
 			reason := f.Reason
-			if reason == "" {
+			switch {
+			case reason == "" && s.Cause != "":
+				reason = "the experiment's measured cause, above"
+			case reason == "":
 				reason = "(none measured)"
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** | %s |\n", s.Name, mdEscape(f.Claim), mdEscape(f.Published), mdEscape(f.Measured), mdEscape(f.Tolerance), f.Holds, mdEscape(reason))
@@ -43,6 +54,9 @@ func ReproductionMarkdown(w io.Writer, secs []results.Section) {
 		}
 		if s.Scaled != "" {
 			fmt.Fprintf(w, "\n**How this was scaled to this machine.** %s\n", s.Scaled)
+		}
+		if s.Cause != "" {
+			fmt.Fprintf(w, "\n**Measured cause.** %s\n", mdEscape(s.Cause))
 		}
 		if s.Err != "" {
 			fmt.Fprintf(w, "\n**Not completed:** %s\n", mdEscape(s.Err))
@@ -67,6 +81,33 @@ func ReproductionMarkdown(w io.Writer, secs []results.Section) {
 			}
 		}
 	}
+}
+
+// Tally counts the claims by verdict over every experiment, in the order yes,
+// partly, no, inconclusive, not measured ("14 claims: 6 yes, ...").
+func Tally(secs []results.Section) string {
+	n := map[string]int{}
+	all := 0
+	for _, s := range secs {
+		for _, f := range s.Findings {
+			n[f.Holds]++
+			all++
+		}
+	}
+	order := []string{results.Yes, results.Partly, results.No, results.NotDistinguished, results.NotMeasured}
+	// A saved run may carry an older verdict's words: counted too, after.
+	for _, v := range slices.Sorted(maps.Keys(n)) {
+		if !slices.Contains(order, v) {
+			order = append(order, v)
+		}
+	}
+	var parts []string
+	for _, v := range order {
+		if n[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[v], v))
+		}
+	}
+	return fmt.Sprintf("%d claims: %s", all, strings.Join(parts, ", "))
 }
 
 func escAll(v []string) []string {

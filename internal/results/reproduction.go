@@ -10,7 +10,11 @@ type Section struct {
 	Scaled   string     `json:"scaled"`
 	Table    [][]string `json:"table"` // header row first
 	Findings []Finding  `json:"findings"`
-	Err      string     `json:"error,omitempty"`
+	// Cause is the experiment's one measured account of its results (e.g. the
+	// core that saturated, with its busy fraction), stated once rather than
+	// beside every finding; "" when the run measured none.
+	Cause string `json:"cause,omitempty"`
+	Err   string `json:"error,omitempty"`
 }
 
 // Finding is a published claim judged by its rule (rule.go): the published and

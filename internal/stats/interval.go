@@ -275,18 +275,11 @@ type part struct {
 // halfWidth is the 95 % half-width of a sum of estimated variances: t at the
 // Welch-Satterthwaite degrees of freedom of the sum times its square root.
 func halfWidth(parts ...part) float64 {
-	var sum, den float64
+	var sum float64
 	for _, p := range parts {
 		sum += p.v
-		if p.df > 0 && !math.IsInf(p.df, 1) {
-			den += p.v * p.v / p.df
-		}
 	}
-	df := math.Inf(1)
-	if den > 0 {
-		df = max(1, sum*sum/den)
-	}
-	return tQuantile(1-(1-Confidence)/2, df) * math.Sqrt(sum)
+	return tQuantile(1-(1-Confidence)/2, wsDF(parts...)) * math.Sqrt(sum)
 }
 
 // shift is the run shift's part of a rerun's half-width.

@@ -13,6 +13,10 @@ import "math"
 // cell's own counts for more). Squeeze estimates it.
 type Prior struct {
 	Var, DF float64
+	// PoolDF is the degrees of freedom the prior was estimated from (the
+	// cells' own, summed): however much the cells share, a cell's variance is
+	// never known better than that.
+	PoolDF int
 }
 
 // Squeeze is the empirical-Bayes prior of a set of cells' variances (Smyth 2004,
@@ -24,6 +28,7 @@ type Prior struct {
 // nothing; fewer than 3 cells give the zero Prior (no pooling to speak of).
 func Squeeze(pools []Pool) Prior {
 	var z, tri []float64
+	df := 0
 	for _, p := range pools {
 		v := p.Var()
 		if p.DF == 0 || !(v > 0) {
@@ -31,6 +36,7 @@ func Squeeze(pools []Pool) Prior {
 		}
 		d := float64(p.DF) / 2
 		z = append(z, math.Log(v)-digamma(d)+math.Log(d))
+		df += p.DF
 		tri = append(tri, trigamma(d))
 	}
 	if len(z) < 3 {
@@ -39,20 +45,24 @@ func Squeeze(pools []Pool) Prior {
 	zbar, sd := MeanSD(z)
 	excess := sd*sd - Mean(tri)
 	if excess <= 0 {
-		return Prior{Var: math.Exp(zbar), DF: math.Inf(1)}
+		return Prior{Var: math.Exp(zbar), DF: math.Inf(1), PoolDF: df}
 	}
 	d0 := 2 * trigammaInverse(excess)
-	return Prior{Var: math.Exp(zbar + digamma(d0/2) - math.Log(d0/2)), DF: d0}
+	return Prior{Var: math.Exp(zbar + digamma(d0/2) - math.Log(d0/2)), DF: d0, PoolDF: df}
 }
 
 // Moderated is a cell's variance given its own (SS over DF), shrunk towards the
-// prior: (own.SS + DF·Var) / (own.DF + DF), on own.DF + DF degrees of freedom
-// (+Inf when the prior's are).
+// prior: (own.SS + DF·Var) / (own.DF + DF), on own.DF + DF degrees of freedom,
+// at most own.DF + PoolDF (the prior is itself an estimate; PoolDF 0: no cap).
 func (p Prior) Moderated(own Pool) (v, df float64) {
-	if math.IsInf(p.DF, 1) {
-		return p.Var, math.Inf(1)
+	df = float64(own.DF) + p.DF
+	if p.PoolDF > 0 {
+		df = min(df, float64(own.DF+p.PoolDF))
 	}
-	return (own.SS + p.DF*p.Var) / (float64(own.DF) + p.DF), float64(own.DF) + p.DF
+	if math.IsInf(p.DF, 1) {
+		return p.Var, df
+	}
+	return (own.SS + p.DF*p.Var) / (float64(own.DF) + p.DF), df
 }
 
 // DriftSegments is the segments Drift cuts a run's probe into: 6 gives 5
@@ -122,7 +132,7 @@ func trigamma(x float64) float64 {
 	return r + 1/x + f/2 + f/x*(1.0/6-f*(1.0/30-f*(1.0/42-f/30)))
 }
 
-// tetragamma is ψ''(x) for x > 0.
+// tetragamma is ψ”(x) for x > 0.
 func tetragamma(x float64) float64 {
 	r := 0.0
 	for x < 6 {

@@ -122,20 +122,75 @@ type QuietAfter struct {
 	Quiet     bool // false: still busy at the wait's bound, or no /stats to tell
 }
 
-func (e *Java2015) tps(fw string, c int) Figure { return figs(e.Runs[JKey{fw, c}], rps) }
-
-// Judge grades every published claim from the runs.
-func (e *Java2015) Judge(o Setup) results.Section {
-	sec := results.Section{
-		Setup: []string{
-			"Published: Java 8 clients and servers, Ice 3.6, dubbox 2.8.4, Thrift 0.9.2, gRPC-java 0.7.1; 300 000 calls per client.",
-			fmt.Sprintf("Here: java-client in worker mode (one JVM per framework across all its rows) against the Java baselines (`java-client serve -proto P`), today's libraries, server pinned to CPU %s, client to CPU %s.", orAny(o.ServerCPUSet), orAny(o.ClientCPUSet)),
-			fmt.Sprintf("Each row: DataType at the published concurrency, after un-recorded "+e.Settings.Prime+" runs at each concurrency per framework (both JVMs compile their hot paths under every concurrency's profile), `-warmup auto` until throughput settles (at most "+e.Settings.WarmupMax+"), then %v measured; %d repeats interleaved across the concurrencies; tps = calls / measured seconds. A row whose repeats spread by %.0f %% or more is marked.", e.Dur, e.Repeats, javaSpreadGoal*100),
-			"JIT warm-up: each framework's first run is one second from a cold JVM on both sides (no warm-up), set against its steady c=1 rows.",
-		},
-		Scaled: fmt.Sprintf("The published runs made 300 000 calls per client (up to 30 M calls, 36 min per row at c=100); at this machine's rates that would take hours, so each row is time-bounded instead: a settled warm-up, then %v measured, %d times. Client and server get one core each; the published machines are not described beyond Java 8.", e.Dur, e.Repeats),
+// tps is a row's tps: the median over its repeats with its in-run 95 %
+// interval, the noise pooled over the experiment's rows (tpsNoise).
+func (e *Java2015) tps(fw string, c int) Figure {
+	var v []float64
+	for _, m := range e.Runs[JKey{fw, c}] {
+		v = append(v, rps(m))
 	}
-	sec.Setup = append(sec.Setup, e.Failed.Setup()...)
+	f := Fig(v)
+	if iv := e.tpsNoise().InRun(v); f.Known && iv.Valid() {
+		f.Lo, f.Hi = iv.Low, iv.High
+	}
+	return f
+}
+
+// Judge grades every published claim from the runs: the set-up lines, the
+// table of rows, the experiment's one measured cause, and the findings.
+func (e *Java2015) Judge(o Setup) results.Section {
+	sec := results.Section{Setup: e.setup(o), Table: e.table(), Cause: e.saturation(),
+		Scaled: fmt.Sprintf("The published runs made 300 000 calls per client (up to 30 M calls, 36 min per row at c=100); at this machine's rates that would take hours, so each row is time-bounded instead: a settled warm-up, then %v measured, %d times. Client and server get one core each; the published machines are not described beyond Java 8.", e.Dur, e.Repeats)}
+	sec.Findings = e.findings()
+	return sec
+}
+
+// findings are the experiment's claims judged, in the write-up's order.
+func (e *Java2015) findings() []results.Finding {
+	var out []results.Finding
+	out = append(out, e.judgeOrder("java-ice-leads", "Ice leads at every concurrency", "ice first at all 5 concurrencies",
+		func(c int) (bool, bool) {
+			ice := e.tps("ice", c)
+			all, any := true, false
+			for _, fw := range JavaFrameworks[1:] {
+				switch Order(e.tps(fw, c), ice) {
+				case 1:
+				case -1:
+					any = true
+					all = false
+				default:
+					all = false
+				}
+			}
+			return all, any
+		}))
+	for _, fw := range []string{"thrift", "dubbo", "grpc"} {
+		out = append(out, e.judgeLead(fw))
+	}
+	out = append(out, e.judgeOrder("java-thrift-second-grpc-last", "Thrift is second and gRPC last", "ice > thrift > dubbo > grpc at all 5 concurrencies",
+		func(c int) (bool, bool) {
+			ice, th, du, gr := e.tps("ice", c), e.tps("thrift", c), e.tps("dubbo", c), e.tps("grpc", c)
+			o1, o2, o3 := Order(th, ice), Order(du, th), Order(gr, du)
+			return o1 == 1 && o2 == 1 && o3 == 1, o1 == -1 || o2 == -1 || o3 == -1
+		}))
+	out = append(out, e.judgeGrows(), results.Finding{
+		Rule: "java-ice-vs-avro", Claim: "a second tester measured Ice at about 25 000 tps, about twice Avro",
+		Published: "Ice ≈ 25 000 tps ≈ 2 x Avro", Measured: results.NotMeasured, Tolerance: "-", Holds: results.NotMeasured,
+		Detail: "The test bed has no Avro client or server, so this claim is not measured."})
+
+	return out
+}
+
+// setup is the section's set-up lines: what ran, the versions, how steady the
+// rows were, and how the JVMs came to rest.
+func (e *Java2015) setup(o Setup) []string {
+	setup := []string{
+		"Published: Java 8 clients and servers, Ice 3.6, dubbox 2.8.4, Thrift 0.9.2, gRPC-java 0.7.1; 300 000 calls per client.",
+		fmt.Sprintf("Here: java-client in worker mode (one JVM per framework across all its rows) against the Java baselines (`java-client serve -proto P`), today's libraries, server pinned to CPU %s, client to CPU %s.", orAny(o.ServerCPUSet), orAny(o.ClientCPUSet)),
+		fmt.Sprintf("Each row: DataType at the published concurrency, after un-recorded "+e.Settings.Prime+" runs at each concurrency per framework (both JVMs compile their hot paths under every concurrency's profile), `-warmup auto` until throughput settles (at most "+e.Settings.WarmupMax+"), then %v measured; %d repeats interleaved across the concurrencies; tps = calls / measured seconds, its 95 %% interval from the row's repeats with the noise pooled over the rows. A row whose interval spans %.0f %% of its median or more is marked.", e.Dur, e.Repeats, javaSpreadGoal*100),
+		"JIT warm-up: each framework's first run is one second from a cold JVM on both sides (no warm-up), set against its steady c=1 rows.",
+	}
+	setup = append(setup, e.Failed.Setup()...)
 	var vs []string
 	for _, k := range []string{"java", "ice", "dubbo", "thrift", "grpc"} {
 		if v, ok := e.Versions[k]; ok {
@@ -143,31 +198,68 @@ func (e *Java2015) Judge(o Setup) results.Section {
 		}
 	}
 	if len(vs) > 0 {
-		sec.Setup = append(sec.Setup, "Versions measured: "+strings.Join(vs, ", ")+".")
+		setup = append(setup, "Versions measured: "+strings.Join(vs, ", ")+".")
 	}
-	sec.Table = [][]string{{"clients", "framework", "published tps", "measured tps", "spread", "published ice / fw", "measured ice / fw", "server busy", "client busy", "server CPU µs/call"}}
-	steady, rows := 0, 0
+	steady, rows := e.steadyRows()
+	setup = append(setup, fmt.Sprintf("Rows with a spread under %.0f %%: %d of %d.", javaSpreadGoal*100, steady, rows))
+	return append(setup, e.restLines()...)
+}
+
+// spread is a row's interval width over its median ("-" unknown), marked
+// noisy from javaSpreadGoal; ok says it is known, steady that it is under.
+func (e *Java2015) spread(fw string, c int) (s string, ok, steady bool) {
+	t := e.tps(fw, c)
+	if !t.Known || t.Median <= 0 {
+		return "-", false, false
+	}
+	sp := (t.Hi - t.Lo) / t.Median
+	s = fmt.Sprintf("%.1f %%", sp*100)
+	if sp >= javaSpreadGoal {
+		s += " (noisy)"
+	}
+	return s, true, sp < javaSpreadGoal
+}
+
+// steadyRows counts the rows with a known spread, and those under javaSpreadGoal.
+func (e *Java2015) steadyRows() (steady, rows int) {
 	for _, c := range e.Levels {
 		for _, fw := range JavaFrameworks {
-			t := e.tps(fw, c)
-			spread := "-"
-			if t.Known && t.Median > 0 {
-				sp := (t.Hi - t.Lo) / t.Median
-				spread = fmt.Sprintf("%.1f %%", sp*100)
+			if _, ok, st := e.spread(fw, c); ok {
 				rows++
-				if sp < javaSpreadGoal {
+				if st {
 					steady++
-				} else {
-					spread += " (noisy)"
 				}
 			}
+		}
+	}
+	return steady, rows
+}
+
+// table is one row per framework and concurrency: published and measured tps,
+// ice's lead both ways, both sides' busy fractions and the server's CPU per call.
+func (e *Java2015) table() [][]string {
+	t := [][]string{{"clients", "framework", "published tps", "measured tps", "spread", "published ice / fw", "measured ice / fw", "server busy", "client busy", "server CPU µs/call"}}
+	n := e.tpsNoise()
+	for _, c := range e.Levels {
+		for _, fw := range JavaFrameworks {
+			sp, _, _ := e.spread(fw, c)
+			lead := "-"
+			if lr, ok := e.leadAt(fw, c, n); ok {
+				lead = figOf(lr.Interval()).Show("x", 2)
+			}
 			rs := e.Runs[JKey{fw, c}]
-			sec.Table = append(sec.Table, []string{strconv.Itoa(c), fw, f0(e.Pub[JKey{fw, c}]), t.Show("", 0), spread,
-				ratio(e.Pub[JKey{"ice", c}], e.Pub[JKey{fw, c}]), Ratio(e.tps("ice", c), t).Show("x", 2),
+			t = append(t, []string{strconv.Itoa(c), fw, f0(e.Pub[JKey{fw, c}]), e.tps(fw, c).Show("", 0), sp,
+				ratio(e.Pub[JKey{"ice", c}], e.Pub[JKey{fw, c}]), lead,
 				pctOf(busy(rs, srvBusy)), pctOf(busy(rs, cliBusy)), figs(rs, srvPerCall).Show("", 1)})
 		}
 	}
-	sec.Setup = append(sec.Setup, fmt.Sprintf("Rows with a spread under %.0f %%: %d of %d.", javaSpreadGoal*100, steady, rows))
+	return t
+}
+
+// restLines say how the JVMs came to rest: repeats flagged for JIT work, the
+// rounds after the prime, the servers' quiet after it.
+func (e *Java2015) restLines() []string {
+	var lines []string
 	jit, all := 0, 0
 	var jitRows []string
 	for _, c := range e.Levels {
@@ -190,7 +282,7 @@ func (e *Java2015) Judge(o Setup) results.Section {
 		if len(jitRows) > 0 {
 			t += " (" + strings.Join(jitRows, ", ") + ")"
 		}
-		sec.Setup = append(sec.Setup, t+".")
+		lines = append(lines, t+".")
 	}
 	if len(e.Rest) > 0 {
 		var parts []string
@@ -211,7 +303,7 @@ func (e *Java2015) Judge(o Setup) results.Section {
 			}
 			parts = append(parts, t)
 		}
-		sec.Setup = append(sec.Setup, fmt.Sprintf("After the prime, rounds of 1 s runs at every concurrency went on until both JVMs' JIT compiled for at most %.0f %% of a round (java-client's \"JIT compile:\", the server's /stats), at most %v: %s.",
+		lines = append(lines, fmt.Sprintf("After the prime, rounds of 1 s runs at every concurrency went on until both JVMs' JIT compiled for at most %.0f %% of a round (java-client's \"JIT compile:\", the server's /stats), at most %v: %s.",
 			results.JITQuiet*100, e.Settings.PrimeMax, strings.Join(parts, "; ")))
 	}
 	if len(e.Quiet) > 0 {
@@ -227,41 +319,12 @@ func (e *Java2015) Judge(o Setup) results.Section {
 			}
 		}
 		if len(parts) > 0 {
-			sec.Setup = append(sec.Setup, fmt.Sprintf("After the prime, the rows waited until the server used under %.0f %% of a core with no calls (its /stats): %s.",
+			lines = append(lines, fmt.Sprintf("After the prime, the rows waited until the server used under %.0f %% of a core with no calls (its /stats): %s.",
 				e.Settings.QuietBusy*100, strings.Join(parts, ", ")))
 		}
 	}
 
-	sec.Findings = append(sec.Findings, e.judgeOrder("java-ice-leads", "Ice leads at every concurrency", "ice first at all 5 concurrencies",
-		func(c int) (bool, bool) {
-			ice := e.tps("ice", c)
-			all, any := true, false
-			for _, fw := range JavaFrameworks[1:] {
-				switch Order(e.tps(fw, c), ice) {
-				case 1:
-				case -1:
-					any = true
-					all = false
-				default:
-					all = false
-				}
-			}
-			return all, any
-		}))
-	for _, fw := range []string{"thrift", "dubbo", "grpc"} {
-		sec.Findings = append(sec.Findings, e.judgeLead(fw))
-	}
-	sec.Findings = append(sec.Findings, e.judgeOrder("java-thrift-second-grpc-last", "Thrift is second and gRPC last", "ice > thrift > dubbo > grpc at all 5 concurrencies",
-		func(c int) (bool, bool) {
-			ice, th, du, gr := e.tps("ice", c), e.tps("thrift", c), e.tps("dubbo", c), e.tps("grpc", c)
-			o1, o2, o3 := Order(th, ice), Order(du, th), Order(gr, du)
-			return o1 == 1 && o2 == 1 && o3 == 1, o1 == -1 || o2 == -1 || o3 == -1
-		}))
-	sec.Findings = append(sec.Findings, e.judgeGrows(), results.Finding{
-		Rule: "java-ice-vs-avro", Claim: "a second tester measured Ice at about 25 000 tps, about twice Avro",
-		Published: "Ice ≈ 25 000 tps ≈ 2 x Avro", Measured: results.NotMeasured, Tolerance: "-", Holds: results.NotMeasured,
-		Detail: "The test bed has no Avro client or server, so this claim is not measured."})
-	return sec
+	return lines
 }
 
 // judgeOrder grades an order claim per concurrency: held reports the order held
@@ -295,121 +358,6 @@ func (e *Java2015) judgeOrder(rule, claim, published string, at func(c int) (hel
 	}
 	return results.Finding{Rule: rule, Claim: claim, Published: published, Tolerance: LevelsBand,
 		Measured: fmt.Sprintf("held at %d of %d concurrencies", h, len(e.Levels)), Holds: Levels(h, fl, un, miss),
-		Detail: strings.Join(per, "; ") + ".", Reason: e.reason(JavaFrameworks...)}
+		Detail: strings.Join(per, "; ") + ".", Reason: ""}
 }
 
-// judgeLead: Ice's lead over fw, the median over concurrencies of the per-level
-// ratio, its range the extremes of every level's range.
-func (e *Java2015) judgeLead(fw string) results.Finding {
-	l := javaLead[fw]
-	var med []float64
-	rng := Figure{Known: true}
-	var per []string
-	for i, c := range e.Levels {
-		r := Ratio(e.tps("ice", c), e.tps(fw, c))
-		if !r.Known {
-			rng = Figure{}
-			break
-		}
-		med = append(med, r.Median)
-		if i == 0 || r.Lo < rng.Lo {
-			rng.Lo = r.Lo
-		}
-		if i == 0 || r.Hi > rng.Hi {
-			rng.Hi = r.Hi
-		}
-		per = append(per, fmt.Sprintf("%.2fx at %d", r.Median, c))
-	}
-	if rng.Known {
-		rng.Median = Fig(med).Median
-	}
-	rule := Rule{Name: "java-ice-over-" + fw, Claim: "Ice leads " + fw + " by " + l.published + " (median over the concurrencies)", Published: l.published, Band: l.band, Prec: 2}
-	return rule.Verdict(rng, "Measured ice / "+fw+": "+strings.Join(per, ", ")+".", e.reason("ice", fw))
-}
-
-// judgeGrows: Ice's lead grows with concurrency, judged on every step between
-// published concurrencies for every rival, each step beyond the spread or not;
-// no when Ice leads nowhere.
-func (e *Java2015) judgeGrows() results.Finding {
-	r := Rule{Name: "java-ice-lead-grows", Claim: "Ice's lead grows with concurrency", Published: "1.4x -> 1.65x over Thrift from 1 to 100 clients", Band: ruleLeadGrows, Prec: 0}
-	var rose, fell, flat, leads int
-	missing := false
-	var per []string
-	for _, fw := range []string{"thrift", "dubbo", "grpc"} {
-		var rs []string
-		for i, c := range e.Levels {
-			cur := Ratio(e.tps("ice", c), e.tps(fw, c))
-			rs = append(rs, cur.Show("x", 2))
-			missing = missing || !cur.Known
-			if cur.Known && cur.Lo > 1 {
-				leads++
-			}
-			if i == 0 {
-				continue
-			}
-			prev := Ratio(e.tps("ice", e.Levels[i-1]), e.tps(fw, e.Levels[i-1]))
-			switch Order(prev, cur) {
-			case 1:
-				rose++
-			case -1:
-				fell++
-			default:
-				flat++
-			}
-		}
-		per = append(per, "ice/"+fw+" "+strings.Join(rs, " -> "))
-	}
-	steps := rose + fell + flat
-	var f Figure
-	if steps > 0 && !missing {
-		f = Figure{Median: float64(rose) / float64(steps) * 100, Lo: float64(rose) / float64(steps) * 100, Hi: float64(rose+flat) / float64(steps) * 100, Known: true}
-	}
-	out := r.Verdict(f, fmt.Sprintf("Over %d steps: %d rose, %d fell, %d inside the spread. %s.", steps, rose, fell, flat, strings.Join(per, "; ")), e.reason(JavaFrameworks...))
-	if leads == 0 && out.Holds != results.NotMeasured {
-		out.Holds = results.No
-		out.Detail = "Ice leads at no concurrency beyond the spread, so there is no lead to grow. " + out.Detail
-	}
-	return out
-}
-
-// reason is the measured account of the Java rows: JIT warm-up (the first
-// second against steady state) and the saturated core at the highest
-// concurrency (busy fractions), per framework.
-func (e *Java2015) reason(fws ...string) string {
-	var s []string
-	lo, hi := e.Levels[0], e.Levels[len(e.Levels)-1]
-	for _, fw := range fws {
-		first, ok := e.First[fw]
-		steady := e.tps(fw, lo)
-		if !ok || !steady.Known {
-			continue
-		}
-		part := fmt.Sprintf("%s: first second from cold %.0f tps, steady %s at c=%d (JIT warm-up", fw, rps(first), steady.Show("", 0), lo)
-		if first.ClientJITMs != nil {
-			part += fmt.Sprintf(": the client's JIT compiled %.0f ms in that second", *first.ClientJITMs)
-			if first.ServerJITMs != nil {
-				part += fmt.Sprintf(", the server's %.0f ms", *first.ServerJITMs)
-			}
-		}
-		part += ")"
-		rs := e.Runs[JKey{fw, hi}]
-		if sb, cb := busy(rs, srvBusy), busy(rs, cliBusy); sb.Known && cb.Known {
-			side := "neither core saturated"
-			switch {
-			case sb.Median >= results.BoundBusy && sb.Median >= cb.Median:
-				side = "the server core saturated"
-			case cb.Median >= results.BoundBusy:
-				side = "the client core saturated"
-			}
-			part += fmt.Sprintf("; at c=%d server %s busy, client %s (busy fractions): %s", hi, pctOf(sb), pctOf(cb), side)
-			if pc := figs(rs, srvPerCall); pc.Known {
-				part += fmt.Sprintf(", server %s µs per call", pc.Show("", 1))
-			}
-		}
-		s = append(s, part)
-	}
-	if len(s) == 0 {
-		return ""
-	}
-	return strings.Join(s, ". ") + "."
-}

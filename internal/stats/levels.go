@@ -1,0 +1,78 @@
+package stats
+
+import "math"
+
+// LogRatio is log(A/B) of two figures on the log scale with its variance and
+// the degrees of freedom of that variance (+Inf: known): one level of a claim
+// made over levels (concurrencies), or several levels pooled (PoolLevels).
+type LogRatio struct {
+	Est, Var, DF float64
+}
+
+// UnpairedLog is log(median(a)/median(b)) for two cells that did not share
+// rounds, with the variance UnpairedRatio gives it before any run shift: each
+// median's in-run variance from its noise model (na, nb: their cells' pool and
+// prior). ok is false when either side has no positive value or no variance.
+func UnpairedLog(a, b []float64, na, nb Noise) (l LogRatio, ok bool) {
+	la, lb := Logs(a), Logs(b)
+	if len(la) == 0 || len(lb) == 0 {
+		return LogRatio{}, false
+	}
+	va, dfa := na.cellVar(la)
+	vb, dfb := nb.cellVar(lb)
+	if math.IsNaN(va) || math.IsNaN(vb) {
+		return LogRatio{}, false
+	}
+	pa := part{medianFactor(len(la)) * va / float64(len(la)), dfa}
+	pb := part{medianFactor(len(lb)) * vb / float64(len(lb)), dfb}
+	return LogRatio{Est: math.Log(Median(a) / Median(b)), Var: pa.v + pb.v, DF: wsDF(pa, pb)}, true
+}
+
+// Interval is the ratio's 95 % interval, on exp of the log scale.
+func (l LogRatio) Interval() Interval {
+	return around(math.Exp(l.Est), halfWidth(part{l.Var, l.DF}), 1)
+}
+
+// PoolLevels is the levels' common log ratio: the mean of their log ratios,
+// its variance the sum of theirs over the levels squared, on the
+// smallest degrees of freedom among them (the levels' variances lean on one
+// shared prior, so their errors are not independent). It is what "A leads B
+// by R over the levels" is judged on, in place of the envelope of the levels'
+// intervals, which widens with every level added. Each level counts the same:
+// weighting by the inverse of each level's estimated variance overweights the
+// levels whose 3 rounds happened to agree (90.3 % coverage at a nominal 95 %
+// in TestPoolLevelsCoverage, against 95 % equal). Levels with no variance are
+// left out; none left gives ok false.
+func PoolLevels(ls []LogRatio) (LogRatio, bool) {
+	var sum, v float64
+	df := math.Inf(1)
+	k := 0
+	for _, l := range ls {
+		if l.Var > 0 && !math.IsNaN(l.Est) {
+			sum += l.Est
+			v += l.Var
+			df = min(df, l.DF)
+			k++
+		}
+	}
+	if k == 0 {
+		return LogRatio{}, false
+	}
+	return LogRatio{Est: sum / float64(k), Var: v / float64(k*k), DF: df}, true
+}
+
+// wsDF is the Welch-Satterthwaite degrees of freedom of a sum of estimated
+// variances (+Inf when every part is known).
+func wsDF(parts ...part) float64 {
+	var sum, den float64
+	for _, p := range parts {
+		sum += p.v
+		if p.df > 0 && !math.IsInf(p.df, 1) {
+			den += p.v * p.v / p.df
+		}
+	}
+	if den == 0 {
+		return math.Inf(1)
+	}
+	return max(1, sum*sum/den)
+}
