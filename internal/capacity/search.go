@@ -19,8 +19,8 @@ type Obs struct {
 	// WindowS is the measured window: from the first measured call's intended
 	// start to the last one's end.
 	WindowS float64 `json:"window_s"`
-	Calls    int64   `json:"calls"`    // measured calls that ended, failed or not
-	Failed   int64   `json:"failed"`
+	Calls   int64   `json:"calls"` // measured calls that ended, failed or not
+	Failed  int64   `json:"failed"`
 	// P50Us and P99Us are the latency from each call's intended start (the open
 	// loop's schedule: coordinated omission corrected, as wrk2).
 	P50Us float64 `json:"p50_us"`

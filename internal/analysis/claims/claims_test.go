@@ -187,10 +187,10 @@ func TestJudgeGRPCThrift(t *testing.T) {
 		t.Errorf("%d findings %v; want 4 (one per claim)", len(got), got)
 	}
 	want := map[string]string{
-		"grpc-thrift-throughput-c50":      results.Yes,
-		"grpc-thrift-throughput-c800":     results.NotDistinguished,
-		"grpc-thrift-server-cpu":          results.Yes, // per call 900 / 750 µs: +20 %; busy 0.99 / 0.75 a supporting figure
-		"grpc-thrift-resources-flat":      results.No, // thrift's server 75 % -> 97 % busy: +29 %, beyond ±25 %
+		"grpc-thrift-throughput-c50":  results.Yes,
+		"grpc-thrift-throughput-c800": results.NotDistinguished,
+		"grpc-thrift-server-cpu":      results.Yes, // per call 900 / 750 µs: +20 %; busy 0.99 / 0.75 a supporting figure
+		"grpc-thrift-resources-flat":  results.No,  // thrift's server 75 % -> 97 % busy: +29 %, beyond ±25 %
 	}
 	for k, v := range want {
 		if got[k] != v {

@@ -360,4 +360,3 @@ func (e *Java2015) judgeOrder(rule, claim, published string, at func(c int) (hel
 		Measured: fmt.Sprintf("held at %d of %d concurrencies", h, len(e.Levels)), Holds: Levels(h, fl, un, miss),
 		Detail: strings.Join(per, "; ") + ".", Reason: ""}
 }
-
