@@ -142,46 +142,45 @@ func phpOverGoPlot(r *cost.Result) (*plot.Plot, error) {
 			series{cl + " instructions", cl, func(x coststats.Ratio) float64 { return x.Instructions }},
 			series{cl + " est. cycles", cl, func(x coststats.Ratio) float64 { return x.Cycles }})
 	}
+	// A dot per client x measure and protocol-size, on a log axis with a line at
+	// 1x: php-pure's 30-70x and php's 0.5-2x both readable, nothing past the
+	// frame (bars from 0 cannot sit on a log axis, and on a linear one php-pure
+	// flattened every production-PHP bar to 0).
 	p := plot.New()
 	p.Title.Text = "PHP client over Go client, per call (c=1)"
-	p.Y.Label.Text = "x Go"
+	p.Y.Label.Text = "x Go (log scale; the dashed line is 1x)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
-	w := vg.Points(7)
+	lo, hi := 1.0, 1.0
 	n := 0
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.CrossGlyph{}}
 	for _, s := range all {
-		vals := make(plotter.Values, len(cats))
-		have := false
-		for i := range vals {
-			vals[i] = math.NaN()
-		}
+		var pts plotter.XYs
 		for _, x := range rows {
-			if x.Client == s.client {
-				vals[catIdx[x.Protocol+"-"+strconv.Itoa(x.Items)]] = s.measure(x)
-				have = true
+			if v := s.measure(x); x.Client == s.client && v > 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				pts = append(pts, plotter.XY{X: float64(catIdx[x.Protocol+"-"+strconv.Itoa(x.Items)]) + 0.12*(float64(n)-1.5), Y: v})
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
 		}
-		if !have {
+		if len(pts) == 0 {
 			continue
 		}
-		for i, v := range vals {
-			if math.IsNaN(v) || v <= 0 {
-				vals[i] = 0 // not measured: no bar
-			}
-		}
-		bc, err := plotter.NewBarChart(vals, w)
+		sc, err := plotter.NewScatter(pts)
 		if err != nil {
 			return nil, err
 		}
-		bc.Color = plotutil.Color(n)
-		bc.LineStyle.Width = 0
-		bc.Offset = w * vg.Length(float64(n)-1.5)
-		p.Add(bc)
-		p.Legend.Add(s.name, bc)
+		sc.GlyphStyle.Color = plotutil.Color(n)
+		sc.GlyphStyle.Shape = shapes[n%len(shapes)]
+		sc.GlyphStyle.Radius = vg.Points(4)
+		p.Add(sc)
+		p.Legend.Add(s.name, sc)
 		n++
 	}
 	p.NominalX(cats...)
-	p.Y.Min = 0
+	p.X.Min, p.X.Max = -0.6, float64(len(cats))-0.4
+	p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
 	one := plotter.NewFunction(func(float64) float64 { return 1 })
 	one.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(one)
