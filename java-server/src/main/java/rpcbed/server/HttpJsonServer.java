@@ -78,14 +78,23 @@ public final class HttpJsonServer implements BaselineServer {
         // Over TLS the JDK server also makes each handshake on a worker, blocking: 1,000
         // half-open handshakes held 256 workers for 10 s each, so the pool goes to
         // Limits.HTTP_TLS_THREADS (threads made on demand, gone after 30 s idle).
+        // Over TLS an idle worker is reused before a new one is made (a core-sized pool
+        // makes a thread for every task below its core size: a 20-caller handshake flood
+        // made over a thousand and took the process past 512 MB); at the bound the
+        // dispatcher runs the task itself, which stops accepting until a worker frees.
         int size = Math.max(threads, tls == null ? Limits.HTTP_THREADS : Limits.HTTP_TLS_THREADS);
-        ThreadPoolExecutor tp = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-            r -> {
-                Thread t = new Thread(r, "http-worker");
-                t.setDaemon(true);
-                return t;
-            });
-        tp.allowCoreThreadTimeOut(true);
+        java.util.concurrent.ThreadFactory workers = r -> {
+            Thread t = new Thread(r, "http-worker");
+            t.setDaemon(true);
+            return t;
+        };
+        ThreadPoolExecutor tp = tls == null
+            ? new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), workers)
+            : new ThreadPoolExecutor(0, size, 30, TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>(), workers,
+                new ThreadPoolExecutor.CallerRunsPolicy());
+        if (tls == null) {
+            tp.allowCoreThreadTimeOut(true);
+        }
         pool = tp;
         server.setExecutor(pool);
         server.createContext("/", this::handle);
