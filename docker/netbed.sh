@@ -287,7 +287,9 @@ up() {
 			engine_answers "$r" && break
 			sleep 0.25
 		done
-		engine_answers "$r" || { tail -n 20 "$RUN/$r/dockerd.log" >&2; die "the $r engine did not answer within ${WAIT}s"; }
+		# RPCBED_NETBED_WAIT=0 gives no time at all: fail, whatever a fast engine
+		# (or one left by an earlier bed) would answer.
+		{ ((WAIT > 0)) && engine_answers "$r"; } || { tail -n 20 "$RUN/$r/dockerd.log" >&2; die "the $r engine did not answer within ${WAIT}s"; }
 	done
 	trap - EXIT INT TERM
 	if [ "$CLIENTS" = 1 ]; then
