@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -23,11 +22,12 @@ type flagInput struct {
 	client bool
 }
 
-// flagRule is one named rule over what In holds of a repeat: each reason why
-// gives is one note on the repeat.
+// flagRule is one named check over what In holds of a repeat: each reason why
+// gives, against the threshold of the flag's rule (results.FlagRules), is one
+// note on the repeat.
 type flagRule[In any] struct {
 	flag string
-	why  func(In) []string
+	why  func(in In, threshold float64) []string
 }
 
 // flagRules are the rules RunPath.Measure judges a repeat by, in the order its
@@ -43,37 +43,22 @@ var flagRules = []flagRule[flagInput]{
 	{results.FlagLinkInvariant, linkFaster},
 }
 
-// applyFlags applies rules to rep in their order.
+// applyFlags applies rules to rep in their order, each against its flag's
+// threshold; what the flags drop is dropped after the last rule
+// (Repeat.DropFlagged).
 func applyFlags[In any](rep *results.Repeat, rules []flagRule[In], in In) {
 	for _, r := range rules {
-		for _, why := range r.why(in) {
+		rule, _ := results.RuleOf(r.flag)
+		for _, why := range r.why(in, rule.Threshold) {
 			rep.Flag(r.flag, why)
 		}
-	}
-}
-
-// dropCPU leaves a repeat's CPU figures out when a flag says they are not the
-// window's; a repeat that broke a link's physics is not used at all.
-func dropCPU(rep *results.Repeat) {
-	if rep.Has(results.FlagCPUInvariant) || rep.Has(results.FlagCPUScope) {
-		rep.Metrics.CPUNotUsed = true
-	}
-	if rep.Has(results.FlagLinkInvariant) {
-		var why []string
-		for _, n := range rep.Notes {
-			if strings.Contains(n, "round trip") {
-				why = append(why, n)
-			}
-		}
-		rep.Error = "link-invariant: " + strings.Join(why, "; ")
-		rep.Report = nil
 	}
 }
 
 // linkFaster: the physics of a link with delay. No median call can be faster
 // than the round trip the link adds, and c calls in flight cannot complete more
 // than c per round trip.
-func linkFaster(in flagInput) []string {
+func linkFaster(in flagInput, _ float64) []string {
 	w, r := in.window, in.report
 	if w.LinkFloorUs <= 0 || r == nil {
 		return nil
@@ -89,7 +74,7 @@ func linkFaster(in flagInput) []string {
 }
 
 // cpuScope: the client measured its CPU over its whole process, not the window.
-func cpuScope(in flagInput) []string {
+func cpuScope(in flagInput, _ float64) []string {
 	if x := in.report.Rpcbed; in.client && x != nil && x.CPUScope != report.ScopeWindow {
 		return []string{"the client measured its CPU over its whole process (CPU scope: " + x.CPUScope + ")"}
 	}
@@ -97,7 +82,7 @@ func cpuScope(in flagInput) []string {
 }
 
 // warmupUnsettled: an auto warm-up reached its bound without settling.
-func warmupUnsettled(in flagInput) []string {
+func warmupUnsettled(in flagInput, _ float64) []string {
 	if x := in.report.Rpcbed; in.client && x != nil && x.WarmupSettled == report.SettledNo {
 		return []string{fmt.Sprintf("warm-up did not settle in %.1f s", x.WarmupSeconds)}
 	}
@@ -105,46 +90,46 @@ func warmupUnsettled(in flagInput) []string {
 }
 
 // clientBusier and serverBusier: the CPU invariant, a side busier over the
-// window than the cores it may use (+ results.CPUAllowance).
-func clientBusier(in flagInput) []string {
+// window than the cores it may use (+ the allowance, results.CPUAllowance).
+func clientBusier(in flagInput, allowance float64) []string {
 	w := in.window
-	return busier("client", w.ClientBusy, w.ClientCores, true, w.Seconds)
+	return busier("client", w.ClientBusy, w.ClientCores, true, w.Seconds, allowance)
 }
 
-func serverBusier(in flagInput) []string {
+func serverBusier(in flagInput, allowance float64) []string {
 	w := in.window
-	return busier("server", w.ServerBusy, w.ServerCores, w.ServerKnown, w.Seconds)
+	return busier("server", w.ServerBusy, w.ServerCores, w.ServerKnown, w.Seconds, allowance)
 }
 
-func busier(side string, busy, cores float64, known bool, seconds float64) []string {
-	if known && cores > 0 && busy > cores*(1+results.CPUAllowance) {
+func busier(side string, busy, cores float64, known bool, seconds, allowance float64) []string {
+	if known && cores > 0 && busy > cores*(1+allowance) {
 		return []string{fmt.Sprintf("%s busy %.2f cores over the %.3f s window; it may use %.4g", side, busy, seconds, cores)}
 	}
 	return nil
 }
 
-// clientJIT and serverJIT: a JVM side's JIT compiled for more than
-// results.JITQuiet of the window.
-func clientJIT(in flagInput) []string {
-	return jitBusy("client", in.window.ClientJITMs, in.window.Seconds)
+// clientJIT and serverJIT: a JVM side's JIT compiled for more than the quiet
+// share (results.JITQuiet) of the window.
+func clientJIT(in flagInput, quiet float64) []string {
+	return jitBusy("client", in.window.ClientJITMs, in.window.Seconds, quiet)
 }
 
-func serverJIT(in flagInput) []string {
-	return jitBusy("server", in.window.ServerJITMs, in.window.Seconds)
+func serverJIT(in flagInput, quiet float64) []string {
+	return jitBusy("server", in.window.ServerJITMs, in.window.Seconds, quiet)
 }
 
-func jitBusy(side string, ms *float64, seconds float64) []string {
-	if ms != nil && seconds > 0 && results.JITBusy(*ms, seconds) {
-		return []string{fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side, *ms, seconds*1000, results.JITQuiet*100)}
+func jitBusy(side string, ms *float64, seconds, quiet float64) []string {
+	if ms != nil && seconds > 0 && *ms > quiet*seconds*1000 {
+		return []string{fmt.Sprintf("the %s's JIT compiled for %.0f ms of the %.0f ms window (> %.0f %%)", side, *ms, seconds*1000, quiet*100)}
 	}
 	return nil
 }
 
-// fewCalls: so few calls in the window that one more or less moves req/s by
-// more than 1/results.FewCalls.
-func fewCalls(in flagInput) []string {
-	if n := in.report.Complete; n < results.FewCalls {
-		return []string{fmt.Sprintf("%d calls completed in the %.3f s window (< %d): one call more or less moves req/s by %s", n, in.window.Seconds, results.FewCalls, fewCallsStep(n))}
+// fewCalls: fewer calls in the window than the least (results.FewCalls), so
+// that one more or less moves req/s by more than its inverse.
+func fewCalls(in flagInput, least float64) []string {
+	if n := in.report.Complete; float64(n) < least {
+		return []string{fmt.Sprintf("%d calls completed in the %.3f s window (< %.0f): one call more or less moves req/s by %s", n, in.window.Seconds, least, fewCallsStep(n))}
 	}
 	return nil
 }
@@ -187,11 +172,11 @@ type clusterInput struct {
 }
 
 // windowSkew: the tasks' windows start or end further apart on the driver's
-// clock than results.SkewShare of their median length.
-func windowSkew(in clusterInput) []string {
+// clock than a share (results.SkewShare) of their median length.
+func windowSkew(in clusterInput, share float64) []string {
 	w := in.window
-	if med := stats.Of(in.taskSeconds).Median; med > 0 && w.SkewS > results.SkewShare*med {
-		return []string{fmt.Sprintf("the tasks' windows start or end %.1f ms apart on the driver's clock, over %.0f %% of the %.3f s window", w.SkewS*1000, results.SkewShare*100, med)}
+	if med := stats.Of(in.taskSeconds).Median; med > 0 && w.SkewS > share*med {
+		return []string{fmt.Sprintf("the tasks' windows start or end %.1f ms apart on the driver's clock, over %.0f %% of the %.3f s window", w.SkewS*1000, share*100, med)}
 	}
 	return nil
 }
@@ -204,33 +189,33 @@ type taskInput struct {
 	cores  float64
 }
 
-func taskBusier(in taskInput) []string {
+func taskBusier(in taskInput, allowance float64) []string {
 	t := in.rec
 	if sec := t.WindowEndUnix - t.WindowStartUnix; sec > 0 && in.cores > 0 {
-		if busy := t.ClientCPUS / sec; busy > in.cores*(1+results.CPUAllowance) {
+		if busy := t.ClientCPUS / sec; busy > in.cores*(1+allowance) {
 			return []string{fmt.Sprintf("client on %s busy %.2f cores over its %.3f s window; it may use %.4g", t.NodeAddr, busy, sec, in.cores)}
 		}
 	}
 	return nil
 }
 
-func taskCPUScope(in taskInput) []string {
+func taskCPUScope(in taskInput, _ float64) []string {
 	if x := in.report.Rpcbed; x.CPUScope != report.ScopeWindow {
 		return []string{"a task measured its CPU over its whole process (CPU scope: " + x.CPUScope + ")"}
 	}
 	return nil
 }
 
-func taskWarmup(in taskInput) []string {
+func taskWarmup(in taskInput, _ float64) []string {
 	if x := in.report.Rpcbed; x.WarmupSettled == report.SettledNo {
 		return []string{fmt.Sprintf("warm-up did not settle on %s in %.1f s", in.rec.NodeAddr, x.WarmupSeconds)}
 	}
 	return nil
 }
 
-func taskJIT(in taskInput) []string {
+func taskJIT(in taskInput, quiet float64) []string {
 	t, x := in.rec, in.report.Rpcbed
-	if x.JITCompileMs != nil && results.JITBusy(float64(*x.JITCompileMs), t.WindowEndUnix-t.WindowStartUnix) {
+	if x.JITCompileMs != nil && float64(*x.JITCompileMs) > quiet*(t.WindowEndUnix-t.WindowStartUnix)*1000 {
 		return []string{fmt.Sprintf("the client's JIT on %s compiled for %d ms of its window", t.NodeAddr, *x.JITCompileMs)}
 	}
 	return nil

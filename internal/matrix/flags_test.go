@@ -55,7 +55,7 @@ func TestFlagRules(t *testing.T) {
 			tc.change(&in)
 			var rep results.Repeat
 			applyFlags(&rep, flagRules, in)
-			dropCPU(&rep)
+			rep.DropFlagged()
 			if !slices.Equal(rep.Flags, tc.flags) {
 				t.Errorf("flags %q; want %q", rep.Flags, tc.flags)
 			}
@@ -143,7 +143,7 @@ func TestLinkPhysics(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := results.Repeat{Report: tc.in.report}
 			applyFlags(&rep, flagRules, tc.in)
-			dropCPU(&rep)
+			rep.DropFlagged()
 			if got := rep.Has(results.FlagLinkInvariant); got != tc.bad {
 				t.Fatalf("link-invariant %v; want %v (notes %q)", got, tc.bad, rep.Notes)
 			}
@@ -151,5 +151,28 @@ func TestLinkPhysics(t *testing.T) {
 				t.Fatalf("a repeat that broke the link's physics kept its report (error %q)", rep.Error)
 			}
 		})
+	}
+}
+
+// Every flag a check raises has its rule (threshold, drops, reading) in
+// results.FlagRules.
+func TestFlagChecksHaveRules(t *testing.T) {
+	var flags []string
+	for _, r := range flagRules {
+		flags = append(flags, r.flag)
+	}
+	for _, r := range mergedFlagRules {
+		flags = append(flags, r.flag)
+	}
+	for _, r := range taskFlagRules {
+		flags = append(flags, r.flag)
+	}
+	for _, r := range skewRules {
+		flags = append(flags, r.flag)
+	}
+	for _, f := range flags {
+		if _, ok := results.RuleOf(f); !ok {
+			t.Errorf("%s: raised with no rule; want one in results.FlagRules", f)
+		}
 	}
 }

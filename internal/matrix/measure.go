@@ -124,7 +124,7 @@ func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
 	rep.Metrics = metrics(r, rep.ClientCPUS, w)
 	applyFlags(&rep, flagRules, flagInput{report: r, window: w, client: !j.AB && j.Prog == nil})
-	dropCPU(&rep)
+	rep.DropFlagged()
 	if r.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", r.Failed, r.Complete, errorKinds(r)))
 	}

@@ -88,7 +88,7 @@ func (sp *swarmPlace) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, r
 		applyFlags(rep, taskFlagRules, taskInput{rec: runs[i].rec, report: r, cores: perNode})
 	}
 	applyFlags(rep, mergedFlagRules, flagInput{report: &m, window: w, client: true})
-	dropCPU(rep)
+	rep.DropFlagged()
 	if m.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", m.Failed, m.Complete, errorKinds(&m)))
 	}

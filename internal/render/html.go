@@ -25,11 +25,6 @@ import (
 // IndexFile is the run's page, beside matrix.md.
 const IndexFile = "index.html"
 
-// NoisyPct is the req/s spread over the repeats ((max - min) / median, in %) above
-// which a cell of a run saved with figures only (no repeats, no summary) counts as
-// noisy; other cells are noisy by their steal (docs/method.md, section 6).
-const NoisyPct = results.NoisySpread * 100
-
 //go:embed templates
 var templateFS embed.FS
 

@@ -132,7 +132,7 @@ func mdFlagged(b *strings.Builder, v *analysis.View) {
 		return
 	}
 	fmt.Fprintf(b, "\n## Flagged cells\n\n%d cells carry a flag (⚑ in every table). What each flag means for the figures:\n\n", len(flagged))
-	for _, d := range results.FlagDocs {
+	for _, d := range results.FlagRules {
 		if n := countFlag(flagged, d.Flag); n > 0 {
 			fmt.Fprintf(b, "- %s, %d of them: %s; %s.\n", d.Flag, n, d.Means, d.Reading)
 		}

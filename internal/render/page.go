@@ -33,7 +33,7 @@ type attention struct {
 type attentionKind struct {
 	Kind, Guidance string
 	Count          int
-	Flag           bool // a flag (FlagDocs), not a status
+	Flag           bool // a flag (FlagRules), not a status
 }
 
 // column is one figure of the per-client tables.
@@ -176,7 +176,7 @@ func filtersOf(v *analysis.View) filterSet {
 
 // needsAttention lists the cells that need attention, one row a cell, and each
 // kind's count with what it means: flagged counts the cells matrix.md's
-// "Flagged cells" counts, and each flag's line comes from results.FlagDocs.
+// "Flagged cells" counts, and each flag's line comes from results.FlagRules.
 func needsAttention(v *analysis.View) ([]attention, []attentionKind) {
 	run := v.Run
 	var out []attention
@@ -234,7 +234,7 @@ func needsAttention(v *analysis.View) ([]attention, []attentionKind) {
 		}
 	}
 	flagged := v.FlaggedCells()
-	for _, d := range results.FlagDocs {
+	for _, d := range results.FlagRules {
 		if n := countFlag(flagged, d.Flag); n > 0 {
 			kinds = append(kinds, attentionKind{Kind: d.Flag, Count: n, Flag: true, Guidance: d.Means + ": " + d.Reading + "."})
 		}

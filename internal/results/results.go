@@ -132,7 +132,7 @@ const (
 	// scope: process); its CPU figures are not used.
 	FlagCPUScope = "cpu-scope"
 	// FlagWarmup: an auto warm-up reached warmup_max without settling. A cell
-	// carries it only where it mattered (warmupMatters): an unsettled round's
+	// carries it only where it mattered (flagMatters): an unsettled round's
 	// req/s outside its settled rounds' range.
 	FlagWarmup = "warmup-unsettled"
 	// FlagServerRestarted: the server had stopped answering and was restarted
@@ -536,10 +536,9 @@ func (c CellResult) Summarize() *Summary {
 	if rps.N > 0 && rps.Median > 0 {
 		s.Spread = (rps.Max - rps.Min) / rps.Median
 	}
-	warmupMatters := c.warmupMatters()
 	for _, r := range c.Repeats {
 		for _, f := range r.Flags {
-			if f == FlagWarmup && !warmupMatters {
+			if rule, _ := RuleOf(f); rule.Carry == CarryWhenItMatters && !c.flagMatters(f) {
 				continue
 			}
 			for _, n := range r.Notes {
@@ -569,8 +568,8 @@ func (c CellResult) Summarize() *Summary {
 		}
 		*side.dst = sp
 	}
-	if s.MaxStealCores > NoisyStealCores {
-		add(FlagNoisy, fmt.Sprintf("noisy: steal %.1f %% of a core in a repeat (> %.0f %%)", s.MaxStealCores*100, NoisyStealCores*100))
+	if noisy, _ := RuleOf(FlagNoisy); s.MaxStealCores > noisy.Threshold {
+		add(FlagNoisy, fmt.Sprintf("noisy: steal %.1f %% of a core in a repeat (> %.0f %%)", s.MaxStealCores*100, noisy.Threshold*100))
 	}
 	if ps := c.ProbeSpread(); !math.IsNaN(ps) {
 		s.ProbeSpread = ps
@@ -579,16 +578,16 @@ func (c CellResult) Summarize() *Summary {
 	return s
 }
 
-// warmupMatters says whether a warm-up that did not settle changed the cell's
-// req/s: an unsettled round outside the range of the cell's settled rounds, or
-// fewer than two settled rounds to tell by.
-func (c CellResult) warmupMatters() bool {
+// flagMatters says whether a flag carried when it matters (a warm-up that did
+// not settle) changed the cell's req/s: a flagged round outside the range of
+// the cell's other rounds, or fewer than two others to tell by.
+func (c CellResult) flagMatters(flag string) bool {
 	var settled, unsettled []float64
 	for _, r := range c.Repeats {
 		if r.Report == nil {
 			continue
 		}
-		if slices.Contains(r.Flags, FlagWarmup) {
+		if slices.Contains(r.Flags, flag) {
 			unsettled = append(unsettled, r.Metrics.RPS)
 		} else {
 			settled = append(settled, r.Metrics.RPS)
