@@ -174,26 +174,13 @@ type prober struct {
 	last string // the last run's raw file
 }
 
-// args are the client's flags for one run: the matrix's (go-client's), with
-// -rate for the open loop (0: closed loop).
+// args are the client's flags for one run: the matrix's (plan.Cell.ClientArgs),
+// run for measure after warmup, with -rate for the open loop (0: closed loop).
 func (p *prober) args(rate int, measure, warmup time.Duration) []string {
 	c := p.c
-	args := []string{"-proto", c.Protocol, "-call", c.Call}
-	if c.Call == "datalist" {
-		args = append(args, "-items", strconv.Itoa(c.Items))
-	}
-	args = append(args, "-c", strconv.Itoa(c.Concurrency), "-t", matrix.Seconds(measure))
-	if warmup > 0 {
-		args = append(args, "-warmup", matrix.Seconds(warmup))
-	}
-	args = append(args, "-conns", strconv.Itoa(c.Load.ConnsFor(c.Concurrency)))
-	if c.Protocol == "http" {
-		args = append(args, "-k")
-	}
-	if rate > 0 {
-		args = append(args, "-rate", strconv.Itoa(rate))
-	}
-	return append(args, "-addr", p.srv.Addrs[c.Protocol])
+	r := p.srv.ClientRun(c, plan.Load{Duration: plan.Duration(measure), Warmup: plan.Duration(warmup), Conns: c.Load.Conns})
+	r.Rate = rate
+	return c.ClientArgs(r)
 }
 
 // once runs the client once and returns its repeat (figures as the matrix

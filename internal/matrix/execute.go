@@ -274,6 +274,13 @@ func (e *executor) clientAddr(srv *ServerProc, c plan.Cell) string {
 	return addrFor(srv.For(c).Addrs[c.Protocol], e.link)
 }
 
+// clientRun is srv's ClientRun for c, dialled over the run's link.
+func (e *executor) clientRun(srv *ServerProc, c plan.Cell, l plan.Load) plan.ClientRun {
+	r := srv.ClientRun(c, l)
+	r.Addr = e.clientAddr(srv, c)
+	return r
+}
+
 // cellState is one cell of a server group while its repeats run.
 type cellState struct {
 	c     plan.Cell
@@ -582,7 +589,7 @@ func (e *executor) job(srv *ServerProc, c plan.Cell, r int, warm bool) Job {
 	l := c.Load.ForRepeat(r, warm)
 	return Job{
 		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(results.RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
-		Client: c.Client, Args: append(clientArgs(c, e.clientAddr(srv, c), l), securityArgs(c, srv.For(c))...),
+		Client: c.Client, Args: c.ClientArgs(e.clientRun(srv, c, l)),
 		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true,
 		Runner: e.clientRunner(c),
 	}

@@ -264,7 +264,7 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) 
 	}
 	if bulk {
 		if r, err := run("linkcheck-bulk", "-proto", "http", "-call", "datalist", "-items", fmt.Sprint(linkBulkItems),
-			"-c", fmt.Sprint(linkBulkConc), "-t", Seconds(linkBulkWindow), "-k", "-addr", addr); err != nil {
+			"-c", fmt.Sprint(linkBulkConc), "-t", plan.Seconds(linkBulkWindow), "-k", "-addr", addr); err != nil {
 			errs = append(errs, "throughput: "+runner.OneLine(err.Error()))
 		} else {
 			p.ThroughputBps = r.RequestsPerSecond * float64(r.DocumentLength) * 8
@@ -272,7 +272,7 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) 
 	}
 	if loss {
 		if _, err := run("linkcheck-loss", "-proto", "http", "-call", "datatype", "-c", fmt.Sprint(linkLossConc),
-			"-t", Seconds(linkLossWindow), "-k", "-addr", addr); err != nil {
+			"-t", plan.Seconds(linkLossWindow), "-k", "-addr", addr); err != nil {
 			errs = append(errs, "loss: "+runner.OneLine(err.Error()))
 		}
 	}

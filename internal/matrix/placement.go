@@ -21,7 +21,7 @@ import (
 //
 // A new condition of a cell (a link, a security mode, a connection mode, an
 // offered rate) reaches both through the cell and its client's arguments
-// (clientArgs), never through a placement's own loop.
+// (plan.Cell.ClientArgs), never through a placement's own loop.
 type placement interface {
 	// startServer starts server key for cells.
 	startServer(ctx context.Context, key string, cells []plan.Cell) (*ServerProc, error)
@@ -70,10 +70,11 @@ func (p engines) startServer(ctx context.Context, key string, cells []plan.Cell)
 
 func (p engines) untimed(ctx context.Context, g *groupRun, u untimedRun) ([]taskOutcome, error) {
 	e, c := p.e, u.c
-	args := append(clientArgs(c, e.clientAddr(g.srv, c), u.l), securityArgs(c, g.srv.For(c))...)
+	cr := e.clientRun(g.srv, c, u.l)
 	if u.verify {
-		args = replaceFlag(args, "-c", "1")
+		cr.Callers = 1
 	}
+	args := c.ClientArgs(cr)
 	var rep results.Repeat
 	res, err := g.runPath.run(ctx, &rep, Job{Name: u.name, Client: c.Client, Args: args, Proto: c.Protocol, Call: c.Call,
 		Timeout: u.timeout, Worker: true, Runner: e.clientRunner(c)})

@@ -16,7 +16,8 @@ import (
 // run's certificates (made once, under the run's directory: tls/ecdsa,
 // tls/rsa), the servers of its group (one per server variant: plaintext, tls,
 // mtls, each with its key type, all started with the group so that the cells
-// they serve are timed in the same rounds), and the client's flags.
+// they serve are timed in the same rounds), and the client's flags
+// (plan.Cell.ClientArgs, with the certificates executor.clientRun gives).
 
 // ServerTLS is what a TLS server is started with: the -tls-* flags every
 // server takes (go-server's and the Java baselines').
@@ -172,23 +173,15 @@ func (s *ServerProc) For(c plan.Cell) *ServerProc {
 	return s
 }
 
-// securityArgs are a cell's client flags for the server srv serves it from:
-// -security, -cacert, the mtls certificate, -tls-version and -resume.
-func securityArgs(c plan.Cell, srv *ServerProc) []string {
-	s := c.Sec()
-	if !s.IsTLS() || srv == nil || srv.TLS == nil {
-		return nil
+// ClientRun is what the command line of c's client (plan.Cell.ClientArgs) says
+// of s for load l: the address of c's protocol on the server of s's group that
+// serves c and, for a TLS cell, that server's certificates.
+func (s *ServerProc) ClientRun(c plan.Cell, l plan.Load) plan.ClientRun {
+	srv := s.For(c)
+	r := plan.ClientRun{Load: l, Addr: srv.Addrs[c.Protocol]}
+	if srv.TLS != nil {
+		f := srv.TLS.Files
+		r.CA, r.Cert, r.Key = f.CA, f.ClientCert, f.ClientKey
 	}
-	f := srv.TLS.Files
-	a := []string{"-security", s.Mode, "-cacert", f.CA}
-	if s.Mode == plan.MTLS {
-		a = append(a, "-cert", f.ClientCert, "-key", f.ClientKey)
-	}
-	if s.TLS12 {
-		a = append(a, "-tls-version", "1.2")
-	}
-	if s.Resume != "" {
-		a = append(a, "-resume", s.Resume)
-	}
-	return a
+	return r
 }

@@ -13,9 +13,10 @@ import (
 // server of its variant; a group starts one server per variant, plaintext first.
 func TestSecurityArgs(t *testing.T) {
 	f := &tlsbed.Files{CA: "/r/tls/ecdsa/ca.pem", ClientCert: "/r/tls/ecdsa/client.pem", ClientKey: "/r/tls/ecdsa/client-key.pem"}
-	plain := &ServerProc{Key: "go-server"}
-	tls := &ServerProc{Key: "go-server+tls", Variant: "tls", TLS: &ServerTLS{Files: f}}
-	mtls := &ServerProc{Key: "go-server+mtls", Variant: "mtls", TLS: &ServerTLS{Files: f, MTLS: true}}
+	addrs := map[string]string{"http": "127.0.0.1:1"}
+	plain := &ServerProc{Key: "go-server", Addrs: addrs}
+	tls := &ServerProc{Key: "go-server+tls", Variant: "tls", TLS: &ServerTLS{Files: f}, Addrs: addrs}
+	mtls := &ServerProc{Key: "go-server+mtls", Variant: "mtls", TLS: &ServerTLS{Files: f, MTLS: true}, Addrs: addrs}
 	plain.twins = map[string]*ServerProc{"tls": tls, "mtls": mtls}
 	cell := func(sec, con string) plan.Cell {
 		return plan.Cell{Client: "go", Protocol: "http", Call: "datalist", Items: 200, Concurrency: 1, Security: sec, Connect: con}
@@ -36,7 +37,7 @@ func TestSecurityArgs(t *testing.T) {
 			if srv.Key != tc.server {
 				t.Errorf("server %s; want %s", srv.Key, tc.server)
 			}
-			args := append(clientArgs(tc.c, "127.0.0.1:1", plan.Load{N: 10}), securityArgs(tc.c, srv)...)
+			args := tc.c.ClientArgs((&executor{}).clientRun(plain, tc.c, plan.Load{N: 10}))
 			got := strings.Join(args, " ")
 			if i := strings.Index(got, "-addr 127.0.0.1:1"); i < 0 || !strings.Contains(got, tc.want) {
 				t.Errorf("args %q; want them to hold %q", got, tc.want)

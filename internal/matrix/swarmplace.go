@@ -173,11 +173,11 @@ func (sp *swarmPlace) untimedOn(ctx context.Context, g *groupRun, gng *gang, u u
 	args := func(t *taskRun) []string {
 		l := u.l
 		l.Conns = t.share.Conns
-		a := clientArgs(t.cell(u.c), sp.e.clientAddr(g.srv, u.c), l)
+		cr := sp.e.clientRun(g.srv, u.c, l)
 		if u.verify {
-			a = append(replaceFlag(a, "-c", "1"), "-timeout", "60s")
+			cr.Callers, cr.Timeout = 1, 60*time.Second
 		}
-		return a
+		return t.cell(u.c).ClientArgs(cr)
 	}
 	if err := sp.all(ctx, runs, u.name, u.c.Client, args, u.timeout); err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ func (sp *swarmPlace) timed(ctx context.Context, g *groupRun, st *cellState, r i
 	if err := sp.all(ctx, runs, name, c.Client, func(t *taskRun) []string {
 		tl := l
 		tl.Conns = t.share.Conns
-		return clientArgs(t.cell(c), e.clientAddr(g.srv, c), tl)
+		return t.cell(c).ClientArgs(e.clientRun(g.srv, c, tl))
 	}, runTimeout(l)); err != nil {
 		smp.Stop(ctx)
 		return rep, false, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
 	"github.com/rpcbed/rpcbed/internal/matrix"
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
@@ -36,7 +37,7 @@ func grpcThriftJobs(e claims.GRPCThrift, quick bool, addrs map[string]string) []
 	for r := 1; r <= e.Repeats; r++ {
 		for _, c := range e.Levels {
 			for _, proto := range []string{"grpc", "thrift"} {
-				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", matrix.Seconds(e.Dur), "-addr", addrs[proto]}
+				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", plan.Seconds(e.Dur), "-addr", addrs[proto]}
 				if !quick {
 					args = append(args, "-warmup", "auto", "-warmup-max", "2s")
 				}
@@ -160,7 +161,7 @@ func javaRowJobs(e claims.Java2015, fw, addr string, quick bool) []javaRow {
 	var jobs []javaRow
 	for r := 1; r <= e.Repeats; r++ {
 		for _, c := range e.Levels {
-			args := []string{"-c", strconv.Itoa(c), "-t", matrix.Seconds(e.Dur)}
+			args := []string{"-c", strconv.Itoa(c), "-t", plan.Seconds(e.Dur)}
 			if !quick {
 				args = append(args, "-warmup", "auto", "-warmup-max", javaWarmupMax)
 			}

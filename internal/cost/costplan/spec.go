@@ -95,8 +95,11 @@ type Cell struct {
 
 // Name is the matrix's cell name (go-grpc-datalist-200-c1,
 // go-grpc-datalist-200-c1@tls): plan.Cell's.
-func (c Cell) Name() string {
-	return plan.Cell{Client: c.Client, Protocol: c.Protocol, Call: "datalist", Items: c.Items, Concurrency: 1, Security: c.Security}.Name()
+func (c Cell) Name() string { return c.Matrix().Name() }
+
+// Matrix is the matrix's cell of c: one caller's datalist calls.
+func (c Cell) Matrix() plan.Cell {
+	return plan.Cell{Client: c.Client, Protocol: c.Protocol, Call: "datalist", Items: c.Items, Concurrency: 1, Security: c.Security}
 }
 
 // ID is the cell's name with its side: go-grpc-datalist-200-c1/client.

@@ -122,15 +122,11 @@ func (e *executor) delayed(addr string, toServer bool) (string, func(), error) {
 // clientCommand is the client's command line for n calls, no warm-up (the
 // short run's calls are the warm-up the marginal cost cancels), c=1.
 func (e *executor) clientCommand(ctx context.Context, c costplan.Cell, addr string, n int64) (argv, env []string, err error) {
-	args := []string{"-proto", c.Protocol, "-call", "datalist", "-items", strconv.Itoa(c.Items),
-		"-c", "1", "-n", strconv.FormatInt(n, 10), "-conns", "1", "-timeout", "120s"}
-	if c.Protocol == "http" {
-		args = append(args, "-k")
-	}
-	args = append(args, "-addr", addr)
+	r := plan.ClientRun{Load: plan.Load{N: n}, Addr: addr, Timeout: 120 * time.Second}
 	if c.Security != "" {
-		args = append(args, "-security", c.Security, "-cacert", e.o.certs.CA)
+		r.CA = e.o.certs.CA
 	}
+	args := c.Matrix().ClientArgs(r)
 	cl, _ := plan.ClientOf(c.Client)
 	switch cl.Language {
 	case "go":
