@@ -569,6 +569,9 @@ func (c CellResult) Summarize() *Summary {
 		}
 		*side.dst = sp
 	}
+	for _, m := range c.conditionReasons() {
+		add(m[0], m[1])
+	}
 	if s.MaxStealCores > NoisyStealCores {
 		add(FlagNoisy, fmt.Sprintf("noisy: steal %.1f %% of a core in a repeat (> %.0f %%)", s.MaxStealCores*100, NoisyStealCores*100))
 	}
