@@ -15,6 +15,9 @@ const (
 	DropsCPU
 	// DropsRepeat: the repeat is not used at all; the flag's notes are its error.
 	DropsRepeat
+	// DropsRatios: the cell's figures stand in its own row, but it ran another
+	// condition than its name says: it is left out of every ratio and verdict.
+	DropsRatios
 )
 
 // Carry is how a cell's summary carries a flag of its repeats.
@@ -72,6 +75,13 @@ var FlagRules = []FlagRule{
 	{Flag: FlagServerRestarted,
 		Means:   "the server stopped answering and was restarted before a round",
 		Reading: "the rounds ran on two server starts: compare with care"},
+	{Flag: FlagTLSMismatch, Drops: DropsRatios, Carry: CarryCell,
+		Means:   "the TLS the client negotiated is not the cell's security (TLS asked and none reported, another version, resumption asked and not done)",
+		Reading: "the cell ran another condition than its name says: its row stands, it is left out of every ratio and verdict"},
+	// connect-mismatch's persistent side is judged against PersistentHandshakes.
+	{Flag: FlagConnectMismatch, Drops: DropsRatios, Carry: CarryCell,
+		Means:   "a per-call cell's connections opened in the window differ from its calls by more than its concurrency, or a persistent cell reconnected",
+		Reading: "the cell ran another connection mode than its name says: its row stands, it is left out of every ratio and verdict"},
 	{Flag: FlagWindowSkew, Threshold: SkewShare,
 		Means:   fmt.Sprintf("a cluster round's client windows lay over %.0f %% of the window apart", SkewShare*100),
 		Reading: "the tasks did not load the server together: req/s is understated"},

@@ -31,7 +31,7 @@ func TestFlagRules(t *testing.T) {
 			t.Errorf("%s: means %q; want its threshold %q in it", r.Flag, r.Means, want)
 		}
 	}
-	for _, f := range []string{FlagCPUInvariant, FlagCPUScope, FlagWarmup, FlagServerRestarted, FlagJIT,
+	for _, f := range []string{FlagCPUInvariant, FlagCPUScope, FlagWarmup, FlagServerRestarted, FlagJIT, FlagTLSMismatch, FlagConnectMismatch,
 		FlagNoisy, FlagWindowSkew, FlagFewCalls, FlagLinkInvariant} {
 		if _, ok := RuleOf(f); !ok {
 			t.Errorf("%s: no rule; want one in FlagRules", f)
