@@ -5,12 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"io"
 	"path/filepath"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/capacity"
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
 
@@ -87,7 +87,7 @@ func runCapacity(ctx context.Context, args []string, s stdio) int {
 	}
 	images := checkoutImages(ctx, r, absRoot)
 	run, err := capacity.Execute(ctx, capacity.Options{Spec: spec, Dir: dir, Runner: r, RunnerName: name,
-		Programs: matrix.Programs{Docker: name == "docker", Root: absRoot, Images: images}, Log: log})
+		Programs: measure.Programs{Docker: name == "docker", Root: absRoot, Images: images}, Log: log})
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed capacity: %v\n", err)
 		return 1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"io"
 	"os"
 	"os/exec"
@@ -108,7 +109,7 @@ func runMatrix(ctx context.Context, args []string, s stdio) int {
 	}
 	run, err := matrix.Execute(ctx, matrix.Options{
 		Spec: spec, Dir: dir, Resume: *resume != "", Runner: r, RunnerName: name,
-		Programs: matrix.Programs{Docker: name == "docker", Root: absRoot, Images: images},
+		Programs: measure.Programs{Docker: name == "docker", Root: absRoot, Images: images},
 		Progress: progress, Meta: m,
 	})
 	if err != nil {

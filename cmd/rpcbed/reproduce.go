@@ -5,13 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -66,7 +66,7 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	}
 	secs, err := reproduce.Run(ctx, reproduce.Options{
 		Dir: dir, Published: *published, Runner: r, RunnerName: name, Local: local,
-		Programs:     matrix.Programs{Docker: name == "docker", Root: absRoot},
+		Programs:     measure.Programs{Docker: name == "docker", Root: absRoot},
 		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, AerospikeHosts: *aerospike, RedisAddr: *redis, Quick: *quick, Log: log,
 	}, fs.Args())
 	if err != nil {

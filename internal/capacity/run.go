@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"io"
 	"math"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/runner"
@@ -44,7 +44,7 @@ type Options struct {
 	Dir        string
 	Runner     runner.Runner
 	RunnerName string
-	Programs   matrix.Programs
+	Programs   measure.Programs
 	// Log receives progress lines; nil is quiet.
 	Log io.Writer
 }
@@ -92,7 +92,7 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 func serverGroup(ctx context.Context, o Options, run *Run, key string, cells []plan.Cell) error {
 	m := o.Spec.Matrix
 	fmt.Fprintf(o.Log, "capacity: starting %s\n", key)
-	srv, err := matrix.StartServerProc(ctx, o.Runner, key, matrix.ServerProcConfig{
+	srv, err := measure.StartServerProc(ctx, o.Runner, key, measure.ServerProcConfig{
 		Programs: o.Programs, Resources: m.ServerResources, Store: m.Store, RedisAddr: m.RedisAddr,
 		AerospikeHosts: m.AerospikeHosts, Auth: *m.Auth})
 	if err != nil {
@@ -108,7 +108,7 @@ func serverGroup(ctx context.Context, o Options, run *Run, key string, cells []p
 		r, _ := srv.Svc.Stop(context.Background())
 		results.WriteFileAtomic(filepath.Join(o.Dir, results.RawDir, "server-"+key+".txt"), results.RawBytes(r.Stdout, r.Stderr))
 	}()
-	rp := &matrix.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
+	rp := &measure.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
 		ClientResources: m.ClientResources, ServerResources: m.ServerResources, NoProbe: true,
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
 	stop := rp.KeepWorkers()
@@ -136,7 +136,7 @@ func serverGroup(ctx context.Context, o Options, run *Run, key string, cells []p
 
 // searchOne primes c's worker when the spec says so, measures its closed-loop
 // throughput when the spec gives no start, and searches it at every SLO.
-func searchOne(ctx context.Context, o Options, rp *matrix.RunPath, srv *matrix.ServerProc, c plan.Cell) (CellResult, error) {
+func searchOne(ctx context.Context, o Options, rp *measure.RunPath, srv *measure.ServerProc, c plan.Cell) (CellResult, error) {
 	cr := CellResult{Name: c.Name(), Cell: c}
 	s := o.Spec.Search
 	p := &prober{o: o, rp: rp, srv: srv, c: c}
@@ -167,31 +167,31 @@ func searchOne(ctx context.Context, o Options, rp *matrix.RunPath, srv *matrix.S
 // prober runs a cell's client at a rate on the matrix's run path.
 type prober struct {
 	o    Options
-	rp   *matrix.RunPath
-	srv  *matrix.ServerProc
+	rp   *measure.RunPath
+	srv  *measure.ServerProc
 	c    plan.Cell
 	n    int
 	last string // the last run's raw file
 }
 
 // args are the client's flags for one run: the matrix's (plan.Cell.ClientArgs),
-// run for measure after warmup, with -rate for the open loop (0: closed loop).
-func (p *prober) args(rate int, measure, warmup time.Duration) []string {
+// run for period after warmup, with -rate for the open loop (0: closed loop).
+func (p *prober) args(rate int, period, warmup time.Duration) []string {
 	c := p.c
-	r := p.srv.ClientRun(c, plan.Load{Duration: plan.Duration(measure), Warmup: plan.Duration(warmup), Conns: c.Load.Conns})
+	r := p.srv.ClientRun(c, plan.Load{Duration: plan.Duration(period), Warmup: plan.Duration(warmup), Conns: c.Load.Conns})
 	r.Rate = rate
 	return c.ClientArgs(r)
 }
 
 // once runs the client once and returns its repeat (figures as the matrix
 // measures them).
-func (p *prober) once(ctx context.Context, kind string, rate int, measure, warmup time.Duration) (results.Repeat, error) {
+func (p *prober) once(ctx context.Context, kind string, rate int, period, warmup time.Duration) (results.Repeat, error) {
 	p.n++
 	name := fmt.Sprintf("%s-%s%d", p.c.Name(), kind, p.n)
 	p.last = name + ".txt"
-	j := matrix.Job{Name: name, Raw: filepath.Join(results.RawDir, p.last), Client: p.c.Client,
-		Args: p.args(rate, measure, warmup), Proto: p.c.Protocol, Call: p.c.Call,
-		Timeout: warmup + measure + 60*time.Second, Worker: true}
+	j := measure.Job{Name: name, Raw: filepath.Join(results.RawDir, p.last), Client: p.c.Client,
+		Args: p.args(rate, period, warmup), Proto: p.c.Protocol, Call: p.c.Call,
+		Timeout: warmup + period + 60*time.Second, Worker: true}
 	return p.rp.Measure(ctx, p.srv, j)
 }
 
@@ -203,8 +203,8 @@ const MinCalls = 200
 // Probe is one open-loop run at rate.
 func (p *prober) Probe(ctx context.Context, rate float64) (Obs, error) {
 	s := p.o.Spec.Search
-	measure := min(max(s.Measure.D(), time.Duration(MinCalls/rate*float64(time.Second))), 4*s.Measure.D())
-	rep, err := p.once(ctx, "rate"+strconv.Itoa(int(rate))+"-", int(rate), measure, s.Warmup.D())
+	period := min(max(s.Measure.D(), time.Duration(MinCalls/rate*float64(time.Second))), 4*s.Measure.D())
+	rep, err := p.once(ctx, "rate"+strconv.Itoa(int(rate))+"-", int(rate), period, s.Warmup.D())
 	if err != nil {
 		return Obs{}, err
 	}

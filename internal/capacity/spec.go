@@ -5,7 +5,7 @@
 // knee's 95 % interval from paired rounds at the bracketing rates, and at the
 // knee which side is the limit (docs/method.md, "Capacity at a latency
 // budget"). search.go is the search against any Prober (no I/O); run.go runs it
-// on the matrix's run path (matrix.RunPath) against real servers; render.go and
+// on the matrix's run path (measure.RunPath) against real servers; render.go and
 // agree.go print and compare what it found.
 package capacity
 

@@ -3,9 +3,9 @@ package matrix
 import (
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"hash/fnv"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -33,7 +33,7 @@ type Options struct {
 	Runner runner.Runner
 	// RunnerName is recorded in matrix.json: docker or local.
 	RunnerName string
-	Programs   Programs
+	Programs   measure.Programs
 	// Progress receives the progress line (cell i/N, name, ETA); nil is quiet.
 	Progress io.Writer
 	// Meta is recorded in a new run (machine, versions, commit); Execute fills ID,
@@ -244,9 +244,9 @@ type executor struct {
 	laterFixed time.Duration
 }
 
-func (e *executor) serverConfig(key string) ServerProcConfig {
+func (e *executor) serverConfig(key string) measure.ServerProcConfig {
 	s := e.run.Spec
-	cfg := ServerProcConfig{Programs: e.o.Programs, Resources: s.ServerResources, Store: s.Store, RedisAddr: s.RedisAddr, AerospikeHosts: s.AerospikeHosts, Auth: *s.Auth}
+	cfg := measure.ServerProcConfig{Programs: e.o.Programs, Resources: s.ServerResources, Store: s.Store, RedisAddr: s.RedisAddr, AerospikeHosts: s.AerospikeHosts, Auth: *s.Auth}
 	if e.hosts != nil {
 		e.hostServerConfig(&cfg, key)
 	}
@@ -261,7 +261,7 @@ func (e *executor) serverRunner(key string) runner.Runner {
 	return e.o.Runner
 }
 
-// clientRunner is the engine a cell's client runs on (nil: RunPath's).
+// clientRunner is the engine a cell's client runs on (nil: measure.RunPath's).
 func (e *executor) clientRunner(c plan.Cell) runner.Runner {
 	if e.hosts != nil {
 		return e.hosts.runnerFor(c.Client, c.ServerLang, e.link)
@@ -270,12 +270,12 @@ func (e *executor) clientRunner(c plan.Cell) runner.Runner {
 }
 
 // clientAddr is the address c's client dials for protocol proto of srv.
-func (e *executor) clientAddr(srv *ServerProc, c plan.Cell) string {
+func (e *executor) clientAddr(srv *measure.ServerProc, c plan.Cell) string {
 	return addrFor(srv.For(c).Addrs[c.Protocol], e.link)
 }
 
 // clientRun is srv's ClientRun for c, dialled over the run's link.
-func (e *executor) clientRun(srv *ServerProc, c plan.Cell, l plan.Load) plan.ClientRun {
+func (e *executor) clientRun(srv *measure.ServerProc, c plan.Cell, l plan.Load) plan.ClientRun {
 	r := srv.ClientRun(c, l)
 	r.Addr = e.clientAddr(srv, c)
 	return r
@@ -329,8 +329,8 @@ var groupSteps = []groupStep{
 type groupRun struct {
 	key, group string
 	cells      []plan.Cell
-	srv        *ServerProc
-	runPath    *RunPath
+	srv        *measure.ServerProc
+	runPath    *measure.RunPath
 	fork       int // the current fork (Spec.Forks), 1 for a group that does not fork
 	states     []*cellState
 	// over: a step ended the group (its cells are recorded).
@@ -378,8 +378,8 @@ func (e *executor) verifyGroup(ctx context.Context, g *groupRun) error {
 
 // newRunPath is a server group's run path, with a fresh pool of client workers
 // when the spec keeps workers.
-func (e *executor) newRunPath() *RunPath {
-	b := &RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
+func (e *executor) newRunPath() *measure.RunPath {
+	b := &measure.RunPath{Runner: e.o.Runner, Programs: e.o.Programs, Dir: e.o.Dir,
 		ClientResources: e.run.Spec.ClientResources, ServerResources: e.run.Spec.ServerResources, Note: e.prog.Note}
 	e.linkWatch(b)
 	if *e.run.Spec.Worker {
@@ -585,18 +585,18 @@ func (e *executor) addRepeat(st *cellState, rep results.Repeat, r int, added, no
 
 // job is repeat r of c against srv; warm: the client worker that will run it
 // timed c's previous repeat (Load.ForRepeat).
-func (e *executor) job(srv *ServerProc, c plan.Cell, r int, warm bool) Job {
+func (e *executor) job(srv *measure.ServerProc, c plan.Cell, r int, warm bool) measure.Job {
 	l := c.Load.ForRepeat(r, warm)
-	return Job{
+	return measure.Job{
 		Name: fmt.Sprintf("%s-r%d", c.Name(), r), Raw: filepath.Join(results.RawDir, fmt.Sprintf("%s-r%d.txt", c.Name(), r)),
 		Client: c.Client, Args: c.ClientArgs(e.clientRun(srv, c, l)),
-		Proto: c.Protocol, Call: c.Call, Timeout: runTimeout(l), Worker: true,
+		Proto: c.Protocol, Call: c.Call, Timeout: l.RunTimeout(), Worker: true,
 		Runner: e.clientRunner(c),
 	}
 }
 
 // versions records the client's and server's library versions a repeat names.
-func (e *executor) versions(srv *ServerProc, c plan.Cell, rep results.Repeat) {
+func (e *executor) versions(srv *measure.ServerProc, c plan.Cell, rep results.Repeat) {
 	if rep.Report != nil && rep.Report.Rpcbed != nil {
 		for k, v := range rep.Report.Rpcbed.Versions {
 			e.run.Versions[c.Client+"-client "+k] = v
@@ -605,7 +605,7 @@ func (e *executor) versions(srv *ServerProc, c plan.Cell, rep results.Repeat) {
 	if _, ok := e.run.Versions[srv.Key+" go"]; !ok && srv.StatsURL != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
-		if st, _, err := srv.readStats(ctx); err == nil {
+		if st, _, err := srv.ReadStats(ctx); err == nil {
 			for k, v := range st.Versions {
 				e.run.Versions[srv.Key+" "+k] = v
 			}
@@ -618,12 +618,12 @@ func (e *executor) failed(c plan.Cell, why string) results.CellResult {
 	return results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: results.StatusFailed, Error: why, Started: now, Finished: now}
 }
 
-func (e *executor) stopServer(srv *ServerProc) {
+func (e *executor) stopServer(srv *measure.ServerProc) {
 	if srv == nil {
 		return
 	}
-	for _, v := range slices.Sorted(maps.Keys(srv.twins)) {
-		e.stopServer(srv.twins[v])
+	for _, t := range srv.Twins() {
+		e.stopServer(t)
 	}
 	if srv.Svc == nil {
 		return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rpcbed/rpcbed/internal/matrix/matrixtest"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"math"
 	"os"
 	"path/filepath"
@@ -388,7 +389,7 @@ func TestRepeatWarmup(t *testing.T) {
 	}
 	c.Load.RepeatWarmup = plan.Duration(500 * time.Millisecond)
 	e := &executor{}
-	srv := &ServerProc{Key: "go", Addrs: map[string]string{"grpc": "127.0.0.1:1"}}
+	srv := &measure.ServerProc{Key: "go", Addrs: map[string]string{"grpc": "127.0.0.1:1"}}
 	for _, tc := range []struct {
 		r    int
 		warm bool

@@ -143,7 +143,7 @@ func (sp *swarmPlace) ready(ctx context.Context, g *groupRun, gng *gang, c plan.
 	if d := e.run.Spec.Prime[c.Client]; d > 0 {
 		l := plan.Load{Duration: d, Conns: c.Load.Conns}
 		name := "prime-" + primeKey(c) + "-" + gng.svc
-		outs, err := sp.untimedOn(ctx, g, gng, untimedRun{name: name, c: c, l: l, timeout: runTimeout(l)})
+		outs, err := sp.untimedOn(ctx, g, gng, untimedRun{name: name, c: c, l: l, timeout: l.RunTimeout()})
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,7 +76,7 @@ func TestInvariantRealMatrix(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	l := &runner.Local{Dir: root}
-	run, err := Execute(ctx, Options{Spec: spec, Dir: t.TempDir(), Runner: l, RunnerName: "local", Programs: Programs{Root: root}})
+	run, err := Execute(ctx, Options{Spec: spec, Dir: t.TempDir(), Runner: l, RunnerName: "local", Programs: measure.Programs{Root: root}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"math"
 	"strings"
 	"time"
@@ -229,7 +230,7 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) 
 	if l.Loopback {
 		p.From = p.To
 	}
-	cfg := ServerProcConfig{Programs: e.o.Programs, Resources: s.ServerResources, Store: "memory", Auth: *s.Auth,
+	cfg := measure.ServerProcConfig{Programs: e.o.Programs, Resources: s.ServerResources, Store: "memory", Auth: *s.Auth,
 		Address: s.Hosts[p.To].Address}
 	from := e.hosts.runners[p.From]
 	cfg.ReadyFrom = func(ctx context.Context, addrs []string) error {
@@ -240,14 +241,14 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) 
 		}
 		return from.WaitFrom(ctx, e.hosts.checkImage(p.From, e.o.Programs), 60*time.Second, addrs...)
 	}
-	srv, err := StartServerProc(ctx, e.hosts.runners[p.To], "go-server", cfg)
+	srv, err := measure.StartServerProc(ctx, e.hosts.runners[p.To], "go-server", cfg)
 	if err != nil {
 		p.Error = "check server: " + runner.OneLine(err.Error())
 		return p
 	}
 	defer srv.Svc.Stop(context.Background())
 	addr := addrFor(srv.Addrs["http"], l)
-	goImage := e.o.Programs.image("go")
+	goImage := e.o.Programs.Image("go")
 	run := func(name string, args ...string) (report.Report, error) {
 		res, err := from.Run(ctx, runner.Task{Name: name, Image: goImage, Args: append([]string{"go-client"}, args...), Timeout: 90 * time.Second})
 		if err != nil {
@@ -284,7 +285,7 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) 
 }
 
 // linkWatch gives a group's run path the link's physics and its delayers' CPU.
-func (e *executor) linkWatch(b *RunPath) {
+func (e *executor) linkWatch(b *measure.RunPath) {
 	if e.shaper == nil || !e.linkSet || !e.link.NeedsNetem() {
 		return
 	}

@@ -3,6 +3,7 @@ package matrix
 import (
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"maps"
 	"net"
 	"path/filepath"
@@ -27,7 +28,7 @@ type hostEngines struct {
 
 // imagesFor is the runtime images a host needs for its roles (go for the link
 // check too; on a loopback link a server's host runs the clients as well).
-func imagesFor(s *plan.Spec, host string, p Programs) []string {
+func imagesFor(s *plan.Spec, host string, p measure.Programs) []string {
 	want := map[string]bool{}
 	roles := slices.Clone(s.Hosts[host].Roles)
 	if slices.ContainsFunc(s.LinkList(), func(l plan.Link) bool { return l.Loopback }) &&
@@ -45,7 +46,7 @@ func imagesFor(s *plan.Spec, host string, p Programs) []string {
 	var ims []string
 	for _, rt := range plan.Languages {
 		if want[rt] {
-			ims = append(ims, p.image(rt))
+			ims = append(ims, p.Image(rt))
 		}
 	}
 	return ims
@@ -53,7 +54,7 @@ func imagesFor(s *plan.Spec, host string, p Programs) []string {
 
 // connectHosts connects to every host's engine and copies the images each needs from
 // the driver's engine (src).
-func connectHosts(ctx context.Context, s *plan.Spec, src runner.Runner, p Programs, note func(string)) (*hostEngines, error) {
+func connectHosts(ctx context.Context, s *plan.Spec, src runner.Runner, p measure.Programs, note func(string)) (*hostEngines, error) {
 	d, ok := src.(*runner.Docker)
 	if !ok {
 		return nil, fmt.Errorf("hosts: a multi-host run needs the Docker runner (-runner docker), not %T", src)
@@ -114,10 +115,10 @@ func addrFor(addr string, l plan.Link) string {
 }
 
 // checkImage is an image a host has (for bash checks): go when it has it.
-func (pl *hostEngines) checkImage(host string, p Programs) string {
+func (pl *hostEngines) checkImage(host string, p measure.Programs) string {
 	ims := imagesFor(pl.spec, host, p)
 	if len(ims) == 0 {
-		return p.image("go")
+		return p.Image("go")
 	}
 	return ims[0]
 }
@@ -193,7 +194,7 @@ func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
 
 // hostServerConfig points a server at its host: listen on every interface, hand
 // out the host's address, and be ready only once every client host reaches it.
-func (e *executor) hostServerConfig(cfg *ServerProcConfig, key string) {
+func (e *executor) hostServerConfig(cfg *measure.ServerProcConfig, key string) {
 	s := &e.run.Spec
 	srvHost := s.HostOf(serverRole(key))
 	cfg.Address = s.Hosts[srvHost].Address

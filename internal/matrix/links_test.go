@@ -3,6 +3,7 @@ package matrix
 import (
 	"context"
 	"errors"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"strings"
 	"testing"
 
@@ -27,8 +28,8 @@ func TestPlacement(t *testing.T) {
 	}{
 		{"loopback address", addrFor("198.18.0.1:7000", s.Links[0]), "127.0.0.1:7000"},
 		{"link address", addrFor("198.18.0.1:7000", s.Links[2]), "198.18.0.1:7000"},
-		{"a server host on a loopback link has the clients' images", strings.Join(imagesFor(&s, "a", Programs{}), " "), "rpcbed/go:latest rpcbed/php:latest"},
-		{"a client host has its own", strings.Join(imagesFor(&s, "b", Programs{}), " "), "rpcbed/go:latest rpcbed/php:latest"},
+		{"a server host on a loopback link has the clients' images", strings.Join(imagesFor(&s, "a", measure.Programs{}), " "), "rpcbed/go:latest rpcbed/php:latest"},
+		{"a client host has its own", strings.Join(imagesFor(&s, "b", measure.Programs{}), " "), "rpcbed/go:latest rpcbed/php:latest"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %v; want %v", tc.name, tc.got, tc.want)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/rpcbed/rpcbed/internal/matrix/matrixtest"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"io"
 	"math"
 	"os"
@@ -205,7 +206,7 @@ func TestJudge(t *testing.T) {
 		{"garbage", runner.Result{Stdout: []byte("nope\n")}, nil, false, []string{"report:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, why := readReport(tc.res, tc.runErr, false)
+			r, why := measure.ReadReport(tc.res, tc.runErr, false)
 			got := strings.Join(why, "; ")
 			if (len(why) == 0) != tc.ok || (tc.ok && r == nil) {
 				t.Fatalf("got reasons %q; want ok=%v", got, tc.ok)
@@ -309,10 +310,10 @@ func TestServerCPUPerCallOverAFractionOfASample(t *testing.T) {
 	s := []sample.Server{{T: 10, CPU: 0, Calls: 0}, {T: 11, CPU: 110 * 25e-6, Calls: 110}}
 	for _, held := range []float64{0.6, 12.4, 25.4, 110} {
 		w := &results.Window{Source: "report", StartUnix: 10, EndUnix: 10 + held/110, Seconds: held / 110}
-		if err := overWindow(w, s, nil); err != nil {
+		if err := measure.OverWindow(w, s, nil); err != nil {
 			t.Fatal(err)
 		}
-		m := metrics(&report.Report{Complete: 100}, 0, w)
+		m := measure.Metrics(&report.Report{Complete: 100}, 0, w)
 		if w.ServerCalls != int64(math.Round(held)) || math.Abs(m.ServerCPUUs-25) > 1e-6 || math.Abs(m.ServerCallsPerCPUS-1e6/25) > 1e-3 {
 			t.Errorf("%v calls in the window: got %d calls, %v µs/call, %v calls per CPU-s; want %v, 25, 40000",
 				held, w.ServerCalls, m.ServerCPUUs, m.ServerCallsPerCPUS, math.Round(held))

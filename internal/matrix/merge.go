@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"math"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
@@ -71,7 +72,7 @@ func (sp *swarmPlace) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, r
 
 	w := &results.Window{Source: "report", StartUnix: start, EndUnix: end, Seconds: end - start,
 		ClientCPUS: x.CPUUserSeconds + x.CPUSystemSeconds}
-	if err := overWindow(w, samples, machine); err != nil {
+	if err := measure.OverWindow(w, samples, machine); err != nil {
 		rep.Notes = append(rep.Notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
 	}
 	perNode := clusterCores(e.run.Spec.ClientResources)
@@ -81,16 +82,15 @@ func (sp *swarmPlace) merge(rep *results.Repeat, c plan.Cell, runs []*taskRun, r
 	rep.Window = w
 	rep.Report = &m
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
-	rep.Metrics = metrics(&m, 0, w)
+	rep.Metrics = measure.Metrics(&m, 0, w)
 
-	applyFlags(rep, skewRules, clusterInput{window: w, taskSeconds: lens})
+	tasks := make([]measure.ClusterTask, len(reports))
 	for i, r := range reports {
-		applyFlags(rep, taskFlagRules, taskInput{rec: runs[i].rec, report: r, cores: perNode})
+		tasks[i] = measure.ClusterTask{Rec: runs[i].rec, Report: r}
 	}
-	applyFlags(rep, mergedFlagRules, flagInput{report: &m, window: w, client: true})
-	rep.DropFlagged()
+	measure.FlagCluster(rep, &m, w, lens, tasks, perNode)
 	if m.Failed > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", m.Failed, m.Complete, errorKinds(&m)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", m.Failed, m.Complete, measure.ErrorKinds(&m)))
 	}
 }
 

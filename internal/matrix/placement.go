@@ -3,6 +3,7 @@ package matrix
 import (
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"path/filepath"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 // (plan.Cell.ClientArgs), never through a placement's own loop.
 type placement interface {
 	// startServer starts server key for cells.
-	startServer(ctx context.Context, key string, cells []plan.Cell) (*ServerProc, error)
+	startServer(ctx context.Context, key string, cells []plan.Cell) (*measure.ServerProc, error)
 	// untimed runs u (a verify call, a prime run) from every client task that
 	// times u's cell and keeps each task's raw output. Only ctx's cancellation
 	// is an error.
@@ -64,7 +65,7 @@ type taskOutcome struct {
 // path and its workers.
 type engines struct{ e *executor }
 
-func (p engines) startServer(ctx context.Context, key string, cells []plan.Cell) (*ServerProc, error) {
+func (p engines) startServer(ctx context.Context, key string, cells []plan.Cell) (*measure.ServerProc, error) {
 	return p.e.startServers(ctx, key, cells)
 }
 
@@ -76,13 +77,13 @@ func (p engines) untimed(ctx context.Context, g *groupRun, u untimedRun) ([]task
 	}
 	args := c.ClientArgs(cr)
 	var rep results.Repeat
-	res, err := g.runPath.run(ctx, &rep, Job{Name: u.name, Client: c.Client, Args: args, Proto: c.Protocol, Call: c.Call,
+	res, err := g.runPath.Run(ctx, &rep, measure.Job{Name: u.name, Client: c.Client, Args: args, Proto: c.Protocol, Call: c.Call,
 		Timeout: u.timeout, Worker: true, Runner: e.clientRunner(c)})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	raw := filepath.Join(results.RawDir, u.name+".txt")
-	if werr := writeRaw(filepath.Join(e.o.Dir, raw), res.Stdout, res.Stderr); werr != nil && err == nil {
+	if werr := measure.WriteRaw(filepath.Join(e.o.Dir, raw), res.Stdout, res.Stderr); werr != nil && err == nil {
 		err = fmt.Errorf("raw file: %w", werr)
 	}
 	return []taskOutcome{{raw: raw, res: res, err: err}}, nil

@@ -3,6 +3,7 @@ package matrix
 import (
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +34,7 @@ type heard struct {
 	s *steps
 }
 
-func (h heard) startServer(ctx context.Context, key string, cells []plan.Cell) (*ServerProc, error) {
+func (h heard) startServer(ctx context.Context, key string, cells []plan.Cell) (*measure.ServerProc, error) {
 	h.s.add("startServer %s", key)
 	return h.placement.startServer(ctx, key, cells)
 }
@@ -61,7 +62,7 @@ type fakeSwarm struct {
 	en engines
 }
 
-func (f fakeSwarm) startServer(ctx context.Context, key string, cells []plan.Cell) (*ServerProc, error) {
+func (f fakeSwarm) startServer(ctx context.Context, key string, cells []plan.Cell) (*measure.ServerProc, error) {
 	return f.en.startServer(ctx, key, cells)
 }
 

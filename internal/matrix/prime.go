@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/report"
@@ -82,14 +82,14 @@ func (e *executor) primePlan(cells []plan.Cell) []*primeShapes {
 	return plans
 }
 
-// primeWorker runs p's rounds (UntilRest), each at the next concurrency, and
+// primeWorker runs p's rounds (measure.UntilRest), each at the next concurrency, and
 // records the prime in run.json's primes.
 func (e *executor) primeWorker(ctx context.Context, g *groupRun, p *primeShapes) error {
 	client := p.shapes[0].Client
 	d := e.run.Spec.Prime[client]
 	budget := e.run.Spec.PrimeBudget(client, p.shapes[0].Protocol)
 	var lastWall time.Duration
-	last, rounds, spent, atRest, err := UntilRest(budget, len(p.concs), func(round int) (JITRound, error) {
+	last, rounds, spent, atRest, err := measure.UntilRest(budget, len(p.concs), func(round int) (measure.JITRound, error) {
 		conc := p.concs[(round-1)%len(p.concs)]
 		t0 := time.Now()
 		j, err := e.primeRound(ctx, g, p, round, conc, d)
@@ -122,9 +122,9 @@ func (e *executor) primeWorker(ctx context.Context, g *groupRun, p *primeShapes)
 
 // primeRound runs one round of p's prime at concurrency conc: one run of d per
 // shape, not recorded, with the server's JIT read around it.
-func (e *executor) primeRound(ctx context.Context, g *groupRun, p *primeShapes, round, conc int, d plan.Duration) (JITRound, error) {
-	var j JITRound
-	j0, sok0 := e.serverJIT(ctx, g.srv)
+func (e *executor) primeRound(ctx context.Context, g *groupRun, p *primeShapes, round, conc int, d plan.Duration) (measure.JITRound, error) {
+	var j measure.JITRound
+	j0, sok0 := g.srv.JITMs(ctx)
 	t0 := time.Now()
 	for _, c := range p.shapes {
 		c.Concurrency = conc
@@ -137,7 +137,7 @@ func (e *executor) primeRound(ctx context.Context, g *groupRun, p *primeShapes, 
 			e.prog.Note(fmt.Sprintf("prime %s: %v at c=%d, not recorded", key, d.D(), c.Concurrency))
 		}
 		l := plan.Load{Duration: d, Conns: c.Load.Conns}
-		outs, err := e.pl.untimed(ctx, g, untimedRun{name: name, c: c, l: l, timeout: runTimeout(l)})
+		outs, err := e.pl.untimed(ctx, g, untimedRun{name: name, c: c, l: l, timeout: l.RunTimeout()})
 		if err != nil {
 			return j, err
 		}
@@ -149,67 +149,11 @@ func (e *executor) primeRound(ctx context.Context, g *groupRun, p *primeShapes, 
 			}
 		}
 	}
-	j1, sok1 := e.serverJIT(ctx, g.srv)
+	j1, sok1 := g.srv.JITMs(ctx)
 	if sok0 && sok1 {
 		j.ServerKnown, j.ServerMs, j.ServerS = true, j1-j0, time.Since(t0).Seconds()
 	}
 	return j, nil
-}
-
-// JITRound is one prime round's JIT compile time on each side that has a JIT
-// (ms), over the time it is judged against (s): the client's measured windows,
-// the server's round.
-type JITRound struct {
-	ClientMs, ClientS float64
-	ClientKnown       bool
-	ServerMs, ServerS float64
-	ServerKnown       bool
-}
-
-// Quiet says every side with a JIT compiled at most results.JITQuiet of its
-// time, and one side at least has one.
-func (j JITRound) Quiet() bool {
-	return (j.ClientKnown || j.ServerKnown) &&
-		(!j.ClientKnown || !results.JITBusy(j.ClientMs, j.ClientS)) &&
-		(!j.ServerKnown || !results.JITBusy(j.ServerMs, j.ServerS))
-}
-
-func (j JITRound) String() string {
-	var parts []string
-	if j.ClientKnown {
-		parts = append(parts, fmt.Sprintf("client JIT %.0f ms of %.1f s measured", j.ClientMs, j.ClientS))
-	}
-	if j.ServerKnown {
-		parts = append(parts, fmt.Sprintf("server JIT %.0f ms of %.1f s", j.ServerMs, j.ServerS))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// UntilRest runs prime rounds (round(1), round(2) ...) until one from round
-// minRounds on is Quiet, or another round as long as the last would pass
-// budget. The first round always runs; it is the only one when budget is 0 or
-// no side has a JIT. It returns the last round, the rounds run, the time spent
-// and whether the JIT came to rest. `rpcbed matrix` and `rpcbed reproduce`
-// prime with it.
-func UntilRest(budget time.Duration, minRounds int, round func(r int) (JITRound, error)) (last JITRound, rounds int, spent time.Duration, atRest bool, err error) {
-	for rounds = 1; ; rounds++ {
-		t0 := time.Now()
-		last, err = round(rounds)
-		wall := time.Since(t0)
-		spent += wall
-		if err != nil {
-			return last, rounds, spent, false, err
-		}
-		if budget <= 0 || (!last.ClientKnown && !last.ServerKnown) {
-			return last, rounds, spent, false, nil
-		}
-		if last.Quiet() && rounds >= minRounds {
-			return last, rounds, spent, true, nil
-		}
-		if spent+wall > budget {
-			return last, rounds, spent, false, nil
-		}
-	}
 }
 
 // primeOutcome notes a failed prime run; of one that ran it reads the client's
@@ -217,7 +161,7 @@ func UntilRest(budget time.Duration, minRounds int, round func(r int) (JITRound,
 func (e *executor) primeOutcome(name string, o taskOutcome) (jit, window float64, ok bool) {
 	err := o.err
 	if err == nil && o.res.ExitCode != 0 {
-		err = fmt.Errorf("exit code %d%s", o.res.ExitCode, exitMeaning(o.res.ExitCode))
+		err = fmt.Errorf("exit code %d%s", o.res.ExitCode, measure.ExitMeaning(o.res.ExitCode))
 	}
 	if err != nil {
 		where := name
@@ -241,17 +185,4 @@ func primeKey(c plan.Cell) string {
 		key += "-" + strconv.Itoa(c.Items)
 	}
 	return key
-}
-
-// serverJIT is a JVM server's accumulated JIT compile time (ms) from /stats; ok is
-// false for a server without one (go-server) or one that did not answer.
-func (e *executor) serverJIT(ctx context.Context, srv *ServerProc) (float64, bool) {
-	if srv == nil || srv.StatsURL == "" {
-		return 0, false
-	}
-	st, _, err := srv.readStats(ctx)
-	if err != nil || st.JITCompileMs == nil {
-		return 0, false
-	}
-	return float64(*st.JITCompileMs), true
 }

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"slices"
 	"strings"
 	"testing"
@@ -14,10 +15,11 @@ import (
 func TestSecurityArgs(t *testing.T) {
 	f := &tlsbed.Files{CA: "/r/tls/ecdsa/ca.pem", ClientCert: "/r/tls/ecdsa/client.pem", ClientKey: "/r/tls/ecdsa/client-key.pem"}
 	addrs := map[string]string{"http": "127.0.0.1:1"}
-	plain := &ServerProc{Key: "go-server", Addrs: addrs}
-	tls := &ServerProc{Key: "go-server+tls", Variant: "tls", TLS: &ServerTLS{Files: f}, Addrs: addrs}
-	mtls := &ServerProc{Key: "go-server+mtls", Variant: "mtls", TLS: &ServerTLS{Files: f, MTLS: true}, Addrs: addrs}
-	plain.twins = map[string]*ServerProc{"tls": tls, "mtls": mtls}
+	plain := &measure.ServerProc{Key: "go-server", Addrs: addrs}
+	tls := &measure.ServerProc{Key: "go-server+tls", Variant: "tls", TLS: &measure.ServerTLS{Files: f}, Addrs: addrs}
+	mtls := &measure.ServerProc{Key: "go-server+mtls", Variant: "mtls", TLS: &measure.ServerTLS{Files: f, MTLS: true}, Addrs: addrs}
+	plain.AddTwin(tls)
+	plain.AddTwin(mtls)
 	cell := func(sec, con string) plan.Cell {
 		return plan.Cell{Client: "go", Protocol: "http", Call: "datalist", Items: 200, Concurrency: 1, Security: sec, Connect: con}
 	}

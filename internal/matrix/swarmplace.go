@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"net"
 	"path/filepath"
 	"strings"
@@ -107,13 +108,13 @@ func (e *executor) copyClusterImages(ctx context.Context, cells []plan.Cell) err
 				continue
 			}
 			t0 := time.Now()
-			copied, err := runner.CopyImage(ctx, src, d, e.o.Programs.image(rt))
+			copied, err := runner.CopyImage(ctx, src, d, e.o.Programs.Image(rt))
 			if err != nil {
 				d.Close()
 				return fmt.Errorf("cluster.form %s: %w", m.Address, err)
 			}
 			if copied {
-				e.prog.Note(fmt.Sprintf("copied %s to %s in %.1f s", e.o.Programs.image(rt), m.Address, time.Since(t0).Seconds()))
+				e.prog.Note(fmt.Sprintf("copied %s to %s in %.1f s", e.o.Programs.Image(rt), m.Address, time.Since(t0).Seconds()))
 			}
 		}
 		d.Close()
@@ -124,7 +125,7 @@ func (e *executor) copyClusterImages(ctx context.Context, cells []plan.Cell) err
 // startServer checks the gang first (a server-pool node and the client nodes
 // the cells need, before anything is created), then starts the server as a
 // service on the server node.
-func (sp *swarmPlace) startServer(ctx context.Context, key string, cells []plan.Cell) (*ServerProc, error) {
+func (sp *swarmPlace) startServer(ctx context.Context, key string, cells []plan.Cell) (*measure.ServerProc, error) {
 	need := 0
 	for _, c := range cells {
 		need = max(need, sp.minNodes(c))
@@ -137,7 +138,7 @@ func (sp *swarmPlace) startServer(ctx context.Context, key string, cells []plan.
 	sp.e.prog.Note(fmt.Sprintf("%s on %s", key, node))
 	cfg := sp.e.serverConfig(key)
 	cfg.Address = node.Addr
-	return StartServerProc(ctx, &swarm.Runner{C: sp.cl, Node: node.ID, Pool: plan.PoolServer}, key, cfg)
+	return measure.StartServerProc(ctx, &swarm.Runner{C: sp.cl, Node: node.ID, Pool: plan.PoolServer}, key, cfg)
 }
 
 // minNodes is the fewest client nodes c's repeat may run on.
@@ -192,7 +193,7 @@ func (sp *swarmPlace) untimedOn(ctx context.Context, g *groupRun, gng *gang, u u
 		}
 		raw := filepath.Join(results.RawDir, fmt.Sprintf("%s-t%d.txt", u.name, i+1))
 		err := t.err
-		if werr := writeRaw(filepath.Join(sp.e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil && err == nil {
+		if werr := measure.WriteRaw(filepath.Join(sp.e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil && err == nil {
 			err = fmt.Errorf("raw file: %w", werr)
 		}
 		outs[i] = taskOutcome{where: sp.lostIfDead(t, u.name, t.err), raw: raw, res: t.res, err: err}
@@ -244,12 +245,12 @@ func (sp *swarmPlace) timed(ctx context.Context, g *groupRun, st *cellState, r i
 	}
 	l := c.Load.ForRepeat(r, warm)
 	runs := gng.runs(plan.SplitLoad(c.Concurrency, l.ConnsFor(c.Concurrency), n))
-	smp := sample.Start(ctx, g.srv.reader(c.Protocol, c.Call), nil)
+	smp := sample.Start(ctx, g.srv.Reader(c.Protocol, c.Call), nil)
 	if err := sp.all(ctx, runs, name, c.Client, func(t *taskRun) []string {
 		tl := l
 		tl.Conns = t.share.Conns
 		return t.cell(c).ClientArgs(e.clientRun(g.srv, c, tl))
-	}, runTimeout(l)); err != nil {
+	}, l.RunTimeout()); err != nil {
 		smp.Stop(ctx)
 		return rep, false, err
 	}
@@ -274,10 +275,10 @@ func (sp *swarmPlace) collect(runs []*taskRun, name string, r int) ([]*report.Re
 	for i, t := range runs {
 		raw := filepath.Join(results.RawDir, fmt.Sprintf("%s-t%d.txt", name, i+1))
 		t.rec.Raw = raw
-		if werr := writeRaw(filepath.Join(sp.e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil {
+		if werr := measure.WriteRaw(filepath.Join(sp.e.o.Dir, raw), t.res.Stdout, t.res.Stderr); werr != nil {
 			errs = append(errs, "raw file: "+runner.OneLine(werr.Error()))
 		}
-		rp, why := readReport(t.res, t.err, false)
+		rp, why := measure.ReadReport(t.res, t.err, false)
 		if len(why) > 0 {
 			t.rec.Error = strings.Join(why, "; ")
 			if errors.Is(t.err, worker.ErrDied) {

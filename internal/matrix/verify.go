@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -89,26 +90,14 @@ func (e *executor) verifyList() []results.Verify {
 // correct call.
 func checkVerify(res runner.Result) error {
 	if res.ExitCode != 0 {
-		return fmt.Errorf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), runner.LastLine(res.Stderr))
+		return fmt.Errorf("exit code %d%s: %s", res.ExitCode, measure.ExitMeaning(res.ExitCode), runner.LastLine(res.Stderr))
 	}
 	r, err := report.ParseClient(bytes.NewReader(res.Stdout))
 	if err != nil {
 		return fmt.Errorf("report: %v", err)
 	}
 	if r.Complete < 1 || r.Failed > 0 {
-		return fmt.Errorf("%d complete, %d failed (%s)", r.Complete, r.Failed, errorKinds(&r))
+		return fmt.Errorf("%d complete, %d failed (%s)", r.Complete, r.Failed, measure.ErrorKinds(&r))
 	}
 	return nil
-}
-
-func exitMeaning(code int) string {
-	switch code {
-	case report.ExitUsage:
-		return " (bad arguments)"
-	case report.ExitVerify:
-		return " (wrong response)"
-	case report.ExitUnreachable:
-		return " (server unreachable)"
-	}
-	return ""
 }

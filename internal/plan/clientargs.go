@@ -98,3 +98,15 @@ func (c Cell) securityArgs(r ClientRun) []string {
 func Seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
+
+// RunTimeout bounds one client run of l: its Timeout, else its planned time
+// plus room for start-up.
+func (l Load) RunTimeout() time.Duration {
+	if l.Timeout > 0 {
+		return l.Timeout.D()
+	}
+	if l.Duration > 0 {
+		return l.WarmupBound() + l.Duration.D() + 60*time.Second
+	}
+	return l.WarmupBound() + 120*time.Second
+}

@@ -3,6 +3,7 @@ package reproduce
 import (
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"io"
 	"net/http"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -26,7 +26,7 @@ type growthPath struct {
 // runtime, and OPcache on.
 var growthEnv = map[string][]string{
 	"php-pure-grpc":    {"RPCBED_FRONT_RUNTIME=pure"},
-	"php-grpc-opcache": {matrix.FrontOpcache},
+	"php-grpc-opcache": {measure.FrontOpcache},
 }
 
 // growth is php-go-growth: `ab -c 200 -n 200 -k` against the Go and PHP fronts,
@@ -36,7 +36,7 @@ type growth struct{ claims.Growth }
 
 func (e *growth) run(ctx context.Context, o Options) error {
 	e.configure(o.Quick)
-	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
+	srv, err := measure.StartServerProc(ctx, o.Runner, "go-server", measure.ServerProcConfig{
 		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
 	if err != nil {
@@ -66,7 +66,7 @@ func (e *growth) run(ctx context.Context, o Options) error {
 
 // runPath runs every size on one front: an untimed burst of 20, then the bursts;
 // on a PHP front, a probe of its channel headers last.
-func (e *growth) runPath(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, p growthPath) error {
+func (e *growth) runPath(ctx context.Context, o Options, b *measure.RunPath, srv *measure.ServerProc, p growthPath) error {
 	front, url, err := startFront(ctx, o, srv, p)
 	if err != nil {
 		return err
@@ -158,13 +158,13 @@ func countConns(ctx context.Context, url string, n, c int) (claims.ConnTally, er
 
 // startFront starts the Go or PHP front in front of go-server and returns the
 // service and its /v1/datalist URL.
-func startFront(ctx context.Context, o Options, srv *matrix.ServerProc, p growthPath) (runner.Service, string, error) {
+func startFront(ctx context.Context, o Options, srv *measure.ServerProc, p growthPath) (runner.Service, string, error) {
 	ports, err := runner.FreePorts(1)
 	if err != nil {
 		return nil, "", err
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(ports[0])
-	var prog matrix.Program
+	var prog measure.Program
 	if p.Front == "go" {
 		prog = o.Programs.GoFront("-listen", listen, "-proto", p.Proto, "-addr", srv.Addrs[p.Proto])
 	} else {

@@ -3,11 +3,11 @@ package reproduce
 import (
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"net"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
@@ -28,7 +28,7 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 		}
 	}
 	e.configure(o.Quick)
-	srv, err := matrix.StartServerProc(ctx, o.Runner, "go-server", matrix.ServerProcConfig{
+	srv, err := measure.StartServerProc(ctx, o.Runner, "go-server", measure.ServerProcConfig{
 		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: e.Store,
 		RedisAddr: o.RedisAddr, AerospikeHosts: o.AerospikeHosts, Auth: true,
 	})

@@ -3,10 +3,10 @@ package reproduce
 import (
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/plan"
 )
 
@@ -25,7 +25,7 @@ const javaPrime = "2s"
 
 // javaPrimeMax bounds the rounds of 1 s runs (one per published concurrency)
 // that follow the prime while either JVM's JIT still compiles for more than
-// matrix.JITQuiet of a round (the client's report, the server's /stats): on one
+// results.JITQuiet of a round (the client's report, the server's /stats): on one
 // core each JIT needs 15-20 s of load to rest.
 const javaPrimeMax = 20 * time.Second
 
@@ -58,7 +58,7 @@ func (e *java2015) run(ctx context.Context, o Options) error {
 // (JIT warm-up: the first second against steady state), then every level's
 // repeats after a settled warm-up.
 func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error {
-	srv, err := matrix.StartServerProc(ctx, o.Runner, "java-"+fw, matrix.ServerProcConfig{
+	srv, err := measure.StartServerProc(ctx, o.Runner, "java-"+fw, measure.ServerProcConfig{
 		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
 	if err != nil {
@@ -117,11 +117,11 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 
 // primeUntilRest runs rounds of 1 s un-recorded runs, one per published
 // concurrency, while either JVM's JIT compiled for more than results.JITQuiet
-// of the round's windows, at most javaPrimeMax (matrix.UntilRest, the matrix's
+// of the round's windows, at most javaPrimeMax (measure.UntilRest, the matrix's
 // prime); the first round always runs.
-func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *matrix.RunPath, srv *matrix.ServerProc, fw string) (claims.JITRest, error) {
-	last, rounds, spent, atRest, err := matrix.UntilRest(javaPrimeMax, 1, func(round int) (matrix.JITRound, error) {
-		j := matrix.JITRound{ServerKnown: true}
+func (e *java2015) primeUntilRest(ctx context.Context, o Options, b *measure.RunPath, srv *measure.ServerProc, fw string) (claims.JITRest, error) {
+	last, rounds, spent, atRest, err := measure.UntilRest(javaPrimeMax, 1, func(round int) (measure.JITRound, error) {
+		j := measure.JITRound{ServerKnown: true}
 		for _, job := range javaRestJobs(fw, srv.Addrs[fw], e.Levels, round) {
 			fmt.Fprintf(o.Log, "  %s\n", job.Name)
 			m, err := runJob(ctx, b, srv, job)
@@ -164,7 +164,7 @@ const (
 // load queued and its collector runs, on the one core the next row needs (the
 // first c=1 row after the prime once ran at 1649 tps against 5716-6766, the
 // server at 97 % busy and 590 µs of CPU per call).
-func waitQuiet(ctx context.Context, srv *matrix.ServerProc) (claims.QuietAfter, error) {
+func waitQuiet(ctx context.Context, srv *measure.ServerProc) (claims.QuietAfter, error) {
 	var q claims.QuietAfter
 	if srv.StatsURL == "" {
 		return q, nil

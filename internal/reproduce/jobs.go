@@ -2,11 +2,11 @@ package reproduce
 
 import (
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"strconv"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -27,7 +27,7 @@ func (e *grpcThrift) configure(quick bool) {
 // are filed under.
 type gtJob struct {
 	Key claims.GTKey
-	Job matrix.Job
+	Job measure.Job
 }
 
 // grpcThriftJobs are e's timed runs against go-server at addrs: repeats
@@ -41,7 +41,7 @@ func grpcThriftJobs(e claims.GRPCThrift, quick bool, addrs map[string]string) []
 				if !quick {
 					args = append(args, "-warmup", "auto", "-warmup-max", "2s")
 				}
-				jobs = append(jobs, gtJob{Key: claims.GTKey{Proto: proto, C: c}, Job: matrix.Job{
+				jobs = append(jobs, gtJob{Key: claims.GTKey{Proto: proto, C: c}, Job: measure.Job{
 					Name: fmt.Sprintf("aerospike-go-%s-datatype-c%d-r%d", proto, c, r), Client: "go", Args: args,
 					Proto: proto, Call: "datatype", Worker: true, Timeout: e.Dur + 2*time.Minute}})
 			}
@@ -63,7 +63,7 @@ func (e *growth) configure(quick bool) {
 type sizeJob struct {
 	Proto string
 	Items int
-	Job   matrix.Job
+	Job   measure.Job
 }
 
 // growthSizeJobs are one call per protocol and size against go-server at addrs.
@@ -71,7 +71,7 @@ func growthSizeJobs(items []int, addrs map[string]string) []sizeJob {
 	var jobs []sizeJob
 	for _, proto := range []string{"grpc", "http"} {
 		for _, n := range items {
-			jobs = append(jobs, sizeJob{Proto: proto, Items: n, Job: matrix.Job{
+			jobs = append(jobs, sizeJob{Proto: proto, Items: n, Job: measure.Job{
 				Name: fmt.Sprintf("growth-size-%s-%d", proto, n), Client: "go", Timeout: time.Minute,
 				Args: []string{"-proto", proto, "-call", "datalist", "-items", strconv.Itoa(n), "-c", "1", "-n", "1", "-k", "-addr", addrs[proto]}}})
 		}
@@ -84,7 +84,7 @@ func growthSizeJobs(items []int, addrs map[string]string) []sizeJob {
 type burstJob struct {
 	Key    claims.GKey
 	Warmup bool
-	Job    matrix.Job
+	Job    measure.Job
 }
 
 // growthPathJobs are path p's ab runs against its front at url, ab running on
@@ -108,9 +108,9 @@ func growthPathJobs(e claims.Growth, p claims.GrowthPath, url string, local runn
 }
 
 // abJob is one ab run on local (no image carries ab).
-func abJob(local runner.Runner, name string, args ...string) matrix.Job {
-	prog := matrix.Program{Args: append([]string{"ab"}, args...)}
-	return matrix.Job{Name: name, Prog: &prog, Runner: local, AB: true, Timeout: 5 * time.Minute}
+func abJob(local runner.Runner, name string, args ...string) measure.Job {
+	prog := measure.Program{Args: append([]string{"ab"}, args...)}
+	return measure.Job{Name: name, Prog: &prog, Runner: local, AB: true, Timeout: 5 * time.Minute}
 }
 
 // configure sets java-rpc-2015's row length and repeats (and, quick, its levels).
@@ -122,19 +122,19 @@ func (e *java2015) configure(quick bool) {
 }
 
 // javaJob is one java-client run of framework fw against its server at addr.
-func javaJob(fw, addr, name string, args ...string) matrix.Job {
-	return matrix.Job{Name: name, Client: "java", Worker: true, Proto: fw, Call: "datatype", Timeout: 3 * time.Minute,
+func javaJob(fw, addr, name string, args ...string) measure.Job {
+	return measure.Job{Name: name, Client: "java", Worker: true, Proto: fw, Call: "datatype", Timeout: 3 * time.Minute,
 		Args: append([]string{"-proto", fw, "-call", "datatype", "-addr", addr}, args...)}
 }
 
 // javaFirstJob is the first second from cold at c=1.
-func javaFirstJob(fw, addr string) matrix.Job {
+func javaFirstJob(fw, addr string) measure.Job {
 	return javaJob(fw, addr, fmt.Sprintf("java2015-%s-c1-first-second", fw), "-c", "1", "-t", "1s")
 }
 
 // javaPrimeJobs are the un-recorded javaPrime runs, one per level.
-func javaPrimeJobs(fw, addr string, levels []int) []matrix.Job {
-	var jobs []matrix.Job
+func javaPrimeJobs(fw, addr string, levels []int) []measure.Job {
+	var jobs []measure.Job
 	for _, c := range levels {
 		jobs = append(jobs, javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-prime", fw, c), "-c", strconv.Itoa(c), "-t", javaPrime))
 	}
@@ -142,8 +142,8 @@ func javaPrimeJobs(fw, addr string, levels []int) []matrix.Job {
 }
 
 // javaRestJobs are round's 1 s runs, one per level, while the JITs settle.
-func javaRestJobs(fw, addr string, levels []int, round int) []matrix.Job {
-	var jobs []matrix.Job
+func javaRestJobs(fw, addr string, levels []int, round int) []measure.Job {
+	var jobs []measure.Job
 	for _, c := range levels {
 		jobs = append(jobs, javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-rest%d", fw, c, round), "-c", strconv.Itoa(c), "-t", "1s"))
 	}
@@ -153,7 +153,7 @@ func javaRestJobs(fw, addr string, levels []int, round int) []matrix.Job {
 // javaRow is one recorded row run and the key its figures are filed under.
 type javaRow struct {
 	Key claims.JKey
-	Job matrix.Job
+	Job measure.Job
 }
 
 // javaRowJobs are framework fw's recorded rows: every level once per repeat.

@@ -4,20 +4,20 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
-	"github.com/rpcbed/rpcbed/internal/matrix"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // printJob is one run as the golden lists it: name, what runs it, then its
 // arguments; addresses and URLs are placeholders.
-func printJob(w *bytes.Buffer, key string, j matrix.Job) {
+func printJob(w *bytes.Buffer, key string, j measure.Job) {
 	var how []string
 	if j.Prog != nil {
 		how = append(how, "prog="+j.Prog.Args[0])

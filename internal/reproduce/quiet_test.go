@@ -3,13 +3,12 @@ package reproduce
 import (
 	"context"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/rpcbed/rpcbed/internal/matrix"
 )
 
 // waitQuiet ends once the server's /stats CPU grows by under 10 % of a core over
@@ -34,7 +33,7 @@ func TestWaitQuiet(t *testing.T) {
 				fmt.Fprintf(w, `{"time_unix_s": %d, "cpu_user_s": %f, "cpu_system_s": 0, "calls": {}}`, n, cpu)
 			}))
 			defer ts.Close()
-			q, err := waitQuiet(context.Background(), &matrix.ServerProc{StatsURL: ts.URL + "/stats"})
+			q, err := waitQuiet(context.Background(), &measure.ServerProc{StatsURL: ts.URL + "/stats"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +49,7 @@ func TestWaitQuiet(t *testing.T) {
 		})
 	}
 	// No /stats: nothing to wait for.
-	if q, err := waitQuiet(context.Background(), &matrix.ServerProc{}); err != nil || q.Quiet {
+	if q, err := waitQuiet(context.Background(), &measure.ServerProc{}); err != nil || q.Quiet {
 		t.Errorf("no /stats: got %+v, %v; want not quiet, no error", q, err)
 	}
 }

@@ -1,7 +1,7 @@
 // Package reproduce re-runs the shape of the three published experiments
 // (results/published/) on this machine and writes reproduction.json, .md and
 // .html. It builds each experiment's runs (jobs.go: pure functions, printed by
-// a golden test) and runs them on the matrix's run path (matrix.RunPath, with
+// a golden test) and runs them on the matrix's run path (measure.RunPath, with
 // client workers); internal/analysis/claims reads the published figures and
 // judges every claim from the runs, and internal/render prints the sections.
 //
@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,7 +21,6 @@ import (
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
-	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -65,7 +65,7 @@ type Options struct {
 	Runner     runner.Runner
 	RunnerName string
 	Local      runner.Runner
-	Programs   matrix.Programs
+	Programs   measure.Programs
 	// Server and Client CPU sets, as in the matrix spec.
 	ServerCPUSet, ClientCPUSet string
 	// AerospikeHosts, when set, is go-grpc-thrift-aerospike's store, as published;
@@ -168,11 +168,11 @@ func write(dir string, secs []results.Section) error {
 	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.json"), append(j, '\n'))
 }
 
-// newRunPath is an experiment's run path: the matrix's (matrix.RunPath), so a
+// newRunPath is an experiment's run path: the matrix's (measure.RunPath), so a
 // reproduction's figures mean what the matrix's do, with long-lived client
 // workers (warm-up paid once per client and protocol); stop ends the workers.
-func newRunPath(o Options) (*matrix.RunPath, func()) {
-	b := &matrix.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
+func newRunPath(o Options) (*measure.RunPath, func()) {
+	b := &measure.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
 		ClientResources: plan.Resources{CPUSet: o.ClientCPUSet}, ServerResources: plan.Resources{CPUSet: o.ServerCPUSet},
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
 	return b, b.KeepWorkers()
@@ -180,7 +180,7 @@ func newRunPath(o Options) (*matrix.RunPath, func()) {
 
 // runJob runs one job on b against srv (nil: not sampled), keeping its raw output
 // as raw/NAME.txt, and measures both sides over the client's measured window.
-func runJob(ctx context.Context, b *matrix.RunPath, srv *matrix.ServerProc, j matrix.Job) (claims.Run, error) {
+func runJob(ctx context.Context, b *measure.RunPath, srv *measure.ServerProc, j measure.Job) (claims.Run, error) {
 	j.Raw = filepath.Join("raw", j.Name+".txt")
 	rep, err := b.Measure(ctx, srv, j)
 	if err != nil {

@@ -221,7 +221,7 @@ const ImageGo = "rpcbed/go"
 
 // command is the image and the start of the command line of one of rpcbed's
 // programs under r, as docker/images.sh lays the images out and a checkout at root
-// holds them (production programs come from matrix.Programs, which imports this
+// holds them (production programs come from measure.Programs, which imports this
 // package): the clients "go", "php", "java" (flags follow) and the servers
 // "go-server" and "java-server" (= java-client serve).
 func command(r Runner, root, prog string) (image string, args []string, err error) {

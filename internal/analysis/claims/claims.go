@@ -31,7 +31,7 @@ type Setup struct {
 }
 
 // Run is one client run's outcome, both sides over the client's measured
-// window (matrix.RunPath).
+// window (measure.RunPath).
 type Run struct {
 	Report    report.Report
 	ClientCPU float64 // seconds over the window: the client's own (ab: the runner's)

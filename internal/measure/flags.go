@@ -1,4 +1,4 @@
-package matrix
+package measure
 
 import (
 	"fmt"
@@ -142,7 +142,26 @@ func fewCallsStep(n int64) string {
 	return fmt.Sprintf("%.0f %%", 100/float64(n))
 }
 
-// A cluster repeat (clusterrun.go) is judged in three steps: the tasks' windows
+// FlagCluster judges a cluster repeat in three steps (skewRules, then
+// taskFlagRules for each task on its own node's cores, then mergedFlagRules)
+// and drops what its flags drop: rep's merged report m and window w, each
+// task's window length, and each task's record and report.
+func FlagCluster(rep *results.Repeat, m *report.Report, w *results.Window, taskSeconds []float64, tasks []ClusterTask, coresPerNode float64) {
+	applyFlags(rep, skewRules, clusterInput{window: w, taskSeconds: taskSeconds})
+	for _, t := range tasks {
+		applyFlags(rep, taskFlagRules, taskInput{rec: t.Rec, report: t.Report, cores: coresPerNode})
+	}
+	applyFlags(rep, mergedFlagRules, flagInput{report: m, window: w, client: true})
+	rep.DropFlagged()
+}
+
+// ClusterTask is one task of a cluster repeat as its checks read it.
+type ClusterTask struct {
+	Rec    results.TaskRecord
+	Report *report.Report
+}
+
+// A cluster repeat (matrix's swarm placement) is judged in three steps: the tasks' windows
 // against each other (skewRules), each task on its own node (taskFlagRules),
 // then the merged window's server and calls (mergedFlagRules).
 

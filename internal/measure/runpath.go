@@ -1,14 +1,17 @@
-package matrix
+package measure
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -78,19 +81,19 @@ type Job struct {
 
 // Measure runs j against srv (nil: no server is sampled) and returns its repeat,
 // Index left to the caller, in steps: run the client with the samplers and
-// probes around it (run), keep its raw output, read and check its report (readReport),
-// measure both sides over its window (window), derive the figures (metrics),
+// probes around it (Run), keep its raw output, read and check its report (ReadReport),
+// measure both sides over its window (window), derive the figures (Metrics),
 // then apply the flag rules (flagRules, flags.go). Only ctx's cancellation is an
 // error; everything else is recorded in the Repeat.
 func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
 	rep := results.Repeat{Raw: j.Raw}
-	smp := sample.Start(ctx, srv.reader(j.Proto, j.Call), b.LinkCPU)
+	smp := sample.Start(ctx, srv.Reader(j.Proto, j.Call), b.LinkCPU)
 	var pc, ps [2]float64
 	if !b.NoProbe {
 		pc[0], ps[0] = b.probeSides()
 	}
 	runStart := time.Now()
-	res, runErr := b.run(ctx, &rep, j)
+	res, runErr := b.Run(ctx, &rep, j)
 	runEnd := time.Now()
 	samples, machine := smp.Stop(ctx)
 	if !b.NoProbe {
@@ -102,13 +105,13 @@ func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.
 	}
 	var fail []string
 	if j.Raw != "" {
-		if err := writeRaw(filepath.Join(b.Dir, j.Raw), res.Stdout, res.Stderr); err != nil {
+		if err := WriteRaw(filepath.Join(b.Dir, j.Raw), res.Stdout, res.Stderr); err != nil {
 			fail = append(fail, "raw file: "+runner.OneLine(err.Error()))
 		}
 	}
 	rep.ExitCode, rep.WallS = res.ExitCode, res.Wall.Seconds()
 	rep.ClientCPUS = (res.CPUUser + res.CPUSystem).Seconds()
-	r, why := readReport(res, runErr, j.AB)
+	r, why := ReadReport(res, runErr, j.AB)
 	fail = append(fail, why...)
 	if r != nil && len(why) == 0 && len(fail) == 0 {
 		rep.Report = r
@@ -122,11 +125,11 @@ func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.
 	rep.Notes = append(rep.Notes, notes...)
 	rep.Window = w
 	rep.ServerCPUS, rep.ServerCalls = w.ServerCPUS, w.ServerCalls
-	rep.Metrics = metrics(r, rep.ClientCPUS, w)
+	rep.Metrics = Metrics(r, rep.ClientCPUS, w)
 	applyFlags(&rep, flagRules, flagInput{report: r, window: w, client: !j.AB && j.Prog == nil})
 	rep.DropFlagged()
 	if r.Failed > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", r.Failed, r.Complete, errorKinds(r)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d calls failed (%s)", r.Failed, r.Complete, ErrorKinds(r)))
 	}
 	return rep, nil
 }
@@ -154,7 +157,7 @@ func (b *RunPath) window(srv *ServerProc, j Job, r *report.Report, processCPU fl
 			w.ClientJITMs = &ms
 		}
 	}
-	if err := overWindow(w, samples, machine); err != nil && srv != nil && j.Proto != "" {
+	if err := OverWindow(w, samples, machine); err != nil && srv != nil && j.Proto != "" {
 		notes = append(notes, "server not sampled over the window: "+runner.OneLine(err.Error()))
 	}
 	runr := b.Runner
@@ -168,10 +171,10 @@ func (b *RunPath) window(srv *ServerProc, j Job, r *report.Report, processCPU fl
 	return w, notes
 }
 
-// overWindow fills in w's server and machine figures over [w.StartUnix,
+// OverWindow fills in w's server and machine figures over [w.StartUnix,
 // w.EndUnix] from the samples taken while the client ran, and each side's busy
 // cores; the error says why the server's CPU and calls are unknown.
-func overWindow(w *results.Window, samples []sample.Server, machine sample.Machines) error {
+func OverWindow(w *results.Window, samples []sample.Server, machine sample.Machines) error {
 	cpu, calls, serr := sample.Interpolate(samples, w.StartUnix, w.EndUnix)
 	if serr == nil {
 		w.ServerCPUS, w.ServerCalls, w.ServerKnown = cpu, int64(math.Round(calls)), true
@@ -196,8 +199,8 @@ func overWindow(w *results.Window, samples []sample.Server, machine sample.Machi
 	return serr
 }
 
-// run runs j as a worker run or a one-shot process.
-func (b *RunPath) run(ctx context.Context, rep *results.Repeat, j Job) (runner.Result, error) {
+// Run runs j as a worker run or a one-shot process.
+func (b *RunPath) Run(ctx context.Context, rep *results.Repeat, j Job) (runner.Result, error) {
 	rr := b.Runner
 	if j.Runner != nil {
 		rr = j.Runner
@@ -261,17 +264,17 @@ func (b *RunPath) fallBack(client string, err error) {
 	}
 }
 
-// readReport parses a run's report and says every reason it does not count
+// ReadReport parses a run's report and says every reason it does not count
 // (docs/method.md, section 9): the run did not finish, the client exited non-zero,
 // the report does not parse, its check is not full, or fewer than 99 % of its
 // calls succeeded (ab's Complete counts failed calls).
-func readReport(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
+func ReadReport(res runner.Result, runErr error, ab bool) (*report.Report, []string) {
 	var why []string
 	if runErr != nil {
 		why = append(why, runner.OneLine(runErr.Error()))
 	}
 	if res.ExitCode != 0 {
-		why = append(why, fmt.Sprintf("exit code %d%s: %s", res.ExitCode, exitMeaning(res.ExitCode), runner.LastLine(res.Stderr)))
+		why = append(why, fmt.Sprintf("exit code %d%s: %s", res.ExitCode, ExitMeaning(res.ExitCode), runner.LastLine(res.Stderr)))
 	}
 	if len(why) > 0 {
 		return nil, why
@@ -293,15 +296,15 @@ func readReport(res runner.Result, runErr error, ab bool) (*report.Report, []str
 	ok := r.Complete - r.Failed
 	switch {
 	case r.Complete == 0 || ok <= 0:
-		why = append(why, fmt.Sprintf("no call succeeded in the measured %.3f s (%d complete, %d failed: %s)", r.TimeTakenSeconds, r.Complete, r.Failed, errorKinds(&r)))
+		why = append(why, fmt.Sprintf("no call succeeded in the measured %.3f s (%d complete, %d failed: %s)", r.TimeTakenSeconds, r.Complete, r.Failed, ErrorKinds(&r)))
 	case float64(ok) < 0.99*float64(r.Complete):
-		why = append(why, fmt.Sprintf("%d of %d calls failed (%s): under 99 %% succeeded", r.Failed, r.Complete, errorKinds(&r)))
+		why = append(why, fmt.Sprintf("%d of %d calls failed (%s): under 99 %% succeeded", r.Failed, r.Complete, ErrorKinds(&r)))
 	}
 	return &r, why
 }
 
-// metrics derives a repeat's figures from its report and window.
-func metrics(r *report.Report, processCPU float64, w *results.Window) results.Metrics {
+// Metrics derives a repeat's figures from its report and window.
+func Metrics(r *report.Report, processCPU float64, w *results.Window) results.Metrics {
 	m := results.Metrics{
 		RPS: r.RequestsPerSecond, BytesPerResponse: r.DocumentLength,
 		Complete: r.Complete, Failed: r.Failed,
@@ -349,9 +352,9 @@ func metrics(r *report.Report, processCPU float64, w *results.Window) results.Me
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
 
-// writeRaw writes a run's raw file; an error (a full disk) fails the repeat, and
+// WriteRaw writes a run's raw file; an error (a full disk) fails the repeat, and
 // no partial file is left claiming to be the run.
-func writeRaw(name string, stdout, stderr []byte) error {
+func WriteRaw(name string, stdout, stderr []byte) error {
 	if err := results.WriteFileAtomic(name, results.RawBytes(stdout, stderr)); err != nil {
 		os.Remove(name)
 		return err
@@ -359,8 +362,8 @@ func writeRaw(name string, stdout, stderr []byte) error {
 	return nil
 }
 
-// statsDoc is the part of /stats (go-server's, the Java baselines') the driver reads.
-type statsDoc struct {
+// StatsDoc is the part of /stats (go-server's, the Java baselines') the driver reads.
+type StatsDoc struct {
 	TimeUnixS  float64                                        `json:"time_unix_s"`
 	CPUUserS   float64                                        `json:"cpu_user_s"`
 	CPUSystemS float64                                        `json:"cpu_system_s"`
@@ -373,11 +376,11 @@ type statsDoc struct {
 
 var statsClient = &http.Client{Timeout: 2 * time.Second}
 
-// readStats GETs the server's /stats.
-func (s *ServerProc) readStats(ctx context.Context) (statsDoc, float64, error) {
+// ReadStats GETs the server's /stats.
+func (s *ServerProc) ReadStats(ctx context.Context) (StatsDoc, float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.StatsURL, nil)
 	if err != nil {
-		return statsDoc{}, 0, err
+		return StatsDoc{}, 0, err
 	}
 	t0 := time.Now()
 	hc := statsClient
@@ -386,23 +389,23 @@ func (s *ServerProc) readStats(ctx context.Context) (statsDoc, float64, error) {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return statsDoc{}, 0, fmt.Errorf("GET /stats: %w", err)
+		return StatsDoc{}, 0, fmt.Errorf("GET /stats: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return statsDoc{}, 0, fmt.Errorf("GET /stats: %s", resp.Status)
+		return StatsDoc{}, 0, fmt.Errorf("GET /stats: %s", resp.Status)
 	}
-	var st statsDoc
+	var st StatsDoc
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&st); err != nil {
-		return statsDoc{}, 0, fmt.Errorf("GET /stats: %w", err)
+		return StatsDoc{}, 0, fmt.Errorf("GET /stats: %w", err)
 	}
 	mid := unixSeconds(t0.Add(time.Since(t0) / 2))
 	return st, mid, nil
 }
 
-// reader reads s's counters for proto x call as one sample; nil for no server
+// Reader reads s's counters for proto x call as one sample; nil for no server
 // or one without /stats.
-func (s *ServerProc) reader(proto, call string) func(context.Context) (sample.Server, error) {
+func (s *ServerProc) Reader(proto, call string) func(context.Context) (sample.Server, error) {
 	if s == nil || s.StatsURL == "" || proto == "" {
 		return nil
 	}
@@ -410,7 +413,7 @@ func (s *ServerProc) reader(proto, call string) func(context.Context) (sample.Se
 }
 
 func (s *ServerProc) sample(ctx context.Context, proto, call string) (sample.Server, error) {
-	st, mid, err := s.readStats(ctx)
+	st, mid, err := s.ReadStats(ctx)
 	if err != nil {
 		return sample.Server{}, err
 	}
@@ -442,4 +445,31 @@ func (b *RunPath) probeSides() (client, server float64) {
 		server = float64(d.Microseconds())
 	}
 	return client, server
+}
+
+// ErrorKinds is a report's failed calls by kind, "kind=N" each.
+func ErrorKinds(r *report.Report) string {
+	if r.Rpcbed == nil || len(r.Rpcbed.Errors) == 0 {
+		return fmt.Sprintf("connect=%d receive=%d length=%d exceptions=%d",
+			r.FailedBy.Connect, r.FailedBy.Receive, r.FailedBy.Length, r.FailedBy.Exceptions)
+	}
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(r.Rpcbed.Errors)) {
+		kv = append(kv, k+"="+strconv.FormatInt(r.Rpcbed.Errors[k], 10))
+	}
+	return strings.Join(kv, " ")
+}
+
+// ExitMeaning is what a client's exit code says, " (...)", or "" for one
+// with no meaning of its own (docs/report-format.md, "Exit codes").
+func ExitMeaning(code int) string {
+	switch code {
+	case report.ExitUsage:
+		return " (bad arguments)"
+	case report.ExitVerify:
+		return " (wrong response)"
+	case report.ExitUnreachable:
+		return " (server unreachable)"
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package matrix
+package measure
 
 import (
 	"context"
@@ -224,9 +224,22 @@ func (s *ServerProc) Snapshot(ctx context.Context, proto, call string) (Snapshot
 		}
 		return Snapshot{CPU: (u + sys).Seconds(), Calls: -1}, nil
 	}
-	st, _, err := s.readStats(ctx)
+	st, _, err := s.ReadStats(ctx)
 	if err != nil {
 		return Snapshot{}, err
 	}
 	return Snapshot{CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests, Versions: st.Versions}, nil
+}
+
+// JITMs is a JVM server's accumulated JIT compile time (ms) from /stats; ok is
+// false for a server without one (go-server) or one that did not answer.
+func (s *ServerProc) JITMs(ctx context.Context) (float64, bool) {
+	if s == nil || s.StatsURL == "" {
+		return 0, false
+	}
+	st, _, err := s.ReadStats(ctx)
+	if err != nil || st.JITCompileMs == nil {
+		return 0, false
+	}
+	return float64(*st.JITCompileMs), true
 }

@@ -1,4 +1,4 @@
-package matrix
+package measure
 
 import (
 	"path/filepath"
@@ -29,7 +29,8 @@ type Program struct {
 	Env   []string
 }
 
-func (p Programs) image(runtime string) string {
+// Image is the image of a runtime (go, php, java): Images', else rpcbed/NAME:latest.
+func (p Programs) Image(runtime string) string {
 	if im, ok := p.Images[runtime]; ok {
 		return im
 	}
@@ -96,7 +97,7 @@ const FrontWithoutGuard = "RPCBED_FRONT_GUARD=0"
 // the backends' addresses. It is the published set-up: no OPcache.
 func (p Programs) PHPFront(env ...string) Program {
 	if p.Docker {
-		return Program{Image: p.image("php"), Args: []string{"/opt/rpcbed/php-client/bin/php-front"}, Env: env}
+		return Program{Image: p.Image("php"), Args: []string{"/opt/rpcbed/php-client/bin/php-front"}, Env: env}
 	}
 	return Program{Args: []string{filepath.Join(p.Root, "php-client/bin/php-front")}, Env: env}
 }
@@ -127,7 +128,7 @@ func (p Programs) program(language, name, local string, args ...string) Program 
 		if jar && len(p.JavaOpts) > 0 {
 			env = []string{"JAVA_OPTS=" + joinSpace(p.JavaOpts)}
 		}
-		return Program{Image: p.image(language), Args: append([]string{name}, args...), Env: env}
+		return Program{Image: p.Image(language), Args: append([]string{name}, args...), Env: env}
 	}
 	if jar {
 		argv := append([]string{"java"}, p.JavaOpts...)
