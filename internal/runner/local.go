@@ -199,6 +199,19 @@ type localService struct {
 
 func (s *localService) Name() string { return s.name }
 
+// LocalProcess is what a Local service is beyond a Service: its process, for
+// a tool that attaches to it (callgrind_control, /proc/PID/io), and whether it
+// has exited.
+type LocalProcess interface {
+	Service
+	PID() int
+	// Exited is closed once the process has exited.
+	Exited() <-chan struct{}
+}
+
+func (s *localService) PID() int                { return s.cmd.Process.Pid }
+func (s *localService) Exited() <-chan struct{} { return s.exited }
+
 // Usage reads the process's CPU counters from /proc (its own and its reaped
 // children's, in clock ticks).
 func (s *localService) Usage(ctx context.Context) (user, system time.Duration, err error) {

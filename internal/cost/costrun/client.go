@@ -36,7 +36,7 @@ func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long
 			return short, long, allocs, err
 		}
 		removeProfiles(dir, "callgrind.") // an interrupted earlier attempt's files
-		before, err := readIO(srv.pid)
+		before, err := readIO(srv.svc.PID())
 		if err != nil {
 			return short, long, allocs, err
 		}
@@ -51,7 +51,7 @@ func (e *executor) clientSide(ctx context.Context, c costplan.Cell) (short, long
 		if err != nil {
 			return short, long, allocs, err
 		}
-		after, err := readIO(srv.pid)
+		after, err := readIO(srv.svc.PID())
 		if err != nil {
 			return short, long, allocs, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/costplan"
 	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/runner"
 	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
@@ -278,6 +279,8 @@ type executor struct {
 	seq       int
 	failed    map[string]error // server kind -> why it could not start
 	dumpSeq   int
+	// local starts the servers, native or under callgrind.
+	local *runner.Local
 }
 
 func (e *executor) cell(ctx context.Context, c costplan.Cell) cost.CellRun {

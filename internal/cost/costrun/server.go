@@ -2,15 +2,12 @@ package costrun
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,13 +19,12 @@ import (
 	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
+// proc is a server the cost run started (runner.Local): its addresses and,
+// under callgrind, its --callgrind-out-file.
 type proc struct {
-	cmd   *exec.Cmd
+	svc   runner.LocalProcess
 	addrs map[string]string
-	out   *bytes.Buffer
-	pid   int
-	done  chan struct{}
-	file  string // callgrind's --callgrind-out-file (under callgrind)
+	file  string
 }
 
 // serverSide runs a native client twice against go-server under callgrind,
@@ -72,10 +68,10 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		if err != nil {
 			return short, long, allocs, err
 		}
-		if err := callgrindControl(ctx, "-z", srv.pid); err != nil {
+		if err := callgrindControl(ctx, "-z", srv.svc.PID()); err != nil {
 			return short, long, allocs, err
 		}
-		before, err := readIO(srv.pid)
+		before, err := readIO(srv.svc.PID())
 		if err != nil {
 			return short, long, allocs, err
 		}
@@ -83,12 +79,12 @@ func (e *executor) serverSide(ctx context.Context, c costplan.Cell) (short, long
 		if err != nil {
 			return short, long, allocs, err
 		}
-		after, err := readIO(srv.pid)
+		after, err := readIO(srv.svc.PID())
 		if err != nil {
 			return short, long, allocs, err
 		}
 		// The dump is written after the second reading: its bytes are not the wire's.
-		if err := callgrindControl(ctx, "-d", srv.pid); err != nil {
+		if err := callgrindControl(ctx, "-d", srv.svc.PID()); err != nil {
 			return short, long, allocs, err
 		}
 		e.dumpSeq++
@@ -303,26 +299,26 @@ func (e *executor) serverUnderCallgrind(ctx context.Context, kind string) (*proc
 
 func (p *proc) alive() error {
 	select {
-	case <-p.done:
-		return fmt.Errorf("the server exited: %s", lastProgramLine(p.out.String()))
+	case <-p.svc.Exited():
+		r, _ := p.svc.Stop(context.Background())
+		return fmt.Errorf("the server exited: %s", lastProgramLine(string(r.Stdout)+string(r.Stderr)))
 	default:
 		return nil
 	}
 }
 
 func (e *executor) startServer(ctx context.Context, kind string, underCallgrind bool) (*proc, error) {
-	p := &proc{addrs: map[string]string{}, out: &bytes.Buffer{}, done: make(chan struct{})}
-	var argv, env []string
-	var ports []string
+	p := &proc{addrs: map[string]string{}}
+	var argv, env, listens []string
 	switch kind {
 	case "go", "go@tls":
-		free, err := freePorts(3)
+		free, err := runner.FreePorts(3)
 		if err != nil {
 			return nil, err
 		}
 		for i, proto := range []string{"grpc", "thrift", "http"} {
-			p.addrs[proto] = "127.0.0.1:" + free[i]
-			ports = append(ports, p.addrs[proto])
+			p.addrs[proto] = "127.0.0.1:" + strconv.Itoa(free[i])
+			listens = append(listens, p.addrs[proto])
 		}
 		bin := filepath.Join(e.o.Root, "bin", "go-server")
 		if _, err := os.Stat(bin); err != nil {
@@ -348,13 +344,13 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		if _, err := os.Stat(jar); err != nil {
 			return nil, &notMeasured{"java-client/target/java-client.jar not built (make setup-java)"}
 		}
-		free, err := freePorts(1)
+		free, err := runner.FreePorts(1)
 		if err != nil {
 			return nil, err
 		}
-		port := free[0]
+		port := strconv.Itoa(free[0])
 		p.addrs["ice"] = "127.0.0.1:" + port
-		ports = []string{p.addrs["ice"]}
+		listens = []string{p.addrs["ice"]}
 		argv = []string{"java", "-jar", jar, "serve", "-proto", "ice", "-port", port, "-auth=true"}
 	default:
 		return nil, fmt.Errorf("no server %q", kind)
@@ -371,57 +367,22 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		argv = append(append(vg, "--callgrind-out-file="+p.file), argv...)
 		wait = 120 * time.Second
 	}
-	argv = e.wrap(e.o.ServerCPU, underCallgrind, argv)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	if err := cmd.Start(); err != nil {
+	// taskset, setarch and valgrind exec or become the program: the pid stays.
+	if e.local == nil {
+		e.local = &runner.Local{}
+	}
+	svc, err := e.local.Start(ctx, runner.Task{Name: kind + " server", Args: e.wrap(e.o.ServerCPU, underCallgrind, argv), Env: env,
+		Timeout: wait, Ready: runner.TCPCheck(listens...)})
+	if err != nil {
 		return nil, err
 	}
-	// taskset, setarch and valgrind exec or become the program: the pid stays.
-	p.cmd, p.pid = cmd, cmd.Process.Pid
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	deadline := time.Now().Add(wait)
-	for _, a := range ports {
-		for {
-			c, err := net.DialTimeout("tcp", a, time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if err := p.alive(); err != nil {
-				return nil, fmt.Errorf("start %s server: %v", kind, err)
-			}
-			if time.Now().After(deadline) {
-				p.stop()
-				return nil, fmt.Errorf("start %s server: %s did not answer within %v", kind, a, wait)
-			}
-			select {
-			case <-ctx.Done():
-				p.stop()
-				return nil, ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
+	p.svc = svc.(runner.LocalProcess)
 	return p, nil
 }
 
 func (p *proc) stop() {
-	if p == nil || p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	if p != nil && p.svc != nil {
+		_, _ = p.svc.Stop(context.Background())
 	}
 }
 
@@ -442,14 +403,4 @@ func (e *executor) stopUnder() {
 		}
 		e.under = nil
 	}
-}
-
-// freePorts is runner.FreePorts as strings.
-func freePorts(n int) ([]string, error) {
-	ports, err := runner.FreePorts(n)
-	var s []string
-	for _, p := range ports {
-		s = append(s, strconv.Itoa(p))
-	}
-	return s, err
 }
