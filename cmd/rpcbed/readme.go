@@ -35,6 +35,7 @@ func docBlocks(root string) map[string]render.Block {
 	return map[string]render.Block{
 		"results-table": fromRun(render.ResultsTable),
 		"run-facts":     fromRun(render.RunFacts),
+		"tls-costs":     fromRun(render.TLSCostTable),
 		"answers": func(w io.Writer, args []string) error {
 			if len(args) < 1 {
 				return fmt.Errorf("want the run directory, then the answers whose table to print; got %q", args)

@@ -3,6 +3,7 @@ package analysis
 import (
 	"testing"
 
+	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/results/resultstest"
 	"github.com/rpcbed/rpcbed/internal/stats"
@@ -27,6 +28,12 @@ func TestTLSVsPlaintext(t *testing.T) {
 	tls.Name = tls.Cell.Name()
 	tls.Repeats = nil
 	for _, r := range plain.Repeats {
+		// What the client negotiated: without it the cell is tls-mismatch and
+		// left out of every comparison (TestTLSMismatchDropsComparisons).
+		rep, x := *r.Report, *r.Report.Rpcbed
+		x.TLS = &report.TLS{Version: "TLSv1.3", CipherSuite: "TLS_AES_128_GCM_SHA256", Group: "X25519", ALPN: "h2"}
+		rep.Rpcbed = &x
+		r.Report = &rep
 		r.Metrics.ClientCPUUs *= 2
 		r.Metrics.ServerCPUUs *= 1.5
 		r.Metrics.P50Us *= 1.2

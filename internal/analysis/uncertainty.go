@@ -208,6 +208,10 @@ const (
 	// VsLoopback: a cell over a link against the same cell with no link at all
 	// (its client beside its server): what a slower, lossier link does.
 	VsLoopback = "link-vs-loopback"
+	// PerCallVsPersistent: a cell that opens a connection per call against
+	// the same cell keeping its connections, timed in the same rounds: what a
+	// connection (with TLS, its handshake) costs each side (Handshakes).
+	PerCallVsPersistent = "percall-vs-persistent"
 )
 
 // Comparison is one ratio the report makes: figure of cell A over cell B, with
@@ -233,7 +237,7 @@ type pair struct {
 func pairs(r *results.Run) []pair {
 	byName := map[string]results.CellResult{}
 	for _, c := range r.Cells {
-		if c.Status == results.StatusOK {
+		if c.Status == results.StatusOK && !dropped(c) {
 			byName[c.Name] = c
 		}
 	}
@@ -241,8 +245,15 @@ func pairs(r *results.Run) []pair {
 	p50, p99 := FigP50.Figure(), FigP99.Figure()
 	var out []pair
 	for _, c := range r.Cells {
-		if c.Status != results.StatusOK {
+		if _, ok := byName[c.Name]; !ok {
 			continue
+		}
+		if c.ConnectMode() == plan.PerCall {
+			p := c.Cell
+			p.Connect = ""
+			if b, ok := byName[p.Name()]; ok {
+				out = append(out, pair{PerCallVsPersistent, c, b, []Figure{ccpu, scpu, p50, rps}})
+			}
 		}
 		if c.Sec().IsTLS() {
 			if b, ok := byName[c.Cell.Plaintext().Name()]; ok {
@@ -273,6 +284,13 @@ func pairs(r *results.Run) []pair {
 		}
 	}
 	return out
+}
+
+// dropped says whether c carries a flag that leaves it out of every
+// comparison (results.DropsComparisons: it ran another condition than its name
+// says).
+func dropped(c results.CellResult) bool {
+	return slices.ContainsFunc(c.Summarized().Flags, results.DropsComparisons)
 }
 
 // Comparisons are the run's ratios with their intervals and verdicts. Cells that

@@ -134,8 +134,40 @@ func TestSLONoRateMeets(t *testing.T) {
 	if k.Status != StatusBelow || k.Rate != 0 {
 		t.Fatalf("status %s rate %g; want %s and 0", k.Status, k.Rate, StatusBelow)
 	}
-	if want := "below the lowest rate tried (100/s breached p99)"; k.Note != want {
+	// The downward phase halved 100/s to 50/s, the lowest whose 1 s window holds
+	// DownCalls calls, each step breaching.
+	if want := "below the lowest rate tried (50/s breached p99)"; k.Note != want {
 		t.Errorf("note %q; want %q", k.Note, want)
+	}
+	if got := len(k.Steps); got != 2 {
+		t.Errorf("%d steps; want 2 (100, 50/s)", got)
+	}
+}
+
+// TestStartAboveTheKnee: a start that already breaches (a loaded machine's
+// closed loop, a tight budget) is searched downward: the rate divided by the
+// factor until a step passes, then bisected as usual, and the knee matches the
+// queueing model's as from below.
+func TestStartAboveTheKnee(t *testing.T) {
+	service, budget := 200*time.Microsecond, 10*time.Millisecond
+	want := dm1Knee(service, budget)
+	slo := SLO{P99: plan.Duration(budget), Errors: 0.001}
+	for seed := range 4 {
+		m := &dm1{service: service, period: 3 * time.Second, rng: rand.New(rand.NewPCG(uint64(seed), 11))}
+		x := NewSearcher(m, testSearch(), nil)
+		k, err := x.Find(context.Background(), slo, 6*want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Status != StatusFound {
+			t.Fatalf("seed %d: status %s (%s); want found", seed, k.Status, k.Note)
+		}
+		if k.Steps[1].Phase != "downward" {
+			t.Errorf("seed %d: second step %q; want downward", seed, k.Steps[1].Phase)
+		}
+		if d := k.Rate/want - 1; math.Abs(d) > 0.08 {
+			t.Errorf("seed %d: knee %.0f/s; want within 8 %% of the model's %.0f/s", seed, k.Rate, want)
+		}
 	}
 }
 

@@ -125,7 +125,7 @@ type Prober interface {
 // third when they disagreed) and the verdict of the majority.
 type Step struct {
 	Rate   float64 `json:"rate"`
-	Phase  string  `json:"phase"` // exponential|bisection
+	Phase  string  `json:"phase"` // exponential|downward|bisection
 	Runs   []int   `json:"runs"`  // indexes into the cell's Runs
 	Pass   bool    `json:"pass"`
 	Breach string  `json:"breach,omitempty"` // a failing step's breaches, e.g. "p99+rate"
@@ -314,7 +314,11 @@ func (x *Searcher) Find(ctx context.Context, slo SLO, start float64) (Knee, erro
 		rate = min(roundRate(rate*x.S.Factor), x.S.MaxRate)
 	}
 	if k.Lo == 0 {
-		return x.belowStart(k, last), nil
+		var below bool
+		var err error
+		if k, last, below, err = x.down(ctx, k, last, slo, deadline); err != nil || below {
+			return k, err
+		}
 	}
 	for k.Hi/k.Lo-1 > float64(x.S.Precision) {
 		if x.now().After(deadline) {
@@ -344,6 +348,54 @@ func (x *Searcher) Find(ctx context.Context, slo SLO, start float64) (Knee, erro
 	}
 	x.limit(&k, last)
 	return k, nil
+}
+
+// DownFloor is how far below its start the downward phase goes: a cell whose
+// start breached is offered start/Factor, start/Factor², ... until a rate passes,
+// down to start/DownFloor, and never to a rate whose measured window holds fewer
+// than DownCalls calls (a p99 and the accuracy check need them: at 13 calls/s a
+// 600 ms window held 8 calls and the client "missed" its rate). A start is a
+// quarter of the cell's closed-loop throughput, so a pass this far down means a
+// p99 far from the closed loop's; below it the answer is "below the lowest rate
+// tried".
+const (
+	DownFloor = 64
+	DownCalls = 50
+)
+
+// down is the downward phase, when the first step breached: the rate divided by
+// Factor each step until one passes (the bracket is then that rate and the one
+// above it) or the floor, the deadline or a failed run ends it with the knee
+// below the lowest rate tried (below is true).
+func (x *Searcher) down(ctx context.Context, k Knee, last Step, slo SLO, deadline time.Time) (Knee, Step, bool, error) {
+	floor := math.Max(k.Hi/DownFloor, DownCalls/x.S.Measure.D().Seconds())
+	for last.Breach != BreachRun && !x.inaccurate(last) {
+		rate := roundRate(k.Hi / x.S.Factor)
+		if rate < floor || rate >= k.Hi || x.now().After(deadline) {
+			break
+		}
+		st, err := x.step(ctx, rate, "downward", slo)
+		if err != nil {
+			return k, last, true, err
+		}
+		k.Steps = append(k.Steps, st)
+		if st.Pass {
+			k.Lo = rate
+			return k, last, false, nil
+		}
+		k.Hi, last = rate, st
+	}
+	return x.belowStart(k, last), last, true, nil
+}
+
+// inaccurate says a breached step's client missed an offer the server had room
+// for (belowStart's inaccurate case): offering less measures the client, not
+// the stack.
+func (x *Searcher) inaccurate(st Step) bool {
+	o := x.median(st.Runs)
+	clientFull := share(o.ClientBusy, o.ClientCores) >= Saturated
+	return strings.Contains(st.Breach, BreachRate) && !(share(o.ServerBusy, o.ServerCores) >= Saturated) &&
+		(!strings.Contains(st.Breach, BreachP99) || clientFull)
 }
 
 // belowStart is the result when the first step breached: the client missed

@@ -199,3 +199,64 @@ func FuzzParse(f *testing.F) {
 		_ = parseAck(b, 1, &acked)
 	})
 }
+
+// The kernel's arrival stamp (struct nfqnl_msg_packet_timestamp: seconds and
+// microseconds, big-endian) is read; a short one is ignored.
+func TestParseStamp(t *testing.T) {
+	msg := func(stamp []byte) []byte {
+		var w builder
+		w.begin(msgType(nfqnlMsgPacket), 0, 0, 0)
+		var h [7]byte
+		binary.BigEndian.PutUint32(h[:], 7)
+		w.attr(nfqaPacketHdr, h[:])
+		w.attr(nfqaTimestamp, stamp)
+		w.end()
+		return w.b
+	}
+	ts := make([]byte, 16)
+	binary.BigEndian.PutUint64(ts, 1_700_000_000)
+	binary.BigEndian.PutUint64(ts[8:], 250_000)
+	for _, tc := range []struct {
+		name  string
+		stamp []byte
+		want  int64
+	}{
+		{"stamped", ts, 1_700_000_000*1e9 + 250_000*1e3},
+		{"short", ts[:12], 0},
+	} {
+		var got packet
+		if err := parse(msg(tc.stamp), func(p packet) { got = p }); err != nil {
+			t.Fatal(err)
+		}
+		if got.id != 7 || got.stampNs != tc.want {
+			t.Errorf("%s: id %d stamp %d; want 7 and %d", tc.name, got.id, got.stampNs, tc.want)
+		}
+	}
+}
+
+// The early wake-up is the p90 of the last 64 wake-ups' lateness, never more
+// than MaxSpin, and forgets what is older.
+func TestWakerSpin(t *testing.T) {
+	var w waker
+	if w.spin() != 0 {
+		t.Fatalf("spin %d before any wake-up; want 0", w.spin())
+	}
+	for i := range 100 {
+		w.record(int64(i%10+1) * 1000) // 1..10 µs
+	}
+	if got := w.spin(); got != 10_000 {
+		t.Errorf("spin %d ns; want the p90, 10 µs", got)
+	}
+	for range 64 {
+		w.record(int64(time.Second))
+	}
+	if got := w.spin(); got != int64(MaxSpin) {
+		t.Errorf("spin %d ns after slow wake-ups; want MaxSpin", got)
+	}
+	for range 64 {
+		w.record(-5)
+	}
+	if got := w.spin(); got != 0 {
+		t.Errorf("spin %d ns after early wake-ups; want 0", got)
+	}
+}

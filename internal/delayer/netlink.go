@@ -16,6 +16,7 @@ const (
 	nfqnlMsgConfig       = 2
 	nfqaPacketHdr        = 1
 	nfqaVerdictHdr       = 2
+	nfqaTimestamp        = 4
 	nfqaPayload          = 10
 	nfqaCfgCmd           = 1
 	nfqaCfgParams        = 2
@@ -86,6 +87,9 @@ func (w *builder) verdict(queue uint16, id uint32) {
 type packet struct {
 	id      uint32
 	payload []byte
+	// stampNs is the packet's arrival at the device (the kernel's receive
+	// stamp, CLOCK_REALTIME ns; 0 without one): nfqnl_msg_packet_timestamp.
+	stampNs int64
 }
 
 // parse reads the netlink messages of one datagram: queued packets go to fn, an
@@ -134,6 +138,11 @@ func packetAttrs(a []byte) (packet, bool) {
 			}
 		case nfqaPayload:
 			p.payload = v
+		case nfqaTimestamp:
+			if len(v) >= 16 {
+				sec, usec := int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:]))
+				p.stampNs = sec*1e9 + usec*1e3
+			}
 		}
 		a = a[min(align(l), len(a)):]
 	}

@@ -79,8 +79,12 @@ func TestDelayerAddsDelay(t *testing.T) {
 			got := nstest.RTTs(t, c, 200)
 			st := stop()
 			p50 := nstest.Quantile(got, 0.5)
-			t.Logf("asked %v: rtt p50 %v p99 %v (unshaped p50 %v); delayer: %d packets, late p50 %.0f µs p99 %.0f µs, cpu %.3f s, drops %d/%d",
-				delay, p50, nstest.Quantile(got, 0.99), nstest.Quantile(base, 0.5), st.Packets, st.LateP50Us, st.LateP99Us, st.CPUSeconds, st.QueueDropped, st.UserDropped)
+			t.Logf("asked %v: rtt p50 %v p99 %v (unshaped p50 %v); delayer: %d packets (%d stamped, read %.0f µs after arrival at p50, %.0f at p99), late p50 %.0f µs p99 %.0f µs, spin %.0f µs, cpu %.3f s, drops %d/%d",
+				delay, p50, nstest.Quantile(got, 0.99), nstest.Quantile(base, 0.5), st.Packets, st.Stamped, st.ReadLateP50Us, st.ReadLateP99Us,
+				st.LateP50Us, st.LateP99Us, st.SpinUs, st.CPUSeconds, st.QueueDropped, st.UserDropped)
+			if st.Stamped == 0 {
+				t.Errorf("no packet carried the kernel's arrival stamp: the delay counts from the delayer's read")
+			}
 			if got[0] < delay {
 				t.Errorf("fastest round trip %v below the asked delay %v: a packet left early", got[0], delay)
 			}

@@ -189,6 +189,9 @@ func (e *executor) leaveLink(ctx context.Context) {
 			d.LateP99Us = math.Max(d.LateP99Us, x.LateP99Us)
 			d.CPUSeconds += x.CPUSeconds
 			d.Dropped += x.QueueDropped + x.UserDropped
+			d.Stamped += x.Stamped
+			d.ReadLateP50Us = math.Max(d.ReadLateP50Us, x.ReadLateP50Us)
+			d.SpinUs = math.Max(d.SpinUs, x.SpinUs)
 		}
 		p.Delayer = d
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
@@ -24,6 +25,10 @@ type Answer struct {
 	Grid     *Grid
 	Notes    []string
 	Evidence []link
+	// Plot names one of the run's plots (plots/NAME.svg) the page shows in the
+	// answer rather than among the plots; PlotView is it, drawn (Index).
+	Plot     string
+	PlotView *plotView
 	// Pending says why the run cannot answer yet and what would (a registered
 	// slot): set, the page shows the question with it and nothing else.
 	Pending string
@@ -223,7 +228,11 @@ func verdictGrid(v *analysis.View, kind string, f analysis.Figure) *Grid {
 		if cv.Call != call || cv.Link != "" || cv.Nodes != 0 {
 			continue
 		}
+		// A TLS or per-call cell is a row of its own beside its plaintext one.
 		head := cv.Client + "-" + cv.Protocol
+		if cond := conditionsOf(cv.Cell); cond != "" {
+			head += "@" + cond
+		}
 		i, ok := seen[head]
 		if !ok {
 			i = len(g.Rows)
@@ -253,6 +262,14 @@ func verdictGrid(v *analysis.View, kind string, f analysis.Figure) *Grid {
 		return nil
 	}
 	return g
+}
+
+// conditionsOf is a cell's security and connection mode as its name gives
+// them ("tls+percall"; "" for plaintext and persistent).
+func conditionsOf(c plan.Cell) string {
+	c.Link, c.Nodes = "", 0
+	_, cond, _ := strings.Cut(c.Name(), "@")
+	return cond
 }
 
 // costWord is how a lead sentence words a verdict of A against B on a figure

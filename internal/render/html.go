@@ -157,6 +157,8 @@ func caption(name string) string {
 		return "p50 (solid) and p99 (dashed) latency (lower is better) with their 95 % intervals against the items per response, one colour and marker per protocol; the slope is how latency grows with the payload. Both axes are log scales."
 	case strings.HasPrefix(name, "client-cpu-vs-items-"):
 		return "client CPU per call (whole client process; lower is better) against the items per response, one line per client-protocol; the vertical gap between two lines is their cost ratio (log scale)."
+	case name == tlsPlotName:
+		return "each TLS cell's figure over its plaintext cell's (same rounds), a row per TLS cell, a dot per figure with its 95 % interval as a bar, log scale: the dotted line at 1x is no cost; right of it TLS costs more CPU per call or latency, and for req/s left of it is fewer calls a second. A cell that did not negotiate what it asked is left out."
 	case strings.HasPrefix(name, "php-go-cpu-ratio-"):
 		return "PHP's client CPU per call divided by Go's, one line per PHP variant and protocol (php in the protocol's colour, php-pure in its own), log scale: the dotted line at 1x is equal cost, 4 means PHP spends four times Go's CPU per call. A ratio on a few-calls cell (too few calls in a window to compare) is a red triangle at the edge and does not set the scale."
 	}

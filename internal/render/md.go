@@ -15,7 +15,7 @@ import (
 // mdSections are matrix.md's sections, in order: each prints one part of the
 // run's view.
 var mdSections = []func(b *strings.Builder, v *analysis.View){
-	mdFacts, mdLegend, mdClientTables, mdRatios, mdFlagged, mdNotRun, mdVerify, mdVersions,
+	mdFacts, mdLegend, mdClientTables, mdRatios, mdTLSCost, mdFlagged, mdNotRun, mdVerify, mdVersions,
 }
 
 // Markdown writes matrix.md: the run's facts, then one table per client, the

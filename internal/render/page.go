@@ -156,7 +156,12 @@ func Index(w io.Writer, run *results.Run, x Extras) error {
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", f.name, err)
 		}
-		p.Plots = append(p.Plots, plotView{Name: f.name, Caption: caption(f.name), SVG: inlineSVG(svg)})
+		pv := plotView{Name: f.name, Caption: caption(f.name), SVG: inlineSVG(svg)}
+		if i := slices.IndexFunc(p.Answers, func(a Answer) bool { return a.Plot == f.name && a.Pending == "" }); i >= 0 {
+			p.Answers[i].PlotView = &pv
+			continue
+		}
+		p.Plots = append(p.Plots, pv)
 	}
 	return execute(w, "index", p)
 }

@@ -69,6 +69,7 @@ type figure struct {
 	p      *plot.Plot
 	legend plot.Legend
 	lines  int
+	h      vg.Length // the image's height; 0: plotH
 }
 
 func newFigure(title, xlabel, ylabel string, logX, logY bool) *figure {
@@ -213,7 +214,11 @@ func (f *figure) encode(format string) (b []byte, err error) {
 	}()
 	fixLogRange(&f.p.X)
 	fixLogRange(&f.p.Y)
-	cw, err := draw.NewFormattedCanvas(plotW, plotH, format)
+	h := f.h
+	if h == 0 {
+		h = plotH
+	}
+	cw, err := draw.NewFormattedCanvas(plotW, h, format)
 	if err != nil {
 		return nil, err
 	}
@@ -276,15 +281,30 @@ func Plots(dir string, run *results.Run) ([]string, error) {
 //     client x protocol;
 //   - latency-vs-items-CLIENT-cC: p50 (solid) and p99 (dashed) against items;
 //   - client-cpu-vs-items-cC: client CPU per call against items, per client x protocol;
-//   - php-go-cpu-ratio-cC: PHP's client CPU per call over Go's, per protocol.
+//   - php-go-cpu-ratio-cC: PHP's client CPU per call over Go's, per protocol;
+//   - tls-over-plaintext: every TLS cell's ratios to its plaintext cell (tlscost.go).
 //
 // With a link dimension each comes once per link (NAME@LINK) and rps-vs-link-*
 // follows (links.go).
 func figures(run *results.Run) ([]namedFigure, error) {
+	var figs []namedFigure
+	var err error
 	if links := runLinks(run); len(links) > 0 {
-		return linkFigures(run, links)
+		figs, err = linkFigures(run, links)
+	} else {
+		figs, err = runFigures(run)
 	}
-	return runFigures(run)
+	if err != nil {
+		return nil, err
+	}
+	f, err := tlsFigure(analysis.ViewOf(run))
+	if err != nil {
+		return nil, fmt.Errorf("plot %s: %w", tlsPlotName, err)
+	}
+	if f != nil {
+		figs = append(figs, namedFigure{tlsPlotName, f})
+	}
+	return figs, nil
 }
 
 // runFigures are the plots of cells without a link dimension.

@@ -62,14 +62,19 @@ func All(dir string, run *results.Run) error {
 func JSON(w io.Writer, run *results.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	ratios := analysis.ViewOf(run).Records()
+	v := analysis.ViewOf(run)
+	ratios := v.Records()
 	if ratios == nil {
 		ratios = []analysis.RatioRecord{}
 	}
 	return enc.Encode(struct {
 		*results.Run
 		Ratios []analysis.RatioRecord `json:"ratios"`
-	}{run, ratios})
+		// Handshakes: each per-call cell's handshakes per call and extra CPU
+		// per call and per handshake on each side (matrix.md, "What a
+		// connection per call costs"); absent without per-call cells.
+		Handshakes []analysis.HandshakeRecord `json:"handshakes,omitempty"`
+	}{run, ratios, v.HandshakeRecords()})
 }
 
 // RatiosFile is the run's comparisons, one row per ratio (docs/reports.md).

@@ -27,6 +27,10 @@ var FlagDocs = []FlagDoc{
 		fmt.Sprintf("one call moves req/s by over %.0f %%: the figure is too coarse to compare; plots draw it apart", 100.0/FewCalls)},
 	{FlagServerRestarted, "the server stopped answering and was restarted before a round",
 		"the rounds ran on two server starts: compare with care"},
+	{FlagTLSMismatch, "the TLS the client negotiated is not the cell's security (TLS asked and none reported, another version, resumption asked and not done)",
+		"the cell ran another condition than its name says: its row stands, it is left out of every ratio and verdict"},
+	{FlagConnectMismatch, "a per-call cell's connections opened in the window differ from its calls by more than its concurrency, or a persistent cell reconnected",
+		"the cell ran another connection mode than its name says: its row stands, it is left out of every ratio and verdict"},
 	{FlagWindowSkew, fmt.Sprintf("a cluster round's client windows lay over %.0f %% of the window apart", SkewShare*100),
 		"the tasks did not load the server together: req/s is understated"},
 }

@@ -569,6 +569,9 @@ func (c CellResult) Summarize() *Summary {
 		}
 		*side.dst = sp
 	}
+	for _, m := range c.conditionReasons() {
+		add(m[0], m[1])
+	}
 	if s.MaxStealCores > NoisyStealCores {
 		add(FlagNoisy, fmt.Sprintf("noisy: steal %.1f %% of a core in a repeat (> %.0f %%)", s.MaxStealCores*100, NoisyStealCores*100))
 	}
@@ -782,6 +785,12 @@ type LinkDelayer struct {
 	LateP99Us  float64 `json:"late_p99_us"`
 	CPUSeconds float64 `json:"cpu_seconds"`
 	Dropped    uint64  `json:"kernel_dropped"` // queue full or not handed over: should be 0
+	// Stamped is how many packets carried the kernel's arrival stamp (their
+	// delay counted from it); ReadLateP50Us how long after arriving the worst
+	// host's delayer read them, at p50; SpinUs its last early wake-up.
+	Stamped       uint64  `json:"stamped,omitempty"`
+	ReadLateP50Us float64 `json:"read_late_p50_us,omitempty"`
+	SpinUs        float64 `json:"spin_us,omitempty"`
 }
 
 // Summary is the check in one line, for progress notes.
