@@ -35,6 +35,7 @@ func docBlocks(root string) map[string]render.Block {
 	return map[string]render.Block{
 		"results-table": fromRun(render.ResultsTable),
 		"run-facts":     fromRun(render.RunFacts),
+		"link-table":    fromRun(render.LinkTable),
 		"tls-costs":     fromRun(render.TLSCostTable),
 		"answers": func(w io.Writer, args []string) error {
 			if len(args) < 1 {

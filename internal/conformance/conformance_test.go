@@ -52,7 +52,7 @@ type row struct {
 }
 
 // tlsPending are the clients whose TLS flags are not built yet.
-var tlsPending = []string{"php", "java"}
+var tlsPending = []string{"java"}
 
 const (
 	exitOK          = 0

@@ -41,14 +41,26 @@ var (
 // refused by name, never silently skipped.
 var (
 	tlsSupports = map[string][]string{
-		"go": {"grpc", "thrift", "http"},
+		"go":       {"grpc", "thrift", "http"},
+		"php":      {"grpc", "thrift", "http", "ice"},
+		"php-pure": {"grpc", "thrift"},
 	}
 	tlsServes = map[string][]string{
-		"go": {"grpc", "thrift", "http"},
+		"go":   {"grpc", "thrift", "http"},
+		"java": {"grpc", "thrift", "http", "ice", "dubbo"},
 	}
 	// perCallSupports: the clients that open a connection per call (-connect per-call).
 	perCallSupports = map[string][]string{
-		"go": {"grpc", "thrift", "http"},
+		"go":       {"grpc", "thrift", "http"},
+		"php":      {"grpc", "thrift", "http", "ice"},
+		"php-pure": {"grpc", "thrift"},
+	}
+	// tlsVariantRefusals: a client's protocols whose library cannot give a
+	// variant (docs/clients.md): grpc.so takes no TLS version; no library
+	// php-client uses resumes a session across the connections it opens.
+	tlsVariantRefusals = map[string]map[string][]string{
+		"php":      {"tls12": {"grpc"}, "resume": {"grpc", "thrift", "http", "ice"}},
+		"php-pure": {"tls12": {"grpc"}, "resume": {"grpc", "thrift"}},
 	}
 )
 
@@ -265,6 +277,16 @@ func validateCellConditions(c Cell) error {
 		if !slices.Contains(tlsSupports[c.Client], c.Protocol) {
 			return fieldErr("security", "cell %s: %s-client does not speak TLS over %s (TLS: %s); exclude it (exclude: [%q])",
 				c.Name(), c.Client, c.Protocol, supportList(tlsSupports), c.Name())
+		}
+		sec := c.Sec()
+		for _, v := range []struct {
+			name  string
+			asked bool
+		}{{"tls12", sec.TLS12}, {"resume", sec.Resume == "on"}} {
+			if v.asked && slices.Contains(tlsVariantRefusals[c.Client][v.name], c.Protocol) {
+				return fieldErr("security", "cell %s: %s-client cannot give %s over %s (docs/clients.md); exclude it (exclude: [%q])",
+					c.Name(), c.Client, v.name, c.Protocol, c.Name())
+			}
 		}
 		if !slices.Contains(tlsServes[c.ServerLang], c.Protocol) {
 			return fieldErr("security", "cell %s: the %s server does not serve %s over TLS (TLS: %s); exclude it (exclude: [%q])",

@@ -173,3 +173,35 @@ func TestValidateConditions(t *testing.T) {
 		t.Errorf("php's tls cells excluded: %v; want no error", err)
 	}
 }
+
+// TestPHPConditions checks php's and php-pure's rows of the real tables: every
+// protocol they speak over TLS and per call, and the variants their libraries
+// cannot give refused by name.
+func TestPHPConditions(t *testing.T) {
+	ok := "clients: {php: [grpc, thrift, http, ice], php-pure: [grpc, thrift]}\nsecurity: [plaintext, tls, mtls, tls+tls12+rsa]\n" +
+		"connect: [persistent, per-call]\nservers: {grpc: go, thrift: go, http: go, ice: java}\nexclude: [\"php-grpc-*@*tls12*\", \"php-pure-grpc-*@*tls12*\"]\n"
+	if _, err := ParseSpec([]byte(ok)); err != nil {
+		t.Errorf("php's TLS and per-call cells: %v; want no error", err)
+	}
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"grpc tls12", "clients: {php: [grpc]}\nsecurity: [tls+tls12]",
+			`spec: security: cell php-grpc-datalist-200-c1@tls+tls12: php-client cannot give tls12 over grpc`},
+		{"pure grpc tls12", "clients: {php-pure: [grpc]}\nsecurity: [tls+tls12]",
+			`spec: security: cell php-pure-grpc-datalist-200-c1@tls+tls12: php-pure-client cannot give tls12 over grpc`},
+		{"resume", "clients: {php: [thrift]}\nsecurity: [tls+resume]",
+			`spec: security: cell php-thrift-datalist-200-c1@tls+resume: php-client cannot give resume over thrift`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tc.spec))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v; want %q", err, tc.want)
+			}
+		})
+	}
+	// noresume is what every php library does: accepted.
+	if _, err := ParseSpec([]byte("clients: {php: [http]}\nsecurity: [tls+noresume]\n")); err != nil {
+		t.Errorf("php tls+noresume: %v; want no error", err)
+	}
+}

@@ -74,6 +74,16 @@ func linkFigures(run *results.Run, links []string) ([]namedFigure, error) {
 			if f != nil {
 				figs = append(figs, namedFigure{fmt.Sprintf("rps-vs-link-%s-c%d", ck, c), f})
 			}
+			if f, err = p99VsRTT(idx, ck, c, links, run.Links); err != nil {
+				return nil, fmt.Errorf("plot p99-vs-rtt: %w", err)
+			} else if f != nil {
+				figs = append(figs, namedFigure{fmt.Sprintf("p99-vs-rtt-%s-c%d", ck, c), f})
+			}
+			if f, err = rpsVsLoss(idx, ck, c, links, run.Links); err != nil {
+				return nil, fmt.Errorf("plot rps-vs-loss: %w", err)
+			} else if f != nil {
+				figs = append(figs, namedFigure{fmt.Sprintf("rps-vs-loss-%s-c%d", ck, c), f})
+			}
 		}
 	}
 	return figs, nil

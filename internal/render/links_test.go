@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -118,5 +119,123 @@ func TestLinkAccuracyMarkdown(t *testing.T) {
 	}
 	if linkAccuracyMarkdown([]results.LinkCheck{{Link: "unshaped"}}) != "" {
 		t.Errorf("no delay or loss: want no table")
+	}
+}
+
+// delayRun is a run over delayed and lossy links: p99 grows with the round
+// trip each link achieved, req/s falls with the loss; region's check refused it.
+func delayRun(t *testing.T) *results.Run {
+	t.Helper()
+	spec, err := plan.ParseSpec([]byte(`clients: {go: [http, grpc]}
+items: [200]
+concurrency: [1, 50]
+hosts:
+  a: {engine: "unix:///a.sock", address: 198.18.0.1, roles: [go-server], shape: na/da}
+  b: {engine: "unix:///b.sock", address: 198.18.0.2, roles: [go], shape: nb/db}
+links: [unshaped, lan, wan, lossy]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{ID: "delays", Spec: spec, Runner: "docker",
+		Links: []results.LinkCheck{{Link: "unshaped", RTTUs: 90},
+			{Link: "lan", RTTUs: 300, AskedRTTUs: 200, AddedRTTUs: 210},
+			{Link: "wan", RTTUs: 30100, AskedRTTUs: 30000, AskedLossPct: 0.1, LossPct: 0.12, Refused: "link wan: refused"},
+			{Link: "lossy", RTTUs: 310, AskedRTTUs: 200, AddedRTTUs: 220, AskedLossPct: 1, LossPct: 1.05}}}
+	p99 := map[string]float64{"unshaped": 400, "lan": 700, "lossy": 9000}
+	rps := map[string]float64{"unshaped": 3000, "lan": 1500, "lossy": 400}
+	for _, c := range spec.Plan() {
+		if c.Link == "wan" {
+			continue
+		}
+		m := results.Metrics{RPS: rps[c.Link], P99Us: p99[c.Link], BytesPerResponse: 20000, Complete: 100}
+		run.Cells = append(run.Cells, results.CellResult{Name: c.Name(), Cell: c, Status: results.StatusOK,
+			Repeats: []results.Repeat{{Index: 1, Metrics: m, Report: &report.Report{RequestsPerSecond: m.RPS, Complete: 100, DocumentLength: 20000}}}})
+	}
+	return run
+}
+
+// p99 against the achieved round trip has the links without loss (not the
+// refused one); req/s against loss has every probed link but loopback, in the
+// order of the loss achieved.
+func TestDelayFigures(t *testing.T) {
+	run := delayRun(t)
+	idx := index(run)
+	links := runLinks(run)
+	k := callItems{"datalist", 200}
+	f, err := p99VsRTT(idx, k, 1, links, run.Links)
+	if err != nil || f == nil {
+		t.Fatalf("p99-vs-rtt: %v, %v; want a figure", f, err)
+	}
+	if f.lines != 3 { // go-http, go-grpc and y = RTT
+		t.Errorf("p99-vs-rtt: %d lines; want 3", f.lines)
+	}
+	f, err = rpsVsLoss(idx, k, 50, links, run.Links)
+	if err != nil || f == nil {
+		t.Fatalf("rps-vs-loss: %v, %v; want a figure", f, err)
+	}
+	ticks := f.p.X.Tick.Marker.Ticks(0, 0)
+	var labels []string
+	for _, tk := range ticks {
+		labels = append(labels, tk.Label)
+	}
+	if got := strings.Join(labels, ", "); got != "unshaped 0 %, lan 0 %, lossy 1.1 %" {
+		t.Errorf("rps-vs-loss ticks %q; want unshaped, lan, lossy in the order of their loss", got)
+	}
+	// Without a lossy link there is no loss plot, and one link gives no RTT plot.
+	run.Links = run.Links[:2]
+	if f, _ := rpsVsLoss(idx, k, 50, links, run.Links); f != nil {
+		t.Error("rps-vs-loss without a lossy link; want none")
+	}
+	if f, _ := p99VsRTT(idx, k, 1, []string{"lan"}, run.Links); f != nil {
+		t.Error("p99-vs-rtt over one link; want none")
+	}
+}
+
+// linkRatioRun: go over grpc and http at c=1 and 50 on loopback, lan and lossy,
+// 3 rounds each with a shared round drift: lan doubles p50 and halves req/s,
+// lossy divides req/s by 5.
+func linkRatioRun(t *testing.T) *results.Run {
+	t.Helper()
+	spec, err := plan.ParseSpec([]byte(`clients: {go: [grpc, http]}
+items: [200]
+concurrency: [1, 50]
+hosts:
+  a: {engine: "unix:///a.sock", address: 198.18.0.1, roles: [go-server], shape: na/da}
+  b: {engine: "unix:///b.sock", address: 198.18.0.2, roles: [go], shape: nb/db}
+links: [loopback, lan, lossy]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{ID: "links-ratio", Spec: spec, Runner: "docker",
+		Links: []results.LinkCheck{{Link: "loopback", Loopback: true, RTTUs: 40},
+			{Link: "lan", RTTUs: 300, AskedRTTUs: 200, AddedRTTUs: 210},
+			{Link: "lossy", RTTUs: 310, AskedRTTUs: 200, AddedRTTUs: 220, AskedLossPct: 1, LossPct: 1.05}}}
+	for j, c := range spec.Plan() {
+		p50 := map[string]float64{"loopback": 300, "lan": 600, "lossy": 650}[c.Link]
+		rps := map[string]float64{"loopback": 3000, "lan": 1500, "lossy": 600}[c.Link]
+		res := results.CellResult{Name: c.Name(), Cell: c, Load: c.Load, Status: results.StatusOK}
+		for i := 1; i <= 3; i++ {
+			f := (1 + 0.03*math.Sin(float64(i)*2.1)) * (1 + 0.01*math.Sin(float64(i*7+j)))
+			m := results.Metrics{RPS: rps / f, P50Us: p50 * f, P99Us: 3 * p50 * f, ClientCPUUs: 50 * f, ServerCPUUs: 40 * f,
+				ClientBusy: 0.2, ServerBusy: 0.2, BytesPerResponse: 5629, Complete: int64(rps)}
+			res.Repeats = append(res.Repeats, results.Repeat{Index: i, Metrics: m,
+				Report: &report.Report{RequestsPerSecond: m.RPS, Complete: int64(rps), DocumentLength: 5629}})
+		}
+		res.Summary = res.Summarize()
+		run.Cells = append(run.Cells, res)
+	}
+	return run
+}
+
+func TestLinkTableGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := LinkTable(&b, linkRatioRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "link-table.md", b.Bytes())
+	if err := LinkTable(&b, linkRun(t)); err == nil {
+		t.Error("a run without loopback cells: got no error")
 	}
 }

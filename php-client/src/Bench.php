@@ -195,6 +195,14 @@ final class Bench
                 break;
             }
         }
+        if ($bad !== null && $cfg->secure() && !in_array($bad['kind'], ['setup', CallError::LENGTH,
+            CallError::UNAUTHENTICATED, CallError::INVALID_ARGUMENT], true)) {
+            // A certificate problem is exit 3 with its cause named (docs/report-format.md).
+            $cause = Tls::diagnose($cfg);
+            if ($cause !== null) {
+                $bad = ['kind' => 'certificate', 'message' => "$cause: $cfg->proto server at $cfg->addr: " . $bad['message']];
+            }
+        }
         if ($bad !== null) {
             $this->broadcast($socks, "quit\n");
             // docs/report-format.md: "verify: KIND: message" on stderr, no report.
@@ -466,6 +474,7 @@ final class Bench
         $errors = [];
         [$user, $system] = $parentCpu;
         $warmupCalls = 0;
+        $net = [0, 0, 0];
         foreach ($results as $i => $r) {
             if ($r === null) {
                 $this->logf('caller %d sent no result', $i);
@@ -479,6 +488,7 @@ final class Bench
             $rep->complete += $r['calls'];
             $rep->totalTransferred += $r['bytes'];
             $warmupCalls += $r['warmup'];
+            $net = [$net[0] + $r['opened'], $net[1] + $r['handshakes'], $net[2] + $r['resumed']];
             $wu = (float) $r['cpu_user'];
             $ws = (float) $r['cpu_system'];
             $total = $onCpu[$i] ?? null;
@@ -539,6 +549,13 @@ final class Bench
         $rep->windowStart = $wall + $t0 / 1e9;
         $rep->windowEnd = $wall + $end / 1e9;
         $rep->warmupSettled = $settled;
+        if ($cfg->secure()) {
+            $rep->tls = ($first['tls'] ?? null) ?: (new Net())->negotiated();
+            [$rep->tlsHandshakes, $rep->tlsResumed] = [$net[1], $net[2]];
+        }
+        if ($cfg->perCall()) {
+            $rep->connectionsOpened = $net[0];
+        }
         return $rep;
     }
 

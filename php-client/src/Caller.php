@@ -39,6 +39,10 @@ final class Caller
     /** @var array<string, int> */
     private array $errors = [];
     private int $bytes = 0;
+    /** Connections opened, TLS handshakes and resumed ones by the measured calls. */
+    private array $net = [0, 0, 0];
+    /** The same for the call just made. */
+    private array $callNet = [0, 0, 0];
     private int $done = 0;
     private int $lastEnd = 0;
     /** @var ?array{float, float} CPU user/system at the window's start and at its last measured call. */
@@ -143,7 +147,8 @@ final class Caller
             return;
         }
         self::send($sock, ['t' => 'ready', 'ok' => true, 'bytes' => $r->bytes, 'server' => $t->serverSoftware(),
-            'versions' => $id === 0 ? Versions::of($cfg->proto, $cfg->accel) : null]);
+            'versions' => $id === 0 ? Versions::of($cfg->proto, $cfg->accel) : null,
+            'tls' => $id === 0 && $cfg->secure() ? $t->net()->negotiated() : null]);
 
         $cmd = self::command($sock);
         if (($cmd[0] ?? '') !== 'go') {
@@ -167,6 +172,7 @@ final class Caller
     private function call(?int &$bytes): ?string
     {
         $cfg = $this->cfg;
+        $net0 = $this->t->net()->counts();
         try {
             if ($cfg->call === 'datalist') {
                 $r = $this->t->dataList($cfg->items);
@@ -180,6 +186,9 @@ final class Caller
         } catch (CallError $err) {
             $bytes = 0;
             return $err->kind;
+        } finally {
+            $net1 = $this->t->net()->counts();
+            $this->callNet = [$net1[0] - $net0[0], $net1[1] - $net0[1], $net1[2] - $net0[2]];
         }
     }
 
@@ -188,6 +197,9 @@ final class Caller
     {
         $this->done++;
         $this->lastEnd = $end;
+        foreach ($this->callNet as $k => $v) {
+            $this->net[$k] += $v;
+        }
         if ($kind === null) {
             $this->bytes += $bytes;
             $this->lat[] = $latency;
@@ -348,6 +360,7 @@ final class Caller
             't' => 'result', 'end' => $this->lastEnd, 'calls' => $this->done, 'bytes' => $this->bytes,
             'errors' => (object) $this->errors, 'lat' => $this->lat, 'warmup' => $this->warmCalls,
             'cpu_user' => max(0.0, $u1 - $u0), 'cpu_system' => max(0.0, $s1 - $s0),
+            'opened' => $this->net[0], 'handshakes' => $this->net[1], 'resumed' => $this->net[2],
         ]);
     }
 }

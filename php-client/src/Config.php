@@ -18,6 +18,8 @@ final class Config
      * pure: the pure-PHP protobuf and Thrift runtimes (the matrix's php-pure).
      */
     public const RUNTIMES = ['c', 'pure'];
+    public const SECURITY = ['plaintext', 'tls', 'mtls'];
+    public const CONNECTS = ['persistent', 'per-call'];
     /** go-server's default ports (the front's defaults; the bench takes -addr, required). */
     public const DEFAULT_ADDR = [
         'grpc' => '127.0.0.1:50051',
@@ -60,9 +62,25 @@ final class Config
     public bool $accel = false;
     /** Open loop: calls per second in total; 0 = closed loop. */
     public int $rate = 0;
+    /** plaintext, tls or mtls (SECURITY). */
+    public string $security = 'plaintext';
+    /** PEM file of the CA the server's certificate must chain to (required with TLS). */
+    public string $caCert = '';
+    /** mtls: the client's certificate and key (PEM files). */
+    public string $cert = '';
+    public string $key = '';
+    /** The name the server's certificate must carry; '' = the host of -addr. */
+    public string $serverName = '';
+    /** The TLS version asked: 1.3 or 1.2 (the highest offered; Tls says how each library caps it). */
+    public string $tlsVersion = '1.3';
+    /** persistent (one connection per caller for the whole run) or per-call (CONNECTS). */
+    public string $connect = 'persistent';
+    /** -resume: '' (the library's default), on or off. */
+    public string $resume = '';
 
     private const VALUE_FLAGS = ['proto', 'call', 'items', 'c', 'n', 't', 'warmup', 'timeout', 'addr', 'json',
-        'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate', 'runtime', 'warmup-max'];
+        'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate', 'runtime', 'warmup-max',
+        'security', 'cacert', 'cert', 'key', 'servername', 'tls-version', 'connect', 'resume'];
 
     public const USAGE = <<<'TXT'
         usage:
@@ -70,6 +88,8 @@ final class Config
                      (-n N | -t DURATION | both) -addr HOST:PORT [-warmup 2s|auto]
                      [-warmup-max 10s] [-k] [-timeout 10s] [-json FILE] [-client-id ID]
                      [-runtime c|pure] [-thrift-transport framed|buffered] [-thrift-protocol binary|compact]
+                     [-security plaintext|tls|mtls [-cacert FILE] [-cert FILE -key FILE] [-servername NAME]
+                      [-tls-version 1.3|1.2] [-resume off]] [-connect persistent|per-call]
           php-client worker      (long-lived worker: runs read from stdin, see README.md)
 
         The same flags as go-client. Durations take Go syntax (30s, 1m) or whole seconds (30).
@@ -99,6 +119,20 @@ final class Config
                       compact has no C codec in php-thrift: pure PHP with either runtime)
           -accel      accepted for older scripts: the thrift_protocol extension, which
                       -runtime c already uses
+          -security   plaintext (default), tls or mtls (a client certificate, -cert and -key):
+                      grpc with grpc.so's ChannelCredentials::createSsl, thrift over PHP's
+                      OpenSSL streams (tls://), http with curl over https (HTTP/1.1), ice
+                      with IceSSL; the report adds "TLS:" and "TLS handshakes:"
+          -cacert     the CA the server's certificate must chain to (PEM; required with TLS)
+          -cert, -key the client's certificate and key (PEM), for -security mtls
+          -servername the name the server's certificate must carry (default: the host of -addr)
+          -tls-version 1.3 (default) or 1.2: the highest version offered (not grpc:
+                      grpc.so takes no TLS version, gRPC core offers 1.2 and 1.3)
+          -resume     off: no PHP library here resumes TLS sessions across the connections
+                      php-client opens (its default), so only off is taken
+          -connect    persistent (default: one connection per caller) or per-call: a new
+                      connection, and handshake, for every call, as a PHP front without
+                      persistent channels; the report adds "Connections opened:"
 
         exit codes:
           0  report printed (also when calls failed: see "Failed requests"); -h, -help
@@ -175,6 +209,14 @@ final class Config
                 'conns' => $conns = self::int($name, $value),
                 'rate' => $c->rate = self::int($name, $value),
                 'runtime' => $c->runtime = $value,
+                'security' => $c->security = $value,
+                'cacert' => $c->caCert = $value,
+                'cert' => $c->cert = $value,
+                'key' => $c->key = $value,
+                'servername' => $c->serverName = $value,
+                'tls-version' => $c->tlsVersion = $value,
+                'connect' => $c->connect = $value,
+                'resume' => $c->resume = $value,
                 default => throw new \InvalidArgumentException("flag provided but not defined: -$name"),
             };
         }
@@ -250,7 +292,80 @@ final class Config
         if ($host === '' || $port < 1 || $port > 65535) {
             throw new \InvalidArgumentException("-addr \"$c->addr\": want HOST:PORT");
         }
+        $c->validateSecurity();
         return $c;
+    }
+
+    /** Whether the run speaks TLS (tls or mtls). */
+    public function secure(): bool
+    {
+        return $this->security !== 'plaintext';
+    }
+
+    /** Whether every call opens a connection of its own. */
+    public function perCall(): bool
+    {
+        return $this->connect === 'per-call';
+    }
+
+    /** The name the server's certificate must carry: -servername, else the host of -addr. */
+    public function peerName(): string
+    {
+        return $this->serverName !== '' ? $this->serverName : $this->host();
+    }
+
+    /** -security, -connect and the TLS flags, as go-client checks them. */
+    private function validateSecurity(): void
+    {
+        if (!in_array($this->security, self::SECURITY, true)) {
+            throw new \InvalidArgumentException("-security \"$this->security\": want plaintext, tls or mtls");
+        }
+        if (!in_array($this->connect, self::CONNECTS, true)) {
+            throw new \InvalidArgumentException("-connect \"$this->connect\": want persistent or per-call");
+        }
+        if ($this->perCall() && $this->keepAlive) {
+            throw new \InvalidArgumentException('-k with -connect per-call: a new connection for every call keeps none alive');
+        }
+        if (!in_array($this->tlsVersion, ['1.3', '1.2'], true)) {
+            throw new \InvalidArgumentException("-tls-version \"$this->tlsVersion\": want 1.3 or 1.2");
+        }
+        if (!in_array($this->resume, ['', 'on', 'off'], true)) {
+            throw new \InvalidArgumentException("-resume \"$this->resume\": want on or off");
+        }
+        if (!$this->secure()) {
+            if ($this->caCert !== '' || $this->cert !== '' || $this->key !== '' || $this->serverName !== ''
+                || $this->tlsVersion !== '1.3' || $this->resume !== '') {
+                throw new \InvalidArgumentException('-cacert, -cert, -key, -servername, -tls-version and -resume need -security tls or mtls');
+            }
+            return;
+        }
+        if ($this->caCert === '') {
+            throw new \InvalidArgumentException('-cacert: TLS needs the CA that signed the server\'s certificate');
+        }
+        if ($this->security === 'mtls' && ($this->cert === '' || $this->key === '')) {
+            throw new \InvalidArgumentException('-security mtls: give the client\'s certificate, -cert and -key');
+        }
+        if ($this->security === 'tls' && ($this->cert !== '' || $this->key !== '')) {
+            throw new \InvalidArgumentException('-cert and -key are for -security mtls');
+        }
+        if ($this->resume === 'on') {
+            throw new \InvalidArgumentException('-resume on: no library php-client uses resumes TLS sessions across '
+                . 'the connections it opens (grpc.so takes no session cache from PHP, PHP\'s OpenSSL streams keep '
+                . 'none, a per-call curl handle starts empty, IceSSL keeps none); docs/clients.md');
+        }
+        foreach (['cacert' => $this->caCert, 'cert' => $this->cert, 'key' => $this->key] as $flag => $file) {
+            if ($file !== '' && !is_readable($file)) {
+                throw new \InvalidArgumentException("-$flag \"$file\": cannot read the file");
+            }
+        }
+        if ($this->proto === 'grpc' && $this->tlsVersion === '1.2') {
+            throw new \InvalidArgumentException('-tls-version 1.2 with -proto grpc: grpc.so\'s ChannelCredentials::createSsl '
+                . 'takes no TLS version (gRPC core offers TLS 1.2 and 1.3 and picks 1.3 with any server that speaks it)');
+        }
+        if ($this->proto === 'ice' && $this->serverName !== '' && $this->serverName !== $this->host()) {
+            throw new \InvalidArgumentException("-servername \"$this->serverName\" with -proto ice: IceSSL checks the "
+                . 'certificate against the host of -addr and takes no other name; give -addr with that name');
+        }
     }
 
     /** @return array<string, mixed> every field, for a caller's command line */
@@ -297,7 +412,15 @@ final class Config
         $items = $this->call === 'datalist' ? "-$this->items" : '';
         // e.g. php-grpc-datalist-200-c50, php-thrift-datatype-c10
         $client = $this->runtime === 'pure' ? 'php-pure' : 'php';
-        return "$client-$this->proto-$this->call$items-c$this->concurrency";
+        // The conditions after "@" as plan.Cell.Name prints them: security, then percall.
+        $cond = [];
+        if ($this->secure()) {
+            $cond[] = $this->security . ($this->tlsVersion === '1.2' ? '+tls12' : '') . ($this->resume === 'off' ? '+noresume' : '');
+        }
+        if ($this->perCall()) {
+            $cond[] = 'percall';
+        }
+        return "$client-$this->proto-$this->call$items-c$this->concurrency" . ($cond ? '@' . implode('+', $cond) : '');
     }
 
     /** -warmup: a duration, or auto. */

@@ -10,27 +10,59 @@ use Rpcbed\Pb\DataTypeRequest;
 
 /**
  * gRPC through the official extension (grpc.so) and the generated Grpc\BaseStub
- * client, as PHP users call gRPC. One channel per worker process.
+ * client, as PHP users call gRPC. One channel per worker process; with -connect
+ * per-call a new channel for every call, closed after it, with a subchannel pool
+ * of its own (gRPC core shares connections between channels of equal arguments
+ * otherwise), as a PHP request without persistent channels makes.
+ *
+ * TLS: Grpc\ChannelCredentials::createSsl with -cacert's roots (and, for mtls,
+ * the client's key and certificate), the name checked overridden by -servername
+ * (grpc.ssl_target_name_override). gRPC core offers TLS 1.2 and 1.3 whatever is
+ * asked, and grpc.so tells neither the version, the suite nor the group it
+ * negotiated (the report prints "-"); ALPN is h2, which gRPC core requires of
+ * every TLS connection it keeps.
  */
 final class GrpcTransport implements Transport
 {
-    private DataClient $client;
+    private ?DataClient $client;
     private string $token = '';
     private string $server = '';
     private int $timeoutUs;
     /** When the current call was made (hrtime ns): its deadline is timeoutUs after. */
     private int $callStart = 0;
     private string $connection;
+    private Net $net;
+    /** @var array<string, mixed> the channel's options (credentials and arguments) */
+    private array $opts;
+    /** Persistent: the channel's one handshake is counted at its first answered call. */
+    private bool $counted = false;
 
-    public function __construct(string $addr, private string $clientId, float $timeoutSeconds)
+    /**
+     * @param ?array{ca: string, cert: string, key: string, name: string} $tls PEM files and the
+     *        -servername override ('' none); null: plaintext
+     */
+    public function __construct(private string $addr, private string $clientId, float $timeoutSeconds,
+        private ?array $tls = null, private bool $perCall = false)
     {
         if (!extension_loaded('grpc')) {
             throw new \RuntimeException('the grpc extension is not loaded: run php-client/build-ext.sh');
         }
         $this->timeoutUs = (int) ($timeoutSeconds * 1e6);
-        $this->client = new DataClient($addr, [
-            'credentials' => \Grpc\ChannelCredentials::createInsecure(),
-        ]);
+        $this->net = new Net();
+        $this->opts = ['credentials' => \Grpc\ChannelCredentials::createInsecure()];
+        if ($tls !== null) {
+            $pem = static fn (string $f): ?string => $f === '' ? null : (string) file_get_contents($f);
+            $this->opts['credentials'] = \Grpc\ChannelCredentials::createSsl($pem($tls['ca']), $pem($tls['key']), $pem($tls['cert']));
+            if ($tls['name'] !== '') {
+                $this->opts['grpc.ssl_target_name_override'] = $tls['name'];
+            }
+            $this->net->alpn = 'h2';
+        }
+        if ($perCall) {
+            $this->opts['force_new'] = true;
+            $this->opts['grpc.use_local_subchannel_pool'] = 1;
+        }
+        $this->client = new DataClient($addr, $this->opts);
         // grpc.so hands back the channel an earlier request of this process made with
         // the same target and arguments; a channel that never connected is IDLE.
         $this->connection = $this->client->getConnectivityState() === \Grpc\CHANNEL_IDLE ? 'new' : 'reused';
@@ -39,6 +71,20 @@ final class GrpcTransport implements Transport
     public function connection(): string
     {
         return $this->connection;
+    }
+
+    public function net(): Net
+    {
+        return $this->net;
+    }
+
+    /** Per-call: the channel for the next call (the constructor's for the first). */
+    private function channel(): DataClient
+    {
+        if ($this->perCall && $this->client === null) {
+            $this->client = new DataClient($this->addr, $this->opts);
+        }
+        return $this->client;
     }
 
     private function auth(): Auth
@@ -56,7 +102,7 @@ final class GrpcTransport implements Transport
         $req->setGroupName($groupName);
         $req->setEnName($enName);
         $this->callStart = hrtime(true);
-        $call = $this->client->DataType($req, [], ['timeout' => $this->timeoutUs]);
+        $call = $this->channel()->DataType($req, [], ['timeout' => $this->timeoutUs]);
         $resp = $this->finish($call, $measure);
         return new Reply($this->token, (int) $resp->getCodeId(), $resp->getCnName(), 0, null, null,
             $measure ? strlen($resp->serializeToString()) : -1);
@@ -68,7 +114,7 @@ final class GrpcTransport implements Transport
         $req->setAuth($this->auth());
         $req->setN($n);
         $this->callStart = hrtime(true);
-        $call = $this->client->DataList($req, [], ['timeout' => $this->timeoutUs]);
+        $call = $this->channel()->DataList($req, [], ['timeout' => $this->timeoutUs]);
         $resp = $this->finish($call, $measure);
         $items = $resp->getItems();
         $count = count($items);
@@ -84,7 +130,7 @@ final class GrpcTransport implements Transport
         $req->setAuth($this->auth());
         $req->setN($n);
         $this->callStart = hrtime(true);
-        $resp = $this->finish($this->client->DataList($req, [], ['timeout' => $this->timeoutUs]), false);
+        $resp = $this->finish($this->channel()->DataList($req, [], ['timeout' => $this->timeoutUs]), false);
         $out = [];
         foreach ($resp->getItems() as $it) {
             $out[] = self::item($it);
@@ -96,11 +142,20 @@ final class GrpcTransport implements Transport
     private function finish(\Grpc\UnaryCall $call, bool $measure): object
     {
         [$resp, $status] = $call->wait();
-        if ($status->code !== \Grpc\STATUS_OK) {
+        $kind = $status->code === \Grpc\STATUS_OK ? null : $this->kind($status->code, hrtime(true) - $this->callStart);
+        if ($kind !== CallError::CONNECT && ($this->perCall || !$this->counted)) {
+            $this->net->open($this->tls !== null); // the channel's connection answered
+            $this->counted = true;
+        }
+        if ($this->perCall) {
+            $this->client->close();
+            $this->client = null;
+        }
+        if ($kind !== null) {
             if ($status->code === \Grpc\STATUS_UNAUTHENTICATED) {
                 $this->token = '';
             }
-            throw new CallError($this->kind($status->code, hrtime(true) - $this->callStart), "grpc status $status->code: $status->details");
+            throw new CallError($kind, "grpc status $status->code: $status->details");
         }
         if ($resp === null) {
             throw new CallError(CallError::RECEIVE, 'grpc: no response message');

@@ -22,9 +22,11 @@ abstract class IdlTransport implements Transport
     protected string $token = '';
     /** 'reused' when the connection was kept from an earlier PHP request (the front). */
     protected string $connection = 'new';
+    protected Net $net;
 
     protected function __construct(protected string $clientId)
     {
+        $this->net = new Net();
     }
 
     /** Calls DataType with the current token; returns the generated response. */
@@ -44,6 +46,11 @@ abstract class IdlTransport implements Transport
 
     /** Before each call: a subclass opens its connection here. */
     protected function before(): void
+    {
+    }
+
+    /** After each call, answered or failed: a subclass closes a per-call connection here. */
+    protected function after(): void
     {
     }
 
@@ -73,11 +80,15 @@ abstract class IdlTransport implements Transport
     /** One call ($list: DataList(n), else DataType), its token kept for the next. */
     private function answer(bool $list, string $groupName, string $enName, int $n = 0): object
     {
-        $this->before();
         try {
-            $resp = $list ? $this->callDataList($n) : $this->callDataType($groupName, $enName);
-        } catch (\Throwable $e) {
-            throw $this->error($e);
+            $this->before();
+            try {
+                $resp = $list ? $this->callDataList($n) : $this->callDataType($groupName, $enName);
+            } catch (\Throwable $e) {
+                throw $this->error($e);
+            }
+        } finally {
+            $this->after();
         }
         $this->token = (string) $resp->auth?->token;
         return $resp;
@@ -117,5 +128,10 @@ abstract class IdlTransport implements Transport
     public function connection(): string
     {
         return $this->connection;
+    }
+
+    public function net(): Net
+    {
+        return $this->net;
     }
 }

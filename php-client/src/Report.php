@@ -83,6 +83,17 @@ final class Report
     public string $warmupSettled = '';
     /** The latency record (LatencyRecord), "" for none: printed last, as "Latency histogram:". */
     public string $latencyHistogram = '';
+    /**
+     * What TLS negotiated (Net::negotiated(): version, cipher, group, alpn; "-" where the
+     * library cannot tell), null without TLS; with it "TLS:" and "TLS handshakes:".
+     *
+     * @var ?array{version: string, cipher: string, group: string, alpn: string}
+     */
+    public ?array $tls = null;
+    public int $tlsHandshakes = 0;
+    public int $tlsResumed = 0;
+    /** -connect per-call: the connections the window's calls opened ("Connections opened:"); null otherwise. */
+    public ?int $connectionsOpened = null;
 
     /** Whether the v1.1 keys are set. */
     public function v11(): bool
@@ -214,6 +225,14 @@ final class Report
         if ($this->latencyHistogram !== '') {
             $extra['latency_histogram'] = $this->latencyHistogram;
         }
+        if ($this->tls !== null) {
+            $extra['tls'] = ['version' => $this->tls['version'], 'cipher_suite' => $this->tls['cipher'],
+                'group' => $this->tls['group'], 'alpn' => $this->tls['alpn'],
+                'handshakes' => $this->tlsHandshakes, 'resumed' => $this->tlsResumed];
+        }
+        if ($this->connectionsOpened !== null) {
+            $extra['connections_opened'] = $this->connectionsOpened;
+        }
         return [
             'server_software' => $this->serverSoftware, 'server_hostname' => $this->serverHostname,
             'server_port' => $this->serverPort, 'document_path' => $this->documentPath,
@@ -322,6 +341,14 @@ final class Report
         }
         if ($this->latencyHistogram !== '') {
             $o .= $l('Latency histogram:', "$this->latencyHistogram [us]");
+        }
+        if ($this->tls !== null) {
+            $t = $this->tls;
+            $o .= $l('TLS:', "{$t['version']} {$t['cipher']} {$t['group']} ALPN={$t['alpn']}");
+            $o .= $l('TLS handshakes:', "$this->tlsHandshakes (resumed $this->tlsResumed)");
+        }
+        if ($this->connectionsOpened !== null) {
+            $o .= $l('Connections opened:', (string) $this->connectionsOpened);
         }
         return $o;
     }

@@ -22,7 +22,8 @@ use Thrift\Transport\TTransport;
  * Thrift through Debian's php-thrift: TSocket + TFramedTransport + TBinaryProtocol,
  * as go-server serves it by default (buffered / compact on request). With $accel
  * the thrift_protocol extension encodes and decodes (TBinaryProtocolAccelerated). One connection per caller process,
- * reopened after a transport error.
+ * reopened after a transport error; with -connect per-call one per call. With TLS the socket is a PHP
+ * OpenSSL stream (CountingSocket), the framing and counting unchanged.
  */
 final class ThriftTransport extends IdlTransport
 {
@@ -46,11 +47,15 @@ final class ThriftTransport extends IdlTransport
         string $transport = 'framed',
         string $protocol = 'binary',
         private bool $persistent = false,
+        ?array $ssl = null,
+        private bool $perCall = false,
     ) {
         parent::__construct($clientId);
         $ms = max(1, (int) ($timeoutSeconds * 1000));
         // persistent: pfsockopen, so the connection outlives the PHP request (the front).
-        $this->socket = new CountingSocket($host, $port, $persistent);
+        // $ssl: a TLS stream with these options (Tls::streamOptions), ALPN none.
+        $this->socket = new CountingSocket($host, $port, $persistent, $ssl);
+        $this->net = $this->socket->net;
         $this->socket->setSendTimeout($ms);
         $this->socket->setRecvTimeout($ms);
         $framed = $transport === 'framed';
@@ -80,6 +85,14 @@ final class ThriftTransport extends IdlTransport
             }
         }
         $this->mark = $this->socket->bytesRead;
+    }
+
+    /** -connect per-call: the call's connection is closed after it, so the next opens its own. */
+    protected function after(): void
+    {
+        if ($this->perCall) {
+            $this->close();
+        }
     }
 
     private function auth(): Auth

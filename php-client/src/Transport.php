@@ -42,5 +42,8 @@ interface Transport
      */
     public function connection(): string;
 
+    /** The connections (and TLS handshakes) this transport opened so far. */
+    public function net(): Net;
+
     public function close(): void;
 }

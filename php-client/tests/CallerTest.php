@@ -5,6 +5,7 @@ namespace Rpcbed\Client\Tests;
 
 use PHPUnit\Framework\TestCase;
 use Rpcbed\Client\Config;
+use Rpcbed\Client\Net;
 use Rpcbed\Client\Reply;
 use Rpcbed\Client\Transport;
 use Rpcbed\Client\Caller;
@@ -41,6 +42,11 @@ final class SteppedTransport implements Transport
     public function connection(): string
     {
         return 'new';
+    }
+
+    public function net(): Net
+    {
+        return new Net();
     }
 
     public function close(): void

@@ -69,6 +69,12 @@ final class ReportTest extends TestCase
         $r->windowEnd = (float) ($x['window_end_s'] ?? 0);
         $r->warmupSettled = $x['warmup_settled'] ?? '';
         $r->latencyHistogram = $x['latency_histogram'] ?? '';
+        if (isset($x['tls'])) {
+            $t = $x['tls'];
+            $r->tls = ['version' => $t['version'], 'cipher' => $t['cipher_suite'], 'group' => $t['group'], 'alpn' => $t['alpn']];
+            [$r->tlsHandshakes, $r->tlsResumed] = [$t['handshakes'], $t['resumed']];
+        }
+        $r->connectionsOpened = $x['connections_opened'] ?? null;
         return $r;
     }
 

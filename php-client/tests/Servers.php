@@ -18,8 +18,10 @@ final class Servers
     /** @var array<string, string> flags => why it did not start */
     private static array $goError = [];
     private static ?string $goBin = null;
-    private static ?string $ice = null;
-    private static ?string $iceError = null;
+    /** @var array<string, string> flags => HOST:PORT */
+    private static array $ice = [];
+    /** @var array<string, string> flags => why it did not start */
+    private static array $iceError = [];
     /** @var list<resource> */
     private static array $procs = [];
     private static ?string $tmp = null;
@@ -161,19 +163,28 @@ final class Servers
         return null;
     }
 
-    /** The Java Ice baseline's HOST:PORT. */
-    public static function ice(TestCase $t): string
+    /**
+     * The Java Ice baseline's HOST:PORT, started with $flags (one server per set of flags).
+     *
+     * @param list<string> $flags
+     */
+    public static function ice(TestCase $t, array $flags = []): string
     {
-        if (self::$ice === null && self::$iceError === null) {
-            self::$iceError = self::startIce();
+        $key = implode(' ', $flags);
+        if (!isset(self::$ice[$key]) && !isset(self::$iceError[$key])) {
+            $why = self::startIce($flags);
+            if ($why !== null) {
+                self::$iceError[$key] = $why;
+            }
         }
-        if (self::$iceError !== null) {
-            self::missing($t, self::$iceError);
+        if (isset(self::$iceError[$key])) {
+            self::missing($t, self::$iceError[$key]);
         }
-        return self::$ice;
+        return self::$ice[$key];
     }
 
-    private static function startIce(): ?string
+    /** @param list<string> $flags */
+    private static function startIce(array $flags): ?string
     {
         $jar = getenv('RPCBED_JAVA_JAR') ?: self::root() . '/java-client/target/java-client.jar';
         if (!is_file($jar)) {
@@ -183,12 +194,12 @@ final class Servers
             return \Rpcbed\Client\Extensions::ice() . ' (php-zeroc-ice patched for PHP 8.2) is missing: run php-client/build-ext.sh (make setup-php)';
         }
         $port = self::freePort();
-        $log = self::tmp() . '/java-ice.log';
-        $proc = self::start(['java', '-jar', $jar, 'serve', '-proto', 'ice', '-port', (string) $port], $log);
+        $log = self::tmp() . '/java-ice-' . count(self::$ice) . '.log';
+        $proc = self::start(['java', '-jar', $jar, 'serve', '-proto', 'ice', '-port', (string) $port, ...$flags], $log);
         if (!self::waitTcp("127.0.0.1:$port", 60, $proc)) {
             return "the Java Ice baseline did not listen on 127.0.0.1:$port: " . @file_get_contents($log);
         }
-        self::$ice = "127.0.0.1:$port";
+        self::$ice[implode(' ', $flags)] = "127.0.0.1:$port";
         return null;
     }
 
