@@ -20,7 +20,7 @@ setup-loadgen: $(BIN)/ghz $(BIN)/vegeta ## install what bench-loadgen needs: ghz
 	    { apt-get update && apt-get install -y --no-install-recommends $${p%%:*}; }; }; \
 	done
 
-bench-loadgen: setup-loadgen ## go-client vs ghz (gRPC), wrk (HTTP) at c=50 and vegeta (HTTP open loop): requests/s, rate held, CPU/request, ratios with 95 % intervals, each goal met, NOT met or indistinguishable (about 7 min)
+bench-loadgen: setup-loadgen ## go-client vs ghz (gRPC), wrk (HTTP) at c=50, plaintext and over TLS, and vegeta (HTTP open loop): requests/s, rate held, CPU/request, ratios with 95 % intervals, each goal met, NOT met or indistinguishable (about 9 min)
 	$(GO) build -o $(BIN)/ ./go-server ./go-client ./cmd/rpcbed
 	scripts/bench-loadgen.sh
 

@@ -3,6 +3,9 @@
 # (-auth=false), in the same run:
 #   closed loop: go-client vs ghz on gRPC DataType  (same -c, same connection count)
 #                go-client vs wrk on HTTP DataType  (same connections, keep-alive)
+#   over TLS:    the closed loop again against a second go-server serving TLS 1.3
+#                only (ECDSA P-256 certificates from `rpcbed certs`): go-client
+#                -security tls vs ghz --cacert (gRPC) and wrk on https (HTTP)
 #   open loop:   go-client -rate R vs vegeta attack -rate R on HTTP DataType, at
 #                5000/s, 20000/s and the highest rate vegeta holds here (found by
 #                short trial attacks), each rate in its own alternating rounds
@@ -51,6 +54,7 @@
 # "5000 20000 max"; "max" is the highest rate vegeta holds within 1 % with no
 # failure, tried from 2500/s up in 3 s attacks, twice at most per rate), OPEN
 # (default 1; 0 skips the open loop), CLOSED (default 1; 0 skips the closed loop),
+# TLS (default 1; 0 skips the closed loop over TLS: ROUNDS rounds of DUR s too),
 # KEEP (a directory: keep every round's figures there), FROM (a directory KEEP
 # filled: print the tables and goals again from its rounds, measuring nothing).
 #
@@ -58,9 +62,9 @@
 # moment; the paired intervals say how much of it a ratio carries, and CPU per
 # request is the steadier figure. The last block, "goals", prints each of issue
 # 29's goals with its ratio, interval and verdict.
-# Run time with the defaults: about 7 minutes (closed loop 4 x 6 x 5 s, vegeta's
-# 3 s trials, open loop 3 rates x 4 rounds x 2 tools x 10 s: 6 min 52 s on
-# 2026-12-02; the 3-round, 10 s defaults before took 5 min 54 s).
+# Run time with the defaults: about 9 minutes (closed loop 4 x 6 x 5 s, the same
+# over TLS, vegeta's 3 s trials, open loop 3 rates x 4 rounds x 2 tools x 10 s:
+# 6 min 52 s without TLS on 2026-12-02; the TLS block adds 4 x 6 x 5 s and start-up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,6 +78,7 @@ BIN=${BIN:-bin}
 RATES=${RATES:-5000 20000 max}
 OPEN=${OPEN:-1}
 CLOSED=${CLOSED:-1}
+TLS=${TLS:-1}
 KEEP=${KEEP:-}
 FROM=${FROM:-}
 
@@ -88,8 +93,13 @@ done
 
 tmp=$(mktemp -d)
 server_pid=
+tls_pid=
 cleanup() {
-	if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+	local pid
+	for pid in $server_pid $tls_pid; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -149,31 +159,42 @@ ratio() {
 # Sum the rounds: requests/s = all requests / all seconds; CPU per request
 # likewise (the client's and the server's); busy: the share of both cores' time
 # that was not idle while the tool ran; p50: the median of the rounds' p50s.
+# row P TOOL PROTO: TOOL's row of the block whose round files start with P ("" or
+# tls-), named TOOL.
 row() {
-	cat "$rounds/$1".[0-9]* | awk -v name="$1" -v proto="$2" '
+	cat "$rounds/$1$2".[0-9]* | awk -v name="$2" -v proto="$3" '
 		{ r += $1; s += $2; cpu += $3; scpu += $4; b += $5; t += $6; p[NR] = $7 }
 		END {
 			for (i = 2; i <= NR; i++) { x = p[i]; for (j = i - 1; j > 0 && p[j] + 0 > x + 0; j--) p[j + 1] = p[j]; p[j + 1] = x }
 			printf "%-16s %-6s %12.0f %14.1f %16.1f %10.3f %8s\n", name, proto, r / s, cpu * 1e6 / r, scpu * 1e6 / r, b / t, p[int((NR + 1) / 2)]
 		}'
 }
+# closed_summary P: the closed-loop block whose round files start with P: ""
+# (plaintext) or tls- (the same tools and goals over TLS).
 closed_summary() {
-	echo "== closed loop, c=$C: go-client (-check length) vs ghz (gRPC) and wrk (HTTP)"
+	local p=$1 on=""
+	if [[ -n $p ]]; then
+		on=", TLS"
+		echo
+		echo "== closed loop over TLS, c=$C: go-client -security tls (-check length) vs ghz --cacert (gRPC) and wrk https (HTTP), one TLS 1.3 go-server"
+	else
+		echo "== closed loop, c=$C: go-client (-check length) vs ghz (gRPC) and wrk (HTTP)"
+	fi
 	{
 		printf "%-16s %-6s %12s %14s %16s %10s %8s\n" tool proto "requests/s" "cpu_us/req" "server_us/req" "busy" "p50_us"
-		row ghz grpc
-		row go-client-grpc grpc
-		row wrk http
-		row go-client-http http
+		row "$p" ghz grpc
+		row "$p" go-client-grpc grpc
+		row "$p" wrk http
+		row "$p" go-client-http http
 	} >"$tmp/table"
 	cat "$tmp/table"
 	echo
 	{
-		ratio 51 "goal go-client/ghz requests/s (gRPC)" higher 1.3 go-client-grpc ghz rps
-		ratio 51 "     go-client/ghz cpu/request (gRPC)" lower 0 go-client-grpc ghz cpu
-		ratio 51 "goal go-client/wrk requests/s (HTTP)" higher 1.0 go-client-http wrk rps
-		ratio 51 "goal go-client/wrk cpu/request (HTTP)" lower 1.0 go-client-http wrk cpu
-		ratio 51 "     server cpu/request under go-client/wrk (HTTP)" lower 0 go-client-http wrk server
+		ratio 51 "goal go-client/ghz requests/s (gRPC$on)" higher 1.3 "${p}go-client-grpc" "${p}ghz" rps
+		ratio 51 "     go-client/ghz cpu/request (gRPC$on)" lower 0 "${p}go-client-grpc" "${p}ghz" cpu
+		ratio 51 "goal go-client/wrk requests/s (HTTP$on)" higher 1.0 "${p}go-client-http" "${p}wrk" rps
+		ratio 51 "goal go-client/wrk cpu/request (HTTP$on)" lower 1.0 "${p}go-client-http" "${p}wrk" cpu
+		ratio 51 "     server cpu/request under go-client/wrk (HTTP$on)" lower 0 "${p}go-client-http" "${p}wrk" server
 		awk '{ srv[$1] = $5; busy[$1] = $6 }
 			END { printf "     (pooled: the server %.1f against %.1f us/request; both cores busy %.3f against %.3f)\n", srv["go-client-http"], srv["wrk"], busy["go-client-http"], busy["wrk"] }' <(tail -n +2 "$tmp/table")
 	} | tee -a "$tmp/goals"
@@ -239,7 +260,8 @@ goals() {
 
 if [[ -n $FROM ]]; then
 	# The tables and the goals again, from a kept run's rounds.
-	[[ -e $rounds/ghz.1 ]] && closed_summary
+	[[ -e $rounds/ghz.1 ]] && closed_summary ""
+	[[ -e $rounds/tls-ghz.1 ]] && closed_summary tls-
 	[[ -s $rounds/rates ]] && open_summary
 	goals
 	exit 0
@@ -289,7 +311,9 @@ head_args=(-H "User-Agent: rpcbed-go-client" -H "X-Client-Id: $client_id" -H "X-
 # total ticks (/proc/stat), read before and after each closed-loop tool: how
 # much of the server each tool got, and how much of both cores sat idle.
 clk_tck=$(getconf CLK_TCK)
-server_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+# srv_pid: the server the tools of the moment load (the TLS block's its own).
+srv_pid=$server_pid
+server_ticks() { awk '{print $14 + $15}' "/proc/$srv_pid/stat"; }
 machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat; }
 
 # measure NAME CMD...: runs CMD under /usr/bin/time; leaves "requests seconds cpu
@@ -309,7 +333,7 @@ measure() {
 	s1=$(server_ticks)
 	m1=$(machine_ticks)
 	local reqs secs p50
-	case $name in
+	case ${name#tls-} in
 	ghz)
 		reqs=$(awk '/^  Count:/ {print $2}' "$tmp/out")
 		secs=$(awk '/^  Total:/ {v=$2; u=$3; if (u=="ms") v/=1000; else if (u=="m") v*=60; print v}' "$tmp/out")
@@ -332,6 +356,8 @@ measure() {
 		# How evenly go-server served the connections (go-client's log): the
 		# reason a p50 can lie far below the mean (docs/loadgen.md).
 		sed -n 's/^go-client: \(measured calls per caller: .*\)/bench-loadgen: '"$name"': \1/p' "$tmp/err" >&2
+		# Over TLS: what it negotiated and its handshakes in the window (the report's).
+		sed -n 's/^\(TLS[^:]*:\) */bench-loadgen: '"$name"': \1 /p' "$tmp/out" >&2
 		;;
 	esac
 	read -r user sys <"$tmp/time"
@@ -371,7 +397,62 @@ for round in $(seq "$ROUNDS"); do
 		run_wrk "$round"
 	fi
 done
-	closed_summary
+	closed_summary ""
+fi
+
+# ---- closed loop over TLS: the same tools against one TLS go-server ----------------
+# A second go-server serves TLS 1.3 only on both listeners (gRPC with ALPN h2,
+# HTTP/1.1 with http/1.1), from a throwaway CA (rpcbed certs). Connections are
+# kept, as in the plaintext block, so a handshake is paid once per connection
+# before timing: the figures are TLS's record cost per call. ghz verifies the
+# server against the CA (--cacert); wrk speaks https (it verifies nothing);
+# go-client -security tls -cacert verifies and prints what it negotiated
+# (stderr's log below). The server's CPU is this server's.
+if [[ $TLS == 1 ]]; then
+	"$BIN/rpcbed" certs "$tmp/certs" >/dev/null
+	"$BIN/go-server" -auth=false -grpc 127.0.0.1:0 -http 127.0.0.1:0 -thrift '' \
+		-tls-cert "$tmp/certs/server.pem" -tls-key "$tmp/certs/server-key.pem" 2>"$tmp/tls-server.log" &
+	tls_pid=$!
+	for _ in $(seq 100); do
+		grep -q 'listening proto=http' "$tmp/tls-server.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	tls_grpc=$(sed -n 's/.*listening proto=grpc addr=\([^ ]*\).*/\1/p' "$tmp/tls-server.log")
+	tls_http=$(sed -n 's/.*listening proto=http addr=\([^ ]*\).*/\1/p' "$tmp/tls-server.log")
+	if [[ -z $tls_grpc || -z $tls_http ]]; then
+		echo "bench-loadgen: the TLS go-server did not start:" >&2
+		cat "$tmp/tls-server.log" >&2
+		exit 1
+	fi
+	echo "bench-loadgen: TLS go-server grpc=$tls_grpc http=$tls_http: $(sed -n 's/.*\(tls: .*\)/\1/p' "$tmp/tls-server.log")" >&2
+	srv_pid=$tls_pid
+	ca=$tmp/certs/ca.pem
+	tls_ghz() {
+		measure tls-ghz "$1" "$BIN/ghz" --cacert "$ca" --proto idl/data.proto --call rpcbed.data.Data/DataType \
+			-d '{"auth":{"client_id":"ghz"},"group_name":"USER_EVENT","en_name":"app_call_connect_success"}' \
+			-c "$C" --connections "$GRPC_CONNS" -z "${DUR}s" "$tls_grpc"
+	}
+	tls_go_client_grpc() { measure tls-go-client-grpc "$1" "$BIN/go-client" -proto grpc -call datatype -check length -security tls -cacert "$ca" -c "$C" -conns "$GRPC_CONNS" -t "$DUR" -addr "$tls_grpc"; }
+	tls_wrk() { measure tls-wrk "$1" wrk -t "$(nproc)" -c "$C" --latency -d "${DUR}s" "${head_args[@]}" "https://$tls_http$datatype_path"; }
+	tls_go_client_http() { measure tls-go-client-http "$1" "$BIN/go-client" -proto http -call datatype -check length -security tls -cacert "$ca" -c "$C" -k -t "$DUR" -addr "$tls_http"; }
+	for round in $(seq "$ROUNDS"); do
+		if ((round % 2)); then
+			tls_ghz "$round"
+			tls_go_client_grpc "$round"
+			tls_wrk "$round"
+			tls_go_client_http "$round"
+		else
+			tls_go_client_grpc "$round"
+			tls_ghz "$round"
+			tls_go_client_http "$round"
+			tls_wrk "$round"
+		fi
+	done
+	kill "$tls_pid" 2>/dev/null || true
+	wait "$tls_pid" 2>/dev/null || true
+	tls_pid=
+	srv_pid=$server_pid
+	closed_summary tls-
 fi
 
 printf 'GET http://%s%s\nUser-Agent: rpcbed-go-client\nX-Client-Id: %s\nX-Token: %s\n' "$http_addr" "$datatype_path" "$client_id" "$token" >"$tmp/targets"

@@ -47,14 +47,14 @@ func TestNoIssueNumbers(t *testing.T) {
 	}
 }
 
-// README's Layout names every doc: each docs/*.md by its name on the docs/ line,
+// docs/layout.md names every doc: each docs/*.md by its name on the docs/ line,
 // and docs/notes/ (the dated measurements) when it exists.
 func TestLayoutListsEveryDoc(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/layout.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, _ := strings.Cut(string(b), "\n## Layout\n")
+	sec := string(b)
 	var line string
 	for _, l := range strings.Split(sec, "\n") {
 		if strings.HasPrefix(l, "docs/") {
@@ -63,7 +63,7 @@ func TestLayoutListsEveryDoc(t *testing.T) {
 		}
 	}
 	if line == "" {
-		t.Fatal("README's Layout has no docs/ line")
+		t.Fatal("docs/layout.md has no docs/ line")
 	}
 	words := map[string]bool{}
 	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == ':' }) {
@@ -75,11 +75,11 @@ func TestLayoutListsEveryDoc(t *testing.T) {
 	}
 	for _, d := range docs {
 		if name := strings.TrimSuffix(filepath.Base(d), ".md"); !words[name] {
-			t.Errorf("docs/%s.md is not on README Layout's docs/ line: %s", name, line)
+			t.Errorf("docs/%s.md is not on docs/layout.md's docs/ line: %s", name, line)
 		}
 	}
 	if _, err := os.Stat("../../docs/notes"); err == nil && !words["notes/"] {
-		t.Errorf("docs/notes/ is not on README Layout's docs/ line: %s", line)
+		t.Errorf("docs/notes/ is not on docs/layout.md's docs/ line: %s", line)
 	}
 }
 

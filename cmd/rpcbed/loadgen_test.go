@@ -12,7 +12,7 @@ import (
 )
 
 // loadgenRounds writes a kept bench-loadgen run (KEEP=DIR's files) of fixed,
-// made-up figures: 6 closed-loop rounds per tool (go-client x1.45 of ghz's
+// made-up figures: 6 closed-loop rounds per tool, plaintext and over TLS (go-client x1.45 of ghz's
 // requests/s, about wrk's on HTTP with a spread that holds 1) and 4 open-loop
 // rounds at 5000/s (both held) and 30000/s (vegeta 3 % short).
 func loadgenRounds(t *testing.T, dir string) {
@@ -35,6 +35,11 @@ func loadgenRounds(t *testing.T, dir string) {
 		{"go-client-grpc", 43500, 17.7, 19.6, 1027},
 		{"wrk", 77800, 6.6, 16.0, 553},
 		{"go-client-http", 76900, 6.2, 17.0, 210},
+		// Over TLS: the record cost on both sides.
+		{"tls-ghz", 24000, 45.0, 30.1, 1650},
+		{"tls-go-client-grpc", 36000, 24.0, 26.0, 1210},
+		{"tls-wrk", 52000, 10.5, 24.0, 820},
+		{"tls-go-client-http", 55000, 9.8, 23.5, 300},
 	} {
 		a, b := jit[i%2], jit[(i+1)%2]
 		for r := range 6 {
@@ -125,8 +130,8 @@ func TestBenchLoadgenFrom(t *testing.T) {
 			}
 		}
 	}
-	if n != 7 {
-		t.Errorf("%d ratio lines in the goals block; want 7 (5 closed loop, 2 open loop)", n)
+	if n != 12 {
+		t.Errorf("%d ratio lines in the goals block; want 12 (5 closed loop, 5 over TLS, 2 open loop)", n)
 	}
 
 	// A directory without a kept run is refused, and a round that cannot give a

@@ -38,6 +38,7 @@ var commands = []command{
 	{"slices", "the slice-length trade-off: round noise, switching cost and half-width per slice length (make bench-slices)", runSlices},
 	{"readme", "print the generated blocks of README.md and docs/*.md again from the committed runs they name (-check: only say which differ)", runReadme},
 	{"ratio", "A/B from paired rounds (\"A B\" lines) with its 95 % interval and a verdict, against a goal or 1 (make bench-loadgen)", runRatio},
+	{"certs", "a throwaway CA and server and client certificates in DIR, the matrix's own (make bench-loadgen's TLS block)", runCerts},
 	{"vegeta", "vegeta's results (vegeta encode -to csv) in go-client's open-loop figures (make bench-loadgen)", runVegeta},
 	{"delayer", "hold a link's packets for a delay where the kernel has no netem (an NFQUEUE queue; the matrix starts it itself)", runDelayer},
 	{"probe", "how steady this machine is: a compute and a memory probe timed on each CPU, with their spread", runProbe},

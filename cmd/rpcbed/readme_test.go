@@ -69,7 +69,7 @@ func TestFillBlocks(t *testing.T) {
 	}
 }
 
-// TestLayering checks every package of the module against README's Layout: a
+// TestLayering checks every package of the module against docs/layout.md: a
 // package the Layout does not list, or an import of ours it does not name for
 // that package, fails (go list -deps gives each package's imports). A package
 // whose job is plan, results, statistics, analysis, rendering or data must not
@@ -93,7 +93,7 @@ func TestLayering(t *testing.T) {
 		}
 		l, listed := lookup(allowed, pkg)
 		if !listed {
-			t.Errorf("%s: not in README's Layout: add its line (its one job, what it imports)", pkg)
+			t.Errorf("%s: not in docs/layout.md: add its line (its one job, what it imports)", pkg)
 			continue
 		}
 		deps[pkg] = nil
@@ -104,7 +104,7 @@ func TestLayering(t *testing.T) {
 			}
 			deps[pkg] = append(deps[pkg], dep)
 			if !slices.ContainsFunc(l.may, func(m string) bool { return dep == m || strings.HasPrefix(dep, m+"/") }) {
-				t.Errorf("%s imports %s; README's Layout lets it import only %v", pkg, dep, l.may)
+				t.Errorf("%s imports %s; docs/layout.md lets it import only %v", pkg, dep, l.may)
 			}
 		}
 	}
@@ -124,7 +124,7 @@ func TestLayering(t *testing.T) {
 		}
 	}
 	if executors == 0 {
-		t.Error("README's Layout names no package's job \"execution:\": the rule that the data model depends on no execution checks nothing")
+		t.Error("docs/layout.md names no package's job \"execution:\": the rule that the data model depends on no execution checks nothing")
 	}
 }
 
@@ -162,17 +162,14 @@ type layoutLine struct {
 	may []string
 }
 
-// layout reads README's Layout block: package path -> its line.
+// layout reads docs/layout.md block: package path -> its line.
 func layout(t *testing.T) map[string]layoutLine {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/layout.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "\n## Layout\n")
-	if !ok {
-		t.Fatal("README.md has no ## Layout section")
-	}
+	sec := string(b)
 	_, block, _ := strings.Cut(sec, "```\n")
 	block, _, _ = strings.Cut(block, "```")
 	m := map[string]layoutLine{}
@@ -196,7 +193,7 @@ func layout(t *testing.T) map[string]layoutLine {
 		m[pkg] = l
 	}
 	if len(m) < 10 {
-		t.Fatalf("README's Layout lists %d packages with their imports; the block is not read right", len(m))
+		t.Fatalf("docs/layout.md lists %d packages with their imports; the block is not read right", len(m))
 	}
 	return m
 }

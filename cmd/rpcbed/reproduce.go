@@ -5,13 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rpcbed/rpcbed/internal/measure"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -29,6 +29,7 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	aerospike := fs.String("aerospike-hosts", os.Getenv("AEROSPIKE_HOSTS"), "Aerospike seeds host:port[,host:port] for go-grpc-thrift-aerospike's store, as published (default $AEROSPIKE_HOSTS; empty: Redis)")
 	redis := fs.String("redis", "127.0.0.1:6379", "Redis for go-grpc-thrift-aerospike's store when no Aerospike is given and it answers (empty: memory store)")
 	quick := fs.Bool("quick", false, "tiny runs (tests): same shape, meaningless numbers")
+	budget := fs.Duration("budget", reproduce.DefaultBudget, "the whole reproduction's time: base runs, then paired rounds added where a claim is still inconclusive until decided or this is spent (0: none added)")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: rpcbed reproduce [flags] [%s|all]...\n\n"+
@@ -67,7 +68,7 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	secs, err := reproduce.Run(ctx, reproduce.Options{
 		Dir: dir, Published: *published, Runner: r, RunnerName: name, Local: local,
 		Programs:     measure.Programs{Docker: name == "docker", Root: absRoot},
-		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, AerospikeHosts: *aerospike, RedisAddr: *redis, Quick: *quick, Log: log,
+		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, AerospikeHosts: *aerospike, RedisAddr: *redis, Quick: *quick, Budget: *budget, Log: log,
 	}, fs.Args())
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", err)

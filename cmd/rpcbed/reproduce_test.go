@@ -55,6 +55,8 @@ func TestReproduceGoGRPCThrift(t *testing.T) {
 				"gRPC throughput beats Thrift", "30 % more CPU", "barely changes between 50 and 800",
 				"| experiment | claim | published | measured (median [spread]) | tolerance | verdict | measured reason |",
 				"How this was scaled to this machine",
+				// The precision loop ran (one pass in -quick) and says how.
+				"Precision rounds: where a claim was still inconclusive", "within a budget of 10m0s for the whole reproduction",
 			} {
 				if !bytes.Contains(md, []byte(want)) {
 					t.Errorf("reproduction.md lacks %q:\n%s", want, md)
@@ -70,6 +72,9 @@ func TestReproduceGoGRPCThrift(t *testing.T) {
 				// One verdict per claim: c=50, c=800, server CPU per call (the busy
 				// fraction its supporting figure), resources flat.
 				t.Fatalf("reproduction.json: %v, %+v; want one section with 4 findings", err, secs)
+			}
+			if r := secs[0].Rounds; r == nil || r.BudgetS != 600 || r.MaxPerLevel != 1 || r.Stop == "" {
+				t.Errorf("reproduction.json's rounds %+v; want the loop's record (600 s budget, 1 round a level in -quick, why it stopped)", r)
 			}
 			for _, f := range secs[0].Findings {
 				if !slices.Contains(results.Verdicts, f.Holds) || f.Detail == "" || f.Tolerance == "" || f.Measured == "" {

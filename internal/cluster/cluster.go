@@ -2,7 +2,7 @@
 // results record: the engines a swarm is formed of (a spec's cluster.form), the
 // nodes the manager lists, and a task's clock against the driver's. It is data
 // only: internal/swarm forms the swarm and fills these in, internal/plan and
-// internal/results keep them, and neither of those depends on execution (README: Layout).
+// internal/results keep them, and neither of those depends on execution (docs/layout.md).
 package cluster
 
 import "fmt"

@@ -20,7 +20,7 @@ func LinkTable(w io.Writer, run *results.Run) error {
 	v := analysis.ViewOf(run)
 	type key struct {
 		row, link, fig string
-		conc          int
+		conc           int
 	}
 	byKey := map[key]analysis.RatioRecord{}
 	var rows, links []string
@@ -88,4 +88,3 @@ func LinkTable(w io.Writer, run *results.Run) error {
 	}
 	return nil
 }
-

@@ -70,6 +70,9 @@ type figure struct {
 	legend plot.Legend
 	lines  int
 	h      vg.Length // the image's height; 0: plotH
+	// left is a margin before the y axis's labels: long category labels are
+	// drawn wider than gonum measures them (a 25-character label by ~8 px).
+	left vg.Length
 }
 
 func newFigure(title, xlabel, ylabel string, logX, logY bool) *figure {
@@ -223,7 +226,7 @@ func (f *figure) encode(format string) (b []byte, err error) {
 		return nil, err
 	}
 	dc := draw.New(cw)
-	f.p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
+	f.p.Draw(draw.Crop(dc, f.left, -legendW, 0, 0))
 	lc := draw.Crop(dc, plotW-legendW+vg.Points(6), 0, 0, -vg.Points(30))
 	f.legend.Draw(lc)
 	var buf bytes.Buffer

@@ -45,6 +45,8 @@ var ratioKinds = []struct {
 		[]analysis.FigureIndex{analysis.FigServerCPU, analysis.FigRPS}},
 	{analysis.TLSVsPlaintext, "What TLS costs: each TLS cell against its plaintext cell (same client, protocol, call, items, concurrency and connection mode, in the same rounds)", "TLS against plaintext",
 		[]analysis.FigureIndex{analysis.FigClientCPU, analysis.FigServerCPU, analysis.FigP50, analysis.FigRPS}},
+	// No grid: matrix.md's "What a connection per call costs" gives these per handshake.
+	{analysis.PerCallVsPersistent, "What a connection per call costs: each per-call cell against the same cell keeping its connections (in the same rounds)", "per call against persistent", nil},
 	// No grid: a grid's rows would mix links; the table names each pair.
 	{analysis.VsLoopback, "Each link against loopback (same cell, its client beside its server): what a slower, lossier link does", "each link against loopback", nil},
 }
@@ -67,8 +69,8 @@ func ratiosMarkdown(v *analysis.View) string {
 		"(cells on two servers, which ran minutes apart) add both cells' noise and the run shift (docs/method.md, section 11).\n")
 	for _, k := range ratioKinds {
 		t := analysis.Ratios(cs, k.kind)
-		if len(t.Rows) == 0 {
-			continue
+		if len(t.Rows) == 0 || k.kind == analysis.TLSVsPlaintext {
+			continue // TLS against plaintext: matrix.md's "What TLS costs" (tlscost.go)
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n| A | B |", k.title, verdictTally(t))
 		for _, f := range t.Figures {

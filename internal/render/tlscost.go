@@ -290,6 +290,7 @@ func tlsFigure(v *analysis.View) (*figure, error) {
 	f := newFigure("What TLS costs: each TLS cell over its plaintext cell", "TLS / plaintext (median of per-round ratios, 95 % interval, log scale)", "", true, false)
 	f.p.X.Tick.Marker = ticks125{}
 	f.h = max(plotH, vg.Length(len(rows))*0.3*vg.Inch+1.6*vg.Inch)
+	f.left = 0.2 * vg.Inch
 	var heads []string
 	// Rows top to bottom in the run's order: the first row at the top.
 	for j := range rows {
@@ -338,7 +339,7 @@ func tlsFigure(v *analysis.View) (*figure, error) {
 	}
 	one.Color, one.Width, one.Dashes = color.Black, vg.Points(1), []vg.Length{vg.Points(1), vg.Points(2)}
 	f.p.Add(one)
-	f.legend.Add("1x: the same as plaintext", one)
+	f.legend.Add("1x: as plaintext", one)
 	return f, nil
 }
 

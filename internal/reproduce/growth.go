@@ -34,6 +34,9 @@ var growthEnv = map[string][]string{
 // figures and judges it.
 type growth struct{ claims.Growth }
 
+// stop: growth stops its servers and fronts as it goes (no added rounds).
+func (e *growth) stop() {}
+
 func (e *growth) run(ctx context.Context, o Options) error {
 	e.configure(o.Quick)
 	srv, err := measure.StartServerProc(ctx, o.Runner, "go-server", measure.ServerProcConfig{

@@ -14,7 +14,14 @@ import (
 // grpcThrift is go-grpc-thrift-aerospike: the Go client against go-server, gRPC
 // against Thrift, DataType through the store, at the published 50 and 800
 // clients; claims.GRPCThrift reads its claims and judges it.
-type grpcThrift struct{ claims.GRPCThrift }
+type grpcThrift struct {
+	claims.GRPCThrift
+	jobTimer
+	// srv and b are kept for the precision loop's rounds; end stops them.
+	srv *measure.ServerProc
+	b   *measure.RunPath
+	end []func()
+}
 
 func (e *grpcThrift) run(ctx context.Context, o Options) error {
 	e.Store = "memory"
@@ -35,13 +42,17 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	defer srv.Svc.Stop(context.Background())
-	b, stop := newRunPath(o)
-	defer stop()
+	b, stopWorkers := newRunPath(o)
+	e.srv, e.b, e.end = srv, b, []func(){stopWorkers, func() { srv.Svc.Stop(context.Background()) }}
 	e.Runs = map[claims.GTKey][]claims.Run{}
-	for _, j := range grpcThriftJobs(e.GRPCThrift, o.Quick, srv.Addrs) {
+	return e.runJobs(ctx, o, grpcThriftJobs(e.GRPCThrift, o.Quick, srv.Addrs))
+}
+
+// runJobs runs jobs and files each run's figures under its key.
+func (e *grpcThrift) runJobs(ctx context.Context, o Options, jobs []gtJob) error {
+	for _, j := range jobs {
 		fmt.Fprintf(o.Log, "  %s\n", j.Job.Name)
-		m, err := runJob(ctx, b, srv, j.Job)
+		m, err := e.jobTimer.run(ctx, e.b, e.srv, j.Job)
 		if err != nil {
 			if err := recordFailure(ctx, &e.Failed, err); err != nil {
 				return err
@@ -51,4 +62,28 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 		e.Runs[j.Key] = append(e.Runs[j.Key], m)
 	}
 	return nil
+}
+
+func (e *grpcThrift) setLooks(n int) float64 {
+	e.Looks = n
+	return e.Confidence()
+}
+
+func (e *grpcThrift) undecided() []claims.Need { return e.Undecided() }
+
+// addRound is one paired round at level c: each protocol once, in order.
+func (e *grpcThrift) addRound(ctx context.Context, o Options, c int, protos []string, n int) error {
+	logRound(o, "go-grpc-thrift-aerospike", c, protos, n)
+	var jobs []gtJob
+	for _, p := range protos {
+		jobs = append(jobs, gtRoundJob(e.GRPCThrift, p, c, e.Repeats+n, o.Quick, e.srv.Addrs))
+	}
+	return e.runJobs(ctx, o, jobs)
+}
+
+func (e *grpcThrift) stop() {
+	for _, f := range e.end {
+		f()
+	}
+	e.end = nil
 }

@@ -32,7 +32,20 @@ const javaPrimeMax = 20 * time.Second
 // java2015 is java-rpc-2015: the Java client against the Java baselines,
 // ice/dubbo/thrift/grpc at 1..100 clients, tps at steady state;
 // claims.Java2015 reads its published tps and judges it.
-type java2015 struct{ claims.Java2015 }
+type java2015 struct {
+	claims.Java2015
+	jobTimer
+	// live: each framework's server and client worker, kept for the
+	// precision loop's rounds; stop ends them.
+	live map[string]*javaLive
+}
+
+// javaLive is one framework's server and run path while the experiment lasts.
+type javaLive struct {
+	srv  *measure.ServerProc
+	b    *measure.RunPath
+	stop func()
+}
 
 // newJava2015 is java-rpc-2015 with this run's settings on the record.
 func newJava2015() *java2015 {
@@ -46,6 +59,7 @@ func (e *java2015) run(ctx context.Context, o Options) error {
 	e.configure(o.Quick)
 	e.Runs, e.First, e.Versions, e.Quiet = map[claims.JKey][]claims.Run{}, map[string]claims.Run{}, map[string]string{}, map[string]claims.QuietAfter{}
 	e.Rest = map[string]claims.JITRest{}
+	e.live = map[string]*javaLive{}
 	for _, fw := range claims.JavaFrameworks {
 		if err := e.runFramework(ctx, o, fw); err != nil {
 			return err
@@ -64,9 +78,11 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 	if err != nil {
 		return err
 	}
-	defer srv.Svc.Stop(context.Background())
-	b, stop := newRunPath(o)
-	defer stop()
+	b, stopWorkers := newRunPath(o)
+	e.live[fw] = &javaLive{srv: srv, b: b, stop: func() {
+		stopWorkers()
+		srv.Svc.Stop(context.Background())
+	}}
 	addr := srv.Addrs[fw]
 	first := javaFirstJob(fw, addr)
 	fmt.Fprintf(o.Log, "  %s\n", first.Name)
@@ -96,9 +112,16 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 		}
 		e.Quiet[fw] = q
 	}
-	for _, j := range javaRowJobs(e.Java2015, fw, addr, o.Quick) {
+	return e.runRows(ctx, o, fw, javaRowJobs(e.Java2015, fw, addr, o.Quick))
+}
+
+// runRows runs framework fw's rows on its live server and worker, filing each
+// run's figures under its key.
+func (e *java2015) runRows(ctx context.Context, o Options, fw string, rows []javaRow) error {
+	l := e.live[fw]
+	for _, j := range rows {
 		fmt.Fprintf(o.Log, "  %s\n", j.Job.Name)
-		m, err := runJob(ctx, b, srv, j.Job)
+		m, err := e.jobTimer.run(ctx, l.b, l.srv, j.Job)
 		if err != nil {
 			if err := recordFailure(ctx, &e.Failed, err); err != nil {
 				return err
@@ -113,6 +136,36 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 		}
 	}
 	return nil
+}
+
+func (e *java2015) setLooks(n int) float64 {
+	e.Looks = n
+	return e.Confidence()
+}
+
+func (e *java2015) undecided() []claims.Need { return e.Undecided() }
+
+// addRound is one paired round at level c: each framework's row once, in
+// order, on the server and worker its base rows ran on.
+func (e *java2015) addRound(ctx context.Context, o Options, c int, fws []string, n int) error {
+	logRound(o, "java-rpc-2015", c, fws, n)
+	for _, fw := range fws {
+		l, ok := e.live[fw]
+		if !ok {
+			continue
+		}
+		if err := e.runRows(ctx, o, fw, []javaRow{javaRowJob(e.Java2015, fw, l.srv.Addrs[fw], c, e.Repeats+n, o.Quick)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *java2015) stop() {
+	for fw, l := range e.live {
+		l.stop()
+		delete(e.live, fw)
+	}
 }
 
 // primeUntilRest runs rounds of 1 s un-recorded runs, one per published

@@ -2,11 +2,11 @@ package reproduce
 
 import (
 	"fmt"
-	"github.com/rpcbed/rpcbed/internal/measure"
 	"strconv"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
+	"github.com/rpcbed/rpcbed/internal/measure"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -37,17 +37,23 @@ func grpcThriftJobs(e claims.GRPCThrift, quick bool, addrs map[string]string) []
 	for r := 1; r <= e.Repeats; r++ {
 		for _, c := range e.Levels {
 			for _, proto := range []string{"grpc", "thrift"} {
-				args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", plan.Seconds(e.Dur), "-addr", addrs[proto]}
-				if !quick {
-					args = append(args, "-warmup", "auto", "-warmup-max", "2s")
-				}
-				jobs = append(jobs, gtJob{Key: claims.GTKey{Proto: proto, C: c}, Job: measure.Job{
-					Name: fmt.Sprintf("aerospike-go-%s-datatype-c%d-r%d", proto, c, r), Client: "go", Args: args,
-					Proto: proto, Call: "datatype", Worker: true, Timeout: e.Dur + 2*time.Minute}})
+				jobs = append(jobs, gtRoundJob(e, proto, c, r, quick, addrs))
 			}
 		}
 	}
 	return jobs
+}
+
+// gtRoundJob is repeat r of proto at c: a base repeat, or one of a round the
+// precision loop adds (r past e.Repeats).
+func gtRoundJob(e claims.GRPCThrift, proto string, c, r int, quick bool, addrs map[string]string) gtJob {
+	args := []string{"-proto", proto, "-call", "datatype", "-c", strconv.Itoa(c), "-t", plan.Seconds(e.Dur), "-addr", addrs[proto]}
+	if !quick {
+		args = append(args, "-warmup", "auto", "-warmup-max", "2s")
+	}
+	return gtJob{Key: claims.GTKey{Proto: proto, C: c}, Job: measure.Job{
+		Name: fmt.Sprintf("aerospike-go-%s-datatype-c%d-r%d", proto, c, r), Client: "go", Args: args,
+		Proto: proto, Call: "datatype", Worker: true, Timeout: e.Dur + 2*time.Minute}}
 }
 
 // configure sets php-go-growth's burst size and repeats (and, quick, its sizes).
@@ -161,12 +167,18 @@ func javaRowJobs(e claims.Java2015, fw, addr string, quick bool) []javaRow {
 	var jobs []javaRow
 	for r := 1; r <= e.Repeats; r++ {
 		for _, c := range e.Levels {
-			args := []string{"-c", strconv.Itoa(c), "-t", plan.Seconds(e.Dur)}
-			if !quick {
-				args = append(args, "-warmup", "auto", "-warmup-max", javaWarmupMax)
-			}
-			jobs = append(jobs, javaRow{Key: claims.JKey{FW: fw, C: c}, Job: javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r), args...)})
+			jobs = append(jobs, javaRowJob(e, fw, addr, c, r, quick))
 		}
 	}
 	return jobs
+}
+
+// javaRowJob is repeat r of framework fw at c: a base repeat, or one of a
+// round the precision loop adds (r past e.Repeats).
+func javaRowJob(e claims.Java2015, fw, addr string, c, r int, quick bool) javaRow {
+	args := []string{"-c", strconv.Itoa(c), "-t", plan.Seconds(e.Dur)}
+	if !quick {
+		args = append(args, "-warmup", "auto", "-warmup-max", javaWarmupMax)
+	}
+	return javaRow{Key: claims.JKey{FW: fw, C: c}, Job: javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r), args...)}
 }

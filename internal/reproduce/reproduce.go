@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/rpcbed/rpcbed/internal/analysis/claims"
 	"github.com/rpcbed/rpcbed/internal/plan"
@@ -34,6 +35,8 @@ type experiment interface {
 	Read(published string) error
 	run(ctx context.Context, o Options) error
 	Judge(s claims.Setup) results.Section
+	// stop ends what run kept for added rounds (servers, workers).
+	stop()
 }
 
 // experiments in the order reproduction.md lists them.
@@ -75,12 +78,17 @@ type Options struct {
 	RedisAddr string
 	// Quick shrinks every run (for tests): the shape stays, the numbers mean little.
 	Quick bool
-	Log   io.Writer
+	// Budget bounds the whole reproduction, base runs and the rounds the
+	// precision loop adds (precision.go); 0 adds none.
+	Budget time.Duration
+	Log    io.Writer
 }
 
 // Run runs the named experiments (all when which is empty) and writes
 // Dir/reproduction.json, .md and .html. An experiment that fails is
-// reported with its error; the others still run.
+// reported with its error; the others still run. With a Budget, the precision
+// loop (precision.go) then adds paired rounds where a claim is still
+// inconclusive, every experiment's servers and workers kept until it ends.
 func Run(ctx context.Context, o Options, which []string) ([]results.Section, error) {
 	if len(which) == 0 || slices.Contains(which, "all") {
 		which = Experiments
@@ -108,13 +116,31 @@ func Run(ctx context.Context, o Options, which []string) ([]results.Section, err
 			}
 		}
 	}
+	start := time.Now()
+	var ran []ranExperiment
+	defer func() {
+		for _, r := range ran {
+			r.e.stop()
+		}
+	}()
+	put := func(s results.Section) error {
+		secs = slices.DeleteFunc(secs, func(x results.Section) bool { return x.Name == s.Name })
+		secs = append(secs, s)
+		slices.SortStableFunc(secs, func(a, b results.Section) int {
+			return slices.Index(Experiments, a.Name) - slices.Index(Experiments, b.Name)
+		})
+		return write(o.Dir, secs)
+	}
 	for _, w := range Experiments {
 		if !slices.Contains(which, w) {
 			continue
 		}
 		fmt.Fprintf(o.Log, "reproduce: %s\n", w)
-		s, err := runOne(ctx, o, w)
+		e, s, err := runOne(ctx, o, w)
 		s.Name = w
+		if e != nil {
+			ran = append(ran, ranExperiment{w, e, err})
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return secs, ctx.Err()
@@ -122,20 +148,87 @@ func Run(ctx context.Context, o Options, which []string) ([]results.Section, err
 			s.Err = err.Error()
 			fmt.Fprintf(o.Log, "reproduce: %s: %v\n", w, err)
 		}
-		secs = append(secs, s)
-		slices.SortStableFunc(secs, func(a, b results.Section) int {
-			return slices.Index(Experiments, a.Name) - slices.Index(Experiments, b.Name)
-		})
-		if err := write(o.Dir, secs); err != nil {
+		if err := put(s); err != nil {
 			return secs, err
 		}
 	}
-	return secs, nil
+	if o.Budget <= 0 {
+		return secs, nil
+	}
+	// The precision loop, over the experiments whose base runs completed.
+	var rs []rounder
+	var names []string
+	for _, r := range ran {
+		if x, ok := r.e.(rounder); ok && r.err == nil {
+			rs = append(rs, x)
+			names = append(names, r.name)
+		}
+	}
+	recs, err := refine(ctx, o, clock{start: start, total: o.Budget, now: time.Now}, rs)
+	for i, x := range rs {
+		s := x.Judge(o.setup())
+		s.Name = names[i]
+		if i < len(recs) {
+			s.Rounds = &recs[i]
+			s.Findings = noteRounds(s.Findings, s.Rounds)
+			s.Setup = append(s.Setup, roundsLine(s.Rounds))
+		}
+		if err := put(s); err != nil {
+			return secs, err
+		}
+	}
+	return secs, err
+}
+
+// ranExperiment is an experiment whose base runs were made: kept for the
+// precision loop, stopped at the end.
+type ranExperiment struct {
+	name string
+	e    experiment
+	err  error
+}
+
+// noteRounds adds to each finding's detail the rounds the precision loop
+// gave its claim.
+func noteRounds(fs []results.Finding, r *results.Rounds) []results.Finding {
+	for i, f := range fs {
+		cr := r.Of(f.Rule)
+		if cr.Rounds == 0 {
+			continue
+		}
+		fs[i].Detail = strings.TrimSpace(f.Detail + fmt.Sprintf(" Precision: %d paired %s added at c=%s.", cr.Rounds, plural(cr.Rounds, "round"), joinInts(cr.Levels)))
+	}
+	return fs
+}
+
+// roundsLine is the set-up line saying how the precision loop went.
+func roundsLine(r *results.Rounds) string {
+	t := fmt.Sprintf("Precision rounds: where a claim was still inconclusive after the base repeats, paired rounds (every alternative once at the level, in a fresh random order) were added, at most %d per level, within a budget of %v for the whole reproduction; the loop ended at %v (%s).",
+		r.MaxPerLevel, time.Duration(r.BudgetS*float64(time.Second)).Round(time.Second), time.Duration(r.ElapsedS*float64(time.Second)).Round(time.Second), r.Stop)
+	if len(r.Claims) == 0 {
+		return t + " This experiment took none."
+	}
+	var parts []string
+	for _, c := range r.Claims {
+		parts = append(parts, fmt.Sprintf("%s %d at c=%s", c.Rule, c.Rounds, joinInts(c.Levels)))
+	}
+	return t + fmt.Sprintf(" Here they took %.0f s: %s. Once rounds are added, every interval of the experiment is at %.2f %% (Bonferroni over the %d added looks: a claim with no difference is declared one at most 5 %% of the time over them).",
+		r.SpentS, strings.Join(parts, "; "), r.Confidence*100, r.MaxPerLevel)
+}
+
+func joinInts(v []int) string {
+	var s []string
+	for _, x := range v {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ", ")
 }
 
 // runOne is one experiment's three steps; a failed run is still judged, so every
-// claim gets a verdict (NotMeasured where its figures are missing).
-func runOne(ctx context.Context, o Options, name string) (results.Section, error) {
+// claim gets a verdict (NotMeasured where its figures are missing). The
+// experiment is returned for the precision loop (nil when its published
+// figures could not be read).
+func runOne(ctx context.Context, o Options, name string) (experiment, results.Section, error) {
 	i := slices.IndexFunc(experiments, func(e struct {
 		name string
 		make func() experiment
@@ -144,11 +237,11 @@ func runOne(ctx context.Context, o Options, name string) (results.Section, error
 	})
 	e := experiments[i].make()
 	if err := e.Read(o.Published); err != nil {
-		return results.Section{}, err
+		return nil, results.Section{}, err
 	}
 	runErr := e.run(ctx, o)
 	s := e.Judge(o.setup())
-	return s, runErr
+	return e, s, runErr
 }
 
 // setup is what the verdicts' set-up lines say about where o ran.
@@ -208,4 +301,11 @@ func recordFailure(ctx context.Context, f *claims.Failures, err error) error {
 	}
 	*f = append(*f, runner.OneLine(err.Error()))
 	return nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

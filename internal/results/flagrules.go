@@ -86,8 +86,8 @@ var FlagRules = []FlagRule{
 		Means:   fmt.Sprintf("a cluster round's client windows lay over %.0f %% of the window apart", SkewShare*100),
 		Reading: "the tasks did not load the server together: req/s is understated"},
 	{Flag: FlagLinkInvariant, Drops: DropsRepeat,
-		Means:   "a median call faster than the round trip the link adds, or more calls a second than c calls in flight allow over it",
-		Reading: "a figure that breaks physics: that round is not used (its reason is in the cell's error)"},
+		Means:   "over a link with delay, a median call faster than the round trip the link adds, or more calls/s than the calls in flight allow over it",
+		Reading: "that round broke the link's physics: it is left out of the cell's figures (a bug or a link that did not hold, never a result)"},
 }
 
 // RuleOf is flag's rule; ok false for a flag FlagRules does not list.

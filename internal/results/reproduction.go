@@ -1,5 +1,7 @@
 package results
 
+import "slices"
+
 // A reproduction (rpcbed reproduce) saves its sections in reproduction.json.
 
 // Section is one published experiment as re-run: its part of reproduction.md.
@@ -14,7 +16,68 @@ type Section struct {
 	// core that saturated, with its busy fraction), stated once rather than
 	// beside every finding; "" when the run measured none.
 	Cause string `json:"cause,omitempty"`
-	Err   string `json:"error,omitempty"`
+	// Rounds is how the precision loop went for this experiment; nil when
+	// none ran (no budget, or an experiment without levels to add to).
+	Rounds *Rounds `json:"rounds,omitempty"`
+	Err    string  `json:"error,omitempty"`
+}
+
+// Rounds is the precision loop's record for one experiment: the paired rounds
+// added at the levels where a claim was still inconclusive, within the
+// reproduction's budget.
+type Rounds struct {
+	BudgetS     float64 `json:"budget_s"`      // the whole reproduction's budget
+	ElapsedS    float64 `json:"elapsed_s"`     // the reproduction's time when the loop ended
+	SpentS      float64 `json:"spent_s"`       // this experiment's added rounds
+	MaxPerLevel int     `json:"max_per_level"` // the rounds a level may be given
+	// Confidence is what the experiment's intervals were judged at once it
+	// took rounds (Bonferroni over MaxPerLevel looks); 0 when it took none.
+	Confidence float64 `json:"confidence,omitempty"`
+	Stop       string  `json:"stop"` // one of the Stop* reasons
+	// Claims: per rule that took rounds, how many and at which levels.
+	Claims []ClaimRounds `json:"claims,omitempty"`
+}
+
+// ClaimRounds is one claim's added rounds: how many, and the levels they ran at.
+type ClaimRounds struct {
+	Rule   string `json:"rule"`
+	Rounds int    `json:"rounds"`
+	Levels []int  `json:"levels"`
+}
+
+// Why the precision loop ended.
+const (
+	StopDecided   = "every claim decided"
+	StopBudget    = "budget spent"
+	StopMaxRounds = "rounds per level at their bound"
+)
+
+// Add counts one round at level for every rule it served.
+func (r *Rounds) Add(level int, rules []string) {
+	for _, rule := range rules {
+		i := slices.IndexFunc(r.Claims, func(c ClaimRounds) bool { return c.Rule == rule })
+		if i < 0 {
+			r.Claims = append(r.Claims, ClaimRounds{Rule: rule})
+			i = len(r.Claims) - 1
+		}
+		r.Claims[i].Rounds++
+		if !slices.Contains(r.Claims[i].Levels, level) {
+			r.Claims[i].Levels = append(r.Claims[i].Levels, level)
+			slices.Sort(r.Claims[i].Levels)
+		}
+	}
+}
+
+// Of is rule's added rounds (zero when it took none).
+func (r *Rounds) Of(rule string) ClaimRounds {
+	if r != nil {
+		for _, c := range r.Claims {
+			if c.Rule == rule {
+				return c
+			}
+		}
+	}
+	return ClaimRounds{Rule: rule}
 }
 
 // Finding is a published claim judged by its rule (rule.go): the published and

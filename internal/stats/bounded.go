@@ -13,7 +13,10 @@ const fractionEps = 1e-4
 // bounds, and mapped back. Its half-width there is t · sqrt(f(n) s² / n) on the
 // values' own spread (n - 1 degrees of freedom), as InRun with no pool. NaN,
 // infinite and missing values are left out; one value gives its point.
-func FractionMedian(v []float64) Interval {
+func FractionMedian(v []float64) Interval { return FractionMedianAt(v, Confidence) }
+
+// FractionMedianAt is FractionMedian at confidence conf (0: Confidence).
+func FractionMedianAt(v []float64, conf float64) Interval {
 	var c, l []float64
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -34,7 +37,7 @@ func FractionMedian(v []float64) Interval {
 	}
 	var own Pool
 	own.Add(l)
-	hw := halfWidth(part{medianFactor(len(l)) * own.Var() / float64(len(l)), float64(own.DF)})
+	hw := halfWidthAt(conf, part{medianFactor(len(l)) * own.Var() / float64(len(l)), float64(own.DF)})
 	m := Median(l)
 	iv.Low, iv.High = min(med, logistic(m-hw)), max(med, logistic(m+hw))
 	return iv

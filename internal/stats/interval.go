@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	mstats "github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
@@ -157,6 +158,9 @@ type Noise struct {
 	// Between is the spread between a server's starts (forks), for the cells of
 	// a group that forks; zero elsewhere.
 	Between Between
+	// Conf is the intervals' confidence (0: Confidence); LooksLevel's where
+	// a claim is looked at again after added rounds.
+	Conf float64
 }
 
 // Between is the variance (log scale) of a fork's shift: how far one start of a
@@ -261,10 +265,26 @@ func medianFactor(n int) float64 {
 // for df <= 0 or +Inf: a known variance).
 func tQuantile(p float64, df float64) float64 {
 	if df <= 0 || math.IsInf(df, 1) || df > 1e6 {
-		return mstats.InvCDF(mstats.StdNormal)(p)
+		df = math.Inf(1)
 	}
-	return mstats.InvCDF(mstats.TDist{V: df})(p)
+	k := [2]float64{p, df}
+	if q, ok := tQuantiles.Load(k); ok {
+		return q.(float64)
+	}
+	var q float64
+	if math.IsInf(df, 1) {
+		q = mstats.InvCDF(mstats.StdNormal)(p)
+	} else {
+		q = mstats.InvCDF(mstats.TDist{V: df})(p)
+	}
+	tQuantiles.Store(k, q)
+	return q
 }
+
+// tQuantiles keeps the quantiles tQuantile found: its inverse is a bisection
+// over t's CDF, and a judgement asks for the same few (a precision loop's
+// every pass judges every claim again).
+var tQuantiles sync.Map
 
 // part is one variance a half-width adds up, with the degrees of freedom of its
 // estimate (0 or +Inf: known).
@@ -274,12 +294,29 @@ type part struct {
 
 // halfWidth is the 95 % half-width of a sum of estimated variances: t at the
 // Welch-Satterthwaite degrees of freedom of the sum times its square root.
-func halfWidth(parts ...part) float64 {
+func halfWidth(parts ...part) float64 { return halfWidthAt(Confidence, parts...) }
+
+// halfWidthAt is halfWidth at confidence conf (0: Confidence).
+func halfWidthAt(conf float64, parts ...part) float64 {
+	if conf <= 0 || conf >= 1 {
+		conf = Confidence
+	}
 	var sum float64
 	for _, p := range parts {
 		sum += p.v
 	}
-	return tQuantile(1-(1-Confidence)/2, wsDF(parts...)) * math.Sqrt(sum)
+	return tQuantile(1-(1-conf)/2, wsDF(parts...)) * math.Sqrt(sum)
+}
+
+// LooksLevel is the confidence of each of looks added looks at a claim that
+// stops once decided: Bonferroni over them, so that a claim with no
+// difference is declared one at most 1-Confidence of the time over all the
+// added looks (on top of the first look's own 1-Confidence).
+func LooksLevel(looks int) float64 {
+	if looks <= 1 {
+		return Confidence
+	}
+	return 1 - (1-Confidence)/float64(looks)
 }
 
 // shift is the run shift's part of a rerun's half-width.
@@ -322,7 +359,7 @@ func (n Noise) interval(v []float64, runs float64, rerun bool) Interval {
 	if rerun {
 		parts = append(parts, n.shift())
 	}
-	return around(med, halfWidth(parts...), len(l))
+	return around(med, halfWidthAt(n.Conf, parts...), len(l))
 }
 
 func around(center, hw float64, n int) Interval {

@@ -7,6 +7,8 @@ import "math"
 // made over levels (concurrencies), or several levels pooled (PoolLevels).
 type LogRatio struct {
 	Est, Var, DF float64
+	// Conf is its interval's confidence (0: Confidence).
+	Conf float64
 }
 
 // UnpairedLog is log(median(a)/median(b)) for two cells that did not share
@@ -25,12 +27,12 @@ func UnpairedLog(a, b []float64, na, nb Noise) (l LogRatio, ok bool) {
 	}
 	pa := part{medianFactor(len(la)) * va / float64(len(la)), dfa}
 	pb := part{medianFactor(len(lb)) * vb / float64(len(lb)), dfb}
-	return LogRatio{Est: math.Log(Median(a) / Median(b)), Var: pa.v + pb.v, DF: wsDF(pa, pb)}, true
+	return LogRatio{Est: math.Log(Median(a) / Median(b)), Var: pa.v + pb.v, DF: wsDF(pa, pb), Conf: max(na.Conf, nb.Conf)}, true
 }
 
-// Interval is the ratio's 95 % interval, on exp of the log scale.
+// Interval is the ratio's 95 % interval (at Conf when set), on exp of the log scale.
 func (l LogRatio) Interval() Interval {
-	return around(math.Exp(l.Est), halfWidth(part{l.Var, l.DF}), 1)
+	return around(math.Exp(l.Est), halfWidthAt(l.Conf, part{l.Var, l.DF}), 1)
 }
 
 // PoolLevels is the levels' common log ratio: the mean of their log ratios,
@@ -44,7 +46,7 @@ func (l LogRatio) Interval() Interval {
 // in TestPoolLevelsCoverage, against 95 % equal). Levels with no variance are
 // left out; none left gives ok false.
 func PoolLevels(ls []LogRatio) (LogRatio, bool) {
-	var sum, v float64
+	var sum, v, conf float64
 	df := math.Inf(1)
 	k := 0
 	for _, l := range ls {
@@ -52,13 +54,14 @@ func PoolLevels(ls []LogRatio) (LogRatio, bool) {
 			sum += l.Est
 			v += l.Var
 			df = min(df, l.DF)
+			conf = max(conf, l.Conf)
 			k++
 		}
 	}
 	if k == 0 {
 		return LogRatio{}, false
 	}
-	return LogRatio{Est: sum / float64(k), Var: v / float64(k*k), DF: df}, true
+	return LogRatio{Est: sum / float64(k), Var: v / float64(k*k), DF: df, Conf: conf}, true
 }
 
 // wsDF is the Welch-Satterthwaite degrees of freedom of a sum of estimated

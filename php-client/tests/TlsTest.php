@@ -77,9 +77,14 @@ final class TlsTest extends TestCase
         if (in_array('mtls', $flags, true)) {
             array_push($args, '-cert', $f['client'], '-key', $f['clientKey']);
         }
-        [$code, $out, $err] = Servers::client($args);
+        $json = Servers::tmp() . '/tls-' . md5(implode(' ', $args)) . '.json';
+        [$code, $out, $err] = Servers::client([...$args, '-json', $json]);
         $this->assertSame(0, $code, "exit code: got $code; want 0\nstderr:\n$err");
         $this->assertSame('20', self::field($out, 'Complete requests'), $out);
+        // -json carries the same figures under internal/report's names.
+        $j = json_decode((string) file_get_contents($json), true)['rpcbed'] ?? [];
+        $this->assertSame([$handshakes, 0], [$j['tls']['handshakes'] ?? null, $j['tls']['resumed'] ?? null], '-json tls');
+        $this->assertSame($perCall ? 20 : null, $j['connections_opened'] ?? null, '-json connections_opened');
         $this->assertSame('none', self::field($out, 'Errors'), $out);
         $this->assertMatchesRegularExpression($tlsLine, (string) self::field($out, 'TLS'), $out);
         $this->assertSame("$handshakes (resumed 0)", self::field($out, 'TLS handshakes'), $out);
@@ -168,6 +173,25 @@ final class TlsTest extends TestCase
             $this->fail("got no error; want one containing \"$want\"");
         } catch (\InvalidArgumentException $e) {
             $this->assertStringContainsString($want, $e->getMessage());
+        }
+    }
+
+    /** The report's names from what OpenSSL and the libraries say. */
+    public function testNames(): void
+    {
+        foreach ([
+            ['TLS_AES_128_GCM_SHA256', 'TLS_AES_128_GCM_SHA256', 'TLSv1.3'],
+            ['TLS_CHACHA20_POLY1305_SHA256', 'TLS_CHACHA20_POLY1305_SHA256', 'TLSv1.3'],
+            ['ECDHE-ECDSA-AES128-GCM-SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256', 'TLSv1.2'],
+            ['ECDHE-RSA-AES256-GCM-SHA384', 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384', 'TLSv1.2'],
+            ['SOME-UNKNOWN-SUITE', '-', '-'],
+            ['', '-', '-'],
+        ] as [$openssl, $iana, $version]) {
+            $this->assertSame($iana, \Rpcbed\Client\Tls::cipher($openssl), "cipher($openssl)");
+            $this->assertSame($version, \Rpcbed\Client\Tls::versionOfCipher($iana), "versionOfCipher($iana)");
+        }
+        foreach (['TLSv1.3' => 'TLSv1.3', 'TLSv1.2' => 'TLSv1.2', 'SSLv3' => '-', '' => '-'] as $in => $want) {
+            $this->assertSame($want, \Rpcbed\Client\Tls::version($in), "version($in)");
         }
     }
 

@@ -60,22 +60,28 @@ func (f Failures) Setup() []string {
 }
 
 // figs collects one figure per run (NaN, so unknown, where f cannot say).
-func figs(runs []Run, f func(Run) float64) Figure {
+func figs(runs []Run, f func(Run) float64) Figure { return figsAt(runs, f, 0) }
+
+// figsAt is figs at confidence conf (0: 95 %).
+func figsAt(runs []Run, f func(Run) float64, conf float64) Figure {
 	var v []float64
 	for _, m := range runs {
 		v = append(v, f(m))
 	}
-	return Fig(v)
+	return FigAt(v, conf)
 }
 
 // busy collects a busy fraction per run (srvBusy, cliBusy) as a bounded figure:
 // never past 100 % (FigFraction).
-func busy(runs []Run, f func(Run) float64) Figure {
+func busy(runs []Run, f func(Run) float64) Figure { return busyAt(runs, f, 0) }
+
+// busyAt is busy at confidence conf (0: 95 %).
+func busyAt(runs []Run, f func(Run) float64, conf float64) Figure {
 	var v []float64
 	for _, m := range runs {
 		v = append(v, f(m))
 	}
-	return FigFraction(v)
+	return FigFractionAt(v, conf)
 }
 
 func rps(m Run) float64 { return m.Report.RequestsPerSecond }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // GRPCThrift is go-grpc-thrift-aerospike: the Go client against go-server, gRPC
@@ -22,6 +23,10 @@ type GRPCThrift struct {
 	Repeats int
 	Runs    map[GTKey][]Run
 	Failed  Failures
+	// Looks is how many looks reproduce's precision loop may take at the
+	// claims once it adds rounds (0 on the base repeats): the claims are then
+	// judged at stats.LooksLevel(Looks) (Confidence).
+	Looks int
 }
 
 // GTKey is one cell of go-grpc-thrift-aerospike: a protocol at a concurrency.
@@ -93,8 +98,12 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 	}
 	sec.Setup = append(sec.Setup, e.Failed.Setup()...)
 	lo, hi := e.Levels[0], e.Levels[len(e.Levels)-1]
-	f := func(proto string, c int, m func(Run) float64) Figure { return figs(e.Runs[GTKey{proto, c}], m) }
-	fb := func(proto string, c int, m func(Run) float64) Figure { return busy(e.Runs[GTKey{proto, c}], m) }
+	f := func(proto string, c int, m func(Run) float64) Figure {
+		return figsAt(e.Runs[GTKey{proto, c}], m, e.Confidence())
+	}
+	fb := func(proto string, c int, m func(Run) float64) Figure {
+		return busyAt(e.Runs[GTKey{proto, c}], m, e.Confidence())
+	}
 	sec.Table = [][]string{{"c", "grpc req/s", "thrift req/s", "grpc vs thrift throughput", "server busy grpc / thrift", "server CPU µs/call grpc / thrift", "client busy grpc / thrift", "client CPU µs/call grpc / thrift"}}
 	for _, c := range e.Levels {
 		sec.Table = append(sec.Table, []string{strconv.Itoa(c),
@@ -157,6 +166,9 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 	sec.Findings = append(sec.Findings, r.Verdict(worstMove, "The larger move of the two protocols is judged. "+detail, ""))
 	return sec
 }
+
+// Confidence is what the claims' intervals are judged at (Looks).
+func (e *GRPCThrift) Confidence() float64 { return stats.LooksLevel(e.Looks) }
 
 // bottleneck says which core limited the cell at c, from the busy fractions of
 // both sides over the window, and what each protocol cost per call there.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // JavaFrameworks in the published table's order.
@@ -36,6 +37,12 @@ type Java2015 struct {
 	Versions map[string]string
 	Failed   Failures
 	Settings JavaSettings
+	// Looks is how many looks reproduce's precision loop may take at the
+	// claims once it adds rounds (0 on the base repeats): the claims are then
+	// judged at stats.LooksLevel(Looks) (Confidence).
+	Looks int
+	// noise is the rows' noise while one judgement lasts (judging).
+	noise *stats.Noise
 }
 
 // JavaSettings are the run's settings that the set-up lines name.
@@ -139,6 +146,7 @@ func (e *Java2015) tps(fw string, c int) Figure {
 // Judge grades every published claim from the runs: the set-up lines, the
 // table of rows, the experiment's one measured cause, and the findings.
 func (e *Java2015) Judge(o Setup) results.Section {
+	defer e.judging()()
 	sec := results.Section{Setup: e.setup(o), Table: e.table(), Cause: e.saturation(),
 		Scaled: fmt.Sprintf("The published runs made 300 000 calls per client (up to 30 M calls, 36 min per row at c=100); at this machine's rates that would take hours, so each row is time-bounded instead: a settled warm-up, then %v measured, %d times. Client and server get one core each; the published machines are not described beyond Java 8.", e.Dur, e.Repeats)}
 	sec.Findings = e.findings()

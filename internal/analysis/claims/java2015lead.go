@@ -15,6 +15,9 @@ import (
 // says (stats.Squeeze), so a row's 3 repeats are not read at 2 degrees of
 // freedom alone.
 func (e *Java2015) tpsNoise() stats.Noise {
+	if e.noise != nil {
+		return *e.noise
+	}
 	var n stats.Noise
 	var own []stats.Pool
 	for _, c := range e.Levels {
@@ -30,7 +33,21 @@ func (e *Java2015) tpsNoise() stats.Noise {
 		}
 	}
 	n.Prior = stats.Squeeze(own)
+	n.Conf = e.Confidence()
 	return n
+}
+
+// Confidence is what the claims' intervals are judged at (Looks).
+func (e *Java2015) Confidence() float64 { return stats.LooksLevel(e.Looks) }
+
+// judging computes the rows' noise once for one judgement (Judge,
+// Undecided): the runs do not change while it lasts. Call the returned func
+// when it ends.
+func (e *Java2015) judging() func() {
+	e.noise = nil
+	n := e.tpsNoise()
+	e.noise = &n
+	return func() { e.noise = nil }
 }
 
 // leadAt is ice's tps over fw's at concurrency c on the log scale, with its
@@ -87,7 +104,11 @@ func (e *Java2015) judgeLead(fw string) results.Finding {
 	}
 	detail := fmt.Sprintf("The %d concurrencies' ice / %s pooled, each weighted by its precision. Per level: %s; ice ahead at %d of %d, %s ahead at %d.",
 		len(per), fw, strings.Join(per, ", "), held, len(e.Levels), fw, reversed)
-	return rule.Verdict(f, detail, "")
+	out := rule.Verdict(f, detail, "")
+	if out.Holds == results.NotDistinguished {
+		out.Reason = e.undecidedReason(fmt.Sprintf("ice ahead beyond the noise at %d of %d levels: %s", held, len(e.Levels), strings.Join(per, ", ")))
+	}
+	return out
 }
 
 // PoolLevelsOf is the Figure of levels pooled (stats.PoolLevels): unknown when
@@ -108,8 +129,19 @@ func PoolLevelsOf(levels []stats.LogRatio) (Figure, bool) {
 // while the server's was not, the rows there compare clients, not servers.
 // It quotes the busy fractions it rests on; "" when no row's core saturated.
 func (e *Java2015) saturation() string {
-	var levels []int
-	var lowest, highest float64 = math.Inf(1), 0
+	levels, lowest, highest := e.saturated()
+	if len(levels) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The Java client's core is saturated at c=%s (client busy %.0f-%.0f %% of its core for every framework, each server less): there the rows compare the frameworks' client stacks, not their servers.",
+		joinInts(levels), lowest*100, highest*100)
+}
+
+// saturated are the levels where every framework's client core was busy at
+// results.BoundBusy or more and its server less, with the lowest and highest
+// client busy fraction among them.
+func (e *Java2015) saturated() (levels []int, lowest, highest float64) {
+	lowest = math.Inf(1)
 	for _, c := range e.Levels {
 		var at []float64
 		for _, fw := range JavaFrameworks {
@@ -125,11 +157,20 @@ func (e *Java2015) saturation() string {
 			lowest, highest = min(lowest, slices.Min(at)), max(highest, slices.Max(at))
 		}
 	}
-	if len(levels) == 0 {
-		return ""
+	return levels, lowest, highest
+}
+
+// undecidedReason is the reason of an aggregate claim still inconclusive:
+// where it held (held: at how many levels, with their intervals), and, where
+// the Java client's core was saturated, that the rows there compare the
+// client stacks.
+func (e *Java2015) undecidedReason(held string) string {
+	s := "Still inconclusive over the levels; " + held + "."
+	if sat, lo, hi := e.saturated(); len(sat) > 0 {
+		s += fmt.Sprintf(" At c=%s the Java client's core was saturated (client busy %.0f-%.0f %% for every framework, each server less): there the rows compare the frameworks' client stacks, not their servers.",
+			joinInts(sat), lo*100, hi*100)
 	}
-	return fmt.Sprintf("The Java client's core is saturated at c=%s (client busy %.0f-%.0f %% of its core for every framework, each server less): there the rows compare the frameworks' client stacks, not their servers.",
-		joinInts(levels), lowest*100, highest*100)
+	return s
 }
 
 func joinInts(v []int) string {
@@ -167,7 +208,7 @@ func (e *Java2015) judgeGrows() results.Finding {
 				leads++
 			}
 			if i > 0 {
-				step := stats.LogRatio{Est: cur.Est - prev.Est, Var: cur.Var + prev.Var, DF: min(cur.DF, prev.DF)}.Interval()
+				step := stats.LogRatio{Est: cur.Est - prev.Est, Var: cur.Var + prev.Var, DF: min(cur.DF, prev.DF), Conf: cur.Conf}.Interval()
 				switch {
 				case step.Low > 1:
 					rose++
@@ -193,6 +234,9 @@ func (e *Java2015) judgeGrows() results.Finding {
 	if leads == 0 && out.Holds != results.NotMeasured {
 		out.Holds = results.No
 		out.Detail = "Ice leads at no concurrency beyond the noise, so there is no lead to grow. " + out.Detail
+	}
+	if out.Holds == results.NotDistinguished {
+		out.Reason = e.undecidedReason(fmt.Sprintf("the lead rose beyond the noise at %d of %d steps (%s)", rose, steps, strings.Join(per, "; ")))
 	}
 	return out
 }

@@ -105,3 +105,70 @@ func TestSaturation(t *testing.T) {
 		t.Errorf("Judge's cause %q; want the saturation line once", got)
 	}
 }
+
+// An aggregate claim still inconclusive says, as its reason, at how many
+// levels it held with each level's interval, and names the saturated client
+// core as what the rows there compare; a decided one gives no such reason.
+func TestUndecidedLeadReason(t *testing.T) {
+	e := &Java2015{}
+	if err := e.Read(published); err != nil {
+		t.Fatal(err)
+	}
+	saturate := func() {
+		for k, rs := range e.Runs {
+			for i := range rs {
+				cli := 0.99
+				if k.C == 1 {
+					cli = 0.5
+				}
+				rs[i].Report.Rpcbed, rs[i].Wall, rs[i].ClientCPU, rs[i].ServerCPU, rs[i].ServerKnown = &report.Extra{}, 1, cli, 0.6, true
+			}
+		}
+	}
+	leadRuns(e, []float64{1.0, 1.0, 1.0, 1.0, 1.0}, 0.04, 7)
+	saturate()
+	f := e.judgeLead("thrift")
+	if f.Holds != results.NotDistinguished {
+		t.Fatalf("level to level: %s; want %s", f.Holds, results.NotDistinguished)
+	}
+	for _, want := range []string{"Still inconclusive over the levels; ice ahead beyond the noise at ", " of 5 levels: c=1 ", "x [", "At c=5, 20, 50, 100 the Java client's core was saturated (client busy 99-99 %", "compare the frameworks' client stacks"} {
+		if !strings.Contains(f.Reason, want) {
+			t.Errorf("reason %q lacks %q", f.Reason, want)
+		}
+	}
+	leadRuns(e, []float64{1.4, 1.45, 1.5, 1.4, 1.55}, 0.04, 7)
+	saturate()
+	if f := e.judgeLead("thrift"); f.Holds != results.Yes || f.Reason != "" {
+		t.Errorf("ice 1.4x: %s, reason %q; want yes and no reason", f.Holds, f.Reason)
+	}
+}
+
+// Undecided names, for an inconclusive lead, the levels whose interval
+// straddles the band (ice and the rival at each), and nothing once decided.
+func TestUndecidedNeeds(t *testing.T) {
+	e := &Java2015{}
+	if err := e.Read(published); err != nil {
+		t.Fatal(err)
+	}
+	leadRuns(e, []float64{1.0, 1.0, 1.0, 1.0, 1.0}, 0.04, 7)
+	var got []Need
+	for _, n := range e.Undecided() {
+		if n.Rule == "java-ice-over-thrift" {
+			got = append(got, n)
+		}
+	}
+	if len(got) == 0 {
+		t.Fatal("no need for an inconclusive lead; want its levels")
+	}
+	for _, n := range got {
+		if len(n.Alts) != 2 || n.Alts[0] != "ice" || n.Alts[1] != "thrift" {
+			t.Errorf("need %+v; want ice and thrift", n)
+		}
+	}
+	leadRuns(e, []float64{1.4, 1.45, 1.5, 1.4, 1.55}, 0.04, 7)
+	for _, n := range e.Undecided() {
+		if n.Rule == "java-ice-over-thrift" {
+			t.Errorf("decided lead: need %+v; want none", n)
+		}
+	}
+}

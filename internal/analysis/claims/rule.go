@@ -22,7 +22,10 @@ type Figure struct {
 // Fig is a figure from repeats' values (unknown when there are none or one is
 // NaN): their median with its in-run 95 % interval from their own spread
 // (stats.Noise.InRun, Student's t at n-1 degrees of freedom); one value has none.
-func Fig(v []float64) Figure {
+func Fig(v []float64) Figure { return FigAt(v, 0) }
+
+// FigAt is Fig at confidence conf (0: 95 %; stats.LooksLevel after added rounds).
+func FigAt(v []float64, conf float64) Figure {
 	if len(v) == 0 {
 		return Figure{}
 	}
@@ -33,7 +36,7 @@ func Fig(v []float64) Figure {
 	}
 	s := stats.Of(v)
 	f := Figure{Median: s.Median, Lo: s.Median, Hi: s.Median, Known: true}
-	if iv := (stats.Noise{}).InRun(v); iv.Valid() {
+	if iv := (stats.Noise{Conf: conf}).InRun(v); iv.Valid() {
 		f.Lo, f.Hi = iv.Low, iv.High
 	} else if s.N > 1 {
 		f.Lo, f.Hi = s.Min, s.Max // non-positive values: no log-scale interval
@@ -44,8 +47,11 @@ func Fig(v []float64) Figure {
 // FigFraction is Fig for fractions (busy fractions of a core, shares): its
 // median and 95 % interval never leave [0, 1] (stats.FractionMedian: clamped,
 // built on the logit scale).
-func FigFraction(v []float64) Figure {
-	iv := stats.FractionMedian(v)
+func FigFraction(v []float64) Figure { return FigFractionAt(v, 0) }
+
+// FigFractionAt is FigFraction at confidence conf (0: 95 %).
+func FigFractionAt(v []float64, conf float64) Figure {
+	iv := stats.FractionMedianAt(v, conf)
 	if iv.N == 0 || iv.N < len(v) {
 		return Figure{}
 	}

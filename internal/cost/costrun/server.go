@@ -229,7 +229,8 @@ func readIO(pid int) (ioCounts, error) {
 }
 
 // nativeServer starts (once) the native server of a kind: go-server with the
-// matrix's flags (memory store, auth on), or the Java baseline for ice.
+// matrix's flags (memory store, auth on), or the Java baseline for ice (over
+// IceSSL for java@tls).
 func (e *executor) nativeServer(ctx context.Context, kind string) (*proc, error) {
 	if e.native == nil {
 		e.native, e.failed = map[string]*proc{}, map[string]error{}
@@ -260,7 +261,7 @@ func (e *executor) serverCerts(c costplan.Cell) *tlsbed.Files {
 	return nil
 }
 
-// serverKind is the server a cell needs: go, java, or go@tls (go-server serving
+// serverKind is the server a cell needs: go, java, go@tls or java@tls (serving
 // TLS only).
 func serverKind(c costplan.Cell) string {
 	if c.Security != "" {
@@ -339,7 +340,7 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 			argv = append(argv, "-tls-cert", e.o.certs.ServerCert, "-tls-key", e.o.certs.ServerKey)
 		}
 		env = e.o.goEnv()
-	case "java":
+	case "java", "java@tls":
 		jar := filepath.Join(e.o.Root, "java-client", "target", "java-client.jar")
 		if _, err := os.Stat(jar); err != nil {
 			return nil, &notMeasured{"java-client/target/java-client.jar not built (make setup-java)"}
@@ -352,6 +353,13 @@ func (e *executor) startServer(ctx context.Context, kind string, underCallgrind 
 		p.addrs["ice"] = "127.0.0.1:" + port
 		listens = []string{p.addrs["ice"]}
 		argv = []string{"java", "-jar", jar, "serve", "-proto", "ice", "-port", port, "-auth=true"}
+		if kind == "java@tls" {
+			if e.o.certs == nil {
+				return nil, errors.New("a TLS server without the run's certificates")
+			}
+			// IceSSL only: php-ice's TLS cells (its server side is not measured).
+			argv = append(argv, "-tls-cert", e.o.certs.ServerCert, "-tls-key", e.o.certs.ServerKey)
+		}
 	default:
 		return nil, fmt.Errorf("no server %q", kind)
 	}
