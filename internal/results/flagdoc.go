@@ -31,6 +31,8 @@ var FlagDocs = []FlagDoc{
 		"the cell ran another condition than its name says: its row stands, it is left out of every ratio and verdict"},
 	{FlagConnectMismatch, "a per-call cell's connections opened in the window differ from its calls by more than its concurrency, or a persistent cell reconnected",
 		"the cell ran another connection mode than its name says: its row stands, it is left out of every ratio and verdict"},
+	{FlagLinkInvariant, "over a link with delay, a median call faster than the round trip the link adds, or more calls/s than the calls in flight allow over it",
+		"that round broke the link's physics: it is left out of the cell's figures (a bug or a link that did not hold, never a result)"},
 	{FlagWindowSkew, fmt.Sprintf("a cluster round's client windows lay over %.0f %% of the window apart", SkewShare*100),
 		"the tasks did not load the server together: req/s is understated"},
 }
