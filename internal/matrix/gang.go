@@ -184,6 +184,8 @@ func (sp *swarmPlace) form(ctx context.Context, g *groupRun, key, client string,
 		timeout = d
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
+	ended := make(chan string, 1)
+	go sp.watchEnded(actx, svc, ended, cancel)
 	tcs, aerr := sp.bar.Await(actx, token, n)
 	cancel()
 	for _, tc := range tcs {
@@ -192,7 +194,12 @@ func (sp *swarmPlace) form(ctx context.Context, g *groupRun, key, client string,
 	if aerr != nil {
 		err := aerr
 		if ctx.Err() == nil {
-			err = fmt.Errorf("ready step: %d of %d tasks reached the barrier within %v: %s", len(tcs), n, timeout, sp.taskStates(svc))
+			select {
+			case why := <-ended:
+				err = fmt.Errorf("ready step: a task ended before it reached the barrier (%d of %d did): %s", len(tcs), n, why)
+			default:
+				err = fmt.Errorf("ready step: %d of %d tasks reached the barrier within %v: %s", len(tcs), n, timeout, sp.taskStates(svc))
+			}
 		}
 		sp.endGang(g, gng)
 		return nil, err
@@ -314,6 +321,29 @@ func nodeAddr(nodes []cluster.Node, id string) string {
 		}
 	}
 	return ""
+}
+
+// watchEnded watches a service's tasks while the ready step waits for them:
+// a task that ended before it reached the barrier (an image missing on its
+// node, a command that failed) ends the wait at once, its state on ended,
+// rather than after the ready timeout.
+func (sp *swarmPlace) watchEnded(ctx context.Context, svc string, ended chan<- string, cancel func()) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		ts, err := sp.cl.Tasks(ctx, svc)
+		if err != nil || !slices.ContainsFunc(ts, func(t swarm.Task) bool { return t.Ended() }) {
+			continue
+		}
+		ended <- sp.taskStates(svc)
+		cancel()
+		return
+	}
 }
 
 // taskStates says where each of a service's tasks is (for a ready step that

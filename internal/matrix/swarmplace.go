@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/cluster"
+	"github.com/rpcbed/rpcbed/internal/kube"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -20,15 +22,16 @@ import (
 	"github.com/rpcbed/rpcbed/internal/worker"
 )
 
-// swarmPlace is the placement on a Docker Swarm (Spec.Cluster): a group's
-// server runs as a service on a server-pool node; each client worker key
-// (client x protocol) gets a gang of tasks on client-pool nodes, kept for the
-// group as a worker is (gang.go), and every client run is split over the
-// gang's tasks and merged (merge.go). A task whose connection ends takes its
-// node off every later run; its gang is formed again without it.
+// swarmPlace is the placement on a cluster engine (Spec.Cluster): Docker Swarm
+// or Kubernetes, both behind clusterEngine. A group's server runs as a service
+// (a pod) on a server-pool node; each client worker key (client x protocol)
+// gets a gang of tasks on client-pool nodes, kept for the group as a worker is
+// (gang.go), and every client run is split over the gang's tasks and merged
+// (merge.go). A task whose connection ends takes its node off every later run;
+// its gang is formed again without it.
 type swarmPlace struct {
 	e    *executor
-	cl   *swarm.Cluster
+	cl   clusterEngine
 	bar  *swarm.Barrier
 	lost map[string]string // node id -> why it is kept off
 	// gangs are the current group's, by worker key; formed counts the gangs
@@ -39,28 +42,63 @@ type swarmPlace struct {
 	close  func()
 }
 
-// joinSwarm forms the spec's swarm (copying the images its engines need) or
-// attaches to it, opens the barrier and records the swarm in run.json. close
-// removes whatever it formed or created.
-func (e *executor) joinSwarm(ctx context.Context, todo []plan.Cell) (*swarmPlace, error) {
+// clusterEngine is what the cluster placement needs of an engine: its nodes
+// by pool, services of tasks (swarm's services; Kubernetes pods, internal/kube)
+// and their logs, and a Close that removes everything the run created.
+type clusterEngine interface {
+	swarm.Engine
+	Nodes(ctx context.Context) ([]cluster.Node, error)
+	Gang(ctx context.Context, want map[string]int, exclude map[string]string) (map[string][]cluster.Node, error)
+	Close() error
+}
+
+// joinCluster reaches the spec's cluster engine: it forms the spec's swarm
+// (copying the images its engines need) or attaches to one, or attaches to a
+// Kubernetes cluster through the kubeconfig. manager names the engine's
+// endpoint in the record; formed says rpcbed formed it.
+func (e *executor) joinCluster(ctx context.Context, todo []plan.Cell) (cl clusterEngine, manager string, formed bool, err error) {
 	cs := e.run.Spec.Cluster
-	var cl *swarm.Cluster
-	var err error
+	if cs.Engine == plan.EngineKubernetes {
+		kc, err := kube.Attach(ctx, kube.Config{Kubeconfig: cs.Kubeconfig, Namespace: cs.Namespace, ImagePrefix: cs.ImagePrefix})
+		if err != nil {
+			return nil, "", false, err
+		}
+		if cs.ImagePrefix != "" {
+			e.prog.Note(fmt.Sprintf("kubernetes %s, namespace %s: images pulled from %s (IfNotPresent)", kc.Server, kc.Namespace(), cs.ImagePrefix))
+		} else {
+			e.prog.Note(fmt.Sprintf("kubernetes %s, namespace %s: images already on every node (imagePullPolicy Never)", kc.Server, kc.Namespace()))
+		}
+		return kc, kc.Server, false, nil
+	}
 	if len(cs.Form) > 0 {
 		if err := e.copyClusterImages(ctx, todo); err != nil {
-			return nil, err
+			return nil, "", false, err
 		}
 		e.prog.Note(fmt.Sprintf("forming a swarm of %d engines", len(cs.Form)))
-		cl, err = swarm.Form(ctx, cs.Form, cs.AddrPool)
-	} else {
-		cl, err = swarm.Attach(ctx, cs.Manager)
+		sc, err := swarm.Form(ctx, cs.Form, cs.AddrPool)
+		if err != nil {
+			return nil, "", false, err
+		}
+		return sc, sc.Manager, true, nil
 	}
+	sc, err := swarm.Attach(ctx, cs.Manager)
+	if err != nil {
+		return nil, "", false, err
+	}
+	return sc, sc.Manager, false, nil
+}
+
+// joinSwarm joins the spec's cluster, opens the barrier and records the
+// cluster in run.json. close removes whatever it formed or created.
+func (e *executor) joinSwarm(ctx context.Context, todo []plan.Cell) (*swarmPlace, error) {
+	cs := e.run.Spec.Cluster
+	cl, manager, formed, err := e.joinCluster(ctx, todo)
 	if err != nil {
 		return nil, err
 	}
 	leave := func() {
 		if cerr := cl.Close(); cerr != nil {
-			e.prog.Note("swarm clean-up: " + runner.OneLine(cerr.Error()))
+			e.prog.Note(cs.Engine + " clean-up: " + runner.OneLine(cerr.Error()))
 		}
 	}
 	bar, err := swarm.Listen(net.JoinHostPort(cs.Driver, "0"))
@@ -72,7 +110,7 @@ func (e *executor) joinSwarm(ctx context.Context, todo []plan.Cell) (*swarmPlace
 	sp.close = func() { bar.Close(); leave() }
 	nodes, err := cl.Nodes(ctx)
 	if err == nil {
-		e.run.Cluster = &results.ClusterRecord{Engine: cs.Engine, Manager: cl.Manager, Formed: len(cs.Form) > 0, Barrier: bar.Addr(), Nodes: nodes}
+		e.run.Cluster = &results.ClusterRecord{Engine: cs.Engine, Manager: manager, Formed: formed, Barrier: bar.Addr(), Nodes: nodes}
 		err = results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
 	}
 	if err != nil {
@@ -80,7 +118,7 @@ func (e *executor) joinSwarm(ctx context.Context, todo []plan.Cell) (*swarmPlace
 		return nil, err
 	}
 	if s := e.run.Spec; s.ClientResources.CPUSet != "" || s.ServerResources.CPUSet != "" {
-		e.prog.Note("cluster: swarm tasks cannot be pinned (no --cpuset-cpus): the spec's cpuset does not apply; cpus (--limit-cpu) does")
+		e.prog.Note("cluster: " + cs.Engine + " tasks cannot be pinned: the spec's cpuset does not apply; cpus (a CPU limit) does")
 	}
 	return sp, nil
 }

@@ -3,14 +3,18 @@ package plan
 import (
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
 
 	"github.com/rpcbed/rpcbed/internal/cluster"
 )
 
-// Cluster is a spec's cluster: the cells run on Docker Swarm, the server as a
-// service on a node of the server pool, each cell's load split over client
-// nodes, each of which runs one task (docs/scale.md).
+// Cluster is a spec's cluster: the cells run on Docker Swarm or Kubernetes,
+// the server as a service (a pod) on a node of the server pool, each cell's
+// load split over client nodes, each of which runs one task (docs/scale.md).
+// The nodes of a pool carry the label rpcbed.pool=server|clients on either
+// engine. A spec may carry both engines' fields, so that one file runs on
+// either by changing only engine:.
 //
 //	cluster:
 //	  engine: swarm
@@ -21,8 +25,22 @@ import (
 //	  driver: 198.19.1.2          # where the tasks reach the driver's ready barrier
 //	  pools: {server: 1, clients: 2}
 //	  nodes: [1, 2]               # the client nodes each cell runs on (default: pools.clients)
+//
+//	  engine: kubernetes          # on Kubernetes instead:
+//	  kubeconfig: /run/rpcbed-kube/runner.kubeconfig
+//	  namespace: rpcbed
+//	  # image_prefix: registry.example.com/  (else the images are on every node, never pulled)
 type Cluster struct {
 	Engine string `yaml:"engine" json:"engine"`
+	// Kubeconfig (kubernetes): the runner's credentials, at best a ServiceAccount
+	// token bound to docs/kube-role.yaml's Role; Namespace where it creates its
+	// pods (default: the kubeconfig's, else default).
+	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
+	Namespace  string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	// ImagePrefix (kubernetes): a registry the nodes pull rpcbed's images from
+	// (prefix + rpcbed/go:TAG, imagePullPolicy IfNotPresent). Without it the
+	// images must be on every node already and are never pulled.
+	ImagePrefix string `yaml:"image_prefix,omitempty" json:"image_prefix,omitempty"`
 	// Manager is an existing swarm's manager engine: rpcbed forms nothing and
 	// removes only the services it made. Form instead lists the engines rpcbed
 	// makes a swarm of (and leaves again on every exit path).
@@ -47,6 +65,14 @@ type Cluster struct {
 	ReadyTimeout Duration `yaml:"ready_timeout,omitempty" json:"ready_timeout,omitempty"`
 }
 
+// Cluster engines.
+const (
+	EngineSwarm      = "swarm"
+	EngineKubernetes = "kubernetes"
+)
+
+var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
 // Pool names.
 const (
 	PoolServer  = "server"
@@ -58,11 +84,20 @@ func (s *Spec) validateCluster() error {
 	if c == nil {
 		return nil
 	}
-	if c.Engine != "swarm" {
-		return fieldErr("cluster.engine", "%q: want swarm (Docker Swarm mode)", c.Engine)
-	}
-	if (c.Manager == "") == (len(c.Form) == 0) {
-		return fieldErr("cluster", "give manager (an existing swarm) or form (engines rpcbed makes a swarm of), not both or neither")
+	switch c.Engine {
+	case EngineSwarm:
+		if (c.Manager == "") == (len(c.Form) == 0) {
+			return fieldErr("cluster", "give manager (an existing swarm) or form (engines rpcbed makes a swarm of), not both or neither")
+		}
+	case EngineKubernetes:
+		if c.Kubeconfig == "" {
+			return fieldErr("cluster.kubeconfig", "want the path of the runner's kubeconfig (engine kubernetes)")
+		}
+		if c.Namespace != "" && !dns1123.MatchString(c.Namespace) {
+			return fieldErr("cluster.namespace", "%q: want a Kubernetes namespace name (lower-case letters, digits, '-')", c.Namespace)
+		}
+	default:
+		return fieldErr("cluster.engine", "%q: want swarm (Docker Swarm mode) or kubernetes", c.Engine)
 	}
 	if len(s.Hosts) > 0 || len(s.LinkList()) > 0 {
 		return fieldErr("cluster", "a cluster places the roles itself: no hosts or links with it")
@@ -80,6 +115,9 @@ func (s *Spec) validateCluster() error {
 	}
 	if c.Pools[PoolServer] < 1 || c.Pools[PoolClients] < 1 {
 		return fieldErr("cluster.pools", "want server and clients, each at least 1 (e.g. {server: 1, clients: 2})")
+	}
+	if c.Engine == EngineKubernetes {
+		return s.validateClusterCells(c) // form, manager, addr_pool: a swarm's, unused here
 	}
 	have := map[string]int{}
 	for i, m := range c.Form {
@@ -102,6 +140,12 @@ func (s *Spec) validateCluster() error {
 			}
 		}
 	}
+	return s.validateClusterCells(c)
+}
+
+// validateClusterCells checks what every engine shares: the node counts, the
+// worker mode, each cell's concurrency against its nodes.
+func (s *Spec) validateClusterCells(c *Cluster) error {
 	for _, n := range c.Nodes {
 		if n < 1 || n > c.Pools[PoolClients] {
 			return fieldErr("cluster.nodes", "%d: want 1..%d (pools.clients)", n, c.Pools[PoolClients])

@@ -84,7 +84,7 @@ func TestClusterSpec(t *testing.T) {
 	for _, tc := range []struct {
 		name, from, to, field string
 	}{
-		{"engine", "engine: swarm", "engine: kubernetes", "cluster.engine"},
+		{"engine", "engine: swarm", "engine: nomad", "cluster.engine"},
 		{"both", "  driver:", "  manager: unix:///m.sock\n  driver:", "cluster"},
 		{"driver", "driver: 198.19.1.2", "driver: nowhere", "cluster.driver"},
 		{"pool", "clients: 2}", "clients: 2, db: 1}", "cluster.pools"},
@@ -104,5 +104,39 @@ func TestClusterSpec(t *testing.T) {
 	}
 	if _, err := ParseSpec([]byte(clusterSpec + "hosts: {a: {engine: unix:///a, address: 1.2.3.4, roles: [go]}}\n")); err == nil {
 		t.Error("cluster with hosts: got no error")
+	}
+}
+
+// TestClusterSpecKubernetes: one file carries both engines' fields and runs on
+// either by changing only engine:; a kubernetes cluster needs its kubeconfig,
+// and each mistake is refused naming its field.
+func TestClusterSpecKubernetes(t *testing.T) {
+	both := clusterSpec + "  kubeconfig: /run/rpcbed-kube/runner.kubeconfig\n  namespace: rpcbed\n"
+	for _, engine := range []string{EngineSwarm, EngineKubernetes} {
+		s, err := ParseSpec([]byte(strings.Replace(both, "engine: swarm", "engine: "+engine, 1)))
+		if err != nil {
+			t.Fatalf("engine %s: %v", engine, err)
+		}
+		if got := s.Plan()[0].Name(); got != "go-grpc-datalist-200-c50-2nodes" {
+			t.Errorf("engine %s: got cell %s; want go-grpc-datalist-200-c50-2nodes on either engine", engine, got)
+		}
+	}
+	kube := strings.Replace(both, "engine: swarm", "engine: kubernetes", 1)
+	for _, tc := range []struct {
+		name, from, to, field string
+	}{
+		{"kubeconfig", "  kubeconfig: /run/rpcbed-kube/runner.kubeconfig\n", "", "cluster.kubeconfig"},
+		{"namespace", "namespace: rpcbed", "namespace: Rpc_Bed", "cluster.namespace"},
+		{"pools", "clients: 2}", "clients: 0}", "cluster.pools.clients"},
+		{"nodes", "  driver:", "  nodes: [3]\n  driver:", "cluster.nodes"},
+		{"driver", "driver: 198.19.1.2", "driver: nowhere", "cluster.driver"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(strings.Replace(kube, tc.from, tc.to, 1)))
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Errorf("got %v; want an error on %s", err, tc.field)
+			}
+		})
 	}
 }

@@ -16,12 +16,23 @@ import (
 // of one task. It is the runner.Runner the matrix starts a cluster run's server
 // with; the client tasks of a split cell go through Job and the Barrier instead.
 type Runner struct {
-	C *Cluster
+	C Engine
 	// Node is the node the tasks are placed on (node.id==), Pool its pool.
 	Node, Pool string
 }
 
 var _ runner.Runner = (*Runner)(nil)
+
+// Engine is what a Runner needs of a cluster engine: a Docker Swarm (Cluster)
+// or a Kubernetes cluster (internal/kube), whose tasks are pods.
+type Engine interface {
+	Create(ctx context.Context, s Service) (string, error)
+	Tasks(ctx context.Context, service string) ([]Task, error)
+	WaitTasks(ctx context.Context, service string, n int) ([]Task, error)
+	Logs(ctx context.Context, service string) (stdout, stderr []byte, err error)
+	Stop(ctx context.Context, service string) (stdout, stderr []byte, err error)
+	Remove(service string) error
+}
 
 // Run runs s once as a service of one task (restart none: it runs once) and returns its output (from the task's
 // log), exit code and wall time; CPU is not known to the driver (0).

@@ -482,8 +482,16 @@ func (t Task) Ended() bool {
 // WaitTasks waits until the service has n tasks that ended, or ctx ends, and
 // returns the tasks as last seen.
 func (c *Cluster) WaitTasks(ctx context.Context, service string, n int) ([]Task, error) {
+	return WaitEnded(ctx, c, service, n)
+}
+
+// WaitEnded waits until e lists n tasks of service that ended, or ctx ends,
+// and returns the tasks as last seen.
+func WaitEnded(ctx context.Context, e interface {
+	Tasks(context.Context, string) ([]Task, error)
+}, service string, n int) ([]Task, error) {
 	for {
-		ts, err := c.Tasks(ctx, service)
+		ts, err := e.Tasks(ctx, service)
 		if err == nil {
 			ended := 0
 			for _, t := range ts {

@@ -199,6 +199,39 @@ func TestJudgeGRPCThrift(t *testing.T) {
 	}
 }
 
+// The precision loop's needs: the inconclusive throughput claim at c=800 asks
+// for gRPC and Thrift there, nothing else; with more rounds judged at the
+// stricter confidence (Looks) the intervals only widen.
+func TestUndecidedGRPCThrift(t *testing.T) {
+	e := &GRPCThrift{}
+	if err := e.Read(published); err != nil {
+		t.Fatal(err)
+	}
+	run := func(r float64) Run {
+		return Run{Report: report.Report{RequestsPerSecond: r, Complete: int64(r), Rpcbed: &report.Extra{}},
+			ClientCPU: 0.5, ServerCPU: 0.9, ServerN: int64(r), ServerKnown: true, Wall: 1}
+	}
+	e.Runs = map[GTKey][]Run{
+		{"grpc", 50}: {run(1100), run(1110), run(1105)}, {"thrift", 50}: {run(1000), run(1001), run(1002)},
+		{"grpc", 800}: {run(900), run(1200), run(1000)}, {"thrift", 800}: {run(1000), run(1000), run(1000)},
+	}
+	var got []Need
+	for _, n := range e.Undecided() {
+		if strings.HasPrefix(n.Rule, "grpc-thrift-throughput") {
+			got = append(got, n)
+		}
+	}
+	if len(got) != 1 || got[0].Rule != "grpc-thrift-throughput-c800" || got[0].Level != 800 || strings.Join(got[0].Alts, ",") != "grpc,thrift" {
+		t.Errorf("throughput needs %+v; want grpc and thrift at 800 for grpc-thrift-throughput-c800 alone", got)
+	}
+	base := Margin(figs(e.Runs[GTKey{"grpc", 50}], rps), figs(e.Runs[GTKey{"thrift", 50}], rps))
+	e.Looks = 8
+	strict := Margin(figsAt(e.Runs[GTKey{"grpc", 50}], rps, e.Confidence()), figsAt(e.Runs[GTKey{"thrift", 50}], rps, e.Confidence()))
+	if e.Confidence() <= 0.99 || !(strict.Lo < base.Lo && strict.Hi > base.Hi) {
+		t.Errorf("at %d looks: confidence %.4f, margin %s against %s at 95 %%; want above 99 %% and wider", e.Looks, e.Confidence(), strict.Show("%", 1), base.Show("%", 1))
+	}
+}
+
 func TestJudgeJava(t *testing.T) {
 	e := &Java2015{}
 	if err := e.Read(published); err != nil {
