@@ -122,7 +122,7 @@ func TestRepositorySpecs(t *testing.T) {
 		minCells  int
 		wantCells []string
 	}{
-		{"../../matrix.yaml", 71, []string{"go-grpc-datalist-2-c1", "php-ice-datalist-5000-c50", "php-grpc-datalist-5000-c50", "java-dubbo-datalist-200-c50", "php-thrift-datalist-200-c50",
+		{"../../matrix.yaml", 82, []string{"go-grpc-datalist-200-c1", "php-ice-datalist-5000-c50", "php-grpc-datalist-5000-c50", "java-dubbo-datalist-200-c50", "php-thrift-datalist-200-c50",
 			"php-thrift-datalist-5000-c50", "php-pure-grpc-datalist-200-c1", "php-pure-thrift-datalist-200-c50",
 			"go-grpc-datalist-200-c1@tls", "go-http-datalist-200-c50@tls", "php-ice-datalist-200-c50@tls", "java-dubbo-datalist-200-c1@tls"}},
 		{"../../matrix-tls.yaml", 112, []string{"go-thrift-datalist-200-c50@tls+percall", "go-grpc-datalist-200-c1@percall", "go-http-datalist-200-c1@tls",
