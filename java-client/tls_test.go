@@ -1,10 +1,10 @@
 package javaclient_test
 
-// java-client over TLS: each protocol it speaks TLS on (grpc, thrift, http) against the
-// Java baseline serving TLS with a fresh CA (internal/tlsbed), tls and mtls; the report
-// parses with its TLS line; and the rows every client must refuse: a server certificate
-// of another CA, an expired one, one of another name, and an mtls server refusing a
-// client without a certificate, each exit 3 naming the cause.
+// java-client over TLS: each protocol (grpc, thrift, http, ice, dubbo) against the Java
+// baseline serving TLS with a fresh CA (internal/tlsbed), tls and mtls, persistent and
+// per-call; the report parses with its TLS line; and the rows every client must refuse:
+// a server certificate of another CA, an expired one, one of another name, and an mtls
+// server refusing a client without a certificate, each exit 3 naming the cause.
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
-var javaTLSProtos = []string{"grpc", "thrift", "http"}
+var javaTLSProtos = []string{"grpc", "thrift", "http", "ice", "dubbo"}
 
 func TestJavaClientTLS(t *testing.T) {
 	java := testbed.NeedJava(t)
@@ -36,14 +36,17 @@ func TestJavaClientTLS(t *testing.T) {
 					"-timeout", "30s", "-addr", addr, "-cacert", files.CA}, extra...)
 				return javaClient(t, java, args...)
 			}
+			mtls := []string{"-security", "mtls", "-cert", files.ClientCert, "-key", files.ClientKey}
+			perCall := []string{"-connect", "per-call"}
 			for _, tc := range []struct {
 				name    string
 				args    []string
 				version string
 			}{
-				{"mtls", []string{"-security", "mtls", "-cert", files.ClientCert, "-key", files.ClientKey}, "TLSv1.3"},
-				{"mtls tls12", []string{"-security", "mtls", "-cert", files.ClientCert, "-key", files.ClientKey, "-tls-version", "1.2"}, "TLSv1.2"},
-				{"mtls resume off", []string{"-security", "mtls", "-cert", files.ClientCert, "-key", files.ClientKey, "-resume", "off"}, "TLSv1.3"},
+				{"mtls", mtls, "TLSv1.3"},
+				{"mtls tls12", append([]string{"-tls-version", "1.2"}, mtls...), "TLSv1.2"},
+				{"mtls per-call", append(perCall, mtls...), "TLSv1.3"},
+				{"mtls per-call resume off", append([]string{"-resume", "off"}, append(perCall, mtls...)...), "TLSv1.3"},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					code, out, stderr := run(good, tc.args...)
@@ -61,9 +64,22 @@ func TestJavaClientTLS(t *testing.T) {
 					if x == nil || x.TLS == nil {
 						t.Fatalf("no TLS line in the report:\n%s", out)
 					}
-					want := map[string]string{"grpc": "h2", "thrift": "none", "http": "none"}[proto]
+					want := map[string]string{"grpc": "h2", "thrift": "none", "http": "none", "ice": "none", "dubbo": "none"}[proto]
 					if x.TLS.Version != tc.version || x.TLS.ALPN != want || x.TLS.CipherSuite == "-" || x.TLS.Group != "-" {
 						t.Errorf("TLS %+v; want %s, a cipher suite, group -, ALPN %s", *x.TLS, tc.version, want)
+					}
+					if strings.Contains(tc.name, "per-call") {
+						// Every call of the window opened its connection and made its handshake.
+						if x.ConnectionsOpened == nil {
+							t.Errorf("no Connections opened line in a per-call report:\n%s", out)
+						} else if *x.ConnectionsOpened != 40 || x.TLS.Handshakes != 40 {
+							t.Errorf("connections opened %d, TLS handshakes %d; want 40, 40", *x.ConnectionsOpened, x.TLS.Handshakes)
+						}
+						if strings.Contains(tc.name, "resume off") && x.TLS.Resumed != 0 {
+							t.Errorf("resumed %d with -resume off; want 0", x.TLS.Resumed)
+						}
+					} else if x.ConnectionsOpened != nil {
+						t.Errorf("a persistent run's report says connections opened %d; want no line", *x.ConnectionsOpened)
 					}
 					var w bytes.Buffer
 					if err := report.Write(&w, r); err != nil || !bytes.Equal(w.Bytes(), out) {

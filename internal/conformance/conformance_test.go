@@ -7,7 +7,8 @@
 // UNAVAILABLE or DEADLINE_EXCEEDED (a declared error is never connect or timeout);
 // a TLS server whose certificate is from another CA, expired or for another
 // name, or that refuses the client's certificate (exit 3, kind certificate, the
-// cause named);
+// cause named), on gRPC, Thrift and HTTP against go-server and on Ice and Dubbo
+// against the Java baselines (for the clients that speak those);
 // every client's worker mode; and (merge_test.go) every client's latency
 // record, merged across processes and languages. The servers are internal/fakeserver on
 // 127.0.0.1:0 and two misbehaving listeners.
@@ -46,13 +47,15 @@ type row struct {
 	addr string   // which server: "" none, "dead", or a fake behaviour's name
 	exit int
 	kind string // the "verify: KIND: ..." kind on stderr; "" for none
-	// pending names the clients that cannot run the row yet (their TLS is not
-	// built): their run of it is skipped, saying so.
-	pending []string
+	// only names the clients that speak the row's protocol (nil: every client).
+	only []string
 }
 
-// tlsPending are the clients whose TLS flags are not built yet.
-var tlsPending = []string{"java"}
+// javaProtos are served by the Java baselines only; speaks names the clients of each.
+var (
+	javaProtos = []string{"ice", "dubbo"}
+	speaks     = map[string][]string{"ice": {"php", "java"}, "dubbo": {"java"}}
+)
 
 const (
 	exitOK          = 0
@@ -77,13 +80,30 @@ func rows() []row {
 		{name: "thrift-conns-below-c", args: []string{"-proto", "thrift", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "http-conns-below-c", args: []string{"-proto", "http", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 	}
-	for _, p := range protos {
+	for _, p := range append(protos[:len(protos):len(protos)], javaProtos...) {
 		call := func(kind string) []string {
 			a := []string{"-proto", p, "-call", "datalist", "-items", "3", "-c", "1", "-n", "5", "-timeout", "5s", "-addr", "{ADDR}"}
 			if kind == "datatype" {
 				a = []string{"-proto", p, "-call", "datatype", "-c", "1", "-n", "5", "-timeout", "5s", "-addr", "{ADDR}"}
 			}
 			return a
+		}
+		tlsCall := append(call("datatype"), "-security", "tls", "-cacert", "{CA}")
+		tlsRows := []row{
+			{name: p + "-tls-wrong-ca", args: tlsCall, addr: "tls-wrongca", exit: exitVerify, kind: "certificate"},
+			{name: p + "-tls-expired", args: tlsCall, addr: "tls-expired", exit: exitVerify, kind: "certificate"},
+			{name: p + "-tls-wrong-name", args: tlsCall, addr: "tls-wrongname", exit: exitVerify, kind: "certificate"},
+			{name: p + "-mtls-cert-refused", args: append(call("datatype"), "-security", "mtls", "-cacert", "{CA}", "-cert", "{CERT}", "-key", "{KEY}"),
+				addr: "mtls", exit: exitVerify, kind: "certificate"},
+			{name: p + "-tls-answers", args: tlsCall, addr: "tls", exit: exitOK},
+		}
+		if slices.Contains(javaProtos, p) {
+			// Ice and Dubbo: the certificate rows, against the Java baselines.
+			for i := range tlsRows {
+				tlsRows[i].only = speaks[p]
+			}
+			rs = append(rs, tlsRows...)
+			continue
 		}
 		rs = append(rs,
 			row{name: p + "-unreachable", args: call("datatype"), addr: "dead", exit: exitUnreachable, kind: "connect"},
@@ -105,15 +125,7 @@ func rows() []row {
 		)
 		// A certificate the client must refuse, or a client certificate the
 		// server refuses: exit 3, kind certificate, the cause on stderr.
-		tlsCall := append(call("datatype"), "-security", "tls", "-cacert", "{CA}")
-		rs = append(rs,
-			row{name: p + "-tls-wrong-ca", args: tlsCall, addr: "tls-wrongca", exit: exitVerify, kind: "certificate", pending: tlsPending},
-			row{name: p + "-tls-expired", args: tlsCall, addr: "tls-expired", exit: exitVerify, kind: "certificate", pending: tlsPending},
-			row{name: p + "-tls-wrong-name", args: tlsCall, addr: "tls-wrongname", exit: exitVerify, kind: "certificate", pending: tlsPending},
-			row{name: p + "-mtls-cert-refused", args: append(call("datatype"), "-security", "mtls", "-cacert", "{CA}", "-cert", "{CERT}", "-key", "{KEY}"),
-				addr: "mtls", exit: exitVerify, kind: "certificate", pending: tlsPending},
-			row{name: p + "-tls-answers", args: tlsCall, addr: "tls", exit: exitOK, pending: tlsPending},
-		)
+		rs = append(rs, tlsRows...)
 	}
 	return rs
 }
@@ -166,8 +178,9 @@ func misbehave(t *testing.T, f func(net.Conn)) string {
 
 // servers starts one fake server per behaviour the rows name, a dead address,
 // and go-servers serving TLS with bad certificates; files are the certificate
-// files the rows' {CA}, {CERT} and {KEY} stand for.
-func servers(t *testing.T) (map[string]fakeserver.Addrs, map[string]string) {
+// files the rows' {CA}, {CERT} and {KEY} stand for; java starts (once, on first
+// use) the Java baseline serving an Ice or Dubbo TLS row's certificates.
+func servers(t *testing.T) (srv map[string]fakeserver.Addrs, files map[string]string, java func(addr, proto string) string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -202,21 +215,44 @@ func servers(t *testing.T) (map[string]fakeserver.Addrs, map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, f := range map[string][3]string{
+	certs := map[string][3]string{
 		"tls":           {good.ServerCert, good.ServerKey, ""},
 		"tls-wrongca":   {bad.WrongCA[0], bad.WrongCA[1], ""},
 		"tls-expired":   {bad.Expired[0], bad.Expired[1], ""},
 		"tls-wrongname": {bad.WrongName[0], bad.WrongName[1], ""},
 		"mtls":          {good.ServerCert, good.ServerKey, good.CA},
-	} {
+	}
+	for name, f := range certs {
 		cfg, err := tlsbed.ServerConfig(f[0], f[1], f[2], "1.2")
 		if err != nil {
 			t.Fatal(err)
 		}
 		s[name] = testbed.InProcessTLS(t, cfg)
 	}
+	var mu sync.Mutex
+	started := map[string]string{}
+	java = func(addr, proto string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if a, ok := started[addr+" "+proto]; ok {
+			return a
+		}
+		j, why := testbed.FindJava(t)
+		if why != "" {
+			return "" // the row's client is java or php: neither runs it without the jar
+		}
+		f := certs[addr]
+		args := []string{"-tls-cert", f[0], "-tls-key", f[1], "-tls-min", "1.2"}
+		if f[2] != "" {
+			args = append(args, "-tls-client-ca", f[2])
+		}
+		// On the test's t: the server outlives the row that started it.
+		_, addrs := testbed.JavaBaseline(t, j, proto, args...)
+		started[addr+" "+proto] = addrs[proto]
+		return addrs[proto]
+	}
 	// {CERT} and {KEY}: a client certificate of another CA, which mtls refuses.
-	return s, map[string]string{"{CA}": good.CA, "{CERT}": other.ClientCert, "{KEY}": other.ClientKey}
+	return s, map[string]string{"{CA}": good.CA, "{CERT}": other.ClientCert, "{KEY}": other.ClientKey}, java
 }
 
 // client is how to start one load client: the command before the row's args.
@@ -297,7 +333,7 @@ func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the conformance test runs every client's process")
 	}
-	srv, files := servers(t)
+	srv, files, java := servers(t)
 	rs := rows()
 	for _, c := range clients(t) {
 		t.Run(c.name, func(t *testing.T) {
@@ -307,12 +343,14 @@ func TestConformance(t *testing.T) {
 			}
 			for _, r := range rs {
 				t.Run(r.name, func(t *testing.T) {
-					if slices.Contains(r.pending, c.name) {
-						t.Skipf("pending: %s-client does not speak TLS yet", c.name)
+					if r.only != nil && !slices.Contains(r.only, c.name) {
+						t.Skipf("%s-client does not speak %s", c.name, protoOf(r.args))
 					}
 					args := make([]string, len(r.args))
 					for i, a := range r.args {
-						if a == "{ADDR}" {
+						if a == "{ADDR}" && slices.Contains(javaProtos, protoOf(r.args)) {
+							a = java(r.addr, protoOf(r.args))
+						} else if a == "{ADDR}" {
 							a = srv[r.addr][protoOf(r.args)]
 						}
 						if f, ok := files[a]; ok {
@@ -351,7 +389,7 @@ func TestRows(t *testing.T) {
 func protoOf(args []string) string {
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "-proto" {
-			if p := args[i+1]; p == "grpc" || p == "thrift" || p == "http" {
+			if p := args[i+1]; slices.Contains(protos, p) || slices.Contains(javaProtos, p) {
 				return p
 			}
 		}

@@ -44,6 +44,7 @@ var (
 		"go":       {"grpc", "thrift", "http"},
 		"php":      {"grpc", "thrift", "http", "ice"},
 		"php-pure": {"grpc", "thrift"},
+		"java":     {"grpc", "thrift", "http", "ice", "dubbo"},
 	}
 	tlsServes = map[string][]string{
 		"go":   {"grpc", "thrift", "http"},
@@ -54,13 +55,16 @@ var (
 		"go":       {"grpc", "thrift", "http"},
 		"php":      {"grpc", "thrift", "http", "ice"},
 		"php-pure": {"grpc", "thrift"},
+		"java":     {"grpc", "thrift", "http", "ice", "dubbo"},
 	}
 	// tlsVariantRefusals: a client's protocols whose library cannot give a
 	// variant (docs/clients.md): grpc.so takes no TLS version; no library
-	// php-client uses resumes a session across the connections it opens.
+	// php-client uses resumes a session across the connections it opens; Dubbo
+	// builds a new TLS context for every connection java-client opens.
 	tlsVariantRefusals = map[string]map[string][]string{
 		"php":      {"tls12": {"grpc"}, "resume": {"grpc", "thrift", "http", "ice"}},
 		"php-pure": {"tls12": {"grpc"}, "resume": {"grpc", "thrift"}},
+		"java":     {"resume": {"dubbo"}},
 	}
 )
 

@@ -134,7 +134,7 @@ func tlsAnswer(in AnswerInput) Answer {
 	v := in.View
 	rows := v.TLSCosts()
 	if len(rows) == 0 {
-		return Answer{Pending: "This run has no TLS cell beside its plaintext cell: `make matrix MATRIX=tls` measures every client and protocol over TLS, persistent and per call (the default matrix carries go's 200-item cells)."}
+		return Answer{Pending: "This run has no TLS cell beside its plaintext cell: `make matrix MATRIX=tls` measures every client and protocol over TLS, persistent and per call (the default matrix carries every pair's 200-item cells)."}
 	}
 	recs := map[string]analysis.RatioRecord{}
 	for _, r := range v.Records() {

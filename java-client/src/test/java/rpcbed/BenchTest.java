@@ -130,6 +130,26 @@ class BenchTest {
     }
 
     /**
+     * -connect per-call: every measured call opened its own connection (the report
+     * says how many), none kept alive; dubbo reconnects its reference's connection.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grpc", "thrift", "http", "ice", "dubbo"})
+    void connectionPerCall(String proto) throws Exception {
+        Run r = main(args(proto, "datalist", 20, port(proto), "-connect", "per-call"));
+        assertEquals(0, r.code, "exit code; stderr: " + r.err);
+        assertEquals("60", value(r.out, "Complete requests:"), "complete");
+        assertEquals("0", value(r.out, "Failed requests:"), "failed");
+        assertEquals("60", value(r.out, "Connections opened:"), "connections opened");
+        assertEquals(null, value(r.out, "Keep-Alive requests:"), "keep-alive (ab leaves out a count of 0)");
+        assertEquals(null, value(r.out, "TLS:"), "no TLS line in plaintext");
+        // A persistent run has no such line.
+        Run p = main(args(proto, "datalist", 20, port(proto)));
+        assertEquals(0, p.code, "exit code; stderr: " + p.err);
+        assertEquals(null, value(p.out, "Connections opened:"), "persistent: no connections line");
+    }
+
+    /**
      * Dubbo runs in one JVM (a worker's) share one Dubbo application: each run makes
      * its references and destroys them at its end, so a second run works on the same
      * application and the first left no connection open.
@@ -321,6 +341,11 @@ class BenchTest {
         "zero warmup-max   | -proto grpc -call datatype -n 1 -warmup auto -warmup-max 0 -addr 127.0.0.1:1",
         "thrift conns != c | -proto thrift -call datatype -c 2 -conns 1 -n 4 -addr 127.0.0.1:1",
         "http conns != c   | -proto http -call datatype -c 3 -conns 2 -n 4 -addr 127.0.0.1:1",
+        "bad connect       | -proto grpc -call datatype -n 1 -connect sometimes -addr 127.0.0.1:1",
+        "per-call open loop| -proto grpc -call datatype -n 1 -rate 10 -connect per-call -addr 127.0.0.1:1",
+        "bad resume        | -proto grpc -call datatype -n 1 -resume maybe -addr 127.0.0.1:1",
+        "dubbo resume on   | -proto dubbo -call datatype -n 1 -resume on -addr 127.0.0.1:1",
+        "tls without ca    | -proto ice -call datatype -n 1 -security tls -addr 127.0.0.1:1",
     })
     void badArguments(String name, String line) {
         Run r = main(line.trim().split("\\s+"));

@@ -150,8 +150,14 @@ public final class Bench {
         /** TLS handshakes (and resumed) counted when the measured part began. */
         volatile long tlsStart;
         volatile long tlsResumedStart;
+        /** Per-call connections opened so far (null: persistent), and when the measured part began. */
+        AtomicLong opened;
+        volatile long openedStart;
 
         void begin(long at, Config cfg) {
+            if (opened != null) {
+                openedStart = opened.get();
+            }
             if (cfg.tls != null) {
                 tlsStart = cfg.tls.handshakes();
                 tlsResumedStart = cfg.tls.resumed();
@@ -172,6 +178,24 @@ public final class Bench {
         long docLength = verify(cfg, t);
         err.println("java-client: verified " + cfg.name() + " (" + docLength + " bytes)");
 
+        if (cfg.perCall()) {
+            AtomicLong opened = new AtomicLong();
+            List<Transport.Conn> conns = new ArrayList<>();
+            try {
+                for (int i = 0; i < cfg.concurrency; i++) {
+                    conns.add(t.perCall(i, opened));
+                }
+            } catch (CallError e) {
+                conns.forEach(Transport.Conn::close);
+                throw new RunError(Exit.UNREACHABLE, "java-client: caller " + (conns.size() + 1)
+                    + " of " + cfg.concurrency + " to " + cfg.addr + ": " + e.getMessage());
+            }
+            try {
+                return measure(cfg, t, conns, opened, docLength, err);
+            } finally {
+                conns.forEach(Transport.Conn::close);
+            }
+        }
         int nConns = cfg.connections();
         List<Transport.Conn> conns = new ArrayList<>();
         try {
@@ -184,18 +208,20 @@ public final class Bench {
                 + " of " + nConns + " to " + cfg.addr + ": " + e.getMessage());
         }
         try {
-            return measure(cfg, t, conns, docLength, err);
+            return measure(cfg, t, conns, null, docLength, err);
         } finally {
             conns.forEach(Transport.Conn::close);
         }
     }
 
-    private static Result measure(Config cfg, Transport t, List<Transport.Conn> conns, long docLength,
-            PrintStream err) throws RunError {
+    /** opened: the connections per-call callers opened (null: persistent connections). */
+    private static Result measure(Config cfg, Transport t, List<Transport.Conn> conns, AtomicLong opened,
+            long docLength, PrintStream err) throws RunError {
         int c = cfg.concurrency;
         Caller[] callers = new Caller[c];
         AtomicLong remaining = new AtomicLong(cfg.perClient ? 0 : cfg.requests);
         Phase ph = new Phase(c);
+        ph.opened = opened;
         CyclicBarrier measure = new CyclicBarrier(c, () -> {
             ph.cpuStart = ProcessCpu.now();
             ph.begin(System.nanoTime(), cfg);
@@ -323,6 +349,10 @@ public final class Bench {
             res.report.tls = cfg.tls.line();
             res.report.tlsHandshakes = cfg.tls.handshakes() - ph.tlsStart;
             res.report.tlsResumed = cfg.tls.resumed() - ph.tlsResumedStart;
+        }
+        if (opened != null) {
+            res.report.connectionsOpened = opened.get() - ph.openedStart;
+            res.report.keepAlive = 0;
         }
         res.report.windowStartMicros = ph.micros(ph.measureStart);
         res.report.windowEndMicros = ph.micros(end);
@@ -547,19 +577,28 @@ public final class Bench {
         if (cfg.tls == null) {
             return java.util.Optional.empty();
         }
+        Throwable why = e;
         String cause = rpcbed.tls.ClientTls.cause(e);
+        if (cause == null && cfg.tls.lastFailure() != null) {
+            // The engine saw the handshake fail; the library reported something else (Dubbo).
+            why = cfg.tls.lastFailure();
+            cause = rpcbed.tls.ClientTls.cause(why);
+        }
         if (cause == null && !e.kind.answered()) {
             cause = cfg.tls.probe(cfg.host, cfg.port, cfg.timeoutMillis(), 2000);
         }
         if (cause == null) {
             return java.util.Optional.empty();
         }
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
+        // The deepest message there is (IceSSL's innermost exception has none).
+        String msg = why.toString();
+        for (Throwable t = why; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t.getMessage() != null) {
+                msg = t.getMessage();
+            }
         }
         return java.util.Optional.of(new RunError(Exit.VERIFY, "verify: certificate: " + cause + ": " + cfg.proto
-            + " server at " + cfg.addr + ": " + root.getMessage()));
+            + " server at " + cfg.addr + ": " + msg));
     }
 
     static ReportWriter.Report report(Config cfg, Transport t, long docLength, Caller[] callers,

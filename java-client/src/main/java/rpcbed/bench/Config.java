@@ -38,7 +38,7 @@ public final class Config {
     /** -security tls|mtls: the TLS settings and counters; null for plaintext. */
     public rpcbed.tls.ClientTls tls;
     public String security = "plaintext";
-    /** -connect: persistent only (per-call is refused by name). */
+    /** -connect: persistent, or per-call (a new connection, and handshake, for every call). */
     public String connect = "persistent";
     /** Keeps the open-loop interval above 0 (as go-client). */
     public static final int MAX_RATE = 10_000_000;
@@ -51,7 +51,7 @@ public final class Config {
                 [-rate R] -addr HOST:PORT [-client-id ID]
                 [-security plaintext|tls|mtls -cacert FILE [-cert FILE -key FILE]
                  [-servername NAME] [-tls-version 1.3|1.2] [-resume on|off]]
-                [-connect persistent]
+                [-connect persistent|per-call]
           java -jar java-client.jar worker      (runs on stdin, docs/report-format.md)
           java -jar java-client.jar serve -proto ice|dubbo|grpc|thrift|http [-port N]
                 [-stats-port N]
@@ -68,11 +68,17 @@ public final class Config {
         -rate R runs an open loop: R calls per second in total, each caller's calls due
         at fixed intervals, latency counted from each call's due time (coordinated
         omission corrected); 0 (default) is ab's closed loop.
-        -security tls speaks TLS (the JDK's for thrift and http, grpc-java's on
-        BoringSSL for grpc, ALPN h2) on grpc, thrift and http; the server's certificate
-        must chain to -cacert and name -servername (default: the host of -addr); mtls
-        adds -cert/-key. The report adds "TLS:" and "TLS handshakes:" (the window's).
-        -resume: sessions resumed as the library does by default (on), or off.
+        -security tls speaks TLS on every protocol (the JDK's for thrift and http,
+        grpc-java's on BoringSSL for grpc with ALPN h2, IceSSL for ice, Dubbo's own for
+        dubbo); the server's certificate must chain to -cacert and name -servername
+        (default: the host of -addr); mtls adds -cert/-key. The report adds "TLS:" and
+        "TLS handshakes:" (the window's).
+        -resume: sessions resumed as the library does by default, or not (off). By
+        default grpc, thrift, http and ice resume (on); Dubbo builds a new TLS context
+        for every connection, so it never resumes and refuses -resume on.
+        -connect per-call opens a new connection (and with TLS makes a handshake) for
+        every call, timed with the call, and closes it after; the report adds
+        "Connections opened:". Closed loop only; dubbo makes a reference per call.
 
         exit codes:
           0  report printed (also when calls failed: see "Failed requests"); -h
@@ -119,7 +125,7 @@ public final class Config {
         String key = f.string("key", "");
         String serverName = f.string("servername", "");
         String tlsVersion = f.string("tls-version", "1.3");
-        String resume = f.string("resume", "on");
+        String resume = f.string("resume", "");
         c.connect = f.string("connect", "persistent");
         f.done();
         c.validate();
@@ -196,14 +202,24 @@ public final class Config {
             throws UsageError {
         switch (connect) {
             case "persistent" -> { }
-            case "per-call" -> throw new UsageError("-connect per-call: java-client does not open a connection per call yet; want persistent");
+            case "per-call" -> {
+                if (rate > 0) {
+                    throw new UsageError("-connect per-call: closed loop only (no -rate)");
+                }
+                // -conns is ignored, as go-client ignores it: every call opens its own connection.
+                conns = 0;
+            }
             default -> throw new UsageError("-connect \"" + connect + "\": want persistent or per-call");
         }
         if (!tlsVersion.equals("1.3") && !tlsVersion.equals("1.2")) {
             throw new UsageError("-tls-version \"" + tlsVersion + "\": want 1.3 or 1.2");
         }
-        if (!resume.equals("on") && !resume.equals("off")) {
+        if (!resume.isEmpty() && !resume.equals("on") && !resume.equals("off")) {
             throw new UsageError("-resume \"" + resume + "\": want on or off");
+        }
+        if (resume.equals("on") && proto.equals("dubbo")) {
+            throw new UsageError("-resume on -proto dubbo: Dubbo builds a new TLS context for every connection,"
+                + " so no session is ever resumed; want off or no -resume");
         }
         switch (security) {
             case "plaintext" -> {
@@ -215,10 +231,6 @@ public final class Config {
             case "tls", "mtls" -> { }
             default -> throw new UsageError("-security \"" + security + "\": want plaintext, tls or mtls");
         }
-        if (proto.equals("ice") || proto.equals("dubbo")) {
-            throw new UsageError("-security " + security + " -proto " + proto
-                + ": java-client speaks TLS on grpc, thrift and http only so far (IceSSL and Dubbo's TLS: not yet)");
-        }
         if (cacert.isEmpty()) {
             throw new UsageError("-security " + security + " needs -cacert FILE (the CA that signed the server's certificate)");
         }
@@ -227,7 +239,7 @@ public final class Config {
         }
         try {
             tls = rpcbed.tls.ClientTls.load(security, cacert, cert, key, serverName.isEmpty() ? host : serverName,
-                tlsVersion, resume.equals("on"));
+                tlsVersion, resume.isEmpty() ? !proto.equals("dubbo") : resume.equals("on"));
         } catch (java.io.IOException | java.security.GeneralSecurityException e) {
             throw new UsageError("-cacert/-cert/-key: " + e.getMessage());
         }
@@ -235,6 +247,10 @@ public final class Config {
 
     public boolean dataList() {
         return call.equals("datalist");
+    }
+
+    public boolean perCall() {
+        return connect.equals("per-call");
     }
 
     /** Connections actually opened. */

@@ -34,6 +34,27 @@ final class DubboTransport implements Transport {
     DubboTransport(Config cfg) {
         this.cfg = cfg;
         bootstrap = application();
+        if (cfg.tls != null) {
+            tls(cfg.tls, cfg.port);
+        }
+    }
+
+    /**
+     * Dubbo's own TLS on the dubbo protocol (its netty4 transport's SslClientTlsHandler,
+     * Netty's SslContext over the JDK's SSLEngine): Dubbo takes the trust and the client
+     * certificate from a CertProvider (rpcbed.dubbo.TlsCerts, in memory). It builds the
+     * context itself from the JVM's default TLS provider, with no peer name on its
+     * engines (no name to check, no session to resume); EngineProvider's engines check
+     * -servername, offer only -tls-version and count the handshakes.
+     */
+    private static void tls(rpcbed.tls.ClientTls tls, int port) {
+        try {
+            rpcbed.dubbo.TlsCerts.client(tls.mutual ? rpcbed.tls.Pem.pem(tls.chain) : null,
+                tls.mutual ? rpcbed.tls.Pem.pkcs8Pem(tls.key) : null, rpcbed.tls.Pem.pem(tls.cas));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("TLS: " + e.getMessage(), e);
+        }
+        rpcbed.tls.EngineProvider.install(tls, port);
     }
 
     /** This JVM's Dubbo consumer application, made on first use. */
@@ -66,17 +87,125 @@ final class DubboTransport implements Transport {
     }
 
     @Override
-    public synchronized Conn open(int index) throws CallError {
+    public Conn open(int index) throws CallError {
+        long before = cfg.tls == null ? 0 : cfg.tls.handshakes();
+        ReferenceConfig<Api.Data> ref = refer(index);
+        synchronized (this) {
+            refs.add(ref);
+        }
+        if (cfg.tls != null) {
+            handshaken(before);
+        }
+        return new DubboConn(ref.get());
+    }
+
+    /**
+     * Waits (at most -timeout) for the handshake of the connection just opened: Dubbo
+     * connects before timing but its TLS handshake goes on in the background, and would
+     * be counted in the window (callers open one after another, so one more handshake
+     * than before is this one's).
+     */
+    private void handshaken(long before) {
+        long deadline = System.nanoTime() + cfg.timeoutNanos;
+        while (cfg.tls.handshakes() == before && cfg.tls.lastFailure() == null && System.nanoTime() - deadline < 0) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /**
+     * A reference of the caller's own whose connection is closed and opened again
+     * before every call (Dubbo's Client.reconnect). Dubbo's API has no lighter way to
+     * open a connection than a reference, whose making is mostly configuration work by
+     * reflection (tens of milliseconds here): a reference per call would time that.
+     */
+    @Override
+    public Conn perCall(int index, AtomicLong opened) throws CallError {
+        Conn c = open(index);
+        org.apache.dubbo.remoting.Client client;
+        synchronized (this) {
+            client = exchangeClient(refs.get(refs.size() - 1).getInvoker());
+        }
+        if (client == null) {
+            c.close();
+            throw new CallError(Kind.CONNECT, "no Dubbo exchange client found behind the reference");
+        }
+        ((DubboConn) c).reconnect = () -> {
+            client.reconnect();
+            opened.incrementAndGet();
+        };
+        return c;
+    }
+
+    /**
+     * The exchange client (the connection) behind a reference's invoker: the clients of
+     * its DubboInvoker's ClientsProvider, reached through the invoker wrappers' fields.
+     */
+    static org.apache.dubbo.remoting.Client exchangeClient(Object invoker) {
+        java.util.ArrayDeque<Object> todo = new java.util.ArrayDeque<>(List.of(invoker));
+        java.util.Set<Object> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        while (!todo.isEmpty() && seen.size() < 10_000) {
+            Object o = todo.poll();
+            if (!seen.add(o)) {
+                continue;
+            }
+            if (o instanceof org.apache.dubbo.rpc.protocol.dubbo.ClientsProvider p && p.getClients().size() == 1) {
+                return p.getClients().get(0);
+            }
+            if (o instanceof Iterable<?> it) {
+                it.forEach(v -> add(todo, v));
+                continue;
+            }
+            if (o instanceof Object[] arr) {
+                for (Object v : arr) {
+                    add(todo, v);
+                }
+                continue;
+            }
+            for (Class<?> k = o.getClass(); k != null && k.getName().startsWith("org.apache.dubbo."); k = k.getSuperclass()) {
+                for (java.lang.reflect.Field f : k.getDeclaredFields()) {
+                    if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) || f.getType().isPrimitive()) {
+                        continue;
+                    }
+                    try {
+                        f.setAccessible(true);
+                        Object v = f.get(o);
+                        add(todo, v);
+                    } catch (RuntimeException | IllegalAccessException e) {
+                        // not reachable: go on with the others
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    private ReferenceConfig<Api.Data> refer(int index) throws CallError {
         ReferenceConfig<Api.Data> ref = reference(index);
-        Api.Data data;
         try {
-            bootstrap.reference(ref);
-            data = ref.get();
+            synchronized (this) {
+                bootstrap.reference(ref);
+            }
+            ref.get();
         } catch (RuntimeException e) {
+            destroy(ref);
             throw new CallError(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e.getMessage(), e);
         }
-        refs.add(ref);
-        return new DubboConn(data);
+        return ref;
+    }
+
+    private void destroy(ReferenceConfig<Api.Data> ref) {
+        try {
+            ref.destroy();
+        } finally {
+            synchronized (this) {
+                bootstrap.getApplicationModel().getDefaultModule().getConfigManager().removeConfig(ref);
+            }
+        }
     }
 
     @Override
@@ -97,15 +226,27 @@ final class DubboTransport implements Transport {
     /** Destroys this run's references (their connections); the application stays. */
     @Override
     public synchronized void close() {
-        var configs = bootstrap.getApplicationModel().getDefaultModule().getConfigManager();
-        for (ReferenceConfig<Api.Data> ref : refs) {
-            try {
-                ref.destroy();
-            } finally {
-                configs.removeConfig(ref);
+        try {
+            refs.forEach(this::destroy);
+            refs.clear();
+        } finally {
+            if (cfg.tls != null) {
+                rpcbed.tls.EngineProvider.uninstall();
+                rpcbed.dubbo.TlsCerts.client(null, null, null);
             }
         }
-        refs.clear();
+    }
+
+    /** Follows Dubbo's own objects and the collections holding them, nothing else. */
+    private static void add(java.util.ArrayDeque<Object> todo, Object v) {
+        if (v != null && (v.getClass().getName().startsWith("org.apache.dubbo.") || v instanceof Iterable
+                || v instanceof Object[])) {
+            todo.add(v);
+        }
+    }
+
+    interface Reconnect {
+        void run() throws org.apache.dubbo.remoting.RemotingException;
     }
 
     static long hessianSize(Object o) {
@@ -125,6 +266,8 @@ final class DubboTransport implements Transport {
         // Dubbo reports no received size; responses differ only in the fixed-length
         // token, so the hessian2 size measured once is every response's size.
         private long size = -1;
+        /** -connect per-call: closes and opens the connection before each call; else null. */
+        Reconnect reconnect;
 
         DubboConn(Api.Data data) {
             this.data = data;
@@ -132,6 +275,13 @@ final class DubboTransport implements Transport {
 
         @Override
         public long call(Session s) throws CallError {
+            if (reconnect != null) {
+                try {
+                    reconnect.run();
+                } catch (org.apache.dubbo.remoting.RemotingException | RuntimeException e) {
+                    throw new CallError(Kind.CONNECT, "reconnect to " + cfg.addr + ": " + e.getMessage(), e);
+                }
+            }
             Api.Auth auth = new Api.Auth(s.clientId, s.token);
             try {
                 Object resp;

@@ -32,34 +32,7 @@ final class GrpcTransport implements Transport {
 
     @Override
     public Conn open(int index) throws CallError {
-        NettyChannelBuilder b = NettyChannelBuilder.forAddress(cfg.host, cfg.port);
-        long startMillis = System.currentTimeMillis();
-        if (cfg.tls == null) {
-            b.usePlaintext();
-        } else {
-            b.sslContext(sslContext()).overrideAuthority(cfg.tls.serverName)
-                .addTransportFilter(new io.grpc.ClientTransportFilter() {
-                    @Override
-                    public io.grpc.Attributes transportReady(io.grpc.Attributes a) {
-                        javax.net.ssl.SSLSession s = a.get(io.grpc.Grpc.TRANSPORT_ATTR_SSL_SESSION);
-                        if (s != null) {
-                            // grpc-java insists on ALPN h2: a transport is ready only with it.
-                            cfg.tls.handshake(s, "h2", startMillis);
-                        }
-                        return a;
-                    }
-                });
-        }
-        ManagedChannel ch = b
-            // Callbacks run on the Netty event loop instead of being handed to the
-            // channel's cached pool (grpc-java's performance advice; nothing here blocks).
-            // Blocking stubs still hand the answer to the caller (ThreadlessExecutor).
-            .directExecutor()
-            // One attempt per call: retries would hide failures from the report (as
-            // Dubbo's retries=0) and cost a RetriableStream with a buffer per call.
-            .disableRetry()
-            .maxInboundMessageSize(GrpcServer.MAX_MESSAGE)
-            .build();
+        ManagedChannel ch = channel();
         // Connect now: connections are made before timing.
         long deadline = System.nanoTime() + cfg.timeoutNanos;
         ConnectivityState st = ch.getState(true);
@@ -80,6 +53,43 @@ final class GrpcTransport implements Transport {
             st = ch.getState(true);
         }
         return new GrpcConn(ch, index < 0);
+    }
+
+    /** A channel whose first call connects it (and fails fast if it cannot). */
+    @Override
+    public Conn dial() throws CallError {
+        return new GrpcConn(channel(), false);
+    }
+
+    private ManagedChannel channel() throws CallError {
+        NettyChannelBuilder b = NettyChannelBuilder.forAddress(cfg.host, cfg.port);
+        long startMillis = System.currentTimeMillis();
+        if (cfg.tls == null) {
+            b.usePlaintext();
+        } else {
+            b.sslContext(sslContext()).overrideAuthority(cfg.tls.serverName)
+                .addTransportFilter(new io.grpc.ClientTransportFilter() {
+                    @Override
+                    public io.grpc.Attributes transportReady(io.grpc.Attributes a) {
+                        javax.net.ssl.SSLSession s = a.get(io.grpc.Grpc.TRANSPORT_ATTR_SSL_SESSION);
+                        if (s != null) {
+                            // grpc-java insists on ALPN h2: a transport is ready only with it.
+                            cfg.tls.handshake(s, "h2", startMillis);
+                        }
+                        return a;
+                    }
+                });
+        }
+        return b
+            // Callbacks run on the Netty event loop instead of being handed to the
+            // channel's cached pool (grpc-java's performance advice; nothing here blocks).
+            // Blocking stubs still hand the answer to the caller (ThreadlessExecutor).
+            .directExecutor()
+            // One attempt per call: retries would hide failures from the report (as
+            // Dubbo's retries=0) and cost a RetriableStream with a buffer per call.
+            .disableRetry()
+            .maxInboundMessageSize(GrpcServer.MAX_MESSAGE)
+            .build();
     }
 
     private io.grpc.netty.shaded.io.netty.handler.ssl.SslContext shared;

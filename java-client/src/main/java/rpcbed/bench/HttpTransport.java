@@ -121,6 +121,10 @@ final class HttpTransport implements Transport {
             DefaultBHttpClientConnection c = connection();
             ClassicHttpRequest req = new BasicClassicHttpRequest(Method.GET, target);
             req.setHeader("Host", hostHeader);
+            if (cfg.perCall()) {
+                // A connection per call (-connect per-call): the server need not keep it.
+                req.setHeader("Connection", "close");
+            }
             if (s != null) {
                 req.setHeader("X-Client-Id", s.clientId);
                 req.setHeader("X-Token", s.token);

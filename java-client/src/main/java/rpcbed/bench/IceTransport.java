@@ -20,8 +20,8 @@ import rpcbed.gen.rpcbedice.DataTypeResponse;
 import rpcbed.server.IceServer;
 
 /**
- * ZeroC Ice over TCP. One communicator; every Conn is a proxy with its own connection
- * id, hence its own TCP connection.
+ * ZeroC Ice over TCP, or over IceSSL with -security tls|mtls. One communicator; every
+ * Conn is a proxy with its own connection id, hence its own connection.
  */
 final class IceTransport implements Transport {
     private final Config cfg;
@@ -32,7 +32,32 @@ final class IceTransport implements Transport {
         InitializationData init = new InitializationData();
         init.properties = Util.createProperties();
         clientProps(init.properties, cfg.concurrency);
+        if (cfg.tls != null) {
+            sslProps(init.properties, cfg.tls.version);
+        }
         communicator = Util.initialize(init);
+        if (cfg.tls != null) {
+            try {
+                IceServer.initSsl(communicator, rpcbed.tls.ClientEngines.wrap(cfg.tls, cfg.port));
+            } catch (java.security.GeneralSecurityException | RuntimeException e) {
+                communicator.destroy();
+                throw new IllegalStateException("IceSSL: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * IceSSL on the client, over the JDK's SSLEngine with rpcbed's context (as the
+     * baseline server: Ice.InitPlugins=0, then IceServer.initSsl). IceSSL's own name
+     * check and SNI are off because the engines (ClientEngines) check -servername, which
+     * IceSSL would not (it checks the proxy's -h), and send it as SNI.
+     */
+    static void sslProps(com.zeroc.Ice.Properties p, String version) {
+        // IceSSL.Protocols as a server with that minimum would set; the engines offer
+        // only -tls-version whatever IceSSL enables.
+        IceServer.sslProps(p, version, 2);
+        p.setProperty("IceSSL.CheckCertName", "0");
+        p.setProperty("IceSSL.ServerNameIndication", "0");
     }
 
     /** Every non-default Ice setting of the client (listed in java-client/README.md). */
@@ -51,16 +76,29 @@ final class IceTransport implements Transport {
 
     @Override
     public Conn open(int index) throws CallError {
+        return open("c" + index, false);
+    }
+
+    /** A connection id no other Conn has: Ice reuses an open connection of the same id. */
+    private final java.util.concurrent.atomic.AtomicLong dials = new java.util.concurrent.atomic.AtomicLong();
+
+    @Override
+    public Conn dial() throws CallError {
+        return open("p" + dials.incrementAndGet(), true);
+    }
+
+    /** own: the connection is the Conn's alone and closes with it (-connect per-call). */
+    private Conn open(String connectionId, boolean own) throws CallError {
         DataPrx proxy = DataPrx.uncheckedCast(communicator.stringToProxy(
-                IceServer.IDENTITY + ":tcp -h " + cfg.host + " -p " + cfg.port))
-            .ice_connectionId("c" + index)
+                IceServer.IDENTITY + (cfg.tls == null ? ":tcp" : ":ssl") + " -h " + cfg.host + " -p " + cfg.port))
+            .ice_connectionId(connectionId)
             .ice_invocationTimeout(cfg.timeoutMillis());
         try {
             proxy.ice_getConnection(); // connect before timing
         } catch (LocalException e) {
             throw new CallError(Kind.CONNECT, "cannot connect to " + cfg.addr + ": " + e, e);
         }
-        return new IceConn(proxy);
+        return new IceConn(proxy, own);
     }
 
     @Override
@@ -100,9 +138,11 @@ final class IceTransport implements Transport {
         // Ice reports no received size; responses differ only in the fixed-length
         // token, so the size encoded once is every response's size.
         private long size = -1;
+        private final boolean own;
 
-        IceConn(DataPrx proxy) {
+        IceConn(DataPrx proxy, boolean own) {
             this.proxy = proxy;
+            this.own = own;
         }
 
         @Override
@@ -149,7 +189,12 @@ final class IceTransport implements Transport {
 
         @Override
         public void close() {
-            // Connections close with the communicator.
+            // Shared connections close with the communicator; a per-call one now (the
+            // close message goes once no call is pending on it, without waiting here).
+            com.zeroc.Ice.Connection c = own ? proxy.ice_getCachedConnection() : null;
+            if (c != null) {
+                c.close(com.zeroc.Ice.ConnectionClose.Gracefully);
+            }
         }
     }
 }

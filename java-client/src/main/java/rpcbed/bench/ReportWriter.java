@@ -67,6 +67,8 @@ public final class ReportWriter {
         /** TLS handshakes completed in the window, and of them resumed. */
         public long tlsHandshakes;
         public long tlsResumed;
+        /** Connections opened in the window (-connect per-call); -1: persistent, no line. */
+        public long connectionsOpened = -1;
         /** The measured window, wall clock in Unix microseconds. */
         public long windowStartMicros;
         public long windowEndMicros;
@@ -176,6 +178,9 @@ public final class ReportWriter {
         if (r.tls != null) {
             label(b, "TLS:", r.tls);
             label(b, "TLS handshakes:", r.tlsHandshakes + " (resumed " + r.tlsResumed + ")");
+        }
+        if (r.connectionsOpened >= 0) {
+            label(b, "Connections opened:", Long.toString(r.connectionsOpened));
         }
         return b.toString();
     }

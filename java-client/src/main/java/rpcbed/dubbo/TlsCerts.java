@@ -24,9 +24,9 @@ public final class TlsCerts implements CertProvider {
         server = new ProviderCert(chain, key, clientCas, clientCas == null ? AuthPolicy.SERVER_AUTH : AuthPolicy.CLIENT_AUTH);
     }
 
-    /** chain and key: the client certificate for mtls, else null; trust: the CA PEM. */
+    /** chain and key: the client certificate for mtls, else null; trust: the CA PEM (null: no TLS). */
     public static void client(byte[] chain, byte[] key, byte[] trust) {
-        client = new Cert(chain, key, trust);
+        client = trust == null ? null : new Cert(chain, key, trust);
     }
 
     @Override

@@ -56,6 +56,7 @@ public final class ClientTls {
         this.serverName = serverName;
         this.version = version;
         this.resume = resume;
+        managers();
         this.shared = newContext();
     }
 
@@ -73,9 +74,23 @@ public final class ClientTls {
         return new String[] {version.equals("1.2") ? "TLSv1.2" : "TLSv1.3"};
     }
 
-    /** The JDK's TLS with -cacert as the only trust and, for mtls, the client certificate. */
+    /**
+     * The JDK's TLS with -cacert as the only trust and, for mtls, the client certificate:
+     * a context of its own (its own session cache) over the key and trust managers made
+     * once (a PKCS#12 key entry costs PBKDF2 rounds that -resume off must not time on
+     * every connection).
+     */
     public SSLContext newContext() throws GeneralSecurityException {
         SSLContext ctx = SSLContext.getInstance("TLS");
+        ctx.init(keyManagers, trustManagers, new SecureRandom());
+        return ctx;
+    }
+
+    private javax.net.ssl.KeyManager[] keyManagers;
+    private javax.net.ssl.TrustManager[] trustManagers;
+
+    /** Makes the key and trust managers every context of this client shares. */
+    private void managers() throws GeneralSecurityException {
         KeyStore trust = KeyStore.getInstance("PKCS12");
         char[] pw = new char[0];
         try {
@@ -141,8 +156,8 @@ public final class ClientTls {
             kmf.init(ks, pw);
             kms = kmf.getKeyManagers();
         }
-        ctx.init(kms, tmf.getTrustManagers(), new SecureRandom());
-        return ctx;
+        keyManagers = kms;
+        trustManagers = tmf.getTrustManagers();
     }
 
     /** The context of one connection: the shared one (sessions resumable), or a new one with -resume off. */
@@ -211,6 +226,22 @@ public final class ClientTls {
         alpn = applicationProtocol == null || applicationProtocol.isEmpty() ? "none" : applicationProtocol;
     }
 
+    private volatile Throwable lastFailure;
+
+    /**
+     * Keeps a handshake's failure for the verify step's message: a library that drops
+     * the connection without passing the cause on (Dubbo) still has its cause named.
+     */
+    public <T extends Throwable> T failed(T e) {
+        lastFailure = e;
+        return e;
+    }
+
+    /** The last handshake failure an engine of ClientEngines saw, or null. */
+    public Throwable lastFailure() {
+        return lastFailure;
+    }
+
     public long handshakes() {
         return handshakes.get();
     }
@@ -249,7 +280,10 @@ public final class ClientTls {
             // certificate just sees a stray byte on a connection about to close.
             s.getOutputStream().write('\n');
             s.getOutputStream().flush();
-            if (s.getInputStream().read() < 0 && certificateAsked) {
+            // A server that drops the connection right after a handshake that asked
+            // for a certificate (or took ours, with mtls) refused it: the JDK's
+            // HttpsServer and IceSSL close without the alert reaching the client.
+            if (s.getInputStream().read() < 0 && (certificateAsked || mutual)) {
                 return "client certificate refused";
             }
             return null;
@@ -257,7 +291,7 @@ public final class ClientTls {
             return null;
         } catch (IOException e) {
             String c = cause(e);
-            return c == null && certificateAsked ? "client certificate refused" : c;
+            return c == null && (certificateAsked || mutual) ? "client certificate refused" : c;
         }
     }
 
@@ -267,6 +301,18 @@ public final class ClientTls {
      * refused"; null when the failure is none of these.
      */
     public static String cause(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            // An alert the server sent is about the client's certificate (the client's
+            // own verdict on the server's is a local exception, below): the JDK says
+            // "Received fatal alert: unknown_ca", BoringSSL "TLSV1_ALERT_UNKNOWN_CA".
+            String a = String.valueOf(t.getMessage());
+            if (a.contains("Received fatal alert: unknown_ca") || a.contains("ALERT_UNKNOWN_CA")
+                    || a.contains("Received fatal alert: bad_certificate") || a.contains("ALERT_BAD_CERTIFICATE")
+                    || a.contains("Received fatal alert: certificate_unknown") || a.contains("ALERT_CERTIFICATE_UNKNOWN")
+                    || a.contains("Received fatal alert: certificate_required") || a.contains("ALERT_CERTIFICATE_REQUIRED")) {
+                return "client certificate refused";
+            }
+        }
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof CertificateExpiredException || t instanceof CertificateNotYetValidException) {
                 return "expired certificate";
@@ -278,8 +324,7 @@ public final class ClientTls {
             if (m.contains("validity check failed") || m.contains("NotAfter") || m.contains("certificate expired")) {
                 return "expired certificate";
             }
-            if (m.contains("unable to find valid certification path") || m.contains("PKIX path building failed")
-                    || m.contains("unknown_ca")) {
+            if (m.contains("unable to find valid certification path") || m.contains("PKIX path building failed")) {
                 return "unknown CA";
             }
             if (m.contains("certificate_required") || m.contains("bad_certificate") || m.contains("CERTIFICATE_REQUIRED")
