@@ -41,10 +41,9 @@ var (
 // refused by name, never silently skipped.
 var (
 	tlsSupports = map[string][]string{
-		"go":       {"grpc", "thrift", "http"},
-		"php":      {"grpc", "thrift", "http", "ice"},
-		"php-pure": {"grpc", "thrift"},
-		"java":     {"grpc", "thrift", "http", "ice", "dubbo"},
+		"go":   {"grpc", "thrift", "http"},
+		"php":  {"grpc", "thrift", "http", "ice"},
+		"java": {"grpc", "thrift", "http", "ice", "dubbo"},
 	}
 	tlsServes = map[string][]string{
 		"go":   {"grpc", "thrift", "http"},
@@ -52,21 +51,28 @@ var (
 	}
 	// perCallSupports: the clients that open a connection per call (-connect per-call).
 	perCallSupports = map[string][]string{
-		"go":       {"grpc", "thrift", "http"},
-		"php":      {"grpc", "thrift", "http", "ice"},
-		"php-pure": {"grpc", "thrift"},
-		"java":     {"grpc", "thrift", "http", "ice", "dubbo"},
+		"go":   {"grpc", "thrift", "http"},
+		"php":  {"grpc", "thrift", "http", "ice"},
+		"java": {"grpc", "thrift", "http", "ice", "dubbo"},
 	}
 	// tlsVariantRefusals: a client's protocols whose library cannot give a
 	// variant (docs/clients.md): grpc.so takes no TLS version; no library
 	// php-client uses resumes a session across the connections it opens; Dubbo
 	// builds a new TLS context for every connection java-client opens.
 	tlsVariantRefusals = map[string]map[string][]string{
-		"php":      {"tls12": {"grpc"}, "resume": {"grpc", "thrift", "http", "ice"}},
-		"php-pure": {"tls12": {"grpc"}, "resume": {"grpc", "thrift"}},
-		"java":     {"resume": {"dubbo"}},
+		"php":  {"tls12": {"grpc"}, "resume": {"grpc", "thrift", "http", "ice"}},
+		"java": {"resume": {"dubbo"}},
 	}
 )
+
+// tlsClient is the name the tables above list a client under: a variant
+// (php-pure) runs its base's program, so its base's row, on its own protocols.
+func tlsClient(name string) string {
+	if k, ok := ClientOf(name); ok && k.Base != "" {
+		return k.Base
+	}
+	return name
+}
 
 // Security is a parsed security condition.
 type Security struct {
@@ -278,7 +284,7 @@ func (s *Spec) validateConditions() error {
 // protocol or server cannot run its security or connection mode yet.
 func validateCellConditions(c Cell) error {
 	if c.Sec().IsTLS() {
-		if !slices.Contains(tlsSupports[c.Client], c.Protocol) {
+		if !slices.Contains(tlsSupports[tlsClient(c.Client)], c.Protocol) {
 			return fieldErr("security", "cell %s: %s-client does not speak TLS over %s (TLS: %s); exclude it (exclude: [%q])",
 				c.Name(), c.Client, c.Protocol, supportList(tlsSupports), c.Name())
 		}
@@ -287,7 +293,7 @@ func validateCellConditions(c Cell) error {
 			name  string
 			asked bool
 		}{{"tls12", sec.TLS12}, {"resume", sec.Resume == "on"}} {
-			if v.asked && slices.Contains(tlsVariantRefusals[c.Client][v.name], c.Protocol) {
+			if v.asked && slices.Contains(tlsVariantRefusals[tlsClient(c.Client)][v.name], c.Protocol) {
 				return fieldErr("security", "cell %s: %s-client cannot give %s over %s (docs/clients.md); exclude it (exclude: [%q])",
 					c.Name(), c.Client, v.name, c.Protocol, c.Name())
 			}
@@ -297,7 +303,7 @@ func validateCellConditions(c Cell) error {
 				c.Name(), c.ServerLang, c.Protocol, supportList(tlsServes), c.Name())
 		}
 	}
-	if c.Connect == PerCall && !slices.Contains(perCallSupports[c.Client], c.Protocol) {
+	if c.Connect == PerCall && !slices.Contains(perCallSupports[tlsClient(c.Client)], c.Protocol) {
 		return fieldErr("connect", "cell %s: %s-client cannot open a connection per call over %s (per-call: %s); exclude it (exclude: [%q])",
 			c.Name(), c.Client, c.Protocol, supportList(perCallSupports), c.Name())
 	}
