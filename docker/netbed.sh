@@ -14,6 +14,8 @@
 # RPCBED_NETBED_CLIENTS=K (default 1) makes K client hosts instead of one (a swarm's
 # client pool, docs/scale.md): namespaces NAME-c1..NAME-cK, each with its own
 # dockerd, joined to the server namespace by a bridge there (below).
+# RPCBED_NETBED_ENGINES=0 makes the namespaces and links only, no dockerd (the
+# Kubernetes nodes of scripts/kube.sh run their own containerd and kubelet there).
 #
 # Layout (NAME = $RPCBED_NETBED, default rpcbed; N = $RPCBED_NETBED_NET, default 0):
 #
@@ -52,6 +54,7 @@ RUN=/run/rpcbed-netbed/$NAME
 DATA=${RPCBED_NETBED_DATA:-/var/lib/rpcbed-netbed/$NAME}
 WAIT=${RPCBED_NETBED_WAIT:-60}
 CLIENTS=${RPCBED_NETBED_CLIENTS:-1}
+ENGINES=${RPCBED_NETBED_ENGINES:-1}
 
 say() { echo "netbed: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -213,7 +216,7 @@ up() {
 	for c in ip nsenter dockerd docker; do command -v "$c" >/dev/null || die "$c is not installed"; done
 	# A dockerd finding the system containerd's socket uses that containerd, whose
 	# containers would live in the host's namespace, not ours.
-	[ ! -S /run/containerd/containerd.sock ] ||
+	[ "$ENGINES" = 0 ] || [ ! -S /run/containerd/containerd.sock ] ||
 		die "a system containerd runs (/run/containerd/containerd.sock): the engines would share it and their containers would not live in the namespaces"
 	ip netns list | awk '{print $1}' | grep -qx "$(ns server)" && die "$(ns server) exists: another netbed runs (docker/netbed.sh down, or RPCBED_NETBED=another-name)"
 	ip route get "$(addr server)" 2>/dev/null | grep -q "dev $MGMT_H" && die "a route to $(addr server) exists"
@@ -271,6 +274,13 @@ up() {
 		done
 	fi
 
+	if [ "$ENGINES" = 0 ]; then
+		for r in "${ROLES[@]}"; do mkdir -p "$RUN/$r"; done
+		trap - EXIT INT TERM
+		say "up: $NAME, namespaces and links only (RPCBED_NETBED_ENGINES=0)"
+		print_env
+		return
+	fi
 	for r in "${ROLES[@]}"; do
 		mkdir -p "$RUN/$r" "$DATA/$r"
 		# nsenter --net, not `ip netns exec`: that one remounts /sys, and dockerd then
