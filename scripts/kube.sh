@@ -503,8 +503,11 @@ load() {
 kill_node() {
 	local n=${1#$NAME-}
 	[ -d "$RUN/$n" ] || die "no node $1"
-	stop_pidfile "$RUN/$n/kubelet.pid"
-	stop_pidfile "$RUN/$n/containerd.pid"
+	# as a node that crashes: SIGKILL to everything of it at once
+	local pids
+	pids="$(cat "$RUN/$n/kubelet.pid" "$RUN/$n/containerd.pid" 2>/dev/null) $(ip netns pids "$(node_ns "$n")" 2>/dev/null || true)"
+	kill -9 $pids 2>/dev/null || true
+	rm -f "$RUN/$n/kubelet.pid" "$RUN/$n/containerd.pid"
 	sweep "$(node_ns "$n")"
 	say "killed node $(node_name "$n")"
 }

@@ -205,20 +205,29 @@ func TestMatrixKubeFault(t *testing.T) {
 		}
 	}
 	two, one := cells[2], cells[1]
-	if len(two.Repeats) < 3 {
-		t.Fatalf("%s: %d repeats; want 3", two.Name, len(two.Repeats))
+	if len(two.Repeats) < 3 || len(one.Repeats) != 3 {
+		t.Fatalf("%d and %d repeats; want 3 each", len(two.Repeats), len(one.Repeats))
 	}
 	if rep := two.Repeats[0]; rep.Error != "" {
 		t.Errorf("%s r1: %s; want it to run on both nodes", two.Name, rep.Error)
 	}
-	if rep := two.Repeats[1]; rep.Report != nil || !strings.Contains(rep.Error, victim) || !strings.Contains(rep.Error, "lost") {
-		t.Errorf("%s r2: error %q; want it failed, naming the lost node %s", two.Name, rep.Error, victim)
+	// The kill lands in the 2-node cell's second repeat or, on a busy machine,
+	// its third (the rounds' order is seeded): that repeat fails naming the
+	// lost node, and any 2-node repeat after it fails for the short pool.
+	lost := -1
+	for i, rep := range two.Repeats[1:] {
+		if rep.Report == nil && strings.Contains(rep.Error, victim) && strings.Contains(rep.Error, "lost") {
+			lost = i + 1
+			break
+		}
 	}
-	if rep := two.Repeats[2]; rep.Report != nil || !strings.Contains(rep.Error, "pool clients has 1 usable node(s), needs 2") || !strings.Contains(rep.Error, victim) {
-		t.Errorf("%s r3: error %q; want the short pool as its reason, naming the lost node", two.Name, rep.Error)
+	if lost < 0 {
+		t.Fatalf("%s: no repeat failed naming the lost node %s", two.Name, victim)
 	}
-	if len(one.Repeats) != 3 {
-		t.Fatalf("%s: %d repeats; want 3", one.Name, len(one.Repeats))
+	for _, rep := range two.Repeats[lost+1:] {
+		if rep.Report != nil || !strings.Contains(rep.Error, "pool clients has 1 usable node(s), needs 2") || !strings.Contains(rep.Error, victim) {
+			t.Errorf("%s r%d: error %q; want the short pool as its reason, naming the lost node", two.Name, rep.Index, rep.Error)
+		}
 	}
 	if rep := one.Repeats[2]; rep.Report == nil || len(rep.Tasks) != 1 || rep.Tasks[0].NodeAddr == victim {
 		t.Errorf("%s r3: error %q, tasks %+v; want it run on the node left", one.Name, rep.Error, rep.Tasks)
