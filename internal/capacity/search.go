@@ -405,8 +405,6 @@ func (x *Searcher) inaccurate(st Step) bool {
 func (x *Searcher) belowStart(k Knee, st Step) Knee {
 	o := x.median(st.Runs)
 	k.At = &o
-	missed := strings.Contains(st.Breach, BreachRate)
-	serverRoom := !(share(o.ServerBusy, o.ServerCores) >= Saturated)
 	clientFull := share(o.ClientBusy, o.ClientCores) >= Saturated
 	switch {
 	case st.Breach == BreachRun:
@@ -415,7 +413,7 @@ func (x *Searcher) belowStart(k Knee, st Step) Knee {
 		if o.Error != "" {
 			k.Note += ": " + o.Error
 		}
-	case missed && serverRoom && (!strings.Contains(st.Breach, BreachP99) || clientFull):
+	case x.inaccurate(st):
 		k.Status = StatusInaccurate
 		k.Note = fmt.Sprintf("the client did not hold the lowest rate tried: %.1f of %s with the server %s busy: reported, not used",
 			o.Sustained(), fmtRate(st.Rate), pct(share(o.ServerBusy, o.ServerCores)))
