@@ -98,6 +98,11 @@ type Stats struct {
 	// keep the flow in order).
 	Flows       int    `json:"flows"`
 	FlowClamped uint64 `json:"flow_clamped"`
+	// ArrivedBehind is the TCP segments with data that reached the queue behind
+	// a later segment of their flow: reordered (or retransmitted) before the
+	// delayer, which keeps the order it is given. A veth reorders a bulk flow
+	// now and then on its own (its sender's packets can cross CPUs' backlogs).
+	ArrivedBehind uint64 `json:"arrived_behind"`
 	// CPUSeconds is the delayer thread's user+system time (the kernel's work on
 	// a released packet is charged to it too).
 	CPUSeconds float64 `json:"cpu_seconds"`
@@ -217,6 +222,46 @@ func (s *schedule) due(k flowKey, now int64) int64 {
 	return t
 }
 
+// tcpSeq reads a TCP segment's sequence number and data length from a packet's
+// first bytes; ok is false for anything else, or a segment without data.
+func tcpSeq(b []byte) (seq, n uint32, ok bool) {
+	if len(b) < 20 || b[0]>>4 != 4 || b[9] != unix.IPPROTO_TCP {
+		return 0, 0, false
+	}
+	ihl := int(b[0]&0x0f) * 4
+	if ihl < 20 || len(b) < ihl+13 {
+		return 0, 0, false
+	}
+	total := int(binary.BigEndian.Uint16(b[2:]))
+	off := int(b[ihl+12]>>4) * 4
+	if total-ihl-off <= 0 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint32(b[ihl+4:]), uint32(total - ihl - off), true
+}
+
+// arrivals counts segments that reach the queue behind a later one of their
+// flow (sequence numbers compared modulo 2^32).
+type arrivals struct {
+	next   map[flowKey]uint32 // the highest seq+len seen
+	behind uint64
+}
+
+func (a *arrivals) see(k flowKey, b []byte) {
+	seq, n, ok := tcpSeq(b)
+	if !ok {
+		return
+	}
+	if a.next == nil || len(a.next) >= maxFlows {
+		a.next = map[flowKey]uint32{}
+	}
+	if end, seen := a.next[k]; seen && int32(seq+n-end) <= 0 {
+		a.behind++
+		return
+	}
+	a.next[k] = seq + n
+}
+
 // maxFlows bounds the flow table: beyond it, flows with nothing held are dropped
 // (a flow's order matters only while one of its packets is held).
 const maxFlows = 1 << 16
@@ -313,6 +358,7 @@ func loop(ctx context.Context, s *socket, c Config, wakeFd int) (Stats, error) {
 	var (
 		st   Stats
 		sch  = newSchedule(c)
+		arr  arrivals
 		h    heldHeap
 		out  builder
 		buf  = make([]byte, 1<<16)
@@ -390,6 +436,7 @@ func loop(ctx context.Context, s *socket, c Config, wakeFd int) (Stats, error) {
 					st.Stamped++
 					readLate.RecordValue(max(1, (now-a)/1000))
 				}
+				arr.see(k, p.payload)
 				heap.Push(&h, held{id: p.id, due: sch.due(k, at)})
 				st.Packets++
 			})
@@ -417,6 +464,7 @@ func loop(ctx context.Context, s *socket, c Config, wakeFd int) (Stats, error) {
 	st.Flows = len(sch.last)
 	st.QueueDropped, st.UserDropped = queueDrops(c.Queue)
 	st.FlowClamped = sch.clamped
+	st.ArrivedBehind = arr.behind
 	st.SpinUs = float64(wake.spin()) / 1e3
 	if readLate.TotalCount() > 0 {
 		st.ReadLateP50Us = float64(readLate.ValueAtQuantile(50))

@@ -75,6 +75,49 @@ func TestFlowOf(t *testing.T) {
 	}
 }
 
+// tcpSeq reads a data segment's sequence and length; arrivals counts a segment
+// behind its flow's furthest (across the 2^32 wrap too), and nothing else.
+func TestArrivalsBehind(t *testing.T) {
+	seg := func(sport uint16, seq uint32, n int) []byte {
+		b := ipv4TCP([4]byte{198, 19, 250, 1}, [4]byte{198, 19, 250, 2}, sport, 80)
+		binary.BigEndian.PutUint16(b[2:], uint16(40+n))
+		binary.BigEndian.PutUint32(b[24:], seq)
+		b[32] = 5 << 4
+		return b
+	}
+	if seq, n, ok := tcpSeq(seg(1, 7, 100)); !ok || seq != 7 || n != 100 {
+		t.Fatalf("tcpSeq = %d, %d, %v; want 7, 100, true", seq, n, ok)
+	}
+	for _, b := range [][]byte{seg(1, 7, 0), seg(1, 7, 100)[:30], nil, {0x60}} {
+		if _, _, ok := tcpSeq(b); ok {
+			t.Fatalf("tcpSeq(%x): got ok; want not ok (no data, short, or not IPv4 TCP)", b)
+		}
+	}
+	var wrap uint32 = 1<<32 - 50
+	for _, c := range []struct {
+		name   string
+		segs   [][]byte
+		behind uint64
+	}{
+		{"in order", [][]byte{seg(1, 0, 100), seg(1, 100, 100), seg(1, 200, 100)}, 0},
+		{"swapped", [][]byte{seg(1, 0, 100), seg(1, 200, 100), seg(1, 100, 100)}, 1},
+		{"repeated", [][]byte{seg(1, 0, 100), seg(1, 0, 100)}, 1},
+		{"two flows interleaved", [][]byte{seg(1, 500, 100), seg(2, 0, 100), seg(1, 600, 100), seg(2, 100, 100)}, 0},
+		{"across the wrap", [][]byte{seg(1, wrap, 100), seg(1, wrap+100, 100)}, 0},
+		{"behind across the wrap", [][]byte{seg(1, wrap+100, 100), seg(1, wrap, 100)}, 1},
+		{"acks only", [][]byte{seg(1, 900, 0), seg(1, 0, 0)}, 0},
+	} {
+		var a arrivals
+		for _, b := range c.segs {
+			k, _ := flowOf(b)
+			a.see(k, b)
+		}
+		if a.behind != c.behind {
+			t.Errorf("%s: %d behind; want %d", c.name, a.behind, c.behind)
+		}
+	}
+}
+
 // A flow's release times never go back, whatever the jitter draws: jitter must
 // not reorder a TCP connection. Across flows they may.
 func TestScheduleKeepsFlowOrder(t *testing.T) {
@@ -194,7 +237,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(make([]byte, 16))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = parse(b, func(p packet) { flowOf(p.payload) })
+		var a arrivals
+		_ = parse(b, func(p packet) {
+			k, _ := flowOf(p.payload)
+			a.see(k, p.payload)
+		})
 		var acked bool
 		_ = parseAck(b, 1, &acked)
 	})

@@ -104,34 +104,54 @@ func TestDelayerAddsDelay(t *testing.T) {
 }
 
 // With jitter as large as the delay, a bulk TCP transfer is neither reordered
-// (the flow's release times stay in order) nor corrupted.
+// (the flow's release times stay in order) nor corrupted. A veth reorders a bulk
+// flow now and then on its own, before the queue (plain veth here: 3 of 12 4 MiB
+// echoes had out-of-order segments, one with 135 retransmissions), so the
+// delayer counts what reached it out of order, and a transfer that reached it in
+// order must reach the socket in order, with nothing retransmitted. Up to five
+// transfers are tried for one that reached it in order (11 of 12 did here).
 func TestDelayerJitterKeepsTCPInOrder(t *testing.T) {
 	p := nstest.NewPair(t, 2)
-	c := p.Echo(t)
-	stop := startDelayer(t, p, Config{Queue: 0, Delay: time.Millisecond, Jitter: time.Millisecond, Seed: 3})
 	const size = 4 << 20
 	out := make([]byte, size)
 	for i := range out {
 		out[i] = byte(i * 7)
 	}
-	c.SetDeadline(time.Now().Add(60 * time.Second))
-	go c.Write(out)
-	back := make([]byte, size)
-	if _, err := io.ReadFull(c, back); err != nil {
-		t.Fatal(err)
+	counters := func() (ofo, retrans int64) {
+		return nstest.Counter(t, p.B, "TcpExt", "TCPOFOQueue"),
+			nstest.Counter(t, p.A, "Tcp", "RetransSegs") + nstest.Counter(t, p.B, "Tcp", "RetransSegs")
 	}
-	st := stop()
-	if string(back) != string(out) {
-		t.Fatalf("the echo differs from what was sent")
+	for try := 1; try <= 5; try++ {
+		c := p.Echo(t)
+		ofo0, re0 := counters()
+		stop := startDelayer(t, p, Config{Queue: 0, Delay: time.Millisecond, Jitter: time.Millisecond, Seed: uint64(try)})
+		c.SetDeadline(time.Now().Add(60 * time.Second))
+		go c.Write(out)
+		back := make([]byte, size)
+		if _, err := io.ReadFull(c, back); err != nil {
+			t.Fatal(err)
+		}
+		st := stop()
+		c.Close()
+		ofo1, re1 := counters()
+		ofo, retrans := ofo1-ofo0, re1-re0
+		if string(back) != string(out) {
+			t.Fatalf("the echo differs from what was sent")
+		}
+		t.Logf("transfer %d, 4 MiB echoed: %d packets delayed, %d held back for their flow, %d reached the queue behind a later segment; at the socket %d out of order, %d retransmitted",
+			try, st.Packets, st.FlowClamped, st.ArrivedBehind, ofo, retrans)
+		if st.FlowClamped == 0 {
+			t.Errorf("no packet was held back for its flow: the jitter did not bite")
+		}
+		if st.ArrivedBehind > 0 {
+			continue // reordered before the delayer: says nothing of it
+		}
+		if ofo > 0 || retrans > 0 {
+			t.Errorf("every segment reached the delayer in order, yet %d reached the socket out of order and %d were retransmitted: jitter reordered the flow", ofo, retrans)
+		}
+		return
 	}
-	retrans := nstest.Counter(t, p.A, "Tcp", "RetransSegs") + nstest.Counter(t, p.B, "Tcp", "RetransSegs")
-	t.Logf("4 MiB echoed: %d packets delayed, %d held back for their flow, retransmitted segments %d", st.Packets, st.FlowClamped, retrans)
-	if st.FlowClamped == 0 {
-		t.Errorf("no packet was held back for its flow: the jitter did not bite")
-	}
-	if retrans > 0 {
-		t.Errorf("%d segments retransmitted; want 0 (jitter must not reorder a flow)", retrans)
-	}
+	t.Errorf("all 5 transfers were reordered before they reached the delayer: its order was never tried")
 }
 
 // Binding a queue another program holds is a clear error, not a hang.

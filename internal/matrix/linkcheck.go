@@ -193,6 +193,7 @@ func (e *executor) leaveLink(ctx context.Context) {
 			d.Stamped += x.Stamped
 			d.ReadLateP50Us = math.Max(d.ReadLateP50Us, x.ReadLateP50Us)
 			d.SpinUs = math.Max(d.SpinUs, x.SpinUs)
+			d.ArrivedBehind += x.ArrivedBehind
 		}
 		p.Delayer = d
 	}

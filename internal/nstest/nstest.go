@@ -148,13 +148,23 @@ func RTTs(t testing.TB, c net.Conn, n int) []time.Duration {
 // Quantile of sorted durations.
 func Quantile(d []time.Duration, q float64) time.Duration { return d[int(q*float64(len(d)-1))] }
 
-// Counter reads one counter of namespace ns's /proc/net/snmp, e.g. ("Tcp",
+// Counter reads one counter of namespace ns's /proc/net/snmp or netstat, e.g. ("Tcp",
 // "RetransSegs").
 func Counter(t testing.TB, ns, group, name string) int64 {
 	t.Helper()
 	var b []byte
 	var err error
-	In(t, ns, func() { b, err = os.ReadFile("/proc/thread-self/net/snmp") })
+	// snmp holds Ip, Tcp, Udp...; netstat holds TcpExt and IpExt.
+	In(t, ns, func() {
+		var s, x []byte
+		if s, err = os.ReadFile("/proc/thread-self/net/snmp"); err != nil {
+			return
+		}
+		if x, err = os.ReadFile("/proc/thread-self/net/netstat"); err != nil {
+			return
+		}
+		b = append(append(s, '\n'), x...)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +182,6 @@ func Counter(t testing.TB, ns, group, name string) int64 {
 			}
 		}
 	}
-	t.Fatalf("no %s %s in %s's snmp", group, name, ns)
+	t.Fatalf("no %s %s in %s's snmp or netstat", group, name, ns)
 	return 0
 }

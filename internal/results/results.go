@@ -790,6 +790,10 @@ type LinkDelayer struct {
 	Stamped       uint64  `json:"stamped,omitempty"`
 	ReadLateP50Us float64 `json:"read_late_p50_us,omitempty"`
 	SpinUs        float64 `json:"spin_us,omitempty"`
+	// ArrivedBehind is the TCP data segments that reached a delayer behind a
+	// later one of their flow: reordered (or retransmitted) on the way in. The
+	// delayer keeps the order it is given.
+	ArrivedBehind uint64 `json:"arrived_behind,omitempty"`
 }
 
 // Summary is the check in one line, for progress notes.
