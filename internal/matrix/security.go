@@ -19,7 +19,15 @@ import (
 // (plan.Cell.ClientArgs, with the certificates executor.clientRun gives).
 
 // tlsDir is where a run keeps its certificates (never committed: .gitignore).
-func tlsDir(runDir string) string { return filepath.Join(runDir, "tls") }
+func tlsDir(runDir string) string {
+	d := filepath.Join(runDir, "tls")
+	// Absolute: the directory is bind-mounted into containers at the same path,
+	// and a bind mount needs one (-out results/x gave a relative one).
+	if a, err := filepath.Abs(d); err == nil {
+		return a
+	}
+	return d
+}
 
 // makeCertificates makes the run's certificates for every key type its cells
 // ask, once: a fresh CA and leaves per key type (a resumed run makes new ones;

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"github.com/rpcbed/rpcbed/internal/measure"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -59,5 +60,16 @@ func TestSecurityArgs(t *testing.T) {
 	}
 	if got := e.serverTLS("mtls", cells); got.Min != "1.3" || !got.MTLS {
 		t.Errorf("mtls server: min %s mtls %v; want 1.3 and client certificates", got.Min, got.MTLS)
+	}
+}
+
+// The certificates' directory is absolute whatever -out was: it is bind-mounted
+// into containers at the same path (a relative -out failed every TLS server start
+// on docker with "mount path must be absolute").
+func TestTLSDirIsAbsolute(t *testing.T) {
+	for _, dir := range []string{"results/x", "./x", "/tmp/x"} {
+		if d := tlsDir(dir); !filepath.IsAbs(d) || filepath.Base(d) != "tls" {
+			t.Errorf("tlsDir(%q) = %q; want an absolute path ending in tls", dir, d)
+		}
 	}
 }

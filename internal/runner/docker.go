@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -173,6 +174,11 @@ func (d *Docker) checkSpec(s Task) (repo, tag string, err error) {
 	}
 	if s.Image == "" {
 		return "", "", fmt.Errorf("%s: no image", s.Name)
+	}
+	for _, m := range s.Mounts {
+		if !filepath.IsAbs(m) {
+			return "", "", fmt.Errorf("%s: mount %q: a bind mount needs an absolute path", s.Name, m)
+		}
 	}
 	repo, tag = splitImage(s.Image)
 	if _, err := d.pool.Client.InspectImage(repo + ":" + tag); err != nil {
