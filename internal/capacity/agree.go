@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
@@ -17,7 +18,10 @@ type Agreement struct {
 	// Ratios is the paired ratios with a verdict in both runs; Flips those
 	// that say higher in one run and lower in the other.
 	Ratios, Flips int
-	Lines         []string
+	// Noisy is the cells outside each other's interval where a knee of either
+	// run was noisy (another guest stole CPU while it was measured).
+	Noisy int
+	Lines []string
 }
 
 // AgreeGoal is the share of cells whose knees must lie inside each other's
@@ -56,6 +60,9 @@ func Agree(a, b *Run) Agreement {
 				g.Inside++
 			} else {
 				g.Lines = append(g.Lines, fmt.Sprintf("%s at %s: A %s, B %s: not inside each other's interval", ca.Name, slo.Key(), kneeCell(*ka), kneeCell(*kb)))
+				if ka.Noisy() || kb.Noisy() {
+					g.Noisy++
+				}
 			}
 			for _, peer := range []struct{ client, proto, what string }{{"go", ca.Cell.Protocol, "vs go"}, {ca.Cell.Client, "grpc", "vs grpc"}} {
 				if peer.client == ca.Cell.Client && peer.proto == ca.Cell.Protocol {
@@ -106,4 +113,8 @@ func (g Agreement) Print(w io.Writer, a, b string) {
 	}
 	fmt.Fprintf(w, "capacity agreement %s vs %s: %d of %d knees inside each other's interval (%.0f %%, goal %.0f %%), %d of %d paired rankings flipped (goal 0): %s\n",
 		a, b, g.Inside, g.Cells, share*100, AgreeGoal*100, g.Flips, g.Ratios, verdict)
+	if g.Noisy > 0 {
+		fmt.Fprintf(w, "%d of the %d knees outside each other's interval were measured with steal over %.0f %% of a core (noisy)\n",
+			g.Noisy, g.Cells-g.Inside, results.NoisyStealCores*100)
+	}
 }

@@ -54,7 +54,7 @@ func CSV(w io.Writer, run *Run) error {
 	cw.Write([]string{"cell", "client", "protocol", "call", "items", "concurrency", "slo_p99_ms", "slo_errors",
 		"status", "knee_per_s", "low_per_s", "high_per_s", "passed_per_s", "breached_per_s", "limit", "client_bound",
 		"client_cpu_us_per_call", "server_cpu_us_per_call", "client_busy", "server_busy", "p99_us_at_knee",
-		"closed_loop_per_s", "runs", "seconds", "note"})
+		"closed_loop_per_s", "runs", "seconds", "max_steal_cores", "note"})
 	f := func(v float64) string {
 		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return ""
@@ -70,7 +70,7 @@ func CSV(w io.Writer, run *Run) error {
 	for _, c := range run.Cells {
 		if c.Error != "" {
 			cw.Write([]string{c.Name, c.Cell.Client, c.Cell.Protocol, c.Cell.Call, strconv.Itoa(c.Cell.Items), strconv.Itoa(c.Cell.Concurrency),
-				"", "", StatusFailed, "", "", "", "", "", "", "", "", "", "", "", "", f(c.Closed), strconv.Itoa(len(c.Runs)), r1(c.Seconds), c.Error})
+				"", "", StatusFailed, "", "", "", "", "", "", "", "", "", "", "", "", f(c.Closed), strconv.Itoa(len(c.Runs)), r1(c.Seconds), "", c.Error})
 			continue
 		}
 		for _, k := range c.Knees {
@@ -82,7 +82,7 @@ func CSV(w io.Writer, run *Run) error {
 				strconv.FormatFloat(k.SLO.P99.D().Seconds()*1000, 'f', -1, 64), strconv.FormatFloat(float64(k.SLO.Errors), 'f', -1, 64),
 				k.Status, r1(k.Rate), r1(k.Low), r1(k.High), f(k.Lo), f(k.Hi), k.Limit, strconv.FormatBool(k.ClientBound),
 				r1(at.ClientCPUUs), r1(at.ServerCPUUs), busyText(at.ClientBusy, at.ClientCores), busyText(at.ServerBusy, at.ServerCores),
-				r1(at.P99Us), r1(c.Closed), strconv.Itoa(len(c.Runs)), r1(c.Seconds), k.Note})
+				r1(at.P99Us), r1(c.Closed), strconv.Itoa(len(c.Runs)), r1(c.Seconds), strconv.FormatFloat(math.Round(k.StealCores*1000)/1000, 'f', -1, 64), k.Note})
 		}
 	}
 	cw.Flush()
@@ -137,6 +137,9 @@ func Markdown(w io.Writer, run *Run) error {
 		"- **vs go** is the knee over the go client's on the same protocol, **vs grpc** over the same client's "+
 		"on grpc, each with its 95 % interval over the rounds; `~` marks an interval that holds 1.\n"+
 		"- CPU per call and busy shares are the median of the runs at the highest rate that passed.\n"+
+		"- **noisy**: a run that placed the knee (its rounds, the steps at its bracket) had the machine's steal over "+
+		strconv.Itoa(int(results.NoisyStealCores*100))+" % of a core: another guest took CPU while it was measured, and "+
+		"a 1 s window's p99 moves with such stalls.\n"+
 		"- What it leaves out: one server core (the spec's server cpuset), loopback unless a link is set, "+
 		"one client core, the spec's concurrency as the open loop's callers.\n")
 	return nil
@@ -287,10 +290,14 @@ func Table(w io.Writer, run *Run, slo SLO) error {
 
 // kneeCell is a knee as a table cell.
 func kneeCell(k Knee) string {
+	s := KneeText(k)
 	if k.Status == StatusFound {
-		return fmt.Sprintf("%s [%s, %s]", thousands(k.Rate), thousands(k.Low), thousands(k.High))
+		s = fmt.Sprintf("%s [%s, %s]", thousands(k.Rate), thousands(k.Low), thousands(k.High))
 	}
-	return KneeText(k)
+	if k.Noisy() {
+		s += fmt.Sprintf(", noisy (steal %.0f %% of a core)", k.StealCores*100)
+	}
+	return s
 }
 
 func us(v float64) string {

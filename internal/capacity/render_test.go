@@ -19,6 +19,12 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // every service time (a second run that drifted).
 func fixture(t *testing.T, seed uint64, scale float64) *Run {
 	t.Helper()
+	return fixtureSteal(t, seed, scale, 0)
+}
+
+// fixtureSteal is fixture with every run's machine steal at steal cores.
+func fixtureSteal(t *testing.T, seed uint64, scale, steal float64) *Run {
+	t.Helper()
 	spec, err := ParseSpec([]byte("clients: {go: [grpc, thrift], php: [grpc, thrift]}\nitems: [200]\nconcurrency: [50]\n" +
 		"slo: [{p99: 10ms, errors: 0.1%}, {p99: 50ms, errors: 0.1%}]\ncapacity: {cooldown: 0s}\n"))
 	if err != nil {
@@ -32,7 +38,7 @@ func fixture(t *testing.T, seed uint64, scale float64) *Run {
 	for i, c := range spec.Matrix.Plan() {
 		s := service[c.Client+"-"+c.Protocol]
 		m := &dm1{service: time.Duration(float64(s) * scale), period: time.Second, rng: rand.New(rand.NewPCG(seed, uint64(i)))}
-		p := &busyModel{m: m, client: map[string]float64{"go": 20e-6, "php": 150e-6}[c.Client]}
+		p := &busyModel{m: m, client: map[string]float64{"go": 20e-6, "php": 150e-6}[c.Client], steal: steal}
 		x := NewSearcher(p, spec.Search, now)
 		start := StartFrom(1 / m.service.Seconds())
 		knees, err := SearchCell(context.Background(), x, spec.SLOs, start)
@@ -51,12 +57,14 @@ func fixture(t *testing.T, seed uint64, scale float64) *Run {
 type busyModel struct {
 	m      *dm1
 	client float64 // CPU seconds per call
+	steal  float64 // the machine's steal in every run, cores
 }
 
 func (b *busyModel) Probe(ctx context.Context, rate float64) (Obs, error) {
 	o, err := b.m.Probe(ctx, rate)
 	o.ServerCPUUs, o.ClientCPUUs = b.m.service.Seconds()*1e6, b.client*1e6
 	o.ClientBusy = min(1, rate*b.client)
+	o.StealCores = b.steal
 	return o, err
 }
 
@@ -146,5 +154,29 @@ func TestAgree(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "capacity agreement A vs B:") {
 		t.Errorf("no verdict line:\n%s", out.String())
+	}
+}
+
+// A knee placed by runs with steal over 2 % of a core is noisy, in its table
+// cell and in the agreement's count; at or under 2 % it is not.
+func TestNoisyKnee(t *testing.T) {
+	for _, tc := range []struct {
+		steal float64
+		noisy bool
+	}{{0, false}, {0.02, false}, {0.05, true}} {
+		run := fixtureSteal(t, 1, 1, tc.steal)
+		for _, c := range run.Cells {
+			for _, k := range c.Knees {
+				if k.Noisy() != tc.noisy || strings.Contains(kneeCell(k), "noisy") != tc.noisy {
+					t.Errorf("steal %.2f: %s at %s: noisy %v, cell %q; want noisy %v", tc.steal, c.Name, k.SLO.Key(), k.Noisy(), kneeCell(k), tc.noisy)
+				}
+			}
+		}
+	}
+	g := Agree(fixture(t, 1, 1), fixtureSteal(t, 1, 1.3, 0.05))
+	var out bytes.Buffer
+	g.Print(&out, "A", "B")
+	if g.Noisy != g.Cells-g.Inside || g.Noisy == 0 || !strings.Contains(out.String(), "(noisy)") {
+		t.Errorf("a slower run with steal: %d noisy of %d outside; want all, and said:\n%s", g.Noisy, g.Cells-g.Inside, out.String())
 	}
 }

@@ -226,6 +226,9 @@ func (p *prober) Probe(ctx context.Context, rate float64) (Obs, error) {
 		if w.ServerKnown {
 			o.ServerBusy, o.ServerCores = w.ServerBusy, w.ServerCores
 		}
+		if w.MachineKnown {
+			o.StealCores = w.StealCores
+		}
 	}
 	return o, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
@@ -33,6 +34,9 @@ type Obs struct {
 	ServerBusy  float64 `json:"server_busy"`
 	ClientCores float64 `json:"client_cores"`
 	ServerCores float64 `json:"server_cores"`
+	// StealCores is the machine's steal over the window (/proc/stat), in cores:
+	// time another guest took from this one's CPUs.
+	StealCores float64 `json:"steal_cores,omitempty"`
 	// Raw is the run's raw output file, relative to the run directory.
 	Raw string `json:"raw,omitempty"`
 	// Error says why the run gave no figures (a refused or crashed client).
@@ -190,7 +194,15 @@ type Knee struct {
 	// call and busy shares at capacity.
 	At   *Obs   `json:"at,omitempty"`
 	Note string `json:"note,omitempty"`
+	// StealCores is the largest steal of the runs that placed the knee (its
+	// rounds and the steps at its bracket); over results.NoisyStealCores the
+	// knee is noisy: another guest took CPU while it was measured.
+	StealCores float64 `json:"steal_cores,omitempty"`
 }
+
+// Noisy says another guest stole more than results.NoisyStealCores of a core in
+// a run that placed the knee.
+func (k Knee) Noisy() bool { return k.StealCores > results.NoisyStealCores }
 
 // Measured says the knee has a rate and a 95 % interval from its rounds:
 // found, or not converged by the deadline with the rounds run at its bracket.
@@ -606,8 +618,16 @@ func (x *Searcher) limit(k *Knee, st Step) {
 	}
 }
 
-// atKnee sets k.At: the median of the runs at Lo.
+// atKnee sets k.At: the median of the runs at Lo, and k.StealCores: the
+// largest steal of the runs at its bracket and in its rounds.
 func (x *Searcher) atKnee(k *Knee) {
+	ids := append(slices.Clone(x.byRate[k.Lo]), x.byRate[k.Hi]...)
+	for _, r := range k.Rounds {
+		ids = append(ids, r.LoRun, r.HiRun)
+	}
+	for _, id := range ids {
+		k.StealCores = math.Max(k.StealCores, x.Runs[id].StealCores)
+	}
 	if ids := x.byRate[k.Lo]; len(ids) > 0 {
 		o := x.median(ids)
 		k.At = &o
