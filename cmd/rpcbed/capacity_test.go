@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // capacityRun runs `rpcbed capacity ARGS...` and returns its exit code and output.
@@ -58,5 +60,81 @@ func TestCapacityAgreeAndRender(t *testing.T) {
 		if code, _, _ := capacityRun(tc.args...); code != tc.code {
 			t.Errorf("capacity %q: exit %d; want %d", tc.args, code, tc.code)
 		}
+	}
+}
+
+// TestCapacityOverTLS searches go-grpc in plaintext and over TLS end to end on
+// the local runner (go-server and go-client built): the TLS cell's server is the
+// group's tls twin, every run negotiated TLS 1.3 (a run that did not would give
+// no figures), and capacity.md sets its knee against its plaintext twin's. A
+// generous SLO and few, short runs: a function test, not a measurement.
+func TestCapacityOverTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs go-server and go-client")
+	}
+	root := buildGo(t)
+	spec := filepath.Join(t.TempDir(), "capacity.yaml")
+	os.WriteFile(spec, []byte(`clients: {go: [grpc]}
+items: [2]
+concurrency: [4]
+security: [plaintext, tls]
+client: {cpuset: ""}
+server: {cpuset: ""}
+slo: {p99: 500ms, errors: 1%}
+capacity: {start: 100, max_rate: 400, factor: 2, precision: 50%, accuracy: 10%, measure: 300ms, warmup: 100ms, cooldown: 0s, rounds: 2, deadline: 20s}
+`), 0o644)
+	dir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var o, e bytes.Buffer
+	if code := run(ctx, []string{"capacity", "-spec", spec, "-out", dir, "-runner", "local", "-root", root, "-q"}, stdio{strings.NewReader(""), &o, &e}); code != 0 {
+		t.Fatalf("rpcbed capacity: exit %d\n%s", code, e.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "capacity.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Cells []struct {
+			Name  string
+			Error string
+			Runs  []struct {
+				TLS   string `json:"tls"`
+				Error string `json:"error"`
+			} `json:"runs"`
+			Knees []struct {
+				Status string `json:"status"`
+			} `json:"knees"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, c := range r.Cells {
+		names[c.Name] = true
+		if c.Error != "" || len(c.Runs) == 0 || len(c.Knees) != 1 {
+			t.Errorf("%s: error %q, %d runs, %d knees; want runs and one knee", c.Name, c.Error, len(c.Runs), len(c.Knees))
+			continue
+		}
+		want := ""
+		if strings.HasSuffix(c.Name, "@tls") {
+			want = "TLSv1.3"
+		}
+		for i, run := range c.Runs {
+			if run.Error != "" || run.TLS != want {
+				t.Errorf("%s run %d: tls %q, error %q; want %q and none", c.Name, i, run.TLS, run.Error, want)
+			}
+		}
+	}
+	if !names["go-grpc-datalist-2-c4"] || !names["go-grpc-datalist-2-c4@tls"] {
+		t.Errorf("cells %v; want go-grpc-datalist-2-c4 and its @tls twin", names)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "capacity.md"))
+	if !strings.Contains(string(md), "| vs plaintext |") {
+		t.Errorf("capacity.md has no vs plaintext column:\n%s", md)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "raw", "server-go-server+tls.txt")); err != nil {
+		t.Errorf("the tls twin's output was not kept: %v", err)
 	}
 }

@@ -250,12 +250,19 @@ func (x index) peer(c plan.Cell, client, proto string) *CellResult {
 // Table is one SLO's table: a row per cell in plan order.
 func Table(w io.Writer, run *Run, slo SLO) error {
 	x := newIndex(run)
-	fmt.Fprintln(w, "| cell | knee (calls/s) [95 %] | limit | vs go | vs grpc | client CPU/call | server CPU/call | client busy | server busy | p99 at knee |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	// A run with TLS cells adds "vs plaintext": the knee over its plaintext
+	// twin's, paired by round as the others.
+	tls := slices.ContainsFunc(run.Cells, func(c CellResult) bool { return c.Cell.Sec().IsTLS() })
+	head, rule := "", ""
+	if tls {
+		head, rule = " vs plaintext |", "---|"
+	}
+	fmt.Fprintln(w, "| cell | knee (calls/s) [95 %] | limit | vs go | vs grpc |"+head+" client CPU/call | server CPU/call | client busy | server busy | p99 at knee |")
+	fmt.Fprintln(w, "|---|---|---|---|---|"+rule+"---|---|---|---|---|")
 	for i := range run.Cells {
 		c := &run.Cells[i]
 		if c.Error != "" {
-			fmt.Fprintf(w, "| %s | failed | | | | | | | | |\n", c.Name)
+			fmt.Fprintf(w, "| %s | failed |%s\n", c.Name, strings.Repeat(" |", 8+len(rule)/4))
 			continue
 		}
 		k := kneeOf(c, slo)
@@ -273,6 +280,15 @@ func Table(w io.Writer, run *Run, slo SLO) error {
 				vsGRPC = ratioText(Ratio(k, kneeOf(p, slo)))
 			}
 		}
+		vsPlain := ""
+		if tls {
+			vsPlain = " — |"
+			if c.Cell.Sec().IsTLS() {
+				if p, ok := x[c.Cell.Plaintext().Name()]; ok {
+					vsPlain = " " + ratioText(Ratio(k, kneeOf(p, slo))) + " |"
+				}
+			}
+		}
 		limit := k.Limit
 		if k.ClientBound {
 			limit = "⚑ client"
@@ -281,7 +297,7 @@ func Table(w io.Writer, run *Run, slo SLO) error {
 		if k.At != nil {
 			at = *k.At
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, kneeCell(*k), orDash(limit), vsGo, vsGRPC,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |%s %s | %s | %s | %s | %s |\n", c.Name, kneeCell(*k), orDash(limit), vsGo, vsGRPC, vsPlain,
 			us(at.ClientCPUUs), us(at.ServerCPUUs), pct(share(at.ClientBusy, at.ClientCores)), pct(share(at.ServerBusy, at.ServerCores)),
 			ms(at.P99Us))
 	}

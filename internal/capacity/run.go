@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
@@ -69,6 +70,10 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 	}
 	run := &Run{ID: filepath.Base(o.Dir), Started: time.Now().UTC(), Runner: o.RunnerName, Spec: o.Spec, Versions: map[string]string{}}
 	cells := m.Plan()
+	certs := measure.NewCerts(o.Dir)
+	if err := certs.Make(cells); err != nil {
+		return nil, err
+	}
 	for len(cells) > 0 {
 		key := cells[0].ServerProcKey()
 		var group []plan.Cell
@@ -76,7 +81,7 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 			group = append(group, cells[0])
 			cells = cells[1:]
 		}
-		if err := serverGroup(ctx, o, run, key, group); err != nil {
+		if err := serverGroup(ctx, o, run, key, group, certs); err != nil {
 			return run, err
 		}
 	}
@@ -87,14 +92,18 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 	return run, nil
 }
 
-// serverGroup starts one server and searches its cells, each with the
-// group's long-lived client workers.
-func serverGroup(ctx context.Context, o Options, run *Run, key string, cells []plan.Cell) error {
+// serverGroup starts the group's servers (one per security variant its cells
+// ask, as the matrix does: measure.StartServers) and searches its cells, each
+// with the group's long-lived client workers.
+func serverGroup(ctx context.Context, o Options, run *Run, key string, cells []plan.Cell, certs *measure.Certs) error {
 	m := o.Spec.Matrix
 	fmt.Fprintf(o.Log, "capacity: starting %s\n", key)
-	srv, err := measure.StartServerProc(ctx, o.Runner, key, measure.ServerProcConfig{
+	save := func(key string, r runner.Result) {
+		results.WriteFileAtomic(filepath.Join(o.Dir, results.RawDir, "server-"+key+".txt"), results.RawBytes(r.Stdout, r.Stderr))
+	}
+	srv, err := measure.StartServers(ctx, o.Runner, key, measure.ServerProcConfig{
 		Programs: o.Programs, Resources: m.ServerResources, Store: m.Store, RedisAddr: m.RedisAddr,
-		AerospikeHosts: m.AerospikeHosts, Auth: *m.Auth})
+		AerospikeHosts: m.AerospikeHosts, Auth: *m.Auth}, cells, certs, func(s *measure.ServerProc) { s.StopAll(save) })
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -104,11 +113,8 @@ func serverGroup(ctx context.Context, o Options, run *Run, key string, cells []p
 		}
 		return writeJSON(o.Dir, run)
 	}
-	defer func() {
-		r, _ := srv.Svc.Stop(context.Background())
-		results.WriteFileAtomic(filepath.Join(o.Dir, results.RawDir, "server-"+key+".txt"), results.RawBytes(r.Stdout, r.Stderr))
-	}()
-	rp := &measure.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
+	defer srv.StopAll(save)
+	rp := &measure.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir, Mounts: certs.Mounts(),
 		ClientResources: m.ClientResources, ServerResources: m.ServerResources, NoProbe: true,
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
 	stop := rp.KeepWorkers()
@@ -215,6 +221,15 @@ func (p *prober) Probe(ctx context.Context, rate float64) (Obs, error) {
 			o.Error = fmt.Sprintf("exit code %d, no report", rep.ExitCode)
 		}
 		return o, nil
+	}
+	// Conditions are measured, not assumed: a run that did not negotiate the
+	// cell's security, or did not keep its connections, gives no figures.
+	if why := append(results.TLSMismatch(p.c, rep.Report), results.ConnectMismatch(p.c, rep.Report)...); len(why) > 0 {
+		o.Error = "the run's conditions are not the cell's: " + strings.Join(why, "; ")
+		return o, nil
+	}
+	if t := rep.Report.Rpcbed; t != nil && t.TLS != nil {
+		o.TLS = t.TLS.Version
 	}
 	mt := rep.Metrics
 	o.Achieved, o.Calls, o.Failed = mt.RPS, rep.Report.Complete, rep.Report.Failed

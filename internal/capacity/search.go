@@ -34,6 +34,9 @@ type Obs struct {
 	ServerBusy  float64 `json:"server_busy"`
 	ClientCores float64 `json:"client_cores"`
 	ServerCores float64 `json:"server_cores"`
+	// TLS is the version the client negotiated ("" in plaintext): checked
+	// against the cell's security (a mismatch gives no figures).
+	TLS string `json:"tls,omitempty"`
 	// StealCores is the machine's steal over the window (/proc/stat), in cores:
 	// time another guest took from this one's CPUs.
 	StealCores float64 `json:"steal_cores,omitempty"`

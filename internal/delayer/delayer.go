@@ -193,6 +193,14 @@ type schedule struct {
 	rng           *rand.Rand
 	last          map[flowKey]int64
 	clamped       uint64
+	arr           arrivals
+}
+
+// arrive is the release time of a packet of flow k arriving at now (ns), its
+// first bytes b counted by arrivals.
+func (s *schedule) arrive(k flowKey, b []byte, now int64) int64 {
+	s.arr.see(k, b)
+	return s.due(k, now)
 }
 
 func newSchedule(c Config) *schedule {
@@ -358,7 +366,6 @@ func loop(ctx context.Context, s *socket, c Config, wakeFd int) (Stats, error) {
 	var (
 		st   Stats
 		sch  = newSchedule(c)
-		arr  arrivals
 		h    heldHeap
 		out  builder
 		buf  = make([]byte, 1<<16)
@@ -429,15 +436,13 @@ func loop(ctx context.Context, s *socket, c Config, wakeFd int) (Stats, error) {
 			perr := parse(buf[:n], func(p packet) {
 				k, _ := flowOf(p.payload)
 				at := now
-				// The kernel's arrival stamp, when it has a plausible one: the
-				// delay then counts from the device, not from this read.
+				// The kernel's arrival stamp when plausible: delay from the device.
 				if a := p.stampNs - off; p.stampNs != 0 && a <= now && now-a < int64(time.Second) {
 					at = a
 					st.Stamped++
 					readLate.RecordValue(max(1, (now-a)/1000))
 				}
-				arr.see(k, p.payload)
-				heap.Push(&h, held{id: p.id, due: sch.due(k, at)})
+				heap.Push(&h, held{id: p.id, due: sch.arrive(k, p.payload, at)})
 				st.Packets++
 			})
 			if perr != nil {
@@ -464,7 +469,7 @@ func loop(ctx context.Context, s *socket, c Config, wakeFd int) (Stats, error) {
 	st.Flows = len(sch.last)
 	st.QueueDropped, st.UserDropped = queueDrops(c.Queue)
 	st.FlowClamped = sch.clamped
-	st.ArrivedBehind = arr.behind
+	st.ArrivedBehind = sch.arr.behind
 	st.SpinUs = float64(wake.spin()) / 1e3
 	if readLate.TotalCount() > 0 {
 		st.ReadLateP50Us = float64(readLate.ValueAtQuantile(50))

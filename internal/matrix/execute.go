@@ -20,7 +20,6 @@ import (
 	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
-	"github.com/rpcbed/rpcbed/internal/tlsbed"
 )
 
 // Options is one matrix run.
@@ -211,7 +210,7 @@ func (e *executor) setUpPlacement(ctx context.Context, todo []plan.Cell) (stop f
 type executor struct {
 	o Options
 	// certs are the run's certificates by key type (security.go).
-	certs map[string]*tlsbed.Files
+	certs *measure.Certs
 	// pl is where servers and clients run (placement.go).
 	pl placement
 	// trace, when set, hears each group step's name (tests).
@@ -385,8 +384,8 @@ func (e *executor) newRunPath() *measure.RunPath {
 	if *e.run.Spec.Worker {
 		b.Workers = worker.NewPool()
 	}
-	if len(e.certs) > 0 {
-		b.Mounts = []string{tlsDir(e.o.Dir)}
+	if e.certs.Any() {
+		b.Mounts = e.certs.Mounts()
 	}
 	return b
 }
@@ -619,18 +618,9 @@ func (e *executor) failed(c plan.Cell, why string) results.CellResult {
 }
 
 func (e *executor) stopServer(srv *measure.ServerProc) {
-	if srv == nil {
-		return
-	}
-	for _, t := range srv.Twins() {
-		e.stopServer(t)
-	}
-	if srv.Svc == nil {
-		return
-	}
-	r, _ := srv.Svc.Stop(context.Background())
-	results.WriteFileAtomic(filepath.Join(e.o.Dir, results.RawDir, "server-"+srv.Key+".txt"), results.RawBytes(r.Stdout, r.Stderr))
-	srv.Svc = nil
+	srv.StopAll(func(key string, r runner.Result) {
+		results.WriteFileAtomic(filepath.Join(e.o.Dir, results.RawDir, "server-"+key+".txt"), results.RawBytes(r.Stdout, r.Stderr))
+	})
 }
 
 // record writes a cell's result file atomically and refreshes run.json.

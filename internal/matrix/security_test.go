@@ -2,8 +2,6 @@ package matrix
 
 import (
 	"github.com/rpcbed/rpcbed/internal/measure"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -49,27 +47,5 @@ func TestSecurityArgs(t *testing.T) {
 				t.Errorf("args %q: want -connect per-call and no -k per call, -k and no -connect otherwise", got)
 			}
 		})
-	}
-	cells := []plan.Cell{cell("tls+rsa", ""), cell("", ""), cell("tls+tls12", ""), cell("mtls", plan.PerCall), cell("tls", "")}
-	if got, want := serverVariants(cells), []string{"", "mtls", "tls", "tls+rsa"}; !slices.Equal(got, want) {
-		t.Errorf("server variants %q; want %q", got, want)
-	}
-	e := &executor{certs: map[string]*tlsbed.Files{"ecdsa": f}}
-	if got := e.serverTLS("tls", cells); got.Min != "1.2" || got.MTLS {
-		t.Errorf("tls server: min %s mtls %v; want 1.2 (a tls12 cell) and no client certificates", got.Min, got.MTLS)
-	}
-	if got := e.serverTLS("mtls", cells); got.Min != "1.3" || !got.MTLS {
-		t.Errorf("mtls server: min %s mtls %v; want 1.3 and client certificates", got.Min, got.MTLS)
-	}
-}
-
-// The certificates' directory is absolute whatever -out was: it is bind-mounted
-// into containers at the same path (a relative -out failed every TLS server start
-// on docker with "mount path must be absolute").
-func TestTLSDirIsAbsolute(t *testing.T) {
-	for _, dir := range []string{"results/x", "./x", "/tmp/x"} {
-		if d := tlsDir(dir); !filepath.IsAbs(d) || filepath.Base(d) != "tls" {
-			t.Errorf("tlsDir(%q) = %q; want an absolute path ending in tls", dir, d)
-		}
 	}
 }
