@@ -46,6 +46,9 @@ func mdFacts(b *strings.Builder, v *analysis.View) {
 	fmt.Fprintf(b, "; runner %s; commit %s\n", run.Runner, orDash(run.Commit))
 	m := run.Machine
 	fmt.Fprintf(b, "- machine: %s, %d cores, %d MB, %s, kernel %s\n", orDash(m.CPU), m.Cores, m.MemMB, orDash(m.OS), orDash(m.Kernel))
+	if sh := SharedMachine(v); sh != "" {
+		fmt.Fprintf(b, "  -%s\n", sh)
+	}
 	fmt.Fprintf(b, "- load per run: %s; %d rounds, %s%s; client cpuset %s, server cpuset %s; store %s; auth %s; clients as %s\n",
 		loadString(s.Load), s.Rounds, orderWords(run), primeString(s.Prime, s.PrimeMax), orDash(s.ClientResources.CPUSet), orDash(s.ServerResources.CPUSet), s.Store, onOff(s.Auth != nil && *s.Auth), workerWords(s.Worker))
 	for _, o := range s.Overrides {

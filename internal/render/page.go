@@ -129,6 +129,7 @@ func Index(w io.Writer, run *results.Run, x Extras) error {
 	if n := len(v.FlaggedCells()); n > 0 {
 		p.Summary += fmt.Sprintf(" %d flagged (⚑).", n)
 	}
+	p.Summary += SharedMachine(v)
 	for _, k := range ratioKinds {
 		for _, f := range k.figures {
 			if g := verdictGrid(v, k.kind, f.Figure()); g != nil {
@@ -445,4 +446,23 @@ func ratioTables(v *analysis.View) []ratioTable {
 		out = append(out, t)
 	}
 	return out
+}
+
+// SharedMachine is a sentence for a run whose cells were mostly measured while
+// another guest stole CPU (noisy in more than half of them), "" otherwise: such
+// a run's figures may be slow and its intervals wide, and no cell's flag alone
+// says that the whole run is affected.
+func SharedMachine(v *analysis.View) string {
+	noisy, most := 0, 0.0
+	for _, c := range v.Cells {
+		if c.Sum != nil && slices.Contains(c.Sum.Flags, results.FlagNoisy) {
+			noisy++
+			most = max(most, c.Sum.MaxStealCores)
+		}
+	}
+	if noisy == 0 || 2*noisy <= len(v.Cells) {
+		return ""
+	}
+	return fmt.Sprintf(" The machine was shared: %d of %d cells were measured while another guest stole over %.0f %% of a core (up to %.0f %%), so their figures may be slow and their intervals wide; rerun on a quiet machine before relying on them.",
+		noisy, len(v.Cells), results.NoisyStealCores*100, most*100)
 }

@@ -162,3 +162,36 @@ func TestRatioPlotOutlierApart(t *testing.T) {
 		t.Fatal("no php-go-cpu-ratio-c1 plot")
 	}
 }
+
+// A run noisy in more than half its cells says so once, at the top of the page
+// and of matrix.md, with the worst steal; a run with a few noisy cells does not
+// (their flags say it).
+func TestSharedMachine(t *testing.T) {
+	run := resultstest.Synthetic("shared", 1)
+	if s := SharedMachine(analysis.ViewOf(run)); s != "" {
+		t.Errorf("a run with one noisy cell: %q; want nothing", s)
+	}
+	for i := range run.Cells {
+		for j := range run.Cells[i].Repeats {
+			if w := run.Cells[i].Repeats[j].Window; w != nil {
+				w.StealCores = 0.12
+			}
+		}
+	}
+	s := SharedMachine(analysis.ViewOf(run))
+	if !strings.Contains(s, "The machine was shared:") || !strings.Contains(s, "up to 12 %") {
+		t.Errorf("every cell noisy: %q; want the shared-machine sentence with the worst steal, 12 %%", s)
+	}
+	var md, page bytes.Buffer
+	if err := Markdown(&md, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := Index(&page, run, Extras{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string]string{"matrix.md": md.String(), "index.html": page.String()} {
+		if !strings.Contains(b, "The machine was shared:") {
+			t.Errorf("%s does not say the machine was shared", name)
+		}
+	}
+}
