@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,76 @@ func TestMatrixHostileSpecsRefused(t *testing.T) {
 				t.Errorf("refused after %v", wall)
 			}
 		})
+	}
+}
+
+// TestMatrixTLSDocker runs plaintext and TLS cells through the matrix in
+// containers: the TLS servers read the run's certificates through a bind mount,
+// and the clients too. Every TLS repeat negotiated TLS 1.3 (no tls-mismatch) and
+// no cell failed. (A relative certificate directory failed every TLS server
+// start here: TestCertsDirIsAbsolute.)
+func TestMatrixTLSDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs containers")
+	}
+	d, err := runner.NewDocker()
+	if err != nil {
+		if strings.Contains(os.Getenv("RPCBED_REQUIRE"), "docker") {
+			t.Fatalf("RPCBED_REQUIRE has docker, but no Docker engine answers: %v", err)
+		}
+		t.Skip("no Docker engine answers: " + err.Error())
+	}
+	d.Close()
+	if err := exec.Command("docker", "image", "inspect", "rpcbed/go:latest").Run(); err != nil {
+		if strings.Contains(os.Getenv("RPCBED_REQUIRE"), "docker") {
+			t.Fatalf("RPCBED_REQUIRE has docker, but image rpcbed/go:latest is not built")
+		}
+		t.Skip("image rpcbed/go:latest is not built (make images)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	spec := filepath.Join(t.TempDir(), "tls.yaml")
+	os.WriteFile(spec, []byte("clients: {go: [grpc, http]}\nitems: [2]\nconcurrency: [1]\nload: {n: 100}\nrepeats: 1\n"+
+		"security: [plaintext, tls]\nclient: {cpuset: \"\"}\nserver: {cpuset: \"\"}\n"), 0o644)
+	// -out relative, as a user types it (results/x): the certificates' bind
+	// mount must still be absolute.
+	dir := filepath.Join(t.TempDir(), "run")
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"matrix", "-spec", spec, "-out", rel, "-runner", "docker", "-q"}, stdio{nil, &out, &errb}); code != 0 {
+		t.Fatalf("rpcbed matrix: exit %d\n%s", code, errb.String())
+	}
+	r, err := results.LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Runner != "docker" {
+		t.Errorf("runner %q; want docker", r.Runner)
+	}
+	tlsCells := 0
+	for _, c := range r.Cells {
+		if c.Status != results.StatusOK {
+			t.Errorf("%s: %s (%s)", c.Name, c.Status, c.Error)
+			continue
+		}
+		if s := c.Summarized(); s != nil && slices.Contains(s.Flags, results.FlagTLSMismatch) {
+			t.Errorf("%s: tls-mismatch: %v", c.Name, s.Reasons)
+		}
+		if !strings.HasSuffix(c.Name, "@tls") {
+			continue
+		}
+		tlsCells++
+		for _, rep := range c.Repeats {
+			if rep.Report == nil || rep.Report.Rpcbed == nil || rep.Report.Rpcbed.TLS == nil || rep.Report.Rpcbed.TLS.Version != "TLSv1.3" {
+				t.Errorf("%s: a repeat without TLS 1.3 on its report", c.Name)
+			}
+		}
+	}
+	if tlsCells != 2 {
+		t.Errorf("%d TLS cells ran; want 2 (go-grpc, go-http)", tlsCells)
 	}
 }
