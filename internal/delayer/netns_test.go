@@ -105,7 +105,7 @@ func TestDelayerAddsDelay(t *testing.T) {
 
 // With jitter as large as the delay, a bulk TCP transfer is neither reordered
 // (the flow's release times stay in order) nor corrupted. A veth reorders a bulk
-// flow now and then on its own, before the queue (plain veth here: 3 of 12 4 MiB
+// flow now and then on its own, before the queue (plain veth here: 4 of 12 4 MiB
 // echoes had out-of-order segments, one with 135 retransmissions), so the
 // delayer counts what reached it out of order, and a transfer that reached it in
 // order must reach the socket in order, with nothing retransmitted. Up to five
