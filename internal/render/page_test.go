@@ -195,3 +195,16 @@ func TestSharedMachine(t *testing.T) {
 		}
 	}
 }
+
+// A run whose figures are all 0 renders without a panic: its intervals are
+// missing, not a crash (a NaN variance reached the t quantile's inversion).
+func TestZeroFiguresRender(t *testing.T) {
+	run := resultstest.Synthetic("zero", 0)
+	var md, page bytes.Buffer
+	if err := Markdown(&md, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := Index(&page, run, Extras{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -106,11 +106,12 @@ func (f *figure) xTicksAt(xs []int) {
 	f.p.X.Tick.Marker = plot.ConstantTicks(ticks)
 }
 
-// line adds one series; points with a value that is not > 0 are left out (log axes).
+// line adds one series; points with a value that is not > 0 and finite are
+// left out (log axes; a CPU per call over no calls is +Inf).
 func (f *figure) line(name string, xs, ys []float64, c color.Color, dash []vg.Length, g draw.GlyphDrawer) error {
 	var pts plotter.XYs
 	for i := range xs {
-		if ys[i] > 0 && !math.IsNaN(ys[i]) && xs[i] > 0 {
+		if ys[i] > 0 && !math.IsInf(ys[i], 1) && xs[i] > 0 && !math.IsInf(xs[i], 1) {
 			pts = append(pts, plotter.XY{X: xs[i], Y: ys[i]})
 		}
 	}

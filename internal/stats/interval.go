@@ -264,6 +264,9 @@ func medianFactor(n int) float64 {
 // tQuantile is Student's t quantile at p with df degrees of freedom (the normal's
 // for df <= 0 or +Inf: a known variance).
 func tQuantile(p float64, df float64) float64 {
+	if math.IsNaN(df) || math.IsNaN(p) {
+		return math.NaN() // a variance that is not a number (a zero figure's log): no interval, no panic
+	}
 	if df <= 0 || math.IsInf(df, 1) || df > 1e6 {
 		df = math.Inf(1)
 	}

@@ -172,6 +172,14 @@ func TestNoiseDegenerate(t *testing.T) {
 	if iv := n.Median([]float64{100, -1, math.NaN()}); iv.N != 1 {
 		t.Errorf("non-positive and NaN rounds: N %d; want 1 (left out)", iv.N)
 	}
+	// A variance that is not a number (every figure 0, logged) gives no
+	// half-width; it panicked in the t quantile's inversion.
+	if h := halfWidth(part{v: math.NaN(), df: 7}, part{v: 0.01, df: 2}); !math.IsNaN(h) {
+		t.Errorf("a NaN variance: half-width %v; want NaN", h)
+	}
+	if q := tQuantile(0.975, math.NaN()); !math.IsNaN(q) {
+		t.Errorf("tQuantile at NaN degrees of freedom = %v; want NaN", q)
+	}
 }
 
 func TestMedianFactor(t *testing.T) {
