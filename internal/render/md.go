@@ -57,7 +57,14 @@ func mdFacts(b *strings.Builder, v *analysis.View) {
 	if !run.Started.IsZero() {
 		fmt.Fprintf(b, "- started %s", run.Started.Format("2006-01-02 15:04:05 UTC"))
 		if !run.Finished.IsZero() {
-			fmt.Fprintf(b, ", took %s", run.Finished.Sub(run.Started).Round(1e9))
+			took := run.Finished.Sub(run.Started).Round(1e9)
+			fmt.Fprintf(b, ", took %s", took)
+			// The budget bounds only the rounds the precision loop adds: a run
+			// over it spent that on the spec's own rounds (a slower or shared
+			// machine), and says so rather than leave it to the reader.
+			if bu := s.Budget.D(); bu > 0 && !s.Budget.IsAuto() && took > bu {
+				fmt.Fprintf(b, ", over the spec's budget of %s by %s (the budget bounds only the rounds added for precision)", bu, took-bu)
+			}
 		}
 		b.WriteString("\n")
 	}

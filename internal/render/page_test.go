@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/plot"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/results/resultstest"
 	"github.com/rpcbed/rpcbed/internal/stats"
@@ -206,5 +208,27 @@ func TestZeroFiguresRender(t *testing.T) {
 	}
 	if err := Index(&page, run, Extras{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run that took longer than its spec's budget says so in matrix.md's facts;
+// one within it says nothing.
+func TestOverBudget(t *testing.T) {
+	run := resultstest.Synthetic("budget", 1) // took 5 minutes
+	for _, tc := range []struct {
+		budget time.Duration
+		want   bool
+	}{{time.Minute, true}, {10 * time.Minute, false}, {0, false}} {
+		run.Spec.Budget = plan.Duration(tc.budget)
+		var md bytes.Buffer
+		if err := Markdown(&md, run); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(md.String(), "over the spec's budget of 1m0s by 4m0s"); got != tc.want && tc.budget == time.Minute {
+			t.Errorf("budget %v: %v; want the overrun named", tc.budget, got)
+		}
+		if got := strings.Contains(md.String(), "over the spec's budget"); got != tc.want {
+			t.Errorf("budget %v: says over budget %v; want %v", tc.budget, got, tc.want)
+		}
 	}
 }
