@@ -72,7 +72,16 @@ func TestCapacityOverTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs go-server and go-client")
 	}
-	root := buildGo(t)
+	t.Run("local", func(t *testing.T) { capacityOverTLS(t, "local", buildGo(t)) })
+	// In containers the servers and the client workers read the certificates
+	// through a bind mount.
+	t.Run("docker", func(t *testing.T) {
+		needDockerImages(t)
+		capacityOverTLS(t, "docker", "../..")
+	})
+}
+
+func capacityOverTLS(t *testing.T, runnerName, root string) {
 	spec := filepath.Join(t.TempDir(), "capacity.yaml")
 	os.WriteFile(spec, []byte(`clients: {go: [grpc]}
 items: [2]
@@ -87,7 +96,7 @@ capacity: {start: 100, max_rate: 400, factor: 2, precision: 50%, accuracy: 10%, 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var o, e bytes.Buffer
-	if code := run(ctx, []string{"capacity", "-spec", spec, "-out", dir, "-runner", "local", "-root", root, "-q"}, stdio{strings.NewReader(""), &o, &e}); code != 0 {
+	if code := run(ctx, []string{"capacity", "-spec", spec, "-out", dir, "-runner", runnerName, "-root", root, "-q"}, stdio{strings.NewReader(""), &o, &e}); code != 0 {
 		t.Fatalf("rpcbed capacity: exit %d\n%s", code, e.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "capacity.json"))

@@ -32,14 +32,7 @@ func TestMatrixAerospikeStore(t *testing.T) {
 			if runnerName == "local" {
 				root = buildGo(t)
 			} else {
-				d, err := runner.NewDocker()
-				if err != nil {
-					dockerSkip(t, "no Docker engine answers: "+err.Error())
-				}
-				d.Close()
-				if err := exec.Command("docker", "image", "inspect", "rpcbed/go:latest").Run(); err != nil {
-					dockerSkip(t, "image rpcbed/go:latest is not built (make images)")
-				}
+				needDockerImages(t)
 			}
 			specFile := filepath.Join(t.TempDir(), "aerospike.yaml")
 			if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
@@ -77,4 +70,18 @@ func dockerSkip(t *testing.T, why string) {
 		t.Fatalf("RPCBED_REQUIRE has docker, but %s", why)
 	}
 	t.Skip(why)
+}
+
+// needDockerImages skips t (fails it when RPCBED_REQUIRE has docker) unless a
+// Docker engine answers and the images are built.
+func needDockerImages(t *testing.T) {
+	t.Helper()
+	d, err := runner.NewDocker()
+	if err != nil {
+		dockerSkip(t, "no Docker engine answers: "+err.Error())
+	}
+	d.Close()
+	if err := exec.Command("docker", "image", "inspect", "rpcbed/go:latest").Run(); err != nil {
+		dockerSkip(t, "image rpcbed/go:latest is not built (make images)")
+	}
 }

@@ -16,8 +16,6 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/rpcbed/rpcbed/internal/runner"
-
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -58,21 +56,7 @@ func TestMatrixEndToEndDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs containers")
 	}
-	required := strings.Contains(os.Getenv("RPCBED_REQUIRE"), "docker")
-	skip := func(why string) {
-		if required {
-			t.Fatalf("RPCBED_REQUIRE has docker, but %s", why)
-		}
-		t.Skip(why)
-	}
-	d, err := runner.NewDocker()
-	if err != nil {
-		skip("no Docker engine answers: " + err.Error())
-	}
-	d.Close()
-	if err := exec.Command("docker", "image", "inspect", "rpcbed/go:latest").Run(); err != nil {
-		skip("image rpcbed/go:latest is not built (make images)")
-	}
+	needDockerImages(t)
 	endToEnd(t, t.TempDir(), "docker")
 }
 
@@ -280,20 +264,7 @@ func TestMatrixTLSDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs containers")
 	}
-	d, err := runner.NewDocker()
-	if err != nil {
-		if strings.Contains(os.Getenv("RPCBED_REQUIRE"), "docker") {
-			t.Fatalf("RPCBED_REQUIRE has docker, but no Docker engine answers: %v", err)
-		}
-		t.Skip("no Docker engine answers: " + err.Error())
-	}
-	d.Close()
-	if err := exec.Command("docker", "image", "inspect", "rpcbed/go:latest").Run(); err != nil {
-		if strings.Contains(os.Getenv("RPCBED_REQUIRE"), "docker") {
-			t.Fatalf("RPCBED_REQUIRE has docker, but image rpcbed/go:latest is not built")
-		}
-		t.Skip("image rpcbed/go:latest is not built (make images)")
-	}
+	needDockerImages(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	spec := filepath.Join(t.TempDir(), "tls.yaml")
