@@ -98,6 +98,24 @@ type HandshakeCPU struct {
 	Extra, Each stats.Interval
 	Ratio       Comparison
 	OK          bool
+	// Impossible: the whole interval lies below 0, a connection per call
+	// costing less CPU than keeping one, which no handshake can do: the figure
+	// is left out (not OK) and said, never printed as a result.
+	Impossible bool
+}
+
+// nonNegative bounds an extra CPU that cannot be negative (opening a connection
+// and handshaking never saves CPU): an interval reaching below 0 is cut at 0,
+// and the estimate with it; one wholly below 0 is impossible.
+func nonNegative(e stats.Interval) (stats.Interval, bool) {
+	if e.N == 0 {
+		return e, false
+	}
+	if e.High < 0 {
+		return e, true
+	}
+	e.Low, e.Center = math.Max(e.Low, 0), math.Max(e.Center, 0)
+	return e, false
 }
 
 // Handshakes are the run's per-call cells against their persistent cells, in
@@ -140,8 +158,8 @@ func (v *View) Handshakes() []Handshake {
 			if !ok {
 				continue
 			}
-			extra := ExtraOf(pers.Interval[s.fig], c.Ratio.Interval)
-			*s.dst = HandshakeCPU{Extra: extra, Each: perEach(extra, each), Ratio: c, OK: extra.N > 0}
+			extra, impossible := nonNegative(ExtraOf(pers.Interval[s.fig], c.Ratio.Interval))
+			*s.dst = HandshakeCPU{Extra: extra, Each: perEach(extra, each), Ratio: c, OK: extra.N > 0 && !impossible, Impossible: impossible}
 		}
 		out = append(out, h)
 	}

@@ -161,3 +161,25 @@ func TestExtraOf(t *testing.T) {
 		t.Errorf("no interval for B: got %+v; want none", e)
 	}
 }
+
+// A connection per call never saves CPU: its extra's interval is cut at 0, and
+// one wholly below 0 is impossible (left out and said, never printed).
+func TestHandshakeExtraNonNegative(t *testing.T) {
+	iv := func(c, lo, hi float64) stats.Interval { return stats.Interval{Center: c, Low: lo, High: hi, N: 3} }
+	for _, tc := range []struct {
+		name       string
+		in, want   stats.Interval
+		impossible bool
+	}{
+		{"above 0", iv(50, 40, 60), iv(50, 40, 60), false},
+		{"reaching below 0", iv(2190, -2549, 15662), iv(2190, 0, 15662), false},
+		{"centre below 0", iv(-5, -20, 10), iv(0, 0, 10), false},
+		{"wholly below 0", iv(-50, -60, -40), iv(-50, -60, -40), true},
+		{"no interval", stats.Interval{}, stats.Interval{}, false},
+	} {
+		got, impossible := nonNegative(tc.in)
+		if got != tc.want || impossible != tc.impossible {
+			t.Errorf("%s: got %+v, impossible %v; want %+v, %v", tc.name, got, impossible, tc.want, tc.impossible)
+		}
+	}
+}

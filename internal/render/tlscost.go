@@ -92,7 +92,8 @@ func mdTLSCost(b *strings.Builder, v *analysis.View) {
 		"(the median of the rounds, [least-most]); resumed is the share of them that resumed a session. Extra CPU per call is the " +
 		"per-call cell's CPU per call minus the persistent cell's, B x (A/B - 1) from the paired ratio and B's interval " +
 		"(the two add in quadrature on the log scale; [low-high] is its 95 % interval); per handshake it is that over the handshakes per " +
-		"call (a plaintext cell: per connection opened). It holds everything a new connection costs: the TCP connect and close as well as the handshake.\n\n")
+		"call (a plaintext cell: per connection opened). It holds everything a new connection costs: the TCP connect and close as well as the handshake. " +
+		"A new connection never saves CPU, so an interval reaching below 0 is cut at 0, and one wholly below 0 is a broken figure, said and not printed.\n\n")
 	b.WriteString("| per-call cell | handshakes/call | resumed | connections/call | client extra µs/call | client µs/handshake | server extra µs/call | server µs/handshake |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, h := range hs {
@@ -100,8 +101,11 @@ func mdTLSCost(b *strings.Builder, v *analysis.View) {
 		for _, s := range []analysis.HandshakeCPU{h.Client, h.Server} {
 			if h.Dropped != "" || !s.OK {
 				why := "-"
-				if h.Dropped != "" {
+				switch {
+				case h.Dropped != "":
 					why = "not compared: " + h.Dropped
+				case s.Impossible:
+					why = "impossible: less CPU than the persistent cell (" + intervalText(s.Ratio.Ratio.Interval) + "): not a result"
 				}
 				fmt.Fprintf(b, " %s | %s |", why, why)
 				continue
