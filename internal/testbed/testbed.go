@@ -236,6 +236,8 @@ func StartProc(t testing.TB, want []string, name string, args ...string) (*exec.
 	}
 	done := make(chan struct{})
 	var waitErr error
+	var mu sync.Mutex
+	var log bytes.Buffer
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -248,10 +250,15 @@ func StartProc(t testing.TB, want []string, name string, args ...string) (*exec.
 			<-done
 			t.Errorf("%s did not stop within 15 s of SIGTERM", filepath.Base(name))
 		}
+		if t.Failed() {
+			// What the server said is often why: an OutOfMemoryError that killed a
+			// pool thread, or where its threads were when a stop could not finish.
+			mu.Lock()
+			t.Logf("%s's stderr, last lines:\n%s", filepath.Base(name), tail(log.String(), 300))
+			mu.Unlock()
+		}
 	})
 	addrs := make(map[string]string)
-	var mu sync.Mutex
-	var log bytes.Buffer
 	ready := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -295,6 +302,12 @@ func StartProc(t testing.TB, want []string, name string, args ...string) (*exec.
 		out[k] = v
 	}
 	return cmd, out
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // Request is an HTTP/1.1 GET of target with extra header lines ("K: v\r\n").

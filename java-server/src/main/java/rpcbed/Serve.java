@@ -108,6 +108,7 @@ public final class Serve {
         }
         if (closer.isAlive()) {
             System.err.println("java-client serve: " + o.proto() + " did not stop within " + STOP_MILLIS + " ms; exiting");
+            dumpThreads();
             System.err.flush();
             Runtime.getRuntime().halt(1);
         }
@@ -194,6 +195,18 @@ public final class Serve {
             return ServerTls.load(cert, key, clientCa, min);
         } catch (IOException | GeneralSecurityException e) {
             throw new UsageError("-tls-cert/-tls-key/-tls-client-ca: " + e.getMessage());
+        }
+    }
+
+    /** Where each live thread is, on stderr: what kept a stop from finishing. */
+    private static void dumpThreads() {
+        for (var e : Thread.getAllStackTraces().entrySet()) {
+            Thread t = e.getKey();
+            System.err.println("thread \"" + t.getName() + "\" " + t.getState());
+            StackTraceElement[] st = e.getValue();
+            for (int i = 0; i < Math.min(st.length, 12); i++) {
+                System.err.println("    at " + st[i]);
+            }
         }
     }
 }
