@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/capacity"
@@ -50,7 +52,11 @@ func docBlocks(root string) map[string]render.Block {
 			if err != nil {
 				return err
 			}
-			return render.AnswersMarkdown(w, render.Answers(render.AnswerInput{View: analysis.ViewOf(run), Extras: x}), args[0], args[1:]...)
+			answers, grids, err := selectAnswers(render.Answers(render.AnswerInput{View: analysis.ViewOf(run), Extras: x}), args[1:])
+			if err != nil {
+				return err
+			}
+			return render.AnswersMarkdown(w, answers, args[0], grids...)
 		},
 		"capacity-table": func(w io.Writer, args []string) error {
 			if len(args) != 1 {
@@ -77,6 +83,48 @@ func docBlocks(root string) map[string]render.Block {
 			return render.Reproducibility(w, runs[0], runs[1])
 		},
 	}
+}
+
+// selectAnswers reads the answers block's arguments after the run: "only:ID,ID"
+// keeps those answers (another committed run answers the rest: README quotes the
+// TLS answer from results/tls), "skip:ID,ID" leaves them out, and every other
+// argument names an answer whose table to print. An ID no answer has is an error
+// naming it.
+func selectAnswers(all []render.Answer, args []string) ([]render.Answer, []string, error) {
+	known := make(map[string]bool, len(all))
+	for _, a := range all {
+		known[a.ID] = true
+	}
+	keep := func(render.Answer) bool { return true }
+	var grids []string
+	for _, arg := range args {
+		kind, list, sel := strings.Cut(arg, ":")
+		ids := []string{arg}
+		if sel {
+			ids = strings.Split(list, ",")
+		}
+		for _, id := range ids {
+			if !known[id] {
+				return nil, nil, fmt.Errorf("answers: argument %q: no answer has the ID %q", arg, id)
+			}
+		}
+		switch {
+		case !sel:
+			grids = append(grids, arg)
+		case kind == "only" || kind == "skip":
+			prev, want := keep, kind == "only"
+			keep = func(a render.Answer) bool { return prev(a) && slices.Contains(ids, a.ID) == want }
+		default:
+			return nil, nil, fmt.Errorf("answers: argument %q: want ID, only:ID,... or skip:ID,...", arg)
+		}
+	}
+	var out []render.Answer
+	for _, a := range all {
+		if keep(a) {
+			out = append(out, a)
+		}
+	}
+	return out, grids, nil
 }
 
 // docFiles are the files `rpcbed readme` rewrites when given none.

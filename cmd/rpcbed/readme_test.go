@@ -216,3 +216,45 @@ func parent(p string) string {
 	}
 	return p[:i]
 }
+
+// TestSelectAnswers: the answers block keeps the answers only: names, leaves out
+// those skip: names, prints the tables of the bare IDs, and refuses an ID no
+// answer has, or an unknown selector, naming the argument.
+func TestSelectAnswers(t *testing.T) {
+	all := []render.Answer{{ID: "language"}, {ID: "protocol"}, {ID: "tls"}}
+	ids := func(as []render.Answer) []string {
+		var out []string
+		for _, a := range as {
+			out = append(out, a.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		want, grids []string
+		err         string
+	}{
+		{"every answer", nil, []string{"language", "protocol", "tls"}, nil, ""},
+		{"tables", []string{"language"}, []string{"language", "protocol", "tls"}, []string{"language"}, ""},
+		{"only", []string{"only:tls", "tls"}, []string{"tls"}, []string{"tls"}, ""},
+		{"skip", []string{"skip:tls,protocol"}, []string{"language"}, nil, ""},
+		{"only and skip", []string{"only:tls,protocol", "skip:protocol"}, []string{"tls"}, nil, ""},
+		{"unknown ID", []string{"only:tsl"}, nil, nil, `argument "only:tsl": no answer has the ID "tsl"`},
+		{"unknown table", []string{"lang"}, nil, nil, `no answer has the ID "lang"`},
+		{"unknown selector", []string{"just:tls"}, nil, nil, `argument "just:tls": want ID, only:ID,... or skip:ID,...`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, grids, err := selectAnswers(all, tc.args)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("got error %v; want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(ids(got), tc.want) || !slices.Equal(grids, tc.grids) {
+				t.Errorf("got %v, %v, %v; want %v, %v", ids(got), grids, err, tc.want, tc.grids)
+			}
+		})
+	}
+}
