@@ -203,6 +203,31 @@ func TestBrowser(t *testing.T) {
 		checkAnswersGridFilterWidth(t, b, url)
 		b.close()
 	})
+
+	t.Run("TLS run's page width", func(t *testing.T) {
+		// The committed MATRIX=tls run: four ratios a row beside cell names such as
+		// php-pure-thrift-datalist-200-c50@tls+percall ran to 1630 px once.
+		dir := filepath.Join("..", "..", "results", "reference-tls")
+		tlsRun, err := results.LoadRun(dir)
+		if err != nil {
+			t.Fatalf("the TLS run: %v", err)
+		}
+		x, err := LoadExtras(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page bytes.Buffer
+		if err := Index(&page, tlsRun, x); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), IndexFile)
+		if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b := newCDP(t, bin)
+		checkAnswersGridFilterWidth(t, b, "file://"+file)
+		b.close()
+	})
 }
 
 // checkAnswersGridFilterWidth checks, in a 1400 px window: the answers open the
