@@ -90,12 +90,19 @@ func startBrowser(t *testing.T, cmd *exec.Cmd) {
 // its own and returns the run and the page's file.
 func referencePage(t *testing.T) (*results.Run, string) {
 	t.Helper()
-	ref := filepath.Join("..", "..", "results", "reference")
-	run, err := results.LoadRun(ref)
+	return committedPage(t, "reference")
+}
+
+// committedPage renders the page of the committed run results/NAME into a
+// directory of its own and returns the run and the page's file.
+func committedPage(t *testing.T, name string) (*results.Run, string) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "results", name)
+	run, err := results.LoadRun(dir)
 	if err != nil {
-		t.Fatalf("the reference run: %v", err)
+		t.Fatalf("the committed run %s: %v", name, err)
 	}
-	x, err := LoadExtras(ref)
+	x, err := LoadExtras(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,23 +214,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("TLS run's page width", func(t *testing.T) {
 		// The committed MATRIX=tls run: four ratios a row beside cell names such as
 		// php-pure-thrift-datalist-200-c50@tls+percall ran to 1630 px once.
-		dir := filepath.Join("..", "..", "results", "reference-tls")
-		tlsRun, err := results.LoadRun(dir)
-		if err != nil {
-			t.Fatalf("the TLS run: %v", err)
-		}
-		x, err := LoadExtras(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var page bytes.Buffer
-		if err := Index(&page, tlsRun, x); err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(t.TempDir(), IndexFile)
-		if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		_, file := committedPage(t, "reference-tls")
 		b := newCDP(t, bin)
 		checkAnswersGridFilterWidth(t, b, "file://"+file)
 		b.close()
