@@ -23,10 +23,13 @@ import (
 //     vary run to run, about 1 % of a 76 k call): a quiet fresh-clone CI run read
 //     75,296 and 76,528 (+1.64 %) against a padded build at +3.69 %, and earlier
 //     runs spread 1.1-2.5 % (docs/cost.md, "What moved the counts").
-//   - at 200 items the same wait path is 0.1 % of a 408 k call: in six tests
-//     (2026-12-02, five quiet, one with two busy loops on both cores) a and b of
-//     one build were 0.02-0.54 % apart, and the baselines of all six within
-//     405.5-410.8 k. go-client collects in the window (gc_cycles 1/2); the
+//   - at 200 items the same wait path is a smaller share of a 408 k call: in six
+//     tests (2026-12-02, five quiet, one with two busy loops on both cores) a and b
+//     of one build were 0.02-0.54 % apart. But it grows with the load around the
+//     test: a fresh-clone CI run on 2026-12-04, its other packages' tests beside it
+//     on a slower machine, read 402,397 and 409,332 (+1.72 %), with 22.7 and 28.4
+//     system calls per call: each extra wait is a trip through the scheduler and
+//     the poller. go-client collects in the window (gc_cycles 1/2); the
 //     collector's instructions are apart from the gated figure (cost.md).
 const costSpec = `
 clients: {go: [grpc]}
@@ -39,15 +42,17 @@ read_delay: 1ms
 `
 
 // padRounds is the busy loop the regressed build adds to every call (6
-// instructions a round, 14.4 k): +2.69 % to +3.92 % instructions per call
-// against run a of the same test in those six tests (420.6-423.6 k), a real
-// regression of about 3 %.
-const padRounds = "2400"
+// instructions a round, 28.8 k): about +7 % instructions per call, a real
+// regression the gate must catch. Half of it (2,400 rounds) measured +2.69 % to
+// +3.92 % against run a in the six tests of 2026-12-02, and +5.45 % on 2026-12-04
+// (against that CI run's low a).
+const padRounds = "4800"
 
-// gateMax is the gate's -max (%) here, set between the two measured spreads
-// (a and b at most 0.54 % apart, the padded build at least +2.69 %): margins of
-// about 1 % on either side. The default 2 % would leave the padded build 0.7 %.
-const gateMax = "1.5"
+// gateMax is the gate's -max (%) here, set between the two measured spreads: one
+// build's two runs at most 1.72 % apart (the loaded CI run above), the padded
+// build 7 % less that spread: margins of about 2 % on either side. At 1.5 % the
+// loaded CI run failed.
+const gateMax = "3.5"
 
 // TestCostAndGate runs go-client under callgrind for real (rpcbed cost), twice
 // with one build and once with a build that adds a fixed per-call workload
@@ -149,7 +154,7 @@ func TestCostAndGate(t *testing.T) {
 	growth := pr.Cells[0].PerCall.Ir/c.Ir - 1
 	t.Logf("padded build: %+.2f %% instructions per call (collections in the short and long run: %v, padded %v)\n%s",
 		100*growth, res.Cells[0].GCCycles, pr.Cells[0].GCCycles, out)
-	if growth > 0.06 {
-		t.Errorf("the padded build grew by %.1f %%: want a regression near 3.5 %%, not a large one", 100*growth)
+	if growth > 0.12 {
+		t.Errorf("the padded build grew by %.1f %%: want a regression near 7 %%, not a large one", 100*growth)
 	}
 }
