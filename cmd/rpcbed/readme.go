@@ -87,7 +87,7 @@ func docBlocks(root string) map[string]render.Block {
 
 // selectAnswers reads the answers block's arguments after the run: "only:ID,ID"
 // keeps those answers (another committed run answers the rest: README quotes the
-// TLS answer from results/tls), "skip:ID,ID" leaves them out, and every other
+// TLS answer from results/reference-tls), "skip:ID,ID" leaves them out, and every other
 // argument names an answer whose table to print. An ID no answer has is an error
 // naming it.
 func selectAnswers(all []render.Answer, args []string) ([]render.Answer, []string, error) {
