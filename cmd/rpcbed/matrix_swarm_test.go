@@ -181,7 +181,11 @@ func skews(c results.CellResult) string {
 	var s []string
 	for _, r := range c.Repeats {
 		if r.Window != nil {
-			s = append(s, fmt.Sprintf("%.1f ms", r.Window.SkewS*1000))
+			late := 0.0
+			for _, tk := range r.Tasks {
+				late = max(late, tk.WindowStartUnix-tk.StartAtUnix)
+			}
+			s = append(s, fmt.Sprintf("%.1f ms (latest task %.0f ms after the common start)", r.Window.SkewS*1000, late*1000))
 		}
 	}
 	return strings.Join(s, ", ")
@@ -215,6 +219,13 @@ func checkMerged(t *testing.T, dir string, c results.CellResult, rep results.Rep
 		}
 		if _, err := os.Stat(filepath.Join(dir, tk.Raw)); err != nil {
 			t.Errorf("%s: task %d raw: %v", name, i+1, err)
+		}
+		// The common start: asked of every task, and no window opened before it
+		// (on the driver's clock, within the clock's uncertainty: its round trip).
+		if tk.StartAtUnix == 0 || tk.StartAtUnix != rep.Tasks[0].StartAtUnix {
+			t.Errorf("%s: task %d start-at %.6f; want the repeat's one common start (task 1: %.6f)", name, i+1, tk.StartAtUnix, rep.Tasks[0].StartAtUnix)
+		} else if early := tk.StartAtUnix - tk.WindowStartUnix; early > tk.Clock.RTTS+0.002 {
+			t.Errorf("%s: task %d opened its window %.1f ms before the common start", name, i+1, early*1000)
 		}
 		calls += float64(tk.Complete)
 		cpu += tk.ClientCPUS

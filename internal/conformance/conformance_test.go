@@ -75,6 +75,8 @@ func rows() []row {
 		{name: "bad-call", args: []string{"-proto", "grpc", "-call", "datasets", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "no-addr", args: []string{"-proto", "grpc", "-call", "datatype", "-n", "1"}, exit: exitUsage},
 		{name: "bad-warmup", args: []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-warmup", "later", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
+		{name: "bad-start-at", args: []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-start-at", "soon", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
+		{name: "start-at-in-ms", args: []string{"-proto", "grpc", "-call", "datatype", "-n", "1", "-start-at", "1767225600000", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "zero-callers", args: []string{"-proto", "grpc", "-call", "datatype", "-c", "0", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "items-too-many", args: []string{"-proto", "grpc", "-call", "datalist", "-items", "100001", "-n", "1", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},
 		{name: "thrift-conns-below-c", args: []string{"-proto", "thrift", "-call", "datatype", "-c", "2", "-conns", "1", "-n", "2", "-addr", "{ADDR}"}, addr: "dead", exit: exitUsage},

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -24,6 +25,7 @@ usage:
             (-n N | -t DURATION | both) [-warmup 2s|auto [-warmup-max 10s]] [-k]
             [-conns K] [-rate R] [-check full|length] [-pin auto|on|off]
             [-timeout 10s] -addr HOST:PORT [-json FILE] [-client-id ID]
+            [-start-at UNIX_SECONDS]
             [-security plaintext|tls|mtls -cacert FILE [-cert FILE -key FILE]
              [-servername NAME] [-tls-version 1.3|1.2] [-resume on|off]]
             [-connect persistent|per-call]
@@ -155,6 +157,7 @@ func newFlagSet(cfg *Config) *flag.FlagSet {
 	fs.Int64Var(&cfg.Requests, "n", 0, "measured calls in total (as ab -n); with -t, whichever ends first")
 	fs.Var((*seconds)(&cfg.Duration), "t", "measured duration (as ab -t); with -n, whichever ends first")
 	fs.Var(warmupFlag{cfg}, "warmup", "warm-up, excluded from every figure: a duration, or auto (until 3 consecutive 250 ms windows' throughput are within ±5 % of their mean)")
+	fs.Var((*unixTime)(&cfg.StartAt), "start-at", "open the measured window at this time (Unix seconds on this host's clock) or when the warm-up ends, whichever is later; calls before it are warm-up (a cluster's tasks share one window)")
 	fs.Var((*seconds)(&cfg.WarmupMax), "warmup-max", "-warmup auto: the longest warm-up (default "+defaultWarmupMax.String()+")")
 	fs.BoolVar(&cfg.KeepAlive, "k", false, "HTTP keep-alive (as ab -k); gRPC and Thrift always keep the connection")
 	fs.IntVar(&cfg.Conns, "conns", 0, "TCP connections (default -c, one per caller); gRPC shares K < c round-robin, thrift and http take only K = c")
@@ -224,6 +227,25 @@ func (s *seconds) Set(v string) error {
 		return err
 	}
 	*s = seconds(d)
+	return nil
+}
+
+// unixTime is -start-at: Unix seconds with a fraction (microseconds are kept).
+type unixTime time.Time
+
+func (u *unixTime) String() string {
+	if u == nil || time.Time(*u).IsZero() {
+		return ""
+	}
+	return strconv.FormatFloat(float64(time.Time(*u).UnixMicro())/1e6, 'f', 6, 64)
+}
+
+func (u *unixTime) Set(v string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f <= 0 || f != f || f > maxUnixSeconds {
+		return fmt.Errorf("%q: want Unix seconds (as 1767225600.25)", v)
+	}
+	*u = unixTime(time.UnixMicro(int64(math.Round(f * 1e6))))
 	return nil
 }
 

@@ -26,6 +26,7 @@ type Config struct {
 	Warmup      time.Duration // fixed warm-up, excluded from every figure
 	WarmupAuto  bool          // -warmup auto: until throughput settles, at most WarmupMax
 	WarmupMax   time.Duration // -warmup-max (auto only); 0 = 10s
+	StartAt     time.Time     // -start-at: the measured window opens then, or when the warm-up ends if later; zero = none
 	KeepAlive   bool          // -k (HTTP only; the RPC protocols always keep the connection)
 	Conns       int           // -conns: TCP connections; 0 = one per caller (-c)
 	Check       string        // -check: full (decode, count, token: docs/method.md) or length
@@ -76,6 +77,11 @@ const (
 
 	maxItems = 100000   // docs/contract.md: n outside 0..100000 is invalid
 	maxRate  = 10000000 // calls/s; keeps the open-loop interval above 0
+
+	// maxStartAhead bounds -start-at: a common start further off than this is a
+	// wrong clock or a wrong unit, not a plan.
+	maxStartAhead  = time.Hour
+	maxUnixSeconds = 1e11 // -start-at: the year 5138; beyond is not a time
 
 )
 
@@ -153,6 +159,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WarmupAuto && c.Warmup != 0 {
 		return errors.New("-warmup is either a duration or auto")
+	}
+	if ahead := time.Until(c.StartAt); !c.StartAt.IsZero() && ahead > maxStartAhead {
+		return fmt.Errorf("-start-at %.6f: %v ahead of this host's clock (at most %v): another host's clock, or not Unix seconds", float64(c.StartAt.UnixMicro())/1e6, ahead.Round(time.Second), maxStartAhead)
 	}
 
 	if c.Requests == 0 && c.Duration == 0 {

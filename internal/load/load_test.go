@@ -355,6 +355,7 @@ func FuzzParseArgs(f *testing.F) {
 	f.Add("-proto grpc -call datalist -items 200 -c 50 -n 1000 -addr 127.0.0.1:50051")
 	f.Add("-proto http -call datatype -c 5 -t 10 -k -conns 2 -rate 100 -addr [::1]:80")
 	f.Add("-proto thrift -call datatype -n 1 -thrift-protocol compact -addr h:1")
+	f.Add("-proto grpc -call datatype -n 1 -start-at 1767225600.25 -addr h:1")
 	f.Fuzz(func(t *testing.T, line string) {
 		cfg, err := ParseArgs(strings.Fields(line))
 		if err != nil {
@@ -365,6 +366,9 @@ func FuzzParseArgs(f *testing.F) {
 		}
 		if cfg.Conns < 1 || cfg.Conns > cfg.Concurrency {
 			t.Errorf("ParseArgs(%q): conns %d; want 1..%d", line, cfg.Conns, cfg.Concurrency)
+		}
+		if !cfg.StartAt.IsZero() && (cfg.StartAt.UnixMicro() <= 0 || time.Until(cfg.StartAt) > maxStartAhead) {
+			t.Errorf("ParseArgs(%q): start-at %v; want after 1970 and within %v", line, cfg.StartAt, maxStartAhead)
 		}
 	})
 }

@@ -316,11 +316,16 @@ func newMonitor(runCtx context.Context, cfg *Config, callers []*caller, win *win
 	if cfg.Timeout < 500*time.Millisecond {
 		m.tick = max(cfg.Timeout/10, time.Millisecond)
 	}
+	m.startAt = cfg.StartAt
 	switch {
 	case cfg.WarmupAuto:
 		m.auto, m.warmupMax = true, cfg.WarmupMax
-	case cfg.Warmup > 0:
-		m.fixed = cfg.Warmup
+	case cfg.Warmup > 0 || !cfg.StartAt.IsZero():
+		// A fixed warm-up, and -start-at: calls before it are warm-up too.
+		m.openAt = win.base.Add(cfg.Warmup)
+		if cfg.StartAt.After(m.openAt) {
+			m.openAt = cfg.StartAt
+		}
 	default:
 		m.markStart(win.base) // no warm-up: the window opens with the first call
 	}
@@ -459,8 +464,9 @@ type monitor struct {
 	cancel  context.CancelFunc
 	tick    time.Duration
 
-	fixed     time.Duration // a fixed warm-up
-	auto      bool          // -warmup auto
+	openAt    time.Time // when a fixed warm-up (or the wait for startAt) ends; zero = none
+	startAt   time.Time // -start-at: the window opens no earlier; zero = none
+	auto      bool      // -warmup auto
 	warmupMax time.Duration
 	rates     []float64 // auto: calls/s of each settle window
 
@@ -482,6 +488,17 @@ func (m *monitor) markStart(now time.Time) {
 	m.win.start.Store(int64(now.Sub(m.win.base)))
 }
 
+// warmEnded ends an auto warm-up at now: the window opens now, or at startAt
+// when that is later (the channel then fires at startAt; calls go on as warm-up).
+func (m *monitor) warmEnded(now time.Time) <-chan time.Time {
+	if !m.startAt.After(now) {
+		m.markStart(now)
+		return nil
+	}
+	m.openAt = m.startAt
+	return time.After(time.Until(m.startAt))
+}
+
 func (m *monitor) okCalls() int64 {
 	var n int64
 	for _, w := range m.callers {
@@ -496,8 +513,8 @@ func (m *monitor) run(done <-chan struct{}) {
 	defer tick.Stop()
 	var warm, warmMax <-chan time.Time
 	switch {
-	case m.fixed > 0:
-		t := time.NewTimer(time.Until(m.win.base.Add(m.fixed)))
+	case !m.openAt.IsZero():
+		t := time.NewTimer(time.Until(m.openAt))
 		defer t.Stop()
 		warm = t.C
 	case m.auto:
@@ -517,7 +534,7 @@ func (m *monitor) run(done <-chan struct{}) {
 			return
 		case <-warm:
 			now := time.Now()
-			if m.fixed > 0 {
+			if !m.openAt.IsZero() {
 				m.markStart(now)
 				warm = nil
 				continue
@@ -527,13 +544,11 @@ func (m *monitor) run(done <-chan struct{}) {
 			lastWindow, lastWindowOK = now, okN
 			if settled(m.rates) {
 				m.settled = report.SettledYes
-				m.markStart(now)
-				warm, warmMax = nil, nil
+				warm, warmMax = m.warmEnded(now), nil
 			}
 		case <-warmMax:
 			m.settled = report.SettledNo
-			m.markStart(time.Now()) // the CPU reading is taken now
-			warm, warmMax = nil, nil
+			warm, warmMax = m.warmEnded(time.Now()), nil // the CPU reading is taken then
 		case now := <-tick.C:
 			for _, wc := range m.watches {
 				wc.expire(now)

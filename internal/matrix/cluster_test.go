@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rpcbed/rpcbed/internal/cluster"
 	"github.com/rpcbed/rpcbed/internal/report"
@@ -122,5 +123,42 @@ func TestMergeLatencyRecords(t *testing.T) {
 		if strings.Contains(n, "percentiles unknown") {
 			t.Errorf("note %q with every record present", n)
 		}
+	}
+}
+
+// A cluster repeat's common start: the warm-up plus the gang's set-up ahead
+// (1 s at first), and a task that opened late grows the set-up by its
+// lateness and half a second, up to 10 s; a task on time (within
+// 20 ms) changes nothing.
+func TestGangStartAt(t *testing.T) {
+	gng := &gang{}
+	l := plan.Load{Warmup: plan.Duration(500 * time.Millisecond)}
+	at, lead := gng.startAt(l)
+	if lead != 1500*time.Millisecond || time.Until(at) > lead || time.Until(at) < lead-time.Second {
+		t.Fatalf("first start: lead %v, %v ahead; want 1.5 s (1 s set-up, 0.5 s warm-up)", lead, time.Until(at))
+	}
+	if _, lead := gng.startAt(plan.Load{Warmup: plan.Auto}); lead != 2*time.Second {
+		t.Errorf("auto warm-up: lead %v; want 2 s (1 s set-up, 1 s for the warm-up)", lead)
+	}
+	task := func(asked, opened float64) *taskRun {
+		return &taskRun{rec: results.TaskRecord{StartAtUnix: asked, WindowStartUnix: opened}}
+	}
+	for _, tc := range []struct {
+		name string
+		runs []*taskRun
+		want time.Duration
+	}{
+		{"on time", []*taskRun{task(100, 100.001), task(100, 100.015)}, time.Second},
+		{"one task 0.5 s late", []*taskRun{task(100, 100.002), task(100, 100.5)}, 2 * time.Second},
+		{"no window (a failed task)", []*taskRun{task(100, 0)}, time.Second},
+		{"far too late: capped", []*taskRun{task(100, 160)}, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &gang{setup: time.Second}
+			g.learn(tc.runs)
+			if g.setup != tc.want {
+				t.Errorf("set-up %v; want %v", g.setup, tc.want)
+			}
+		})
 	}
 }

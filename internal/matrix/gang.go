@@ -31,6 +31,58 @@ type gang struct {
 	id, svc string
 	raw     string // the service's task logs, kept when the gang ends
 	tasks   []*gangTask
+	// setup is how long after its run is sent a task is expected to be ready
+	// to open its window, the warm-up aside (connections, the verify call):
+	// firstSetup at first, grown by what a late task lacked (learn).
+	setup time.Duration
+}
+
+// A common start for a cluster repeat (-start-at): the tasks' runs are sent
+// together and each task opens its window at one time on the driver's clock,
+// converted to its own clock by its measured offset. The time is the warm-up
+// plus the gang's expected set-up away; a task that is not ready by then opens
+// late, which its record shows (StartAtUnix against WindowStartUnix) and the
+// gang's next repeats allow for.
+const (
+	firstSetup = time.Second
+	// autoWarmGuess is an auto warm-up's share of the lead: its shortest
+	// settling is 0.75 s (3 windows of 250 ms); a longer one makes a task late
+	// once, and learn grows the set-up by it.
+	autoWarmGuess = time.Second
+	maxSetup      = 10 * time.Second
+	// lateSlack: a task this late (a timer's wake-up, a clock's error) is on time.
+	lateSlack = 20 * time.Millisecond
+	// lateMargin: a late task's set-up varies from run to run (a JVM's 25
+	// callers took 130 ms, then 223 ms more than the set-up allowed, in one
+	// make matrix-swarm here), so the allowance grows by more than it lacked.
+	lateMargin = 500 * time.Millisecond
+)
+
+// startAt is the common start of a repeat sent now with load l, on the
+// driver's clock, and the lead it adds to the run's time bound.
+func (gng *gang) startAt(l plan.Load) (time.Time, time.Duration) {
+	if gng.setup == 0 {
+		gng.setup = firstSetup
+	}
+	lead := gng.setup + l.Warmup.D()
+	if l.Warmup.IsAuto() {
+		lead = gng.setup + autoWarmGuess
+	}
+	return time.Now().Add(lead), lead
+}
+
+// learn grows the gang's set-up allowance by the lateness of its latest task
+// and lateMargin, up to maxSetup.
+func (gng *gang) learn(runs []*taskRun) {
+	var late float64
+	for _, t := range runs {
+		if t.rec.StartAtUnix > 0 && t.rec.WindowStartUnix > 0 {
+			late = max(late, t.rec.WindowStartUnix-t.rec.StartAtUnix)
+		}
+	}
+	if d := time.Duration(late * float64(time.Second)); d > lateSlack {
+		gng.setup = min(gng.setup+d+lateMargin, maxSetup)
+	}
 }
 
 // gangTask is one task of a gang: its connection, its worker, and where it runs.

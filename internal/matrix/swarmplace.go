@@ -284,16 +284,22 @@ func (sp *swarmPlace) timed(ctx context.Context, g *groupRun, st *cellState, r i
 	l := c.Load.ForRepeat(r, warm)
 	runs := gng.runs(plan.SplitLoad(c.Concurrency, l.ConnsFor(c.Concurrency), n))
 	smp := sample.Start(ctx, g.srv.Reader(c.Protocol, c.Call), nil)
+	at, lead := gng.startAt(l)
 	if err := sp.all(ctx, runs, name, c.Client, func(t *taskRun) []string {
 		tl := l
 		tl.Conns = t.share.Conns
-		return t.cell(c).ClientArgs(e.clientRun(g.srv, c, tl))
-	}, l.RunTimeout()); err != nil {
+		cr := e.clientRun(g.srv, c, tl)
+		// The common start on the task's own clock (offset: task minus driver).
+		cr.StartAt = at.Add(time.Duration(t.rec.Clock.OffsetS * float64(time.Second)))
+		t.rec.StartAtUnix = float64(at.UnixMicro()) / 1e6
+		return t.cell(c).ClientArgs(cr)
+	}, l.RunTimeout()+lead); err != nil {
 		smp.Stop(ctx)
 		return rep, false, err
 	}
 	samples, machine := smp.Stop(ctx)
 	reports, errs := sp.collect(runs, name, r)
+	gng.learn(runs)
 	for _, t := range runs {
 		rep.Tasks = append(rep.Tasks, t.rec)
 	}

@@ -27,6 +27,9 @@ type ClientRun struct {
 	// ServerName is the name the client checks the server's certificate for
 	// (-servername); "": the host of Addr.
 	ServerName string
+	// StartAt is -start-at: when the measured window opens (or the warm-up
+	// ends, if later), on the client host's clock; zero: when the warm-up ends.
+	StartAt time.Time
 }
 
 // ClientArgs are the flags every rpcbed client takes (go-client's, the same in
@@ -68,6 +71,9 @@ func (c Cell) ClientArgs(r ClientRun) []string {
 		args = append(args, "-rate", strconv.Itoa(r.Rate))
 	}
 	args = append(args, "-addr", r.Addr)
+	if !r.StartAt.IsZero() {
+		args = append(args, "-start-at", strconv.FormatFloat(float64(r.StartAt.UnixMicro())/1e6, 'f', 6, 64))
+	}
 	return append(args, c.securityArgs(r)...)
 }
 

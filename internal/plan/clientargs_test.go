@@ -37,6 +37,9 @@ func TestClientArgs(t *testing.T) {
 		{"mtls over TLS 1.2, no resumption, a server name", cell("grpc", "datatype", "mtls+tls12+noresume", ""),
 			ClientRun{Addr: "h:1", Load: Load{N: 10}, CA: "ca.pem", Cert: "c.pem", Key: "k.pem", ServerName: "rpcbed-server"},
 			"-addr h:1 -security mtls -cacert ca.pem -cert c.pem -key k.pem -servername rpcbed-server -tls-version 1.2 -resume off"},
+		{"a cluster task's common start, to the microsecond", cell("grpc", "datatype", "", ""),
+			ClientRun{Addr: "h:1", Load: Load{Duration: Duration(time.Second)}, StartAt: time.UnixMicro(1767225600250001)},
+			"-t 1s -conns 50 -addr h:1 -start-at 1767225600.250001"},
 		{"tls without certificates: no TLS flags", cell("grpc", "datatype", "tls", ""), ClientRun{Addr: "h:1", Load: Load{N: 10}},
 			"-conns 50 -addr h:1"},
 	} {

@@ -874,6 +874,10 @@ type TaskRecord struct {
 	NodeAddr string        `json:"node_addr"`
 	Share    plan.Share    `json:"share"`
 	Clock    cluster.Clock `json:"clock"`
+	// StartAtUnix is the common start the driver asked of every task of the
+	// repeat (-start-at, on the driver's clock); a task's window opens then or,
+	// when its set-up and warm-up took longer, late (WindowStartUnix - StartAtUnix).
+	StartAtUnix float64 `json:"start_at_unix_s,omitempty"`
 	// WindowStartUnix and WindowEndUnix: the task's window (its report's) minus its
 	// clock offset.
 	WindowStartUnix float64 `json:"window_start_unix_s,omitempty"`

@@ -255,8 +255,12 @@ final class Bench
             }
         }
 
-        // The measured window: the same T0 (and T1) for every caller.
+        // The measured window: the same T0 (and T1) for every caller; with -start-at
+        // no earlier than it (the callers go on warming up until then).
         $t0 = hrtime(true) + self::START_MARGIN_NS;
+        if ($cfg->startAt > 0) {
+            $t0 = max($t0, (int) (($cfg->startAt - (microtime(true) - hrtime(true) / 1e9)) * 1e9));
+        }
         $t1 = $cfg->timeLimit > 0 ? $t0 + (int) ($cfg->timeLimit * 1e9) : 0;
         foreach ($callers as $i => $w) {
             $calls = $cfg->requests === Config::UNLIMITED ? Config::UNLIMITED : self::share($cfg->requests, $c, $i);
@@ -268,7 +272,7 @@ final class Bench
         }
         $wait = $t0 - hrtime(true);
         if ($wait > 0) {
-            time_nanosleep(0, $wait);
+            time_nanosleep(intdiv($wait, 1_000_000_000), $wait % 1_000_000_000);
         }
         $pids = array_column($callers, 'pid');
         $cpu0 = Caller::cpu();

@@ -77,10 +77,18 @@ final class Config
     public string $connect = 'persistent';
     /** -resume: '' (the library's default), on or off. */
     public string $resume = '';
+    /**
+     * -start-at: Unix seconds on this host's clock; the measured window opens then, or
+     * when the warm-up ends if later (calls before it are warm-up). 0.0 = none.
+     */
+    public float $startAt = 0.0;
+
+    /** -start-at further ahead than this is another host's clock or not Unix seconds. */
+    private const START_AHEAD_MAX = 3600.0;
 
     private const VALUE_FLAGS = ['proto', 'call', 'items', 'c', 'n', 't', 'warmup', 'timeout', 'addr', 'json',
         'client-id', 'thrift-transport', 'thrift-protocol', 'conns', 'rate', 'runtime', 'warmup-max',
-        'security', 'cacert', 'cert', 'key', 'servername', 'tls-version', 'connect', 'resume'];
+        'security', 'cacert', 'cert', 'key', 'servername', 'tls-version', 'connect', 'resume', 'start-at'];
 
     public const USAGE = <<<'TXT'
         usage:
@@ -90,6 +98,7 @@ final class Config
                      [-runtime c|pure] [-thrift-transport framed|buffered] [-thrift-protocol binary|compact]
                      [-security plaintext|tls|mtls [-cacert FILE] [-cert FILE -key FILE] [-servername NAME]
                       [-tls-version 1.3|1.2] [-resume off]] [-connect persistent|per-call]
+                     [-start-at UNIX_SECONDS]
           php-client worker      (long-lived worker: runs read from stdin, see README.md)
 
         The same flags as go-client. Durations take Go syntax (30s, 1m) or whole seconds (30).
@@ -103,6 +112,9 @@ final class Config
                       3 consecutive 250 ms windows' throughput lie within 5 % of their
                       mean, at most -warmup-max) (default 0)
           -warmup-max the longest -warmup auto lasts (default 10s)
+          -start-at   open the measured window at this time (Unix seconds on this host's
+                      clock) or when the warm-up ends, whichever is later; calls before
+                      it are warm-up (a cluster's tasks share one window)
           -k          HTTP keep-alive (as ab -k); gRPC, Thrift and Ice always keep the connection
           -timeout    per-call deadline (default 10s)
           -addr       server HOST:PORT (required)
@@ -217,6 +229,7 @@ final class Config
                 'tls-version' => $c->tlsVersion = $value,
                 'connect' => $c->connect = $value,
                 'resume' => $c->resume = $value,
+                'start-at' => $c->startAt = self::unixSeconds($name, $value),
                 default => throw new \InvalidArgumentException("flag provided but not defined: -$name"),
             };
         }
@@ -264,6 +277,10 @@ final class Config
         }
         if ($c->rate < 0) {
             throw new \InvalidArgumentException("-rate $c->rate: want >= 0");
+        }
+        if ($c->startAt - microtime(true) > self::START_AHEAD_MAX) {
+            throw new \InvalidArgumentException(sprintf('-start-at %.6f: %.0f s ahead of this host\'s clock (at most %.0f s): '
+                . 'another host\'s clock, or not Unix seconds', $c->startAt, $c->startAt - microtime(true), self::START_AHEAD_MAX));
         }
         if (!in_array($c->thriftTransport, ['framed', 'buffered'], true)) {
             throw new \InvalidArgumentException("-thrift-transport \"$c->thriftTransport\": want framed or buffered");
@@ -436,6 +453,16 @@ final class Config
             throw new \InvalidArgumentException("-$name \"$value\": want an integer");
         }
         return (int) $value;
+    }
+
+    /** -start-at: Unix seconds with a fraction, above 0 and before the year 5138 (as go-client). */
+    private static function unixSeconds(string $name, string $value): float
+    {
+        $value = trim($value);
+        if (!preg_match('/^\d+(\.\d*)?$/', $value) || (float) $value <= 0 || (float) $value > 1e11) {
+            throw new \InvalidArgumentException("-$name \"$value\": want Unix seconds (as 1767225600.25)");
+        }
+        return (float) $value;
     }
 
     /** Go duration syntax (1h2m3.5s, 300ms, 10us) or a bare number of seconds, 0..24h. */

@@ -200,6 +200,40 @@ final class ClientTest extends TestCase
         $this->assertGreaterThan(0.15, (float) self::field($out, 'Time taken for tests'));
     }
 
+    /**
+     * -start-at: the measured window opens at the asked time, not before, when the
+     * warm-up ends earlier (the callers go on warming up until then); a closed and an
+     * open loop.
+     *
+     * @return array<string, array{list<string>}>
+     */
+    public static function startAtLoops(): array
+    {
+        return ['closed loop' => [[]], 'open loop' => [['-rate', '200']]];
+    }
+
+    /**
+     * @dataProvider startAtLoops
+     * @param list<string> $extra
+     */
+    public function testStartAt(array $extra): void
+    {
+        $at = microtime(true) + 2.0;
+        [$code, $out, $err] = Servers::client(['-proto', 'http', '-call', 'datatype', '-c', '2', '-t', '0.3s', '-warmup', '0.1s',
+            '-k', '-start-at', sprintf('%.6f', $at), '-addr', Servers::go($this)['http'], ...$extra]);
+        $this->assertSame(0, $code, $err);
+        $opened = (float) self::field($out, 'Window start');
+        $this->assertGreaterThanOrEqual($at - 0.001, $opened, 'the window opened before -start-at');
+        // The warm-up began at the window's start less "Warm-up:" (a process that
+        // took long to start, fork and verify begins it late): the window opens at
+        // -start-at or 0.1 s (and the start command's 10 ms) after that, whichever
+        // is later. A loaded machine wakes late, but not by a quarter of a second.
+        $began = $opened - (float) self::field($out, 'Warm-up');
+        $due = max($at, $began + 0.1 + 0.01);
+        $this->assertLessThan($due + 0.25, $opened, sprintf('the window opened %.3f s after it was due', $opened - $due));
+        $this->assertGreaterThan(0, (int) self::field($out, 'Complete requests'));
+    }
+
     /** @return array<string, array{list<string>, int, string}> */
     public static function exits(): array
     {

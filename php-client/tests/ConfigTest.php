@@ -43,6 +43,11 @@ final class ConfigTest extends TestCase
             'unknown runtime' => [[...$ok, '-runtime', 'jit'], '-runtime "jit": want c or pure'],
             'accel with the pure runtime' => [['-proto', 'thrift', '-call', 'datatype', '-n', '1', '-runtime', 'pure', '-accel'], '-runtime pure'],
             'bad bool' => [[...$ok, '-k=maybe'], 'invalid boolean value "maybe" for flag -k'],
+            'start-at not a time' => [[...$ok, '-start-at', 'soon'], '-start-at "soon"'],
+            'start-at negative' => [[...$ok, '-start-at', '-5'], '-start-at "-5"'],
+            'start-at zero' => [[...$ok, '-start-at', '0'], '-start-at "0"'],
+            'start-at in milliseconds' => [[...$ok, '-start-at', sprintf('%d', (int) (microtime(true) * 1000))], '-start-at'],
+            'start-at hours ahead' => [[...$ok, '-start-at', sprintf('%.6f', microtime(true) + 3 * 3600)], "ahead of this host's clock"],
         ];
     }
 

@@ -319,6 +319,26 @@ class BenchTest {
         }
     }
 
+    /**
+     * -start-at: the measured window opens at the asked time, not before, when the warm-up
+     * ends earlier (the callers go on warming up until then); a closed loop with and without
+     * a fixed warm-up, an open loop, and an auto warm-up.
+     */
+    @ParameterizedTest(name = "rate={0} warmup={1}")
+    @CsvSource({"0, 0", "0, 0.1", "400, 0.1", "0, auto"})
+    void startAt(int rate, String warmup) throws Exception {
+        double at = System.currentTimeMillis() / 1e3 + 2.0;
+        Run r = main("-proto", "grpc", "-call", "datatype", "-c", "2", "-t", "0.3", "-warmup", warmup,
+            "-warmup-max", "1s", "-rate", Integer.toString(rate), "-start-at", String.format(java.util.Locale.ROOT, "%.6f", at),
+            "-addr", "127.0.0.1:" + port("grpc"));
+        assertEquals(0, r.code, "exit code; stderr: " + r.err);
+        double opened = Double.parseDouble(value(r.out, "Window start:").replace(" [s]", ""));
+        assertTrue(opened >= at - 0.001, "window opened at " + opened + ", before -start-at " + at);
+        // A loaded machine wakes late, but not by a quarter of a second.
+        assertTrue(opened < at + 0.25, "window opened at " + opened + ", long after -start-at " + at);
+        assertTrue(Long.parseLong(value(r.out, "Complete requests:")) > 0, "complete: " + r.out);
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "no proto          | -call datatype -n 1 -addr 127.0.0.1:1",
@@ -346,6 +366,11 @@ class BenchTest {
         "bad resume        | -proto grpc -call datatype -n 1 -resume maybe -addr 127.0.0.1:1",
         "dubbo resume on   | -proto dubbo -call datatype -n 1 -resume on -addr 127.0.0.1:1",
         "tls without ca    | -proto ice -call datatype -n 1 -security tls -addr 127.0.0.1:1",
+        "start-at a word   | -proto grpc -call datatype -n 1 -start-at soon -addr 127.0.0.1:1",
+        "start-at negative | -proto grpc -call datatype -n 1 -start-at -5 -addr 127.0.0.1:1",
+        "start-at zero     | -proto grpc -call datatype -n 1 -start-at 0 -addr 127.0.0.1:1",
+        "start-at ms       | -proto grpc -call datatype -n 1 -start-at 1767225600000 -addr 127.0.0.1:1",
+        "start-at far away | -proto grpc -call datatype -n 1 -start-at 99999999999 -addr 127.0.0.1:1",
     })
     void badArguments(String name, String line) {
         Run r = main(line.trim().split("\\s+"));

@@ -147,6 +147,16 @@ public final class Bench {
             return runStartMicros + (nanoTime - runStart) / 1000;
         }
 
+        /** -start-at in nanoTime; runStart when there is none (no wait). */
+        long startAt(Config cfg) {
+            return cfg.startAtMicros == 0 ? runStart : runStart + (cfg.startAtMicros - runStartMicros) * 1000;
+        }
+
+        /** The later of two nanoTimes. */
+        static long later(long a, long b) {
+            return b - a > 0 ? b : a;
+        }
+
         /** TLS handshakes (and resumed) counted when the measured part began. */
         volatile long tlsStart;
         volatile long tlsResumedStart;
@@ -227,13 +237,16 @@ public final class Bench {
             ph.begin(System.nanoTime(), cfg);
         });
         boolean open = cfg.rate > 0;
+        // -start-at: the window opens no earlier (calls before it are warm-up).
+        long startAt = ph.startAt(cfg);
+        long warmEnd = Phase.later(ph.runStart + cfg.warmupNanos, startAt);
         if (!cfg.warmupAuto) {
             if (open) {
                 // The open loop's schedule is fixed in advance: calls due before the
                 // warm-up ends are warm-up, the measured part starts then whatever happened.
-                ph.begin(ph.runStart + cfg.warmupNanos, cfg);
+                ph.begin(warmEnd, cfg);
                 ph.warmDone = true;
-            } else if (cfg.warmupNanos == 0) {
+            } else if (warmEnd == ph.runStart) {
                 ph.warmDone = true;
             }
         }
@@ -292,7 +305,7 @@ public final class Bench {
                 }
             }, "bench-" + i);
         }
-        if (open && ph.warmDone && cfg.warmupNanos == 0) {
+        if (open && ph.warmDone && warmEnd == ph.runStart) {
             ph.cpuStart = ProcessCpu.now();
         }
         for (Thread th : threads) {
@@ -302,11 +315,13 @@ public final class Bench {
             autoWarmup(cfg, ph, threads, err);
             if (open) {
                 // Calls due from a millisecond on are measured: every caller sees warmDone by then.
-                ph.begin(System.nanoTime() + 1_000_000L, cfg);
+                ph.begin(Phase.later(System.nanoTime() + 1_000_000L, startAt), cfg);
+            } else {
+                waitUntil(startAt, threads, ph); // the callers go on warming up until then
             }
             ph.warmDone = true;
         } else if (!ph.warmDone) {
-            waitUntil(ph.runStart + cfg.warmupNanos, threads, ph);
+            waitUntil(warmEnd, threads, ph);
             ph.warmDone = true;
         }
         if (open && ph.cpuStart == null) {

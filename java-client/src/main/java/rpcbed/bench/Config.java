@@ -40,6 +40,13 @@ public final class Config {
     public String security = "plaintext";
     /** -connect: persistent, or per-call (a new connection, and handshake, for every call). */
     public String connect = "persistent";
+    /**
+     * -start-at: Unix microseconds on this host's clock; the measured window opens then,
+     * or when the warm-up ends if later (calls before it are warm-up). 0 = none.
+     */
+    public long startAtMicros;
+    /** -start-at further ahead than this is another host's clock or not Unix seconds. */
+    static final long START_AHEAD_MAX_MICROS = 3_600_000_000L;
     /** Keeps the open-loop interval above 0 (as go-client). */
     public static final int MAX_RATE = 10_000_000;
 
@@ -51,7 +58,7 @@ public final class Config {
                 [-rate R] -addr HOST:PORT [-client-id ID]
                 [-security plaintext|tls|mtls -cacert FILE [-cert FILE -key FILE]
                  [-servername NAME] [-tls-version 1.3|1.2] [-resume on|off]]
-                [-connect persistent|per-call]
+                [-connect persistent|per-call] [-start-at UNIX_SECONDS]
           java -jar java-client.jar worker      (runs on stdin, docs/report-format.md)
           java -jar java-client.jar serve -proto ice|dubbo|grpc|thrift|http [-port N]
                 [-stats-port N]
@@ -65,6 +72,9 @@ public final class Config {
         (round-robin); Thrift and HTTP/1.1 carry one call at a time and refuse K != C.
         -warmup auto warms up until 3 consecutive 250 ms windows' throughput lie within
         5 % of their mean, or until -warmup-max.
+        -start-at T opens the measured window at T (Unix seconds on this host's clock)
+        or when the warm-up ends, whichever is later; calls before it are warm-up (a
+        cluster's tasks share one window).
         -rate R runs an open loop: R calls per second in total, each caller's calls due
         at fixed intervals, latency counted from each call's due time (coordinated
         omission corrected); 0 (default) is ab's closed loop.
@@ -89,6 +99,30 @@ public final class Config {
              CA, expired certificate, wrong name, client certificate refused)
           4  server unreachable before timing (no report)
         """;
+
+    /** -start-at: Unix seconds with a fraction, as go-client takes them; "" = none. */
+    static long startAt(String v) throws UsageError {
+        if (v.isEmpty()) {
+            return 0;
+        }
+        double s;
+        try {
+            s = Double.parseDouble(v.trim());
+        } catch (NumberFormatException e) {
+            s = Double.NaN;
+        }
+        if (!(s > 0 && s <= 1e11) || !v.trim().matches("\\d+(\\.\\d*)?")) {
+            throw new UsageError("-start-at \"" + v + "\": want Unix seconds (as 1767225600.25)");
+        }
+        long micros = Math.round(s * 1e6);
+        java.time.Instant now = java.time.Instant.now();
+        long ahead = micros - (now.getEpochSecond() * 1_000_000L + now.getNano() / 1000);
+        if (ahead > START_AHEAD_MAX_MICROS) {
+            throw new UsageError(String.format("-start-at %s: %d s ahead of this host's clock (at most %d s): "
+                + "another host's clock, or not Unix seconds", v, ahead / 1_000_000, START_AHEAD_MAX_MICROS / 1_000_000));
+        }
+        return micros;
+    }
 
     /** The UsageError message of -h / -help: usage on stdout, exit 0. */
     public static final String HELP = "help";
@@ -127,6 +161,7 @@ public final class Config {
         String tlsVersion = f.string("tls-version", "1.3");
         String resume = f.string("resume", "");
         c.connect = f.string("connect", "persistent");
+        c.startAtMicros = startAt(f.string("start-at", ""));
         f.done();
         c.validate();
         c.validateTls(cacert, cert, key, serverName, tlsVersion, resume);
