@@ -78,7 +78,7 @@ func TestStartAtFlag(t *testing.T) {
 	base := []string{"-proto", "grpc", "-call", "datatype", "-n", "10", "-addr", "127.0.0.1:1"}
 	now := time.Now()
 	at := now.Add(2 * time.Second).UnixMicro()
-	ok, err := ParseArgs(append(base, "-start-at", (&unixTimeOf{at}).String()))
+	ok, err := ParseArgs(append(base, "-start-at", startAtArg(time.UnixMicro(at))))
 	if err != nil {
 		t.Fatalf("-start-at in 2 s: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestStartAtFlag(t *testing.T) {
 		{"NaN", "-start-at"},
 		{"1e300", "-start-at"},
 		{"0", "-start-at"},
-		{(&unixTimeOf{now.Add(3 * time.Hour).UnixMicro()}).String(), "ahead of this host's clock"},
+		{startAtArg(now.Add(3 * time.Hour)), "ahead of this host's clock"},
 	} {
 		_, err := ParseArgs(append(base, "-start-at", tc.v))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -100,10 +100,8 @@ func TestStartAtFlag(t *testing.T) {
 	}
 }
 
-// unixTimeOf prints Unix microseconds as -start-at takes them.
-type unixTimeOf struct{ us int64 }
-
-func (u *unixTimeOf) String() string {
-	v := unixTime(time.UnixMicro(u.us))
-	return v.String()
+// startAtArg is t as -start-at takes it.
+func startAtArg(t time.Time) string {
+	u := unixTime(t)
+	return u.String()
 }

@@ -64,10 +64,11 @@ func (gng *gang) startAt(l plan.Load) (time.Time, time.Duration) {
 	if gng.setup == 0 {
 		gng.setup = firstSetup
 	}
-	lead := gng.setup + l.Warmup.D()
+	warm := l.Warmup.D()
 	if l.Warmup.IsAuto() {
-		lead = gng.setup + autoWarmGuess
+		warm = autoWarmGuess
 	}
+	lead := gng.setup + warm
 	return time.Now().Add(lead), lead
 }
 

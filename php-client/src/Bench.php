@@ -50,6 +50,12 @@ final class Bench
         $this->log = $log ?? STDERR;
     }
 
+    /** The wall clock (Unix seconds) at hrtime 0: maps hrtime to Unix time and back. */
+    private static function wallAtZero(): float
+    {
+        return microtime(true) - hrtime(true) / 1e9;
+    }
+
     private function logf(string $format, mixed ...$args): void
     {
         fwrite($this->log, 'php-client: ' . $this->cfg->cellName() . ': ' . vsprintf($format, $args) . "\n");
@@ -259,7 +265,7 @@ final class Bench
         // no earlier than it (the callers go on warming up until then).
         $t0 = hrtime(true) + self::START_MARGIN_NS;
         if ($cfg->startAt > 0) {
-            $t0 = max($t0, (int) (($cfg->startAt - (microtime(true) - hrtime(true) / 1e9)) * 1e9));
+            $t0 = max($t0, (int) (($cfg->startAt - self::wallAtZero()) * 1e9));
         }
         $t1 = $cfg->timeLimit > 0 ? $t0 + (int) ($cfg->timeLimit * 1e9) : 0;
         foreach ($callers as $i => $w) {
@@ -549,7 +555,7 @@ final class Bench
         $rep->check = 'full';
         $rep->runtime = $cfg->runtime;
         $rep->cpuScope = 'window';
-        $wall = microtime(true) - hrtime(true) / 1e9;
+        $wall = self::wallAtZero();
         $rep->windowStart = $wall + $t0 / 1e9;
         $rep->windowEnd = $wall + $end / 1e9;
         $rep->warmupSettled = $settled;
