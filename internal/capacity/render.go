@@ -128,14 +128,15 @@ func Markdown(w io.Writer, run *Run) error {
 	fmt.Fprint(w, "\n## How to read it\n\n"+
 		"- **knee**: the highest offered rate (calls/s) at which the achieved rate stays within "+
 		run.Spec.Search.Accuracy.String()+" of the offer, the failed share within the SLO's and p99, counted from each "+
-		"call's intended start (coordinated omission corrected, as wrk2), within the SLO's p99: the median of "+
-		"paired rounds' crossings at the search's bracketing rates, with its 95 % interval (docs/method.md, "+
-		"\"Capacity at a latency budget\").\n"+
+		"call's intended start (coordinated omission corrected, as wrk2), within the SLO's p99. Every run's calls count: "+
+		"summed by rate, the calls over the budget against 1 % place the knee, and a line through the runs within ±20 % of it "+
+		"says where it crosses; the 95 % interval is where a rerun's knee lands (a bootstrap over the runs, √2 wider than "+
+		"the knee's own; docs/method.md, \"Capacity at a latency budget\").\n"+
 		"- **limit**: what gave just above the knee: `server` or `client` (that side's core at least "+
 		strconv.Itoa(int(Saturated*100))+" % busy), `latency` (p99 reached the budget with neither side saturated), "+
 		"`rate` or `errors`. A **client-bound** cell (⚑) measures its client, not the stack.\n"+
 		"- **vs go** is the knee over the go client's on the same protocol, **vs grpc** over the same client's "+
-		"on grpc, each with its 95 % interval over the rounds; `~` marks an interval that holds 1.\n"+
+		"on grpc, each with its 95 % interval (the two knees' intervals combined); `~` marks an interval that holds 1.\n"+
 		"- CPU per call and busy shares are the median of the runs at the highest rate that passed.\n"+
 		"- **noisy**: a run that placed the knee (its rounds, the steps at its bracket) had the machine's steal over "+
 		strconv.Itoa(int(results.NoisyStealCores*100))+" % of a core: another guest took CPU while it was measured, and "+
@@ -171,7 +172,8 @@ func Facts(run *Run) string {
 	}
 	return fmt.Sprintf("%d cells x %d SLO (%s): %d knees found, %d runs, %s (runner %s, started %s).\n"+
 		"Search: from %s, x%g a step to the first breach, then bisection to %s; each step a run and its repeat (a third when "+
-		"they disagree), %v measured after %v at the rate, %v cooldown; %d paired rounds at the bracket; deadline %v a search.\n"+
+		"their own verdicts disagree), judged on their calls summed, %v measured after %v at the rate, %v cooldown; %d paired rounds "+
+		"around the bracket; deadline %v a search.\n"+
 		"Server cores %s, client cores %s.\n",
 		len(run.Cells), len(run.Spec.SLOs), strings.Join(slos, "; "), found, runs, wall, run.Runner, run.Started.Format("2006-01-02 15:04 UTC"),
 		start, s.Factor, s.Precision, s.Measure, s.Warmup, s.Cooldown, s.Rounds, s.Deadline,
@@ -195,24 +197,23 @@ func kneeOf(c *CellResult, slo SLO) *Knee {
 	return nil
 }
 
-// crossings are a knee's rounds' crossings, by round.
-func crossings(k *Knee) []float64 {
-	v := make([]float64, len(k.Rounds))
-	for i, r := range k.Rounds {
-		v[i] = r.Crossing
-	}
-	return v
-}
-
-// Ratio is a's knee over b's with its 95 % interval, the rounds paired by
-// index (the cells ran apart, so pairing cancels no drift; the interval is a
-// t interval on the rounds' log ratios all the same).
+// Ratio is a's knee over b's with its 95 % interval: the cells ran apart, so
+// nothing pairs them, and each knee's interval (a bootstrap's percentiles) is
+// read as a log-normal one, the ratio's log width the root of the sum of
+// their squares.
 func Ratio(a, b *Knee) stats.Ratio {
-	if a == nil || b == nil || !a.Measured() || !b.Measured() {
+	if a == nil || b == nil || !a.Measured() || !b.Measured() || b.Rate <= 0 {
 		return stats.Ratio{}
 	}
-	return stats.PairedRounds(crossings(a), crossings(b))
+	se := func(k *Knee) float64 { return math.Log(k.High/k.Low) / (2 * z95) }
+	r := a.Rate / b.Rate
+	h := z95 * math.Hypot(se(a), se(b))
+	return stats.Ratio{Interval: stats.Interval{Center: r, Low: r * math.Exp(-h), High: r * math.Exp(h), N: min(len(a.Rounds), len(b.Rounds))},
+		Rounds: min(len(a.Rounds), len(b.Rounds))}
 }
+
+// z95 is the standard normal's 97.5th percentile.
+const z95 = 1.959964
 
 func ratioText(r stats.Ratio) string {
 	if !r.Valid() {

@@ -17,6 +17,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/runner"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // Files a capacity run writes in its directory.
@@ -234,6 +235,15 @@ func (p *prober) Probe(ctx context.Context, rate float64) (Obs, error) {
 	mt := rep.Metrics
 	o.Achieved, o.Calls, o.Failed = mt.RPS, rep.Report.Complete, rep.Report.Failed
 	o.P50Us, o.P99Us = mt.P50Us, mt.P99Us
+	if t := rep.Report.Rpcbed; t != nil && t.LatencyHistogram != "" {
+		// The calls over each budget are counted from the record (Obs.Over);
+		// a record that does not decode leaves the p99 to judge the run.
+		if h, err := stats.DecodeLatency(t.LatencyHistogram); err == nil {
+			o.hist = h
+		} else {
+			fmt.Fprintf(p.o.Log, "capacity: %s: latency record: %v: the run is judged on its p99\n", rep.Raw, err)
+		}
+	}
 	o.WindowS = rep.Report.TimeTakenSeconds
 	o.ClientCPUUs, o.ServerCPUUs = mt.ClientCPUUs, mt.ServerCPUUs
 	if w := rep.Window; w != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
@@ -42,10 +44,16 @@ type Obs struct {
 	StealCores float64 `json:"steal_cores,omitempty"`
 	// Raw is the run's raw output file, relative to the run directory.
 	Raw string `json:"raw,omitempty"`
+	// Over is the answered calls slower than each SLO's p99 budget (keyed by
+	// the budget, "10ms"), counted from the client's latency record: what a
+	// step and the fit sum over runs.
+	Over map[string]int64 `json:"over,omitempty"`
 	// Error says why the run gave no figures (a refused or crashed client).
 	Error string `json:"error,omitempty"`
 	// At is when the run ended, seconds since the search began (the plot's order).
 	At float64 `json:"at"`
+	// hist is the run's latency record until the searcher has counted Over.
+	hist *hdrhistogram.Histogram
 }
 
 // ErrorShare is the share of the measured calls that failed.
@@ -129,25 +137,24 @@ type Prober interface {
 }
 
 // Step is one rate the search judged: its runs (the first and its repeat, a
-// third when they disagreed) and the verdict of the majority.
+// third when their own verdicts disagreed) and the verdict on their calls
+// summed (pool.load).
 type Step struct {
-	Rate   float64 `json:"rate"`
-	Phase  string  `json:"phase"` // exponential|downward|bisection
-	Runs   []int   `json:"runs"`  // indexes into the cell's Runs
-	Pass   bool    `json:"pass"`
+	Rate  float64 `json:"rate"`
+	Phase string  `json:"phase"` // exponential|downward|bisection
+	Runs  []int   `json:"runs"`  // indexes into the cell's Runs
+	Pass  bool    `json:"pass"`
+	// Load is the summed runs' tightest criterion, 1 at the SLO's limit
+	// (MaxLoad: a run gave no figures).
+	Load   float64 `json:"load"`
 	Breach string  `json:"breach,omitempty"` // a failing step's breaches, e.g. "p99+rate"
 }
 
-// Round is one paired round at the two bracketing rates and the knee it
-// implies: where the SLO's margins, interpolated on a log-rate scale between
-// the two runs, cross zero (Crossing).
+// Round is one paired round at the two rates around the bracket: two more
+// runs where the knee lies, for the fit.
 type Round struct {
-	LoRun    int     `json:"lo_run"`
-	HiRun    int     `json:"hi_run"`
-	Crossing float64 `json:"crossing"`
-	// Clamped: the margins did not cross between the two rates and the crossing
-	// was held to two bracket widths beyond them.
-	Clamped bool `json:"clamped,omitempty"`
+	LoRun int `json:"lo_run"`
+	HiRun int `json:"hi_run"`
 }
 
 // Status of a cell's knee at one SLO.
@@ -177,9 +184,10 @@ const Saturated = 0.9
 type Knee struct {
 	SLO    SLO    `json:"slo"`
 	Status string `json:"status"`
-	// Rate is the knee: the median of the rounds' crossings; Low and High its
-	// 95 % interval. For a status other than found, Rate is the highest rate
-	// that passed (0 when none did).
+	// Rate is the knee: where the load of every run of the cell, summed by
+	// rate and made non-decreasing, crosses the SLO's limit (fit); Low and
+	// High the interval a rerun's knee lands in 95 times in 100. For a status
+	// other than found, Rate is the highest rate that passed (0 when none did).
 	Rate float64 `json:"rate"`
 	Low  float64 `json:"low"`
 	High float64 `json:"high"`
@@ -220,8 +228,10 @@ type Searcher struct {
 	S      Search
 	Runs   []Obs
 	byRate map[float64][]int
-	start  time.Time
-	now    func() time.Time
+	// slos are the budgets each run's calls over are counted for (Obs.Over).
+	slos  []SLO
+	start time.Time
+	now   func() time.Time
 }
 
 // NewSearcher is a cell's searcher; now is the clock the deadline reads (nil:
@@ -254,6 +264,13 @@ func (x *Searcher) probe(ctx context.Context, rate float64) (int, error) {
 	}
 	o.Offered = rate
 	o.At = x.now().Sub(x.start).Seconds()
+	if o.hist != nil {
+		o.Over = map[string]int64{}
+		for _, slo := range x.slos {
+			o.Over[slo.P99.String()] = overCount(o.hist, slo.P99.D().Microseconds())
+		}
+		o.hist = nil
+	}
 	x.Runs = append(x.Runs, o)
 	if c := x.S.Cooldown.D(); c > 0 {
 		select {
@@ -265,80 +282,125 @@ func (x *Searcher) probe(ctx context.Context, rate float64) (int, error) {
 	return len(x.Runs) - 1, nil
 }
 
-// step judges rate: a run and its repeat; when they disagree, a third decides.
+// step judges rate on its runs' calls summed (pool.load): a run and its
+// repeat, and a third when the two runs' own verdicts disagree.
 func (x *Searcher) step(ctx context.Context, rate float64, phase string, slo SLO) (Step, error) {
 	st := Step{Rate: rate, Phase: phase}
-	passes, fails := 0, 0
-	var breach []string
-	for i := 0; passes < 2 && fails < 2; i++ {
+	acc := float64(x.S.Accuracy)
+	for i := 0; ; i++ {
 		id, err := x.run(ctx, rate, i)
 		if err != nil {
 			return st, err
 		}
 		st.Runs = append(st.Runs, id)
-		if b := Judge(x.Runs[id], slo, float64(x.S.Accuracy)); len(b) > 0 {
-			fails++
-			for _, s := range b {
-				if !slices.Contains(breach, s) {
-					breach = append(breach, s)
-				}
-			}
-		} else {
-			passes++
+		if len(st.Runs) < 2 {
+			continue
+		}
+		a, b := Judge(x.Runs[st.Runs[0]], slo, acc), Judge(x.Runs[st.Runs[1]], slo, acc)
+		if len(st.Runs) > 2 || (len(a) == 0) == (len(b) == 0) {
+			break
 		}
 	}
-	st.Pass = passes == 2
+	var breach []string
+	st.Load, breach = x.poolOf(st.Runs, slo).load(slo, acc)
+	st.Pass = st.Load <= 1
+	st.Load = min(st.Load, MaxLoad) // JSON has no infinity
 	if !st.Pass {
-		st.Breach = strings.Join(breach, "+")
+		st.Breach = joinBreach(breach)
 	}
 	return st, nil
 }
 
+// watch adds slo to the budgets the runs' calls over are counted for.
+func (x *Searcher) watch(slo SLO) {
+	if !slices.Contains(x.slos, slo) {
+		x.slos = append(x.slos, slo)
+	}
+}
+
 // Find searches the knee at slo from start (calls/s): exponential steps up to
 // the first breach, then bisection on a log scale until the bracket is within
-// the precision (or the deadline passes), then the interval's rounds.
+// the precision (or the deadline passes), then the interval's rounds and the
+// fit over every run. When the fit finds the SLO held at every rate tried (a
+// first breach the later runs at and around it outweigh: a client still
+// warming up, a stall), the search goes on once from the fitted rate x factor.
 func (x *Searcher) Find(ctx context.Context, slo SLO, start float64) (Knee, error) {
 	k := Knee{SLO: slo}
+	x.watch(slo)
 	deadline := x.now().Add(x.S.Deadline.D())
 	rate := roundRate(start)
-	var last Step
-	for {
-		st, err := x.step(ctx, rate, "exponential", slo)
+	for resumed := false; ; resumed = true {
+		last, done, err := x.exponential(ctx, &k, rate, slo, deadline)
+		if err != nil || done {
+			return k, err
+		}
+		if k.Lo == 0 {
+			var below bool
+			if k, last, below, err = x.down(ctx, k, last, slo, deadline); err != nil || below {
+				return k, err
+			}
+		}
+		var late bool
+		if last, late, err = x.bisect(ctx, &k, last, slo, deadline); err != nil {
+			return k, err
+		}
+		where, err := x.rounds(ctx, &k)
 		if err != nil {
 			return k, err
 		}
+		if late && k.Status == StatusFound {
+			k.Status = StatusUnconverged
+		}
+		if where == fitAbove && !resumed && !x.now().After(deadline) && k.Rate < x.S.MaxRate {
+			k.Note = addNote("", "the runs summed by rate held the SLO up to %s, above the first breach at %s: searched on from there", fmtRate(k.Rate), fmtRate(k.Hi))
+			k.Lo, k.Hi, k.Rounds = k.Rate, 0, nil
+			rate = min(roundRate(k.Rate*x.S.Factor), x.S.MaxRate)
+			continue
+		}
+		x.limit(&k, last)
+		return k, nil
+	}
+}
+
+// exponential is the exponential phase from rate: steps x factor until one
+// breaches (k.Hi, and the step, returned). done: the search ended in it, at
+// max_rate or the deadline, with k's status set.
+func (x *Searcher) exponential(ctx context.Context, k *Knee, rate float64, slo SLO, deadline time.Time) (Step, bool, error) {
+	for {
+		st, err := x.step(ctx, rate, "exponential", slo)
+		if err != nil {
+			return st, true, err
+		}
 		k.Steps = append(k.Steps, st)
 		if !st.Pass {
-			last = st
 			k.Hi = rate
-			break
+			return st, false, nil
 		}
 		k.Lo = rate
 		if rate >= x.S.MaxRate {
 			k.Status, k.Rate = StatusAbove, rate
-			k.Note = fmt.Sprintf("within the SLO at max_rate %g/s: the knee lies above it", x.S.MaxRate)
-			x.atKnee(&k)
-			return k, nil
+			k.Note = addNote(k.Note, "within the SLO at max_rate %g/s: the knee lies above it", x.S.MaxRate)
+			x.atKnee(k)
+			return st, true, nil
 		}
 		if x.now().After(deadline) {
 			k.Status, k.Rate = StatusUnconverged, k.Lo
-			k.Note = fmt.Sprintf("deadline %v passed in the exponential phase at %g/s", x.S.Deadline, rate)
-			x.atKnee(&k)
-			return k, nil
+			k.Note = addNote(k.Note, "deadline %v passed in the exponential phase at %g/s", x.S.Deadline, rate)
+			x.atKnee(k)
+			return st, true, nil
 		}
 		rate = min(roundRate(rate*x.S.Factor), x.S.MaxRate)
 	}
-	if k.Lo == 0 {
-		var below bool
-		var err error
-		if k, last, below, err = x.down(ctx, k, last, slo, deadline); err != nil || below {
-			return k, err
-		}
-	}
+}
+
+// bisect narrows the bracket (k.Lo, k.Hi) on a log scale to the precision or
+// the deadline (noted, and late: the rounds then run at the wider bracket);
+// it returns the last step that breached.
+func (x *Searcher) bisect(ctx context.Context, k *Knee, last Step, slo SLO, deadline time.Time) (Step, bool, error) {
 	for k.Hi/k.Lo-1 > float64(x.S.Precision) {
 		if x.now().After(deadline) {
-			k.Note = fmt.Sprintf("deadline %v passed with the bracket at %g-%g/s, wider than %v: the rounds ran there", x.S.Deadline, k.Lo, k.Hi, x.S.Precision)
-			break
+			k.Note = addNote(k.Note, "deadline %v passed with the bracket at %g-%g/s, wider than %v: the rounds ran there", x.S.Deadline, k.Lo, k.Hi, x.S.Precision)
+			return last, true, nil
 		}
 		mid := roundRate(math.Sqrt(k.Lo * k.Hi))
 		if mid <= k.Lo || mid >= k.Hi {
@@ -346,7 +408,7 @@ func (x *Searcher) Find(ctx context.Context, slo SLO, start float64) (Knee, erro
 		}
 		st, err := x.step(ctx, mid, "bisection", slo)
 		if err != nil {
-			return k, err
+			return last, false, err
 		}
 		k.Steps = append(k.Steps, st)
 		if st.Pass {
@@ -355,14 +417,7 @@ func (x *Searcher) Find(ctx context.Context, slo SLO, start float64) (Knee, erro
 			k.Hi, last = mid, st
 		}
 	}
-	if err := x.rounds(ctx, &k); err != nil {
-		return k, err
-	}
-	if k.Note != "" {
-		k.Status = StatusUnconverged
-	}
-	x.limit(&k, last)
-	return k, nil
+	return last, false, nil
 }
 
 // DownFloor is how far below its start the downward phase goes: a cell whose
@@ -442,12 +497,10 @@ func (x *Searcher) belowStart(k Knee, st Step) Knee {
 	return k
 }
 
-// rounds runs the interval's paired rounds at the bracket (Lo, Hi), the order
-// alternating, and sets the knee to the median of the rounds' crossings with
-// its 95 % interval (a t interval on their logs), never narrower than the
-// bracket.
-func (x *Searcher) rounds(ctx context.Context, k *Knee) error {
-	var pairs [][2]int
+// rounds runs the paired rounds around the bracket (Lo, Hi), the order
+// alternating, then places the knee and its 95 % interval on every run of the
+// cell (fit): the rounds add runs where the knee lies, on both sides of it.
+func (x *Searcher) rounds(ctx context.Context, k *Knee) (int, error) {
 	c := math.Sqrt(k.Lo * k.Hi)
 	r1, r2 := min(k.Lo, roundRate(c/(1+RoundSpread))), max(k.Hi, roundRate(c*(1+RoundSpread)))
 	for r := range x.S.Rounds {
@@ -459,146 +512,41 @@ func (x *Searcher) rounds(ctx context.Context, k *Knee) error {
 		for i, rate := range rates {
 			id, err := x.probe(ctx, rate)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			ids[i] = id
 		}
 		if r%2 == 1 {
 			ids[0], ids[1] = ids[1], ids[0]
 		}
-		pairs = append(pairs, ids)
+		k.Rounds = append(k.Rounds, Round{LoRun: ids[0], HiRun: ids[1]})
 	}
-	slope := x.slope(k.SLO, r1, r2)
-	for _, ids := range pairs {
-		c, clamped := crossing(x.Runs[ids[0]], x.Runs[ids[1]], k.SLO, float64(x.S.Accuracy), slope)
-		k.Rounds = append(k.Rounds, Round{LoRun: ids[0], HiRun: ids[1], Crossing: c, Clamped: clamped})
-	}
-	cs := make([]float64, len(k.Rounds))
-	ones := make([]float64, len(k.Rounds))
-	for i, r := range k.Rounds {
-		cs[i], ones[i] = r.Crossing, 1
-	}
-	iv := stats.PairedRounds(cs, ones)
+	var where int
 	k.Status = StatusFound
-	k.Rate, k.Low, k.High = iv.Center, iv.Low, iv.High
-	if !iv.Valid() {
-		k.Rate, k.Low, k.High = stats.Median(cs), min(stats.Median(cs), k.Lo), max(stats.Median(cs), k.Hi)
+	k.Rate, k.Low, k.High, where = x.fit(k.SLO)
+	switch where {
+	case fitBelow:
+		k.Status = StatusBelow
+		k.Note = addNote(k.Note, "below the lowest rate tried: the runs summed by rate breach the SLO at every rate, %s the lowest", fmtRate(k.Rate))
+		k.Rate, k.Low, k.High = 0, 0, 0
+	case fitAbove:
+		k.Status = StatusAbove
+		k.Note = addNote(k.Note, "the runs summed by rate hold the SLO at every rate tried: the knee lies at or above %s", fmtRate(k.Rate))
 	}
-	k.Low, k.High = min(k.Low, k.Lo), max(k.High, k.Hi)
-	return nil
+	return where, nil
 }
 
-// Near is how far from the round's rates the runs lie that give the margin's
-// slope when the rounds' own runs give none, and how far from them a round's
-// crossing may lie.
-const Near = 1.25
+func addNote(note, format string, a ...any) string {
+	if note != "" {
+		note += "; "
+	}
+	return note + fmt.Sprintf(format, a...)
+}
 
 // RoundSpread places the rounds' two rates around the bracket's centre (and
-// never inside the bracket): ±5 %, so that a round's two runs straddle the
-// knee and the margin's slope between them stands out of the runs' noise
-// (between rates 2 % apart a 1 s window's p99 noise swamps it).
+// never inside the bracket): ±5 %, so that a round's two runs lie on either
+// side of the knee and the fit has runs beyond the bracket's edges.
 const RoundSpread = 0.05
-
-// margin is how far o lies inside slo (negative: outside), by its tightest
-// criterion, each scaled so that 0 is its limit and 1 is comfortably inside,
-// and near linear in the rate at the knee: p99 as budget/p99 - 1 (a queue's
-// latency grows as 1/(1-utilisation), so its inverse falls linearly with the
-// rate), the rate held as the sustained rate's miss against the accuracy
-// (1 - |sustained/offer - 1| / accuracy), errors as 1 - failed share / the
-// budget's (with a budget of 0, any failure is -1). A run without figures
-// is -1.
-func margin(o Obs, slo SLO, acc float64) float64 {
-	if o.Error != "" || o.Calls == 0 {
-		return -1
-	}
-	p := float64(slo.P99.D().Microseconds())/math.Max(o.P99Us, 1) - 1
-	r := 1 - math.Abs(o.Sustained()/o.Offered-1)/acc
-	e := 1.0
-	switch {
-	case slo.Errors > 0:
-		e = 1 - o.ErrorShare()/float64(slo.Errors)
-	case o.Failed > 0:
-		e = -1
-	}
-	return min(p, r, e)
-}
-
-// slope is how the margin falls with the rate at the bracket [lo, hi]: the
-// difference of the mean margins of every run at hi and at lo (the steps' and
-// the rounds') over the bracket's width. The hockey stick bends, so the
-// bracket's own runs say it best; when their means do not fall (noise, a
-// bracket of equal rates), the least-squares slope of every run within Near
-// of the bracket. NaN: neither falls.
-func (x *Searcher) slope(slo SLO, lo, hi float64) float64 {
-	acc := float64(x.S.Accuracy)
-	var ml, mh []float64
-	var xs, ys []float64
-	for _, o := range x.Runs {
-		if o.Error != "" {
-			continue
-		}
-		m := margin(o, slo, acc)
-		switch o.Offered {
-		case lo:
-			ml = append(ml, m)
-		case hi:
-			mh = append(mh, m)
-		}
-		if o.Offered >= lo/Near && o.Offered <= hi*Near {
-			xs = append(xs, o.Offered)
-			ys = append(ys, m)
-		}
-	}
-	if hi > lo && len(ml) > 0 && len(mh) > 0 {
-		if d := (stats.Mean(mh) - stats.Mean(ml)) / (hi - lo); d < 0 {
-			return d
-		}
-	}
-	if len(xs) < 2 {
-		return math.NaN()
-	}
-	mx, my := stats.Mean(xs), stats.Mean(ys)
-	var sxy, sxx float64
-	for i := range xs {
-		sxy += (xs[i] - mx) * (ys[i] - my)
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-	}
-	if sxx == 0 || sxy >= 0 {
-		return math.NaN()
-	}
-	return sxy / sxx
-}
-
-// crossing is the rate at which the SLO's margin crosses zero, from one
-// round's two runs (lo at the lower rate, hi at the higher): interpolated
-// between them when they straddle it, else the round's mean margin carried
-// to zero along slope (the margin's fall per call/s over the rounds; without
-// one, the line through the two runs). A crossing past Near of the two rates
-// is held there (clamped).
-func crossing(lo, hi Obs, slo SLO, acc, slope float64) (float64, bool) {
-	xl, xh := lo.Offered, hi.Offered
-	ml, mh := margin(lo, slo, acc), margin(hi, slo, acc)
-	var x float64
-	switch {
-	case ml >= 0 && mh < 0 && xh > xl:
-		x = xl + (xh-xl)*ml/(ml-mh)
-	case !math.IsNaN(slope) && slope < 0:
-		x = (xl+xh)/2 - (ml+mh)/2/slope
-	case ml > mh && xh > xl:
-		x = xl + (xh-xl)*ml/(ml-mh)
-	case ml >= 0 && mh >= 0:
-		x = math.Inf(1)
-	default:
-		x = math.Inf(-1)
-	}
-	switch {
-	case x > xh*Near:
-		return xh * Near, true
-	case x < xl/Near:
-		return xl / Near, true
-	}
-	return x, false
-}
 
 // limit names what gave at the knee from the step that breached just above it:
 // a side whose busy share reached Saturated (the busier one), else the
