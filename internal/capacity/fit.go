@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // SLOQuantile is the share of calls an SLO's p99 lets exceed its budget.
@@ -217,13 +215,13 @@ const Bootstraps = 1000
 // takes: ±20 % of the rate, the bisection's rates and the rounds' with them.
 const FitSpan = 1.2
 
-// runLoad is one run's load (pool.load) on a log scale for the local fit,
-// its calls over the budget counted half a call more (a run with none is not
-// minus infinity) and held within ±ln 20 (a run far beyond the knee whose
-// client fell behind by seconds weighs no more than one well past it).
-func runLoad(o Obs, slo SLO, acc float64) float64 {
-	var p pool
-	p.add(o, slo)
+// logLoad is a rate's summed runs' load (pool.load) on a log scale for the
+// local fit, their calls over the budget counted half a call more (a rate with
+// none is not minus infinity) and held within ±ln 20 (a rate whose client fell
+// behind by seconds weighs no more than one well past the knee). Summed, not
+// averaged on the log scale: the SLO is about the long run, where a stall's
+// calls count by their number.
+func logLoad(p pool, slo SLO, acc float64) float64 {
 	p.over += 0.5
 	p.calls++
 	l, _ := p.load(slo, acc)
@@ -232,20 +230,25 @@ func runLoad(o Obs, slo SLO, acc float64) float64 {
 
 const maxLogLoad = 2.995732 // ln 20
 
-// crossLine is where the least-squares line of ys on xs (log rates) crosses
-// 0, and whether it rises (a line that does not rise crosses nowhere).
-func crossLine(xs, ys []float64) (float64, bool) {
-	var mx, my float64
+// crossLine is where the weighted least-squares line of ys on xs (log rates)
+// crosses 0, and whether it rises (a line that does not rise crosses
+// nowhere).
+func crossLine(xs, ys, ws []float64) (float64, bool) {
+	var sw, mx, my float64
 	for i := range xs {
-		mx += xs[i]
-		my += ys[i]
+		sw += ws[i]
+		mx += ws[i] * xs[i]
+		my += ws[i] * ys[i]
 	}
-	mx /= float64(len(xs))
-	my /= float64(len(ys))
+	if sw == 0 {
+		return 0, false
+	}
+	mx /= sw
+	my /= sw
 	var sxy, sxx float64
 	for i := range xs {
-		sxy += (xs[i] - mx) * (ys[i] - my)
-		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += ws[i] * (xs[i] - mx) * (ys[i] - my)
+		sxx += ws[i] * (xs[i] - mx) * (xs[i] - mx)
 	}
 	if sxx == 0 || sxy <= 0 {
 		return 0, false
@@ -254,17 +257,17 @@ func crossLine(xs, ys []float64) (float64, bool) {
 }
 
 // fit places slo's knee and its 95 % interval on every run of the cell. The
-// pooled knee (fitKnee) says where the knee lies; the runs within FitSpan of
-// it then give a line of their log load on the log rate, and the knee is
-// where that line crosses the limit (load 1). The interval is the 2.5th and
-// 97.5th percentiles of the crossings of Bootstraps resamples of those runs,
-// widened for a rerun (rerun),
-// drawn with replacement (runs, not calls: a stall delays many calls of one
-// run together, so the run is the unit that varies); a resample whose line
-// does not rise, or crosses outside the span, counts at the span's edge on its
-// side. Fewer than four runs in the span, or a line that does not rise, leave
-// the pooled knee with the span as its interval. Seeded: a run's figures give
-// one interval.
+// pooled knee (fitKnee) says where the knee lies; the rates tried within
+// FitSpan of it, each its runs summed, then give a line of their log load
+// (logLoad) on the log rate, weighted by their runs, and the knee is where
+// that line crosses the limit (load 1). The interval: Bootstraps resamples,
+// each drawing every rate's runs with replacement (runs, not calls: a stall
+// delays many calls of one run together, so the run is the unit that varies),
+// each line's crossing (a line that does not rise, or crosses outside the
+// span, at the span's edge on its side); their 2.5th and 97.5th percentiles,
+// widened for a rerun (rerun). Fewer than three rates or four runs in the
+// span, or a line that does not rise, leave the pooled knee with the span as
+// its interval. Seeded: a run's figures give one interval.
 func (x *Searcher) fit(slo SLO) (rate, low, high float64, where int) {
 	acc := float64(x.S.Accuracy)
 	gs := x.groups()
@@ -281,34 +284,39 @@ func (x *Searcher) fit(slo SLO) (rate, low, high float64, where int) {
 		return pooled, pooled, pooled, where
 	}
 	lo, hi := math.Log(pooled/FitSpan), math.Log(pooled*FitSpan)
-	var xs, ys []float64
-	for _, o := range x.Runs {
-		if o.Offered >= pooled/FitSpan && o.Offered <= pooled*FitSpan {
-			xs = append(xs, math.Log(o.Offered))
-			ys = append(ys, runLoad(o, slo, acc))
+	var win []group
+	runs := 0
+	for _, g := range gs {
+		if g.rate >= pooled/FitSpan && g.rate <= pooled*FitSpan {
+			win = append(win, g)
+			runs += len(g.ids)
 		}
 	}
-	c, ok := crossLine(xs, ys)
-	if len(xs) < 4 || !ok {
+	xs, ys, ws := make([]float64, len(win)), make([]float64, len(win)), make([]float64, len(win))
+	for i, g := range win {
+		xs[i], ys[i], ws[i] = math.Log(g.rate), logLoad(x.poolOf(g.ids, slo), slo, acc), float64(len(g.ids))
+	}
+	c, ok := crossLine(xs, ys, ws)
+	if len(win) < 3 || runs < 4 || !ok {
 		return pooled, pooled / FitSpan, pooled * FitSpan, where
 	}
 	rate = math.Exp(max(lo, min(hi, c)))
 	rng := rand.New(rand.NewPCG(1, uint64(slo.P99)))
 	knees := make([]float64, Bootstraps)
-	bx, by := make([]float64, len(xs)), make([]float64, len(ys))
+	bx, by, bw := make([]float64, len(win)), make([]float64, len(win)), make([]float64, len(win))
 	for b := range knees {
-		for i := range bx {
-			j := rng.IntN(len(xs))
-			bx[i], by[i] = xs[j], ys[j]
+		var my float64
+		for i := range win {
+			j := rng.IntN(len(win))
+			bx[i], by[i], bw[i] = xs[j], ys[j], ws[j]
+			my += by[i] * bw[i]
 		}
-		c, ok := crossLine(bx, by)
+		c, ok := crossLine(bx, by, bw)
 		switch {
+		case !ok && my > 0:
+			c = lo // a flat or falling line over the limit: the knee lies below
 		case !ok:
-			// A flat or falling line: the runs do not say where the knee is.
 			c = hi
-			if stats.Mean(by) > 0 {
-				c = lo
-			}
 		default:
 			c = max(lo, min(hi, c))
 		}

@@ -129,8 +129,8 @@ func Markdown(w io.Writer, run *Run) error {
 		"- **knee**: the highest offered rate (calls/s) at which the achieved rate stays within "+
 		run.Spec.Search.Accuracy.String()+" of the offer, the failed share within the SLO's and p99, counted from each "+
 		"call's intended start (coordinated omission corrected, as wrk2), within the SLO's p99. Every run's calls count: "+
-		"summed by rate, the calls over the budget against 1 % place the knee, and a line through the runs within ±20 % of it "+
-		"says where it crosses; the 95 % interval is where a rerun's knee lands (a bootstrap over the runs, √2 wider than "+
+		"summed by rate, the calls over the budget against 1 % place the knee, and a line through the rates tried within ±20 % of it "+
+		"says where it crosses; the 95 % interval is where a rerun's knee lands (a bootstrap over those rates, √2 wider than "+
 		"the knee's own; docs/method.md, \"Capacity at a latency budget\").\n"+
 		"- **limit**: what gave just above the knee: `server` or `client` (that side's core at least "+
 		strconv.Itoa(int(Saturated*100))+" % busy), `latency` (p99 reached the budget with neither side saturated), "+
