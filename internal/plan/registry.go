@@ -9,7 +9,7 @@ import (
 // checks, the plan, the programs the driver starts, the images a host or a swarm
 // node needs and the renderers read it. Adding a client is a row here, its folder
 // (<lang>-client/, the shared flags, exit codes and report) and an image recipe
-// under docker/ (README: "Adding a client or a protocol").
+// under docker/ (docs/clients.md: "Adding a client or a protocol").
 
 // Client is one load client, or a variant of one: a variant runs its base's
 // program with Flags on every run and is named, planned and compared apart.
