@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/rpcbed/rpcbed/internal/render"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/stats"
 )
@@ -66,7 +67,8 @@ func HockeyStick(c *CellResult, acc float64) (b []byte, err error) {
 	p.X.Label.Text = "offered rate (calls/s)"
 	p.Y.Label.Text = "p99 (ms)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	// 1, 2 and 5 times each power of ten: a search's rates rarely span one.
+	p.X.Tick.Marker, p.Y.Tick.Marker = render.Ticks125{}, render.Ticks125{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 

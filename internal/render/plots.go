@@ -86,7 +86,7 @@ func newFigure(title, xlabel, ylabel string, logX, logY bool) *figure {
 	}
 	if logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = ticks125{}
+		p.Y.Tick.Marker = Ticks125{}
 	}
 	p.Add(plotter.NewGrid())
 	leg := plot.NewLegend()
@@ -162,11 +162,11 @@ func (p errPoints) Len() int                        { return len(p.xy) }
 func (p errPoints) XY(i int) (float64, float64)     { return p.xy[i].X, p.xy[i].Y }
 func (p errPoints) YError(i int) (float64, float64) { return p.err[i].Low, p.err[i].High }
 
-// ticks125 labels a log axis at 1, 2 and 5 times each power of ten in its
+// Ticks125 labels a log axis at 1, 2 and 5 times each power of ten in its
 // range (log ticks label powers of ten only: two labels over most plots).
-type ticks125 struct{}
+type Ticks125 struct{}
 
-func (ticks125) Ticks(min, max float64) []plot.Tick {
+func (Ticks125) Ticks(min, max float64) []plot.Tick {
 	var out []plot.Tick
 	if !(min > 0) || !(max > min) {
 		return plot.LogTicks{Prec: -1}.Ticks(min, max)

@@ -292,7 +292,7 @@ func tlsFigure(v *analysis.View) (*figure, error) {
 		return nil, nil
 	}
 	f := newFigure("What TLS costs: each TLS cell over its plaintext cell", "TLS / plaintext (median of per-round ratios, 95 % interval, log scale)", "", true, false)
-	f.p.X.Tick.Marker = ticks125{}
+	f.p.X.Tick.Marker = Ticks125{}
 	f.h = max(plotH, vg.Length(len(rows))*0.3*vg.Inch+1.6*vg.Inch)
 	f.left = 0.2 * vg.Inch
 	var heads []string
