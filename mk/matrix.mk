@@ -31,7 +31,16 @@ matrix: matrix-setup ## run the matrix into results/<run>/ (MATRIX=full for the 
 reproduce: matrix-setup setup-reproduce ## re-run the published experiments; writes results/<run>/reproduction.md (WHICH=...)
 	scripts/test-services.sh $(BIN)/rpcbed reproduce -runner $(RUNNER) $(WHICH)
 
-.PHONY: matrix-setup setup-reproduce matrix reproduce
+# `make reproduce-lan`: go-grpc-thrift-aerospike with its network back, as published
+# (server on one host; client and Aerospike on the other): the two hosts of
+# docker/netbed.sh, the lan link of reproduce-lan.yaml (checked before and after
+# the runs), Aerospike started in the clients' namespace (scripts/reproduce-lan.sh).
+# Needs root and ../shared/aerospike. REPRO_LAN_OUT=DIR (default results/reproduce-lan).
+REPRO_LAN_OUT ?= results/reproduce-lan
+reproduce-lan: matrix-setup ## go-grpc-thrift-aerospike across a lan link between two hosts, as published (root)
+	docker/netbed.sh run scripts/reproduce-lan.sh $(abspath $(BIN))/rpcbed $(REPRO_LAN_OUT) $(REPRO_LAN_FLAGS)
+
+.PHONY: matrix-setup setup-reproduce matrix reproduce reproduce-lan
 
 ## ---- reproducibility: the same spec twice ------------------------------------------
 # Not part of `make test`: it runs the default matrix twice (twice its time) and

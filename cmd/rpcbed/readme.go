@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -67,6 +68,21 @@ func docBlocks(root string) map[string]render.Block {
 				return err
 			}
 			return capacity.ReadmeBlock(w, run)
+		},
+		"reproduction-across": func(w io.Writer, args []string) error {
+			var runs []render.ReproductionRun
+			for _, d := range args {
+				b, err := os.ReadFile(filepath.Join(root, d, "reproduction.json"))
+				if err != nil {
+					return err
+				}
+				r := render.ReproductionRun{Dir: d}
+				if err := json.Unmarshal(b, &r.Sections); err != nil {
+					return fmt.Errorf("%s/reproduction.json: %w", d, err)
+				}
+				runs = append(runs, r)
+			}
+			return render.ReproductionAcross(w, runs)
 		},
 		"reproducibility": func(w io.Writer, args []string) error {
 			if len(args) != 2 {

@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/rpcbed/rpcbed/internal/matrix"
 	"github.com/rpcbed/rpcbed/internal/measure"
+	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/reproduce"
 	"github.com/rpcbed/rpcbed/internal/runner"
 )
@@ -31,6 +34,8 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	quick := fs.Bool("quick", false, "tiny runs (tests): same shape, meaningless numbers")
 	budget := fs.Duration("budget", reproduce.DefaultBudget, "the whole reproduction's time: base runs, then paired rounds added where a claim is still inconclusive until decided or this is spent (0: none added)")
 	quiet := fs.Bool("q", false, "no progress lines")
+	specFile := fs.String("spec", "", "a spec whose hosts and links give go-grpc-thrift-aerospike its network back (reproduce-lan.yaml): the server on the go-server's host, the client on go's, across -link")
+	link := fs.String("link", "", "with -spec: the label of the spec's link to run across (default its only one)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: rpcbed reproduce [flags] [%s|all]...\n\n"+
 			"Re-runs the shape of each published experiment (results/published/) and writes\n"+
@@ -65,11 +70,23 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 	if *quiet {
 		log = nil
 	}
-	secs, err := reproduce.Run(ctx, reproduce.Options{
+	o := reproduce.Options{
 		Dir: dir, Published: *published, Runner: r, RunnerName: name, Local: local,
 		Programs:     measure.Programs{Docker: name == "docker", Root: absRoot},
 		ServerCPUSet: *serverCPU, ClientCPUSet: *clientCPU, AerospikeHosts: *aerospike, RedisAddr: *redis, Quick: *quick, Budget: *budget, Log: log,
-	}, fs.Args())
+	}
+	if *specFile != "" {
+		closeNet, err := openNet(ctx, &o, *specFile, *link)
+		if err != nil {
+			fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", err)
+			return 2
+		}
+		defer closeNet()
+	} else if *link != "" {
+		fmt.Fprintf(s.err, "rpcbed reproduce: -link %s: needs -spec, whose hosts and links it names\n", *link)
+		return 2
+	}
+	secs, err := reproduce.Run(ctx, o, fs.Args())
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed reproduce: %v\n", err)
 		return 1
@@ -85,4 +102,39 @@ func runReproduce(ctx context.Context, args []string, s stdio) int {
 		return 1
 	}
 	return 0
+}
+
+// openNet gives o the hosts and the link of spec file (a reproduction with its
+// network back): the link labelled label, or the spec's only one.
+func openNet(ctx context.Context, o *reproduce.Options, file, label string) (func(), error) {
+	spec, err := plan.ReadSpec(file)
+	if err != nil {
+		return nil, err
+	}
+	var labels []string
+	for _, l := range spec.LinkList() {
+		if !l.Loopback {
+			labels = append(labels, l.Label())
+		}
+	}
+	switch {
+	case len(spec.Hosts) == 0:
+		return nil, fmt.Errorf("-spec %s: hosts: none, so there is no network to run across", file)
+	case label == "" && len(labels) != 1:
+		return nil, fmt.Errorf("-link: %s has %d links between hosts (%s): name one", file, len(labels), strings.Join(labels, ", "))
+	case label == "":
+		label = labels[0]
+	case !slices.Contains(labels, label):
+		return nil, fmt.Errorf("-link %s: not a link between hosts in %s (it has %s)", label, file, strings.Join(labels, ", "))
+	}
+	bed, stop, err := matrix.OpenLinkBed(ctx, &spec, o.Runner, o.Programs, func(s string) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "  note: %s\n", s)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("-spec %s: %w", file, err)
+	}
+	o.Net, o.Link = bed, label
+	return stop, nil
 }

@@ -93,3 +93,27 @@ func TestReproduceUnknownExperiment(t *testing.T) {
 		t.Errorf("got exit code %d, stderr %q; want 1 and unknown experiment", code, errb.String())
 	}
 }
+
+// A reproduction's network flags: each mistake is exit 2 naming the flag, before
+// anything runs.
+func TestReproduceNetFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"link without spec", []string{"-link", "lan"}, "-link lan: needs -spec"},
+		{"spec without hosts", []string{"-spec", "../../matrix.yaml"}, "hosts: none"},
+		{"no such link", []string{"-spec", "../../reproduce-lan.yaml", "-link", "wan"}, "-link wan: not a link between hosts"},
+		{"no such spec", []string{"-spec", "no-such.yaml"}, "no-such.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			args := append([]string{"reproduce", "-runner", "local", "-out", t.TempDir()}, tc.args...)
+			code := run(context.Background(), append(args, "go-grpc-thrift-aerospike"), stdio{nil, &out, &errb})
+			if code != 2 || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("got exit code %d, stderr %q; want 2 and %q", code, errb.String(), tc.want)
+			}
+		})
+	}
+}

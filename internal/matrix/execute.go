@@ -17,7 +17,6 @@ import (
 	"github.com/rpcbed/rpcbed/internal/runner"
 	"github.com/rpcbed/rpcbed/internal/worker"
 
-	"github.com/rpcbed/rpcbed/internal/linkshape"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -219,19 +218,9 @@ type executor struct {
 	verified map[string]results.Verify
 	partial  map[string]results.CellResult
 	prog     *progress.Progress
-	// hosts is a multi-host run's placement (nil: one engine); link the link
-	// the current cells run over.
-	hosts *hostEngines
-	link  plan.Link
-	// linkSet says a link has been set up (shaped and checked) in this process;
-	// linkRefused why its cells are not run ("" they are); shaper applies it.
-	linkSet     bool
-	linkRefused string
-	shaper      *linkshape.Shaper
-	// baseRTTUs is the path's own round trip, unshaped (0: not measured);
-	// linkCounts the link's counters when its cells began.
-	baseRTTUs  float64
-	linkCounts []linkshape.Counts
+	// LinkBed is a multi-host run's hosts and the link its cells run over
+	// (linkbed.go; empty on one engine).
+	LinkBed
 	// timed and timedRuns: the wall time of the timed runs so far, and their
 	// count; later is the cells of the groups still to run (Spec.Budget).
 	timed     time.Duration

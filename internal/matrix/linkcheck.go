@@ -28,6 +28,15 @@ const (
 	linkBulkWindow = 2 * time.Second
 	linkLossConc   = 8
 	linkLossWindow = time.Second
+	// The loss probe grows (LossProbe) to hold lossPackets(p) packets on a link
+	// whose round trip slows it: at most linkLossMaxConc calls in flight, for
+	// at most linkLossMaxWindow.
+	linkLossMaxConc   = 64
+	linkLossMaxWindow = 8 * time.Second
+	// linkPacketsPerCall is a lower bound on the packets a keep-alive HTTP
+	// datatype call puts through the counted ingress: wan's probe counted 2.7
+	// a call here (24,186 packets over about 8,800 calls).
+	linkPacketsPerCall = 2
 	// linkCalibrations bounds the corrections of a delay by the measured excess.
 	linkCalibrations = 2
 )
@@ -42,37 +51,65 @@ func RTTOff(askedUs, addedUs float64) bool {
 // a third of the asked.
 func LossOff(askedPct, gotPct float64) bool { return math.Abs(gotPct-askedPct) > askedPct/3 }
 
+// lossPackets is how many packets a loss share of pct percent needs counted
+// for its measured share to fall within a third of it 95 times in 100
+// (binomial: 1.96 standard errors at most a third of the share).
+func lossPackets(pct float64) float64 {
+	p := pct / 100
+	return math.Ceil(math.Pow(1.96*3, 2) * (1 - p) / p)
+}
+
+// LossProbe is the loss probe's calls in flight and window for link l: c=8
+// for a second where that counts lossPackets (a lan-like link), more calls in
+// flight and then a longer window where the link's round trip would leave it
+// short (wan: 30 ms, 0.1 %), within linkLossMaxConc and linkLossMaxWindow.
+func LossProbe(l plan.Link) (conc int, window time.Duration) {
+	conc, window = linkLossConc, linkLossWindow
+	if l.Loss <= 0 {
+		return conc, window
+	}
+	rtt := l.RTT().Seconds() + 100e-6 // the path's own round trip, about
+	calls := lossPackets(l.Loss) / linkPacketsPerCall
+	if need := int(math.Ceil(calls * rtt / window.Seconds())); need > conc {
+		conc = min(need, linkLossMaxConc)
+	}
+	if w := time.Duration(calls * rtt / float64(conc) * float64(time.Second)); w > window {
+		window = min(w.Round(100*time.Millisecond)+100*time.Millisecond, linkLossMaxWindow)
+	}
+	return conc, window
+}
+
 // makeLink applies l and checks it. For a link with delay it first measures the
 // path's own round trip unshaped (once a run), then corrects the applied delay
 // by what the mechanism and the hops add beyond the asked (at most
 // linkCalibrations times), so that the round trip the link adds is the one
 // asked. Whatever is achieved goes on the record beside what was asked; a link
 // still off is refused (LinkCheck.Refused).
-func (e *executor) makeLink(ctx context.Context, l plan.Link) (results.LinkCheck, error) {
-	if l.Delay > 0 && e.baseRTTUs == 0 {
-		e.shaper.Clear()
-		b := e.probeLink(ctx, plan.Link{Name: plan.LinkUnshaped}, false, false)
+func (b *LinkBed) makeLink(ctx context.Context, l plan.Link) (results.LinkCheck, error) {
+	if l.Delay > 0 && b.baseRTTUs == 0 {
+		b.shaper.Clear()
+		base := b.probeLink(ctx, plan.Link{Name: plan.LinkUnshaped}, false, false)
 		if ctx.Err() != nil {
-			return b, ctx.Err()
+			return base, ctx.Err()
 		}
-		if b.Error == "" && b.RTTUs > 0 {
-			e.baseRTTUs = b.RTTUs
+		if base.Error == "" && base.RTTUs > 0 {
+			b.baseRTTUs = base.RTTUs
 		}
 	}
 	applied := l
 	var p results.LinkCheck
 	for try := 0; ; try++ {
-		a, err := e.shaper.Apply(ctx, applied)
+		a, err := b.shaper.Apply(ctx, applied)
 		if err != nil {
 			return p, err
 		}
-		c0, cerr := e.shaper.Counts(ctx)
-		p = e.probeLink(ctx, l, true, l.Loss > 0)
+		c0, cerr := b.shaper.Counts(ctx)
+		p = b.probeLink(ctx, l, true, l.Loss > 0)
 		if ctx.Err() != nil {
 			return p, ctx.Err()
 		}
 		if l.Loss > 0 {
-			c1, err := e.shaper.Counts(ctx)
+			c1, err := b.shaper.Counts(ctx)
 			if err == nil && cerr == nil {
 				p.LossPct, p.LossPackets = lossShare(c0, c1)
 			} else {
@@ -80,8 +117,8 @@ func (e *executor) makeLink(ctx context.Context, l plan.Link) (results.LinkCheck
 			}
 		}
 		p.Calibrations = try
-		fillAsked(&p, l, applied, a, e.baseRTTUs)
-		if l.Delay == 0 || p.Error != "" || e.baseRTTUs == 0 || !RTTOff(p.AskedRTTUs, p.AddedRTTUs) || try == linkCalibrations {
+		fillAsked(&p, l, applied, a, b.baseRTTUs)
+		if l.Delay == 0 || p.Error != "" || b.baseRTTUs == 0 || !RTTOff(p.AskedRTTUs, p.AddedRTTUs) || try == linkCalibrations {
 			break
 		}
 		// Correct the one-way delay by half the round trip's miss.
@@ -92,9 +129,9 @@ func (e *executor) makeLink(ctx context.Context, l plan.Link) (results.LinkCheck
 		}
 		applied.Delay = plan.Duration(next)
 		applied.Jitter = min(applied.Jitter, applied.Delay)
-		e.prog.Note(fmt.Sprintf("link %s: round trip added %.0f µs against %.0f asked: one-way delay %v next", l.Label(), p.AddedRTTUs, p.AskedRTTUs, next))
+		b.say(fmt.Sprintf("link %s: round trip added %.0f µs against %.0f asked: one-way delay %v next", l.Label(), p.AddedRTTUs, p.AskedRTTUs, next))
 	}
-	p.Refused = refusal(p, l, e.baseRTTUs)
+	p.Refused = refusal(p, l, b.baseRTTUs)
 	return p, nil
 }
 
@@ -152,21 +189,21 @@ func lossShare(c0, c1 []linkshape.Counts) (pct float64, packets uint64) {
 // leaveLink checks the link again after its cells: the round trip, the loss
 // over the cells (since the check before them) and what the delayers did; then
 // it takes the shaping off.
-func (e *executor) leaveLink(ctx context.Context) {
-	l := e.link
+func (b *LinkBed) leaveLink(ctx context.Context) {
+	l := b.link
 	var p results.LinkCheck
-	for _, x := range e.run.Links {
+	for _, x := range *b.checks {
 		if x.Link == l.Label() {
 			p = x
 		}
 	}
 	if l.NeedsNetem() && p.Refused == "" {
-		c0 := e.linkCounts
-		c1, err := e.shaper.Counts(ctx)
+		c0 := b.linkCounts
+		c1, err := b.shaper.Counts(ctx)
 		if l.Loss > 0 && err == nil {
 			p.AfterLossPct, p.AfterPackets = lossShare(c0, c1)
 		}
-		after := e.probeLink(ctx, l, false, false)
+		after := b.probeLink(ctx, l, false, false)
 		if after.Error == "" {
 			p.AfterRTTUs = after.RTTUs
 			if p.BaseRTTUs > 0 {
@@ -182,7 +219,7 @@ func (e *executor) leaveLink(ctx context.Context) {
 		}
 		p.Drift = strings.Join(drift, "; ")
 	}
-	if st := e.shaper.Clear(); len(st) > 0 {
+	if st := b.shaper.Clear(); len(st) > 0 {
 		d := &results.LinkDelayer{}
 		for _, x := range st {
 			d.Packets += x.Packets
@@ -197,15 +234,15 @@ func (e *executor) leaveLink(ctx context.Context) {
 		}
 		p.Delayer = d
 	}
-	e.linkSet = false
+	b.linkSet = false
 	if p.Link == "" {
 		return
 	}
 	if p.Drift != "" {
-		e.prog.Note("link " + p.Link + ": " + p.Drift)
+		b.say("link " + p.Link + ": " + p.Drift)
 	}
-	if err := e.saveLinkCheck(p); err != nil {
-		e.prog.Note("link " + p.Link + ": " + err.Error())
+	if err := b.saveLinkCheck(p); err != nil {
+		b.say("link " + p.Link + ": " + err.Error())
 	}
 }
 
@@ -213,10 +250,11 @@ func (e *executor) leaveLink(ctx context.Context) {
 // server's host as l stands now: a go-server of its own there, go-client from
 // the client's side; the round trip always, the throughput and the loss probe
 // when asked.
-func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) results.LinkCheck {
-	s := &e.run.Spec
+func (b *LinkBed) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) results.LinkCheck {
+	s := b.spec
+	lossConc, lossWindow := LossProbe(l)
 	p := results.LinkCheck{Link: l.Label(), Loopback: l.Loopback, At: time.Now().UTC(),
-		Method: fmt.Sprintf("go-client over HTTP to a go-server of its own: RTT = p50 of %d datatype calls at c=1; throughput = datalist-%d at c=%d for %v, bytes/s x 8; loss = the kernel's counters over datatype calls at c=%d for %v", linkRTTCalls, linkBulkItems, linkBulkConc, linkBulkWindow, linkLossConc, linkLossWindow)}
+		Method: fmt.Sprintf("go-client over HTTP to a go-server of its own: RTT = p50 of %d datatype calls at c=1; throughput = datalist-%d at c=%d for %v, bytes/s x 8; loss = the kernel's counters over datatype calls at c=%d for %v", linkRTTCalls, linkBulkItems, linkBulkConc, linkBulkWindow, lossConc, lossWindow)}
 	if l.Rate > 0 {
 		p.Rate = l.Rate.String()
 	}
@@ -231,25 +269,25 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) 
 	if l.Loopback {
 		p.From = p.To
 	}
-	cfg := measure.ServerProcConfig{Programs: e.o.Programs, Resources: s.ServerResources, Store: "memory", Auth: *s.Auth,
+	cfg := measure.ServerProcConfig{Programs: b.programs, Resources: s.ServerResources, Store: "memory", Auth: *s.Auth,
 		Address: s.Hosts[p.To].Address}
-	from := e.hosts.runners[p.From]
+	from := b.hosts.runners[p.From]
 	cfg.ReadyFrom = func(ctx context.Context, addrs []string) error {
 		if l.Loopback {
 			for i := range addrs {
 				addrs[i] = addrFor(addrs[i], l)
 			}
 		}
-		return from.WaitFrom(ctx, e.hosts.checkImage(p.From, e.o.Programs), 60*time.Second, addrs...)
+		return from.WaitFrom(ctx, b.hosts.checkImage(p.From, b.programs), 60*time.Second, addrs...)
 	}
-	srv, err := measure.StartServerProc(ctx, e.hosts.runners[p.To], "go-server", cfg)
+	srv, err := measure.StartServerProc(ctx, b.hosts.runners[p.To], "go-server", cfg)
 	if err != nil {
 		p.Error = "check server: " + runner.OneLine(err.Error())
 		return p
 	}
 	defer srv.Svc.Stop(context.Background())
 	addr := addrFor(srv.Addrs["http"], l)
-	goImage := e.o.Programs.Image("go")
+	goImage := b.programs.Image("go")
 	run := func(name string, args ...string) (report.Report, error) {
 		res, err := from.Run(ctx, runner.Task{Name: name, Image: goImage, Args: append([]string{"go-client"}, args...), Timeout: 90 * time.Second})
 		if err != nil {
@@ -276,8 +314,8 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) 
 		}
 	}
 	if loss {
-		if _, err := run("linkcheck-loss", "-proto", "http", "-call", "datatype", "-c", fmt.Sprint(linkLossConc),
-			"-t", plan.Seconds(linkLossWindow), "-k", "-addr", addr); err != nil {
+		if _, err := run("linkcheck-loss", "-proto", "http", "-call", "datatype", "-c", fmt.Sprint(lossConc),
+			"-t", plan.Seconds(lossWindow), "-k", "-addr", addr); err != nil {
 			errs = append(errs, "loss: "+runner.OneLine(err.Error()))
 		}
 	}
@@ -286,14 +324,14 @@ func (e *executor) probeLink(ctx context.Context, l plan.Link, bulk, loss bool) 
 }
 
 // linkWatch gives a group's run path the link's physics and its delayers' CPU.
-func (e *executor) linkWatch(b *measure.RunPath) {
-	if e.shaper == nil || !e.linkSet || !e.link.NeedsNetem() {
+func (b *LinkBed) linkWatch(rp *measure.RunPath) {
+	if b.shaper == nil || !b.linkSet || !b.link.NeedsNetem() {
 		return
 	}
-	b.LinkCPU = e.shaper.DelayerCPU
-	for _, x := range e.run.Links {
-		if x.Link == e.link.Label() && x.AddedRTTUs > 0 {
-			b.LinkFloorUs = LinkFloorUs(x.AddedRTTUs, e.link)
+	rp.LinkCPU = b.shaper.DelayerCPU
+	for _, x := range *b.checks {
+		if x.Link == b.link.Label() && x.AddedRTTUs > 0 {
+			rp.LinkFloorUs = LinkFloorUs(x.AddedRTTUs, b.link)
 		}
 	}
 }

@@ -165,31 +165,13 @@ func serverRole(key string) string {
 	return "java-server"
 }
 
-// setUpHosts connects to every host's engine, copies the images there, and
-// refuses links no host can make before any cell runs. stop checks the last
-// link again, removes the shaping (rules, qdiscs, delayers) and closes the
-// engines.
+// setUpHosts opens the run's hosts and links (LinkBed.open), each link's check
+// recorded in run.json.
 func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
-	s := &e.run.Spec
-	pl, err := connectHosts(ctx, s, e.o.Runner, e.o.Programs, e.prog.Note)
-	if err != nil {
-		return nil, err
+	e.checks, e.save = &e.run.Links, func() error {
+		return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
 	}
-	e.shaper = newShaper(s)
-	if err := e.shaper.Check(ctx, s.LinkList()); err != nil {
-		pl.close()
-		return nil, err
-	}
-	e.hosts = pl
-	return func() {
-		if e.linkSet {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			e.leaveLink(ctx)
-			cancel()
-		}
-		e.shaper.Clear()
-		pl.close()
-	}, nil
+	return e.open(ctx, &e.run.Spec, e.o.Runner, e.o.Programs, e.prog.Note)
 }
 
 // hostServerConfig points a server at its host: listen on every interface, hand
@@ -235,50 +217,54 @@ func (e *executor) hostServerConfig(cfg *measure.ServerProcConfig, key string) {
 // what it achieves is what was asked (linkcheck.go). A link that cannot be made
 // accurately comes back as a reason: its cells are recorded failed with it,
 // never presented. Without a link dimension it does nothing.
-func (e *executor) enterLink(ctx context.Context, label string) (string, error) {
-	if e.hosts == nil || label == "" || (e.linkSet && e.link.Label() == label) {
-		if e.linkSet && e.link.Label() == label {
-			return e.linkRefused, nil
+func (b *LinkBed) enterLink(ctx context.Context, label string) (string, error) {
+	if b.hosts == nil || label == "" || (b.linkSet && b.link.Label() == label) {
+		if b.linkSet && b.link.Label() == label {
+			return b.linkRefused, nil
 		}
 		return "", nil
 	}
-	if e.linkSet {
-		e.leaveLink(ctx)
+	if b.linkSet {
+		b.leaveLink(ctx)
 	}
 	var l plan.Link
-	for _, x := range e.run.Spec.LinkList() {
+	for _, x := range b.spec.LinkList() {
 		if x.Label() == label {
 			l = x
 		}
 	}
-	e.prog.Note("link " + label + ": setting up")
-	e.linkSet = true
-	e.link = l
-	p, err := e.makeLink(ctx, l)
+	b.say("link " + label + ": setting up")
+	b.linkSet = true
+	b.link = l
+	p, err := b.makeLink(ctx, l)
 	if err != nil {
 		return "", err
 	}
-	e.linkRefused = p.Refused
-	e.linkCounts, _ = e.shaper.Counts(ctx)
+	b.linkRefused = p.Refused
+	b.linkCounts, _ = b.shaper.Counts(ctx)
 	if p.Error != "" {
-		e.prog.Note("link " + label + ": check: " + p.Error)
+		b.say("link " + label + ": check: " + p.Error)
 	} else {
-		e.prog.Note("link " + label + ": " + p.Summary())
+		b.say("link " + label + ": " + p.Summary())
 	}
-	if err := e.saveLinkCheck(p); err != nil {
+	if err := b.saveLinkCheck(p); err != nil {
 		return "", err
 	}
 	return p.Refused, nil
 }
 
-// saveLinkCheck records p in run.json in place of the link's earlier check.
-func (e *executor) saveLinkCheck(p results.LinkCheck) error {
-	kept := e.run.Links[:0]
-	for _, x := range e.run.Links {
+// saveLinkCheck records p in place of the link's earlier check (a matrix run's
+// run.json).
+func (b *LinkBed) saveLinkCheck(p results.LinkCheck) error {
+	var kept []results.LinkCheck
+	for _, x := range *b.checks {
 		if x.Link != p.Link {
 			kept = append(kept, x)
 		}
 	}
-	e.run.Links = append(kept, p)
-	return results.WriteJSON(filepath.Join(e.o.Dir, results.RunFile), e.run)
+	*b.checks = append(kept, p)
+	if b.save == nil {
+		return nil
+	}
+	return b.save()
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/rpcbed/rpcbed/internal/measure"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
 )
@@ -113,5 +114,38 @@ func TestLinkTolerances(t *testing.T) {
 		if got := LossOff(tc.asked, tc.got); got != tc.off {
 			t.Errorf("LossOff(%v, %v) = %v; want %v", tc.asked, tc.got, got, tc.off)
 		}
+	}
+}
+
+// The loss probe holds enough packets to tell a third of the asked loss at
+// every preset (at the calls a link's round trip allows), within its bounds,
+// and stays c=8 for a second where that already does.
+func TestLossProbe(t *testing.T) {
+	for _, tc := range []struct {
+		link       string
+		conc       int
+		minW, maxW time.Duration
+	}{
+		{"lan", 8, time.Second, time.Second},
+		{"lossy", 8, time.Second, time.Second},
+		{"wan", linkLossMaxConc, 7 * time.Second, linkLossMaxWindow},
+	} {
+		t.Run(tc.link, func(t *testing.T) {
+			l := plan.LinkPresets[tc.link]
+			c, w := LossProbe(l)
+			if c != tc.conc || w < tc.minW || w > tc.maxW || w > linkLossMaxWindow {
+				t.Fatalf("got c=%d for %v; want c=%d for %v..%v", c, w, tc.conc, tc.minW, tc.maxW)
+			}
+			if l.Loss == 0 {
+				return
+			}
+			rtt := l.RTT().Seconds() + 100e-6
+			if got, need := linkPacketsPerCall*float64(c)*w.Seconds()/rtt, lossPackets(l.Loss); got < 0.95*need {
+				t.Errorf("about %.0f packets counted; want at least %.0f for a third of %.2g %%", got, need, l.Loss)
+			}
+		})
+	}
+	if n := lossPackets(1); n < 3000 || n > 3500 {
+		t.Errorf("lossPackets(1 %%) = %.0f; want about 3400 (1.96² x 9 x 0.99 / 0.01)", n)
 	}
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,9 +156,9 @@ links: [unshaped, lan, wan, lossy]
 	return run
 }
 
-// p99 against the achieved round trip has the links without loss (not the
-// refused one); req/s against loss has every probed link but loopback, in the
-// order of the loss achieved.
+// p99 against the achieved round trip has one link per round trip, the least
+// lossy (not the refused one, no rate link); req/s against loss has the links
+// that differ only in loss, in the order of the loss achieved.
 func TestDelayFigures(t *testing.T) {
 	run := delayRun(t)
 	idx := index(run)
@@ -170,6 +171,25 @@ func TestDelayFigures(t *testing.T) {
 	if f.lines != 3 { // go-http, go-grpc and y = RTT
 		t.Errorf("p99-vs-rtt: %d lines; want 3", f.lines)
 	}
+	tickLabels := func(f *figure) string {
+		var labels []string
+		for _, tk := range f.p.X.Tick.Marker.Ticks(0, 0) {
+			labels = append(labels, tk.Label)
+		}
+		return strings.Join(labels, ", ")
+	}
+	// One point per round trip: lan, not lossy beside it; wan (held) with its
+	// loss named; a rate link left out.
+	held := slices.Clone(run.Links)
+	held[2].Refused = ""
+	held = append(held, results.LinkCheck{Link: "100mbit", RTTUs: 95, Rate: "100mbit"})
+	f, err = p99VsRTT(idx, k, 1, append(slices.Clone(links), "100mbit"), held)
+	if err != nil || f == nil {
+		t.Fatalf("p99-vs-rtt with wan held: %v, %v; want a figure", f, err)
+	}
+	if got := tickLabels(f); got != "unshaped 0.09, lan 0.30, wan 30.10, 0.1 % loss" {
+		t.Errorf("p99-vs-rtt ticks %q; want unshaped, lan and wan with its loss", got)
+	}
 	f, err = rpsVsLoss(idx, k, 50, links, run.Links)
 	if err != nil || f == nil {
 		t.Fatalf("rps-vs-loss: %v, %v; want a figure", f, err)
@@ -179,8 +199,8 @@ func TestDelayFigures(t *testing.T) {
 	for _, tk := range ticks {
 		labels = append(labels, tk.Label)
 	}
-	if got := strings.Join(labels, ", "); got != "unshaped 0 %, lan 0 %, lossy 1.1 %" {
-		t.Errorf("rps-vs-loss ticks %q; want unshaped, lan, lossy in the order of their loss", got)
+	if got := strings.Join(labels, ", "); got != "lan 0 %, lossy 1.1 %" {
+		t.Errorf("rps-vs-loss ticks %q; want lan, then lossy (the links that differ only in loss)", got)
 	}
 	// Without a lossy link there is no loss plot, and one link gives no RTT plot.
 	run.Links = run.Links[:2]

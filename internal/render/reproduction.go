@@ -52,6 +52,9 @@ func ReproductionMarkdown(w io.Writer, secs []results.Section) {
 		for _, l := range s.Setup {
 			fmt.Fprintf(w, "- %s\n", l)
 		}
+		if len(s.Links) > 0 {
+			reproductionLinks(w, s.Links)
+		}
 		if s.Scaled != "" {
 			fmt.Fprintf(w, "\n**How this was scaled to this machine.** %s\n", s.Scaled)
 		}
@@ -139,4 +142,16 @@ func WriteReproduction(dir string, secs []results.Section) error {
 		return err
 	}
 	return results.WriteFileAtomic(filepath.Join(dir, "reproduction.html"), page.Bytes())
+}
+
+// reproductionLinks is a reproduction's link, as matrix.md's hosts and links
+// print it: where each side ran, the probed round trip, and asked against
+// achieved before and after the runs.
+func reproductionLinks(w io.Writer, links []results.LinkCheck) {
+	fmt.Fprintf(w, "\n**The link.** The server ran on one host and the client on another, across the link below; it was checked before the runs and again after them.\n\n")
+	fmt.Fprintf(w, "| link | shaping | from -> to | RTT µs | p99 µs |\n|---|---|---|---:|---:|\n")
+	for _, p := range links {
+		fmt.Fprintf(w, "| %s | %s | %s -> %s | %s | %s |\n", p.Link, mdEscape(strings.Join(p.Mechanism, ", ")), p.From, p.To, fmtOr(p.RTTUs, 0), fmtOr(p.RTTP99Us, 0))
+	}
+	fmt.Fprint(w, linkAccuracyMarkdown(links))
 }

@@ -35,10 +35,23 @@ func (e *grpcThrift) run(ctx context.Context, o Options) error {
 		}
 	}
 	e.configure(o.Quick)
-	srv, err := measure.StartServerProc(ctx, o.Runner, "go-server", measure.ServerProcConfig{
+	cfg := measure.ServerProcConfig{
 		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: e.Store,
 		RedisAddr: o.RedisAddr, AerospikeHosts: o.AerospikeHosts, Auth: true,
-	})
+	}
+	r := o.Runner
+	if o.Net != nil {
+		refused, err := o.Net.Enter(ctx, o.Link)
+		if err != nil {
+			return err
+		}
+		if refused != "" {
+			return fmt.Errorf("%s", refused)
+		}
+		o.Net.PlaceServer(&cfg, "go-server", "go")
+		r = o.Net.Runner("go-server")
+	}
+	srv, err := measure.StartServerProc(ctx, r, "go-server", cfg)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -82,7 +83,36 @@ type Options struct {
 	// precision loop adds (precision.go); 0 adds none.
 	Budget time.Duration
 	Log    io.Writer
+	// Net, when set, gives go-grpc-thrift-aerospike its network back: its server
+	// on one host, its client (and the store, where the caller started it) on
+	// another, across the link labelled Link (the spec's hosts and links, made
+	// and checked as a matrix run's are). Only that experiment has the variant.
+	Net  Net
+	Link string
 }
+
+// Net is a reproduction's hosts and the link between them (matrix.LinkBed).
+type Net interface {
+	// Enter sets up the link labelled label and checks it; a non-empty
+	// refused says why runs over it may not be presented.
+	Enter(ctx context.Context, label string) (refused string, err error)
+	// Leave checks the link again and takes its shaping off.
+	Leave(ctx context.Context)
+	// Runner is the engine of the host that runs role.
+	Runner(role string) runner.Runner
+	// PlaceServer points a server of role at its host, ready once client's
+	// host reaches it.
+	PlaceServer(cfg *measure.ServerProcConfig, role, client string)
+	// Checks are the link's checks so far.
+	Checks() []results.LinkCheck
+	// Watch gives a run path the link's physics and its delayers' CPU.
+	Watch(rp *measure.RunPath)
+	// Where is the host that runs role and its address.
+	Where(role string) (host, address string)
+}
+
+// netExperiments are the experiments with a network variant.
+var netExperiments = []string{"go-grpc-thrift-aerospike"}
 
 // Run runs the named experiments (all when which is empty) and writes
 // Dir/reproduction.json, .md and .html. An experiment that fails is
@@ -96,6 +126,9 @@ func Run(ctx context.Context, o Options, which []string) ([]results.Section, err
 	for _, w := range which {
 		if !slices.Contains(Experiments, w) {
 			return nil, fmt.Errorf("unknown experiment %q: want %s or all", w, strings.Join(Experiments, ", "))
+		}
+		if o.Net != nil && !slices.Contains(netExperiments, w) {
+			return nil, fmt.Errorf("experiment %s has no network variant (only %s has): run it without a link", w, strings.Join(netExperiments, ", "))
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "raw"), 0o755); err != nil {
@@ -153,7 +186,7 @@ func Run(ctx context.Context, o Options, which []string) ([]results.Section, err
 		}
 	}
 	if o.Budget <= 0 {
-		return secs, nil
+		return secs, leaveNet(ctx, o, secs, put)
 	}
 	// The precision loop, over the experiments whose base runs completed.
 	var rs []rounder
@@ -166,7 +199,7 @@ func Run(ctx context.Context, o Options, which []string) ([]results.Section, err
 	}
 	recs, err := refine(ctx, o, clock{start: start, total: o.Budget, now: time.Now}, rs)
 	for i, x := range rs {
-		s := x.Judge(o.setup())
+		s := o.judge(x)
 		s.Name = names[i]
 		if i < len(recs) {
 			s.Rounds = &recs[i]
@@ -177,7 +210,29 @@ func Run(ctx context.Context, o Options, which []string) ([]results.Section, err
 			return secs, err
 		}
 	}
-	return secs, err
+	if err != nil {
+		return secs, err
+	}
+	return secs, leaveNet(ctx, o, secs, put)
+}
+
+// leaveNet checks a reproduction's link once more after its runs and takes the
+// shaping off, and puts each section run over it again with the link's checks.
+func leaveNet(ctx context.Context, o Options, secs []results.Section, put func(results.Section) error) error {
+	if o.Net == nil {
+		return nil
+	}
+	o.Net.Leave(ctx)
+	for _, s := range slices.Clone(secs) {
+		if s.Links != nil {
+			s.Links = o.Net.Checks()
+			s.Setup = withLinkLine(s.Setup, s.Links)
+			if err := put(s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ranExperiment is an experiment whose base runs were made: kept for the
@@ -240,14 +295,54 @@ func runOne(ctx context.Context, o Options, name string) (experiment, results.Se
 		return nil, results.Section{}, err
 	}
 	runErr := e.run(ctx, o)
+	return e, o.judge(e), runErr
+}
+
+// judge is e's section, with the link it ran across.
+func (o Options) judge(e experiment) results.Section {
 	s := e.Judge(o.setup())
-	return e, s, runErr
+	if o.Net != nil {
+		s.Links = o.Net.Checks()
+		s.Setup = withLinkLine(s.Setup, s.Links)
+	}
+	return s
+}
+
+// linkLinePrefix opens the set-up line on how the link held under the runs.
+const linkLinePrefix = "The link under the runs' load:"
+
+// withLinkLine is setup with its line on how the link held under the runs'
+// load in place of any earlier one (none before the link was checked after).
+func withLinkLine(setup []string, checks []results.LinkCheck) []string {
+	setup = slices.DeleteFunc(slices.Clone(setup), func(l string) bool { return strings.HasPrefix(l, linkLinePrefix) })
+	for _, p := range checks {
+		var parts []string
+		if d := p.Delayer; d != nil && d.Packets > 0 {
+			parts = append(parts, fmt.Sprintf("its delayers held %d packets, releasing them a median %.0f µs and a p99 %.0f µs later than due (each packet's delay was the asked plus that), on %.1f s of CPU", d.Packets, d.LateP50Us, d.LateP99Us, d.CPUSeconds))
+		}
+		if p.AfterRTTUs > 0 {
+			parts = append(parts, fmt.Sprintf("checked again after the runs it added %.0f µs to the round trip against %.0f asked (%.0f before them)", p.AfterAddedRTTUs, p.AskedRTTUs, p.AddedRTTUs))
+		}
+		if p.Drift != "" {
+			parts = append(parts, "so the link drifted from what was asked: the verdicts are of a link slower than "+p.Link+" under this load")
+		}
+		if len(parts) > 0 {
+			setup = append(setup, linkLinePrefix+" "+strings.Join(parts, "; ")+".")
+		}
+	}
+	return setup
 }
 
 // setup is what the verdicts' set-up lines say about where o ran.
 func (o Options) setup() claims.Setup {
-	return claims.Setup{ServerCPUSet: o.ServerCPUSet, ClientCPUSet: o.ClientCPUSet,
-		AerospikeHosts: o.AerospikeHosts, RedisAddr: o.RedisAddr}
+	s := claims.Setup{ServerCPUSet: o.ServerCPUSet, ClientCPUSet: o.ClientCPUSet,
+		AerospikeHosts: o.AerospikeHosts, RedisAddr: o.RedisAddr, MachineCores: runtime.NumCPU()}
+	if o.Net != nil {
+		sh, sa := o.Net.Where("go-server")
+		ch, ca := o.Net.Where("go")
+		s.Across = fmt.Sprintf("the %s link (below) from host %s (%s) to host %s (%s), two network namespaces of this machine joined by a veth", o.Link, ch, ca, sh, sa)
+	}
+	return s
 }
 
 func write(dir string, secs []results.Section) error {
@@ -265,9 +360,16 @@ func write(dir string, secs []results.Section) error {
 // reproduction's figures mean what the matrix's do, with long-lived client
 // workers (warm-up paid once per client and protocol); stop ends the workers.
 func newRunPath(o Options) (*measure.RunPath, func()) {
-	b := &measure.RunPath{Runner: o.Runner, Programs: o.Programs, Dir: o.Dir,
+	r := o.Runner
+	if o.Net != nil {
+		r = o.Net.Runner("go")
+	}
+	b := &measure.RunPath{Runner: r, Programs: o.Programs, Dir: o.Dir,
 		ClientResources: plan.Resources{CPUSet: o.ClientCPUSet}, ServerResources: plan.Resources{CPUSet: o.ServerCPUSet},
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
+	if o.Net != nil {
+		o.Net.Watch(b)
+	}
 	return b, b.KeepWorkers()
 }
 
@@ -285,6 +387,8 @@ func runJob(ctx context.Context, b *measure.RunPath, srv *measure.ServerProc, j 
 	m := claims.Run{Report: *rep.Report, Worker: rep.Worker, Flags: rep.Flags}
 	if w := rep.Window; w != nil {
 		m.ClientCPU, m.Wall = w.ClientCPUS, w.Seconds
+		m.LinkCPU, m.LinkKnown = w.LinkCPUS, w.LinkKnown
+		m.MachineBusy, m.MachineKnown = w.MachineBusy, w.MachineKnown
 		m.ClientJITMs, m.ServerJITMs = w.ClientJITMs, w.ServerJITMs
 		if w.ServerKnown {
 			m.ServerCPU, m.ServerN, m.ServerKnown = w.ServerCPUS, w.ServerCalls, true

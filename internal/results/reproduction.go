@@ -19,7 +19,10 @@ type Section struct {
 	// Rounds is how the precision loop went for this experiment; nil when
 	// none ran (no budget, or an experiment without levels to add to).
 	Rounds *Rounds `json:"rounds,omitempty"`
-	Err    string  `json:"error,omitempty"`
+	// Links are the checks of the link a reproduction with its network back ran
+	// across (asked against achieved, before and after its runs); nil on one host.
+	Links []LinkCheck `json:"links,omitempty"`
+	Err   string      `json:"error,omitempty"`
 }
 
 // Rounds is the precision loop's record for one experiment: the paired rounds

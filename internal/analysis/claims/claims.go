@@ -28,6 +28,11 @@ type Setup struct {
 	ServerCPUSet, ClientCPUSet string
 	// AerospikeHosts and RedisAddr: the stores go-grpc-thrift-aerospike was given.
 	AerospikeHosts, RedisAddr string
+	// Across, when set, says the link between the hosts the server and the client
+	// ran on (a reproduction with its network back); "" = one host, 127.0.0.1.
+	Across string
+	// MachineCores is the machine's cores, for its busy share (0: unknown).
+	MachineCores int
 }
 
 // Run is one client run's outcome, both sides over the client's measured
@@ -45,6 +50,14 @@ type Run struct {
 	// ClientJITMs, ServerJITMs: each JVM side's JIT compile time within the
 	// window (ms); nil for a side without a JIT.
 	ClientJITMs, ServerJITMs *float64
+	// LinkCPU is the link's delayers' CPU seconds over the window, when the run
+	// crossed a delayed link (LinkKnown).
+	LinkCPU   float64
+	LinkKnown bool
+	// MachineBusy is the whole machine's busy cores over the window (/proc/stat),
+	// when known (MachineKnown).
+	MachineBusy  float64
+	MachineKnown bool
 }
 
 // Failures are the runs that failed (not cancelled): each is left out of every
@@ -92,6 +105,22 @@ func srvBusy(m Run) float64 {
 		return math.NaN()
 	}
 	return m.ServerCPU / m.Wall
+}
+
+// linkBusy is the link's delayers' busy cores over the window.
+func linkBusy(m Run) float64 {
+	if !m.LinkKnown || m.Wall <= 0 {
+		return math.NaN()
+	}
+	return m.LinkCPU / m.Wall
+}
+
+// machineBusy is the whole machine's busy cores over the window.
+func machineBusy(m Run) float64 {
+	if !m.MachineKnown {
+		return math.NaN()
+	}
+	return m.MachineBusy
 }
 
 // srvPerCall is the server's CPU per call over the window, µs.

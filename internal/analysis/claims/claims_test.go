@@ -382,3 +382,62 @@ func TestFailuresSetup(t *testing.T) {
 		t.Errorf("no failures: got %q; want nil", got)
 	}
 }
+
+// Across a link: the set-up says where the server and the client ran, each
+// cell's reason carries the link's delayers' CPU, and delayers past their
+// ceiling are named as the limit (link-bound), not the server or the client.
+func TestJudgeGRPCThriftAcrossLink(t *testing.T) {
+	e := &GRPCThrift{}
+	if err := e.Read(published); err != nil {
+		t.Fatal(err)
+	}
+	run := func(link float64, known bool) Run {
+		return Run{Report: report.Report{RequestsPerSecond: 1000, Complete: 1000, Rpcbed: &report.Extra{}},
+			ClientCPU: 0.5, ServerCPU: 0.5, ServerN: 1000, ServerKnown: true, Wall: 1, LinkCPU: link, LinkKnown: known,
+			MachineBusy: 1 + link + 0.1, MachineKnown: true}
+	}
+	for _, tc := range []struct {
+		name  string
+		link  float64
+		known bool
+		want  []string
+		never []string
+	}{
+		{"loopback", 0, false, []string{"neither core saturated"}, []string{"delayers", "whole machine"}},
+		{"lan", 0.3, true, []string{"the link's delayers 0.30 cores (median; 0.30-0.30 over the runs), the whole machine 1.40 cores", "neither core saturated"}, []string{"link-bound"}},
+		{"machine full", 0.75, true, []string{"the whole machine 1.85 cores", "the machine's 2 cores were saturated"}, []string{"neither core saturated", "link-bound"}},
+		{"busy delayers", 0.9, true, []string{"the link's delayers 0.90 cores", "past their ceiling (link-bound)"}, []string{"neither core saturated"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.Runs = map[GTKey][]Run{}
+			for _, k := range []GTKey{{"grpc", 50}, {"thrift", 50}, {"grpc", 800}, {"thrift", 800}} {
+				e.Runs[k] = []Run{run(tc.link, tc.known), run(tc.link, tc.known), run(tc.link, tc.known)}
+			}
+			got := e.bottleneck(50, Setup{MachineCores: 2})
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("bottleneck %q; want %q in it", got, w)
+				}
+			}
+			for _, w := range tc.never {
+				if strings.Contains(got, w) {
+					t.Errorf("bottleneck %q; want no %q in it", got, w)
+				}
+			}
+		})
+	}
+	here := func(s Setup) string {
+		for _, l := range e.Judge(s).Setup {
+			if strings.HasPrefix(l, "Here:") {
+				return l
+			}
+		}
+		return ""
+	}
+	if h := here(Setup{}); !strings.Contains(h, "over 127.0.0.1") {
+		t.Errorf("one host: %q; want over 127.0.0.1", h)
+	}
+	if h := here(Setup{Across: "the lan link"}); !strings.Contains(h, "across the lan link") || strings.Contains(h, "127.0.0.1") {
+		t.Errorf("across a link: %q; want across the lan link, no 127.0.0.1", h)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -90,7 +91,7 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 	sec := results.Section{
 		Setup: []string{
 			"Published: Go client and Go server on two 2 x E5-2630 machines, Aerospike beside the client; c = 50 and 800.",
-			"Here: go-client (worker mode, `-warmup auto`) against go-server over 127.0.0.1, server pinned to CPU " + orAny(o.ServerCPUSet) + ", client to CPU " + orAny(o.ClientCPUSet) + ".",
+			"Here: go-client (worker mode, `-warmup auto`) against go-server " + across(o) + ", server pinned to CPU " + orAny(o.ServerCPUSet) + ", client to CPU " + orAny(o.ClientCPUSet) + ".",
 			storeWords(e.Store, o),
 			fmt.Sprintf("Each cell: DataType, %v measured after a settled warm-up, %d repeats interleaved across the cells; server CPU from go-server's /stats and client CPU from the client's report, both over the client's measured window.", e.Dur, e.Repeats),
 		},
@@ -123,7 +124,7 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 		g, t := f("grpc", c, rps), f("thrift", c, rps)
 		sec.Findings = append(sec.Findings, r.Verdict(Margin(g, t),
 			fmt.Sprintf("Measured %s req/s (gRPC) against %s (Thrift) at c=%d.", g.Show("", 0), t.Show("", 0), c),
-			e.bottleneck(c)))
+			e.bottleneck(c, o)))
 	}
 
 	// Server CPU at 50 clients: one verdict, on CPU per call (the work each
@@ -172,7 +173,7 @@ func (e *GRPCThrift) Confidence() float64 { return stats.LooksLevel(e.Looks) }
 
 // bottleneck says which core limited the cell at c, from the busy fractions of
 // both sides over the window, and what each protocol cost per call there.
-func (e *GRPCThrift) bottleneck(c int) string {
+func (e *GRPCThrift) bottleneck(c int, o Setup) string {
 	var s string
 	for _, proto := range []string{"grpc", "thrift"} {
 		rs := e.Runs[GTKey{proto, c}]
@@ -181,16 +182,59 @@ func (e *GRPCThrift) bottleneck(c int) string {
 			return ""
 		}
 		side := "neither core saturated"
+		lb, mb, link := linkWords(rs)
 		switch {
+		case lb >= results.LinkBusyCeiling:
+			side = "the link's delayers were past their ceiling (link-bound)"
+		case o.MachineCores > 0 && mb >= results.BoundBusy*float64(o.MachineCores):
+			side = fmt.Sprintf("the machine's %d cores were saturated (server, client, the link's delayers and the store together)", o.MachineCores)
 		case sb.Median >= results.BoundBusy && sb.Median >= cb.Median:
 			side = "the server core saturated"
 		case cb.Median >= results.BoundBusy:
 			side = "the client core saturated"
 		}
-		s += fmt.Sprintf("%s: server %s busy, client %s (busy fractions over the window): %s; CPU per call server %s µs, client %s µs. ",
-			proto, pctOf(sb), pctOf(cb), side, figs(rs, srvPerCall).Show("", 1), figs(rs, cliPerCall).Show("", 1))
+		s += fmt.Sprintf("%s: server %s busy, client %s%s (busy fractions over the window): %s; CPU per call server %s µs, client %s µs. ",
+			proto, pctOf(sb), pctOf(cb), link, side, figs(rs, srvPerCall).Show("", 1), figs(rs, cliPerCall).Show("", 1))
 	}
 	return strings.TrimSpace(s)
+}
+
+// across is where the server was for the client: over 127.0.0.1, or across a link.
+func across(o Setup) string {
+	if o.Across == "" {
+		return "over 127.0.0.1"
+	}
+	return "across " + o.Across
+}
+
+// linkWords is, over rs, the delayers' and the whole machine's median busy
+// cores and the words for them ("" when no run crossed a delayed link): each
+// median with its range over the runs, in cores (two delayers may take more
+// than one; the machine counts the store and the kernel too).
+func linkWords(rs []Run) (link, machine float64, words string) {
+	med := func(f func(Run) float64) (float64, string) {
+		var v []float64
+		for _, m := range rs {
+			if b := f(m); !math.IsNaN(b) {
+				v = append(v, b)
+			}
+		}
+		if len(v) == 0 {
+			return 0, ""
+		}
+		x := stats.Median(v)
+		return x, fmt.Sprintf("%.2f cores (median; %.2f-%.2f over the runs)", x, slices.Min(v), slices.Max(v))
+	}
+	link, lw := med(linkBusy)
+	if lw == "" {
+		return 0, 0, ""
+	}
+	machine, mw := med(machineBusy)
+	words = ", the link's delayers " + lw
+	if mw != "" {
+		words += ", the whole machine " + mw
+	}
+	return link, machine, words
 }
 
 // storeWords is the Setup line that says which store ran.
