@@ -16,8 +16,8 @@ import (
 // The questions every run answers, in the page's order. Each is one producer:
 // adding a question is one RegisterAnswer (docs/reports.md).
 func init() {
-	RegisterAnswer(AnswerProducer{Rank: 10, ID: "language", Question: "What does a caller's language cost, per protocol and size?", Produce: languageAnswer})
-	RegisterAnswer(AnswerProducer{Rank: 20, ID: "protocol", Question: "Which protocol is cheapest, per size and concurrency?", Produce: protocolAnswer})
+	RegisterAnswer(AnswerProducer{Rank: 10, ID: "language", Question: "What does a caller's language cost, per protocol and size?", Produce: languageAnswer, OnBase: true})
+	RegisterAnswer(AnswerProducer{Rank: 20, ID: "protocol", Question: "Which protocol is cheapest, per size and concurrency?", Produce: protocolAnswer, OnBase: true})
 	RegisterAnswer(AnswerProducer{Rank: 30, ID: "claims", Question: "Did the published claims hold?", Produce: claimsAnswer})
 	RegisterAnswer(AnswerProducer{Rank: 40, ID: "counted", Question: "Timed against counted: why do CPU time and instruction counts differ?", Produce: countedAnswer})
 }

@@ -77,6 +77,10 @@ type AnswerProducer struct {
 	ID       string
 	Question string
 	Produce  func(in AnswerInput) Answer
+	// OnBase: the answer reads the run's base condition, so on a run with a
+	// link dimension it is given the loopback cells alone (named as without
+	// links) and its lead says so.
+	OnBase bool
 }
 
 var answerProducers []AnswerProducer
@@ -94,12 +98,37 @@ func RegisterAnswer(p AnswerProducer) {
 // Answers are every registered producer's answer for the run, in rank order.
 func Answers(in AnswerInput) []Answer {
 	var out []Answer
+	base := baseInput(in)
 	for _, p := range answerProducers {
-		a := p.Produce(in)
+		var a Answer
+		if p.OnBase && base != nil {
+			a = p.Produce(*base)
+			const on = "On loopback (the link the others are compared with)."
+			switch {
+			case a.Pending != "":
+			case len(a.Lead) > 0:
+				a.Lead[0] = on + " " + a.Lead[0]
+			default:
+				a.Lead = []string{on}
+			}
+		} else {
+			a = p.Produce(in)
+		}
 		a.ID, a.Question = p.ID, p.Question
 		out = append(out, a)
 	}
 	return out
+}
+
+// baseInput is in with its run's loopback cells alone, named as without links,
+// for the OnBase answers; nil for a run without a loopback link.
+func baseInput(in AnswerInput) *AnswerInput {
+	if in.View == nil || in.View.Run == nil || !slices.Contains(runLinks(in.View.Run), plan.LinkLoopback) {
+		return nil
+	}
+	b := in
+	b.View = analysis.ViewOf(onLink(in.View.Run, plan.LinkLoopback))
+	return &b
 }
 
 // AnswersMarkdown prints the answers as README's "answers" block: each

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/report"
 
 	"github.com/rpcbed/rpcbed/internal/plan"
@@ -257,5 +258,36 @@ func TestLinkTableGolden(t *testing.T) {
 	golden(t, "link-table.md", b.Bytes())
 	if err := LinkTable(&b, linkRun(t)); err == nil {
 		t.Error("a run without loopback cells: got no error")
+	}
+}
+
+// The page's answer on links: a grid of every link ratio (a column per link and
+// figure, a row per client-protocol) led by one sentence per link with what its
+// check achieved and the range of its ratios; pending without a link dimension.
+func TestLinkAnswer(t *testing.T) {
+	a := linkAnswer(AnswerInput{View: analysis.ViewOf(linkRatioRun(t))})
+	if a.Pending != "" || a.Grid == nil {
+		t.Fatalf("got %+v; want an answer with a grid", a)
+	}
+	if len(a.Grid.Rows) != 2 || len(a.Grid.Cols) != 4 {
+		t.Errorf("grid %d rows x %d columns; want 2 (go-grpc, go-http) x 4 (lan, lossy x p50, req/s)", len(a.Grid.Rows), len(a.Grid.Cols))
+	}
+	lead := strings.Join(a.Lead, "\n")
+	for _, want := range []string{
+		"Over lan (round trip 0.30 ms, 210 µs added against 200 asked): p50 at c=1 1.98x-2.04x of loopback's (2 pairs, 0 indistinguishable); req/s at c=50 0.494x-0.496x of loopback's",
+		"Over lossy (round trip 0.31 ms, 220 µs added against 200 asked, loss 1.1 % against 1 %): p50 at c=1",
+	} {
+		if !strings.Contains(lead, want) {
+			t.Errorf("lead %q; want %q in it", lead, want)
+		}
+	}
+	if a := linkAnswer(AnswerInput{View: analysis.ViewOf(delayRun(t))}); a.Pending == "" {
+		t.Error("a run without loopback cells: got an answer; want pending")
+	}
+	// The answers on the run's base condition read its loopback cells.
+	for _, a := range Answers(AnswerInput{View: analysis.ViewOf(linkRatioRun(t))}) {
+		if a.ID == "protocol" && (a.Pending != "" || len(a.Lead) == 0 || !strings.HasPrefix(a.Lead[0], "On loopback")) {
+			t.Errorf("protocol answer on a run with links: %+v; want one on its loopback cells", a)
+		}
 	}
 }
