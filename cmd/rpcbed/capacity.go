@@ -86,8 +86,10 @@ func runCapacity(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.err, "rpcbed capacity: %d cells x %d SLO, runner %s, into %s\n", len(spec.Matrix.Plan()), len(spec.SLOs), name, dir)
 	}
 	images := checkoutImages(ctx, r, absRoot)
+	m := meta(ctx, absRoot, name)
 	run, err := capacity.Execute(ctx, capacity.Options{Spec: spec, Dir: dir, Runner: r, RunnerName: name,
-		Programs: measure.Programs{Docker: name == "docker", Root: absRoot, Images: images}, Log: log})
+		Programs: measure.Programs{Docker: name == "docker", Root: absRoot, Images: images}, Log: log,
+		Commit: m.Commit, Machine: &m.Machine})
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed capacity: %v\n", err)
 		return 1

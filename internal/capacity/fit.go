@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -144,18 +145,8 @@ func (x *Searcher) groups() []group {
 	for r, ids := range by {
 		gs = append(gs, group{r, ids})
 	}
-	slices.SortFunc(gs, func(a, b group) int { return cmpFloat(a.rate, b.rate) })
+	slices.SortFunc(gs, func(a, b group) int { return cmp.Compare(a.rate, b.rate) })
 	return gs
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Fit results: where the knee lies against the rates tried.
@@ -284,17 +275,17 @@ func (x *Searcher) fit(slo SLO) (rate, low, high float64, where int) {
 		return pooled, pooled, pooled, where
 	}
 	lo, hi := math.Log(pooled/FitSpan), math.Log(pooled*FitSpan)
-	var win []group
+	var win []int // the groups within FitSpan of the pooled knee
 	runs := 0
-	for _, g := range gs {
+	for i, g := range gs {
 		if g.rate >= pooled/FitSpan && g.rate <= pooled*FitSpan {
-			win = append(win, g)
+			win = append(win, i)
 			runs += len(g.ids)
 		}
 	}
 	xs, ys, ws := make([]float64, len(win)), make([]float64, len(win)), make([]float64, len(win))
-	for i, g := range win {
-		xs[i], ys[i], ws[i] = math.Log(g.rate), logLoad(x.poolOf(g.ids, slo), slo, acc), float64(len(g.ids))
+	for i, gi := range win {
+		xs[i], ys[i], ws[i] = math.Log(gs[gi].rate), logLoad(pools[gi], slo, acc), float64(len(gs[gi].ids))
 	}
 	c, ok := crossLine(xs, ys, ws)
 	if len(win) < 3 || runs < 4 || !ok {

@@ -177,7 +177,23 @@ func Facts(run *Run) string {
 		"Server cores %s, client cores %s.\n",
 		len(run.Cells), len(run.Spec.SLOs), strings.Join(slos, "; "), found, runs, wall, run.Runner, run.Started.Format("2006-01-02 15:04 UTC"),
 		start, s.Factor, s.Precision, s.Measure, s.Warmup, s.Cooldown, s.Rounds, s.Deadline,
-		orDash(run.Spec.Matrix.ServerResources.CPUSet), orDash(run.Spec.Matrix.ClientResources.CPUSet))
+		orDash(run.Spec.Matrix.ServerResources.CPUSet), orDash(run.Spec.Matrix.ClientResources.CPUSet)) + provenance(run)
+}
+
+// provenance is the line naming the checkout and the machine a run was made
+// on ("" for a run that recorded neither).
+func provenance(run *Run) string {
+	var parts []string
+	if run.Commit != "" {
+		parts = append(parts, "commit "+run.Commit)
+	}
+	if m := run.Machine; m != nil && m.CPU != "" {
+		parts = append(parts, fmt.Sprintf("%s (%d cores, %d MB, %s, kernel %s)", m.CPU, m.Cores, m.MemMB, m.OS, m.Kernel))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Made from " + strings.Join(parts, " on ") + ".\n"
 }
 
 func orDash(s string) string {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcbed/rpcbed/internal/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -178,5 +180,24 @@ func TestNoisyKnee(t *testing.T) {
 	g.Print(&out, "A", "B")
 	if g.Noisy != g.Cells-g.Inside || g.Noisy == 0 || !strings.Contains(out.String(), "(noisy)") {
 		t.Errorf("a slower run with steal: %d noisy of %d outside; want all, and said:\n%s", g.Noisy, g.Cells-g.Inside, out.String())
+	}
+}
+
+// capacity.md names the checkout and the machine a run was made on, and says
+// nothing of either when the run recorded neither.
+func TestProvenance(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  Run
+		want string
+	}{
+		{"neither", Run{}, ""},
+		{"commit", Run{Commit: "a9785e9-dirty"}, "Made from commit a9785e9-dirty.\n"},
+		{"both", Run{Commit: "a9785e9", Machine: &results.Machine{CPU: "AMD EPYC", Cores: 2, MemMB: 24105, OS: "Debian 12", Kernel: "6.18"}},
+			"Made from commit a9785e9 on AMD EPYC (2 cores, 24105 MB, Debian 12, kernel 6.18).\n"},
+	} {
+		if got := provenance(&tc.run); got != tc.want {
+			t.Errorf("%s: got %q; want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -38,6 +38,10 @@ type Run struct {
 	Cells    []CellResult `json:"cells"`
 	// Versions are the libraries the clients and servers named.
 	Versions map[string]string `json:"versions,omitempty"`
+	// Commit is the checkout the run was made from (-dirty when files had
+	// changed), Machine what it ran on: the matrix's run.json has the same.
+	Commit  string           `json:"commit,omitempty"`
+	Machine *results.Machine `json:"machine,omitempty"`
 }
 
 // Options is one capacity run.
@@ -47,6 +51,9 @@ type Options struct {
 	Runner     runner.Runner
 	RunnerName string
 	Programs   measure.Programs
+	// Commit and Machine go on the record as they are (see Run).
+	Commit  string
+	Machine *results.Machine
 	// Log receives progress lines; nil is quiet.
 	Log io.Writer
 }
@@ -69,7 +76,8 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	run := &Run{ID: filepath.Base(o.Dir), Started: time.Now().UTC(), Runner: o.RunnerName, Spec: o.Spec, Versions: map[string]string{}}
+	run := &Run{ID: filepath.Base(o.Dir), Started: time.Now().UTC(), Runner: o.RunnerName, Spec: o.Spec, Versions: map[string]string{},
+		Commit: o.Commit, Machine: o.Machine}
 	cells := m.Plan()
 	certs := measure.NewCerts(o.Dir)
 	if err := certs.Make(cells); err != nil {
