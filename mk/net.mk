@@ -15,7 +15,7 @@ matrix-net: matrix-setup ## run matrix-net.yaml across two engines in network na
 # `make matrix-net-full`: the same test on matrix-net-full.yaml — wan added and
 # three paired rounds, so each link comes as ratios to loopback with intervals
 # (README's "What a slower, lossier link does" is from its committed run,
-# results/links). About 16 minutes here.
+# results/links). About 14 minutes here (13m48s with the bed, docs/notes/2026-12-04-links.md).
 matrix-net-full: matrix-setup ## run matrix-net-full.yaml: every preset (wan too), three paired rounds (root)
 	RPCBED_MATRIX_NET=1 RPCBED_NET_SPEC=matrix-net-full.yaml RPCBED_NET_OUT=$(abspath $(NET_OUT)) $(GO) test -count=1 -timeout 45m -run '^TestMatrixNet$$' -v ./cmd/rpcbed
 
