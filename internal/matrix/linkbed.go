@@ -98,24 +98,36 @@ func (b *LinkBed) Runner(role string) runner.Runner {
 	return nil
 }
 
-// PlaceServer points a server of role at its host, as a matrix run's servers
-// are: listening on every interface, handing out the host's address, and ready
-// only once client's host reaches it.
-func (b *LinkBed) PlaceServer(cfg *measure.ServerProcConfig, role, client string) {
-	cfg.Address = b.Address(role)
-	host := b.spec.HostOf(client)
+// PlaceServer points a server of role at its host, as every server on hosts
+// is: listening on every interface, handing out the host's address, and ready
+// only once each host that runs one of clients reaches it (on a loopback link,
+// the server's own host at 127.0.0.1).
+func (b *LinkBed) PlaceServer(cfg *measure.ServerProcConfig, role string, clients ...string) {
+	srvHost := b.spec.HostOf(role)
+	cfg.Address = b.spec.Hosts[srvHost].Address
+	server := plan.LanguageOf(role)
 	cfg.ReadyFrom = func(ctx context.Context, addrs []string) error {
-		from := b.hosts.runnerFor(client, plan.LanguageOf(role), b.link)
-		if from == nil {
-			return fmt.Errorf("no host runs %s", client)
-		}
-		if b.link.Loopback {
-			host = b.spec.HostOf(role)
-			for i := range addrs {
-				addrs[i] = addrFor(addrs[i], b.link)
+		seen := map[*runner.Docker]bool{}
+		for _, c := range clients {
+			r := b.hosts.runnerFor(c, server, b.link)
+			if r == nil || seen[r] {
+				continue
+			}
+			seen[r] = true
+			host := b.spec.HostOf(c)
+			dial := addrs
+			if b.link.Loopback {
+				host = srvHost
+				dial = nil
+				for _, a := range addrs {
+					dial = append(dial, addrFor(a, b.link))
+				}
+			}
+			if err := r.WaitFrom(ctx, b.hosts.checkImage(host, b.programs), 60*time.Second, dial...); err != nil {
+				return fmt.Errorf("host %s: %w", host, err)
 			}
 		}
-		return from.WaitFrom(ctx, b.hosts.checkImage(host, b.programs), 60*time.Second, addrs...)
+		return nil
 	}
 }
 

@@ -174,42 +174,16 @@ func (e *executor) setUpHosts(ctx context.Context) (stop func(), err error) {
 	return e.open(ctx, &e.run.Spec, e.o.Runner, e.o.Programs, e.prog.Note)
 }
 
-// hostServerConfig points a server at its host: listen on every interface, hand
-// out the host's address, and be ready only once every client host reaches it.
+// hostServerConfig points a server at its host (LinkBed.PlaceServer), ready
+// once every client host of the spec reaches it.
 func (e *executor) hostServerConfig(cfg *measure.ServerProcConfig, key string) {
-	s := &e.run.Spec
-	srvHost := s.HostOf(serverRole(key))
-	cfg.Address = s.Hosts[srvHost].Address
-	server := "go"
-	if key != "go-server" {
-		server = "java"
-	}
-	cfg.ReadyFrom = func(ctx context.Context, addrs []string) error {
-		seen := map[*runner.Docker]bool{}
-		for _, c := range plan.Clients {
-			if _, ok := s.Clients[c]; !ok {
-				continue
-			}
-			r := e.hosts.runnerFor(c, server, e.link)
-			if r == nil || seen[r] {
-				continue
-			}
-			seen[r] = true
-			host := s.HostOf(c)
-			dial := addrs
-			if e.link.Loopback {
-				host = srvHost
-				dial = nil
-				for _, a := range addrs {
-					dial = append(dial, addrFor(a, e.link))
-				}
-			}
-			if err := r.WaitFrom(ctx, e.hosts.checkImage(host, e.o.Programs), 60*time.Second, dial...); err != nil {
-				return fmt.Errorf("host %s: %w", host, err)
-			}
+	var clients []string
+	for _, c := range plan.Clients {
+		if _, ok := e.run.Spec.Clients[c]; ok {
+			clients = append(clients, c)
 		}
-		return nil
 	}
+	e.PlaceServer(cfg, serverRole(key), clients...)
 }
 
 // enterLink sets up the link a group of cells runs over, when it is not the one

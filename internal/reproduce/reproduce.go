@@ -100,9 +100,9 @@ type Net interface {
 	Leave(ctx context.Context)
 	// Runner is the engine of the host that runs role.
 	Runner(role string) runner.Runner
-	// PlaceServer points a server of role at its host, ready once client's
-	// host reaches it.
-	PlaceServer(cfg *measure.ServerProcConfig, role, client string)
+	// PlaceServer points a server of role at its host, ready once the hosts
+	// of clients reach it.
+	PlaceServer(cfg *measure.ServerProcConfig, role string, clients ...string)
 	// Checks are the link's checks so far.
 	Checks() []results.LinkCheck
 	// Watch gives a run path the link's physics and its delayers' CPU.

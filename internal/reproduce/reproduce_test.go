@@ -107,11 +107,11 @@ func (f *fakeNet) Enter(_ context.Context, label string) (string, error) {
 	f.entered = append(f.entered, label)
 	return f.refused, nil
 }
-func (f *fakeNet) Leave(context.Context)                                 { f.left++ }
-func (f *fakeNet) Runner(string) runner.Runner                           { return nil }
-func (f *fakeNet) PlaceServer(*measure.ServerProcConfig, string, string) {}
-func (f *fakeNet) Watch(*measure.RunPath)                                {}
-func (f *fakeNet) Where(role string) (string, string)                    { return role + "-host", "198.18.0.9" }
+func (f *fakeNet) Leave(context.Context)                                    { f.left++ }
+func (f *fakeNet) Runner(string) runner.Runner                              { return nil }
+func (f *fakeNet) PlaceServer(*measure.ServerProcConfig, string, ...string) {}
+func (f *fakeNet) Watch(*measure.RunPath)                                   {}
+func (f *fakeNet) Where(role string) (string, string)                       { return role + "-host", "198.18.0.9" }
 func (f *fakeNet) Checks() []results.LinkCheck {
 	return []results.LinkCheck{{Link: "lan", AskedRTTUs: 200, AddedRTTUs: 900, Refused: f.refused}}
 }
