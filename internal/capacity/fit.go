@@ -225,14 +225,24 @@ const maxLogLoad = 2.995732 // ln 20
 // crosses 0, and whether it rises (a line that does not rise crosses
 // nowhere).
 func crossLine(xs, ys, ws []float64) (float64, bool) {
-	var sw, mx, my float64
+	mx, my, b, ok := line(xs, ys, ws)
+	if !ok {
+		return 0, false
+	}
+	return mx - my/b, true
+}
+
+// line is the weighted least-squares line of ys on xs: its weighted means
+// and its slope, and whether it rises.
+func line(xs, ys, ws []float64) (mx, my, slope float64, rises bool) {
+	var sw float64
 	for i := range xs {
 		sw += ws[i]
 		mx += ws[i] * xs[i]
 		my += ws[i] * ys[i]
 	}
 	if sw == 0 {
-		return 0, false
+		return 0, 0, 0, false
 	}
 	mx /= sw
 	my /= sw
@@ -242,9 +252,47 @@ func crossLine(xs, ys, ws []float64) (float64, bool) {
 		sxx += ws[i] * (xs[i] - mx) * (xs[i] - mx)
 	}
 	if sxx == 0 || sxy <= 0 {
-		return 0, false
+		return mx, my, 0, false
 	}
-	return mx - my*sxx/sxy, true
+	return mx, my, sxy / sxx, true
+}
+
+// span is the local fit's input at one SLO: the pooled knee (fitKnee) and
+// where it lies, and the rates tried within FitSpan of it, each its runs
+// summed: log rate, log load (logLoad) and weight (its runs), with the runs.
+type span struct {
+	pooled     float64
+	where      int
+	xs, ys, ws []float64
+	ids        []int
+}
+
+// span gathers slo's local fit over every run of the cell.
+func (x *Searcher) span(slo SLO) span {
+	acc := float64(x.S.Accuracy)
+	gs := x.groups()
+	if len(gs) == 0 {
+		return span{where: fitBelow}
+	}
+	rates := make([]float64, len(gs))
+	pools := make([]pool, len(gs))
+	for i, g := range gs {
+		rates[i], pools[i] = g.rate, x.poolOf(g.ids, slo)
+	}
+	sp := span{}
+	sp.pooled, sp.where = fitKnee(pools, rates, slo, acc)
+	if sp.where != fitInside {
+		return sp
+	}
+	for i, g := range gs {
+		if g.rate >= sp.pooled/FitSpan && g.rate <= sp.pooled*FitSpan {
+			sp.xs = append(sp.xs, math.Log(g.rate))
+			sp.ys = append(sp.ys, logLoad(pools[i], slo, acc))
+			sp.ws = append(sp.ws, float64(len(g.ids)))
+			sp.ids = append(sp.ids, g.ids...)
+		}
+	}
+	return sp
 }
 
 // fit places slo's knee and its 95 % interval on every run of the cell. The
@@ -260,45 +308,26 @@ func crossLine(xs, ys, ws []float64) (float64, bool) {
 // span, or a line that does not rise, leave the pooled knee with the span as
 // its interval. Seeded: a run's figures give one interval.
 func (x *Searcher) fit(slo SLO) (rate, low, high float64, where int) {
-	acc := float64(x.S.Accuracy)
-	gs := x.groups()
-	if len(gs) == 0 {
-		return 0, 0, 0, fitBelow
-	}
-	rates := make([]float64, len(gs))
-	pools := make([]pool, len(gs))
-	for i, g := range gs {
-		rates[i], pools[i] = g.rate, x.poolOf(g.ids, slo)
-	}
-	pooled, where := fitKnee(pools, rates, slo, acc)
+	sp := x.span(slo)
+	pooled, where := sp.pooled, sp.where
 	if where != fitInside {
 		return pooled, pooled, pooled, where
 	}
 	lo, hi := math.Log(pooled/FitSpan), math.Log(pooled*FitSpan)
-	var win []int // the groups within FitSpan of the pooled knee
-	runs := 0
-	for i, g := range gs {
-		if g.rate >= pooled/FitSpan && g.rate <= pooled*FitSpan {
-			win = append(win, i)
-			runs += len(g.ids)
-		}
-	}
-	xs, ys, ws := make([]float64, len(win)), make([]float64, len(win)), make([]float64, len(win))
-	for i, gi := range win {
-		xs[i], ys[i], ws[i] = math.Log(gs[gi].rate), logLoad(pools[gi], slo, acc), float64(len(gs[gi].ids))
-	}
+	xs, ys, ws := sp.xs, sp.ys, sp.ws
 	c, ok := crossLine(xs, ys, ws)
-	if len(win) < 3 || runs < 4 || !ok {
+	if len(xs) < 3 || len(sp.ids) < 4 || !ok {
 		return pooled, pooled / FitSpan, pooled * FitSpan, where
 	}
 	rate = math.Exp(max(lo, min(hi, c)))
 	rng := rand.New(rand.NewPCG(1, uint64(slo.P99)))
 	knees := make([]float64, Bootstraps)
-	bx, by, bw := make([]float64, len(win)), make([]float64, len(win)), make([]float64, len(win))
+	n := len(xs)
+	bx, by, bw := make([]float64, n), make([]float64, n), make([]float64, n)
 	for b := range knees {
 		var my float64
-		for i := range win {
-			j := rng.IntN(len(win))
+		for i := range n {
+			j := rng.IntN(n)
 			bx[i], by[i], bw[i] = xs[j], ys[j], ws[j]
 			my += by[i] * bw[i]
 		}

@@ -130,8 +130,9 @@ func Markdown(w io.Writer, run *Run) error {
 		run.Spec.Search.Accuracy.String()+" of the offer, the failed share within the SLO's and p99, counted from each "+
 		"call's intended start (coordinated omission corrected, as wrk2), within the SLO's p99. Every run's calls count: "+
 		"summed by rate, the calls over the budget against 1 % place the knee, and a line through the rates tried within ±20 % of it "+
-		"says where it crosses; the 95 % interval is where a rerun's knee lands (a bootstrap over those rates, √2 wider than "+
-		"the knee's own; docs/method.md, \"Capacity at a latency budget\").\n"+
+		"says where it crosses; the 95 % interval is where a rerun's knee lands: with visits, from how far the knees moved between "+
+		"two searches of each cell, pooled over the cells; else a bootstrap over those rates, √2 wider than "+
+		"the knee's own (docs/method.md, \"Capacity at a latency budget\").\n"+
 		"- **limit**: what gave just above the knee: `server` or `client` (that side's core at least "+
 		strconv.Itoa(int(Saturated*100))+" % busy), `latency` (p99 reached the budget with neither side saturated), "+
 		"`rate` or `errors`. A **client-bound** cell (⚑) measures its client, not the stack.\n"+
@@ -177,7 +178,27 @@ func Facts(run *Run) string {
 		"Server cores %s, client cores %s.\n",
 		len(run.Cells), len(run.Spec.SLOs), strings.Join(slos, "; "), found, runs, wall, run.Runner, run.Started.Format("2006-01-02 15:04 UTC"),
 		start, s.Factor, s.Precision, s.Measure, s.Warmup, s.Cooldown, s.Rounds, s.Deadline,
-		orDash(run.Spec.Matrix.ServerResources.CPUSet), orDash(run.Spec.Matrix.ClientResources.CPUSet)) + provenance(run)
+		orDash(run.Spec.Matrix.ServerResources.CPUSet), orDash(run.Spec.Matrix.ClientResources.CPUSet)) + visitFacts(run) + provenance(run)
+}
+
+// visitFacts says how far the knees moved between a run's visits, per SLO
+// (Run.VisitNoise), or nothing with one visit.
+func visitFacts(run *Run) string {
+	if run.Spec.Search.Visits < 2 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Visits: %d; each cell searched again from its knee once every cell of its server had been (x%g steps, bisected to %s, at most %v).\n",
+		run.Spec.Search.Visits, VisitFactor, pct(VisitPrecision), VisitDeadline)
+	for _, vn := range run.VisitNoise {
+		fmt.Fprintf(&b, "At %s the knees moved by %s (sd of one search's knee, log scale) between the two searches, over %d cells "+
+			"(mean %+.1f %%): every knee's 95 %% interval is where a rerun's lands from that spread.\n",
+			vn.SLO.Name(), pct(vn.SD), vn.Cells, 100*(math.Exp(vn.Shift)-1))
+	}
+	if len(run.VisitNoise) == 0 {
+		fmt.Fprintf(&b, "Fewer than %d cells had a knee in both searches: each knee's interval is its own runs' (a bootstrap).\n", MinVisitCells)
+	}
+	return b.String()
 }
 
 // provenance is the line naming the checkout and the machine a run was made

@@ -27,16 +27,8 @@ func fixture(t *testing.T, seed uint64, scale float64) *Run {
 // fixtureSteal is fixture with every run's machine steal at steal cores.
 func fixtureSteal(t *testing.T, seed uint64, scale, steal float64) *Run {
 	t.Helper()
-	spec, err := ParseSpec([]byte("clients: {go: [grpc, thrift], php: [grpc, thrift]}\nitems: [200]\nconcurrency: [50]\n" +
-		"slo: [{p99: 10ms, errors: 0.1%}, {p99: 50ms, errors: 0.1%}]\ncapacity: {cooldown: 0s}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	service := map[string]time.Duration{"go-grpc": 100 * time.Microsecond, "go-thrift": 80 * time.Microsecond,
-		"php-grpc": 250 * time.Microsecond, "php-thrift": 400 * time.Microsecond}
-	clock := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	now := func() time.Time { clock = clock.Add(1500 * time.Millisecond); return clock }
-	run := &Run{ID: "fixture", Started: clock, Runner: "simulated", Spec: spec}
+	run, now := fixtureRun(t, "fixture", "slo: [{p99: 10ms, errors: 0.1%}, {p99: 50ms, errors: 0.1%}]\ncapacity: {cooldown: 0s}\n")
+	spec, service := run.Spec, fixtureServices
 	for i, c := range spec.Matrix.Plan() {
 		s := service[c.Client+"-"+c.Protocol]
 		m := &dm1{service: time.Duration(float64(s) * scale), period: time.Second, rng: rand.New(rand.NewPCG(seed, uint64(i)))}
@@ -52,6 +44,24 @@ func fixtureSteal(t *testing.T, seed uint64, scale, steal float64) *Run {
 	}
 	run.Finished = now()
 	return run
+}
+
+// fixtureServices are the fixture cells' mean service times.
+var fixtureServices = map[string]time.Duration{"go-grpc": 100 * time.Microsecond, "go-thrift": 80 * time.Microsecond,
+	"php-grpc": 250 * time.Microsecond, "php-thrift": 400 * time.Microsecond}
+
+// fixtureRun is an empty run named id of the fixture's cells (go and php on
+// grpc and thrift, 200 items, c=50) with tail's SLOs and search, and the fake
+// clock its searches read (1.5 s a reading).
+func fixtureRun(t *testing.T, id, tail string) (*Run, func() time.Time) {
+	t.Helper()
+	spec, err := ParseSpec([]byte("clients: {go: [grpc, thrift], php: [grpc, thrift]}\nitems: [200]\nconcurrency: [50]\n" + tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { clock = clock.Add(1500 * time.Millisecond); return clock }
+	return &Run{ID: id, Started: clock, Runner: "simulated", Spec: spec}, now
 }
 
 // busyModel adds CPU figures to dm1's: the server's per call is its service

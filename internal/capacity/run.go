@@ -42,6 +42,9 @@ type Run struct {
 	// changed), Machine what it ran on: the matrix's run.json has the same.
 	Commit  string           `json:"commit,omitempty"`
 	Machine *results.Machine `json:"machine,omitempty"`
+	// VisitNoise is, per SLO, how far the knees moved between visits, pooled
+	// over the cells (PoolVisits): none with one visit.
+	VisitNoise []VisitNoise `json:"visit_noise,omitempty"`
 }
 
 // Options is one capacity run.
@@ -94,6 +97,7 @@ func Execute(ctx context.Context, o Options) (*Run, error) {
 			return run, err
 		}
 	}
+	PoolVisits(run)
 	run.Finished = time.Now().UTC()
 	if err := Write(o.Dir, run); err != nil {
 		return run, err
@@ -128,47 +132,87 @@ func serverGroup(ctx context.Context, o Options, run *Run, key string, cells []p
 		Note: func(s string) { fmt.Fprintf(o.Log, "  note: %s\n", s) }}
 	stop := rp.KeepWorkers()
 	defer stop()
-	for _, c := range cells {
+	var searched []searchedCell
+	for i, c := range cells {
 		t0 := time.Now()
-		cr, err := searchOne(ctx, o, rp, srv, c)
+		cr, x, err := searchOne(ctx, o, rp, srv, c, i == 0)
 		cr.Seconds = time.Since(t0).Seconds()
 		if err != nil {
 			return err
 		}
-		for _, k := range cr.Knees {
-			fmt.Fprintf(o.Log, "capacity: %s at %s: %s\n", cr.Name, k.SLO.Name(), KneeText(k))
-		}
-		if cr.Error != "" {
-			fmt.Fprintf(o.Log, "capacity: %s: %s\n", cr.Name, cr.Error)
-		}
+		logKnees(o.Log, cr, "")
 		run.Cells = append(run.Cells, cr)
+		if x != nil {
+			searched = append(searched, searchedCell{len(run.Cells) - 1, x})
+		}
 		if err := writeJSON(o.Dir, run); err != nil {
 			return err
+		}
+	}
+	return revisit(ctx, o, run, searched)
+}
+
+// searchedCell is a cell of run.Cells whose searcher a later visit goes on with.
+type searchedCell struct {
+	i int
+	x *Searcher
+}
+
+// revisit runs the spec's later visits of a server group's cells, in the
+// order they were searched, once all of them have been (Searcher.Revisit).
+func revisit(ctx context.Context, o Options, run *Run, cells []searchedCell) error {
+	for v := 2; v <= o.Spec.Search.Visits; v++ {
+		for _, sc := range cells {
+			cr := &run.Cells[sc.i]
+			t0 := time.Now()
+			if err := sc.x.Revisit(ctx, cr.Knees, v); err != nil {
+				return err
+			}
+			cr.Runs = sc.x.Runs
+			cr.Seconds += time.Since(t0).Seconds()
+			logKnees(o.Log, *cr, fmt.Sprintf(" (visit %d)", v))
+			if err := writeJSON(o.Dir, run); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
+// logKnees logs a cell's knees, or why it has none.
+func logKnees(w io.Writer, cr CellResult, visit string) {
+	for _, k := range cr.Knees {
+		s := KneeText(k)
+		if k.VisitShift != nil {
+			s += fmt.Sprintf(", %+.1f %% since the first visit", 100*(math.Exp(*k.VisitShift)-1))
+		}
+		fmt.Fprintf(w, "capacity: %s at %s%s: %s\n", cr.Name, k.SLO.Name(), visit, s)
+	}
+	if cr.Error != "" {
+		fmt.Fprintf(w, "capacity: %s: %s\n", cr.Name, cr.Error)
+	}
+}
+
 // searchOne primes c's worker when the spec says so, measures its closed-loop
 // throughput when the spec gives no start, and searches it at every SLO.
-func searchOne(ctx context.Context, o Options, rp *measure.RunPath, srv *measure.ServerProc, c plan.Cell) (CellResult, error) {
+func searchOne(ctx context.Context, o Options, rp *measure.RunPath, srv *measure.ServerProc, c plan.Cell, first bool) (CellResult, *Searcher, error) {
 	cr := CellResult{Name: c.Name(), Cell: c}
 	s := o.Spec.Search
 	p := &prober{o: o, rp: rp, srv: srv, c: c}
-	if d := s.Prime[c.Client]; d > 0 {
-		if err := p.prime(ctx, d.D()); err != nil {
-			return cr, err
+	if d := primeFor(s, c, first); d > 0 {
+		if err := p.prime(ctx, d); err != nil {
+			return cr, nil, err
 		}
 	}
 	cr.Start = s.Start
 	if cr.Start == 0 {
 		closed, err := p.closed(ctx)
 		if err != nil {
-			return cr, err
+			return cr, nil, err
 		}
 		if closed <= 0 {
 			cr.Error = "the closed-loop run that sets the first rate gave no figures (raw/" + p.last + ")"
-			return cr, nil
+			return cr, nil, nil
 		}
 		cr.Closed, cr.Start = closed, StartFrom(closed)
 	}
@@ -176,7 +220,19 @@ func searchOne(ctx context.Context, o Options, rp *measure.RunPath, srv *measure
 	x := NewSearcher(p, s, nil)
 	knees, err := SearchCell(ctx, x, o.Spec.SLOs, cr.Start)
 	cr.Knees, cr.Runs = knees, x.Runs
-	return cr, err
+	return cr, x, err
+}
+
+// primeFor is how long c's prime goes on (0: none): its client's, and for
+// the first cell on a JVM server also the server's language's, the longer of
+// the two, so that a freshly started baseline's JIT rests before the first
+// search as a primed client's does.
+func primeFor(s Search, c plan.Cell, first bool) time.Duration {
+	d := s.Prime[c.Client].D()
+	if srv, ok := plan.ServerOf(c.ServerLang); ok && srv.JVM && first {
+		d = max(d, s.Prime[c.ServerLang].D())
+	}
+	return d
 }
 
 // prober runs a cell's client at a rate on the matrix's run path.

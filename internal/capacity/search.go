@@ -52,6 +52,9 @@ type Obs struct {
 	Error string `json:"error,omitempty"`
 	// At is when the run ended, seconds since the search began (the plot's order).
 	At float64 `json:"at"`
+	// Visit is the visit of the cell the run belongs to: 0 the search and its
+	// rounds, 2 and on the later visits' searches (Searcher.Revisit).
+	Visit int `json:"visit,omitempty"`
 	// hist is the run's latency record until the searcher has counted Over.
 	hist *hdrhistogram.Histogram
 }
@@ -209,6 +212,13 @@ type Knee struct {
 	// rounds and the steps at its bracket); over results.NoisyStealCores the
 	// knee is noisy: another guest took CPU while it was measured.
 	StealCores float64 `json:"steal_cores,omitempty"`
+	// VisitShift is the second visit's knee over the first's, on the log
+	// scale (Searcher.Revisit); nil with one visit, or where the second
+	// search found no knee.
+	VisitShift *float64 `json:"visit_shift,omitempty"`
+	// VisitShare is the share of the runs the fit took that later visits
+	// ran (their weight in the knee).
+	VisitShare float64 `json:"visit_share,omitempty"`
 }
 
 // Noisy says another guest stole more than results.NoisyStealCores of a core in
@@ -232,6 +242,8 @@ type Searcher struct {
 	slos  []SLO
 	start time.Time
 	now   func() time.Time
+	// visit is the visit the next runs belong to (Obs.Visit).
+	visit int
 }
 
 // NewSearcher is a cell's searcher; now is the clock the deadline reads (nil:
@@ -264,6 +276,7 @@ func (x *Searcher) probe(ctx context.Context, rate float64) (int, error) {
 	}
 	o.Offered = rate
 	o.At = x.now().Sub(x.start).Seconds()
+	o.Visit = x.visit
 	if o.hist != nil {
 		o.Over = map[string]int64{}
 		for _, slo := range x.slos {
@@ -497,12 +510,22 @@ func (x *Searcher) belowStart(k Knee, st Step) Knee {
 	return k
 }
 
-// rounds runs the paired rounds around the bracket (Lo, Hi), the order
-// alternating, then places the knee and its 95 % interval on every run of the
-// cell (fit): the rounds add runs where the knee lies, on both sides of it.
+// rounds runs the paired rounds around the bracket (Lo, Hi), then places the
+// knee and its 95 % interval on every run of the cell (place): the rounds add
+// runs where the knee lies, on both sides of it.
 func (x *Searcher) rounds(ctx context.Context, k *Knee) (int, error) {
 	c := math.Sqrt(k.Lo * k.Hi)
 	r1, r2 := min(k.Lo, roundRate(c/(1+RoundSpread))), max(k.Hi, roundRate(c*(1+RoundSpread)))
+	if err := x.pairedRounds(ctx, k, r1, r2); err != nil {
+		return 0, err
+	}
+	k.Status = StatusFound
+	return x.place(k), nil
+}
+
+// pairedRounds runs the spec's rounds at r1 and r2, the order alternating,
+// as the current visit's.
+func (x *Searcher) pairedRounds(ctx context.Context, k *Knee, r1, r2 float64) error {
 	for r := range x.S.Rounds {
 		rates := []float64{r1, r2}
 		if r%2 == 1 {
@@ -512,7 +535,7 @@ func (x *Searcher) rounds(ctx context.Context, k *Knee) (int, error) {
 		for i, rate := range rates {
 			id, err := x.probe(ctx, rate)
 			if err != nil {
-				return 0, err
+				return err
 			}
 			ids[i] = id
 		}
@@ -521,8 +544,13 @@ func (x *Searcher) rounds(ctx context.Context, k *Knee) (int, error) {
 		}
 		k.Rounds = append(k.Rounds, Round{LoRun: ids[0], HiRun: ids[1]})
 	}
+	return nil
+}
+
+// place places k's knee and its 95 % interval on every run of the cell
+// (fit); a fit below or above every rate tried sets the status that says so.
+func (x *Searcher) place(k *Knee) int {
 	var where int
-	k.Status = StatusFound
 	k.Rate, k.Low, k.High, where = x.fit(k.SLO)
 	switch where {
 	case fitBelow:
@@ -533,7 +561,7 @@ func (x *Searcher) rounds(ctx context.Context, k *Knee) (int, error) {
 		k.Status = StatusAbove
 		k.Note = addNote(k.Note, "the runs summed by rate hold the SLO at every rate tried: the knee lies at or above %s", fmtRate(k.Rate))
 	}
-	return where, nil
+	return where
 }
 
 func addNote(note, format string, a ...any) string {

@@ -64,6 +64,12 @@ type Search struct {
 	// Rounds is how many paired rounds at the two bracketing rates make the
 	// knee's interval (each round both rates, the order alternating).
 	Rounds int `yaml:"rounds" json:"rounds"`
+	// Visits is how many times each cell's rounds are run: the first right
+	// after its search, each later one once every cell of its server has been
+	// searched (another minute's stalls), at the same two rates. Two or more
+	// measure how far a knee moves between visits, pooled over the run's
+	// cells, and no knee's interval is narrower than that (VisitNoise).
+	Visits int `yaml:"visits" json:"visits,omitempty"`
 	// MaxRate caps the exponential phase: a cell still within the SLO there is
 	// reported as "at least MaxRate".
 	MaxRate float64 `yaml:"max_rate" json:"max_rate"`
@@ -86,13 +92,14 @@ var defaultSearch = Search{
 	Factor: 2, Precision: 0.02, Accuracy: 0.01,
 	Measure: plan.Duration(time.Second), Warmup: plan.Duration(200 * time.Millisecond),
 	Cooldown: plan.Duration(100 * time.Millisecond), Deadline: plan.Duration(90 * time.Second),
-	Rounds: 3, MaxRate: 200000,
+	Rounds: 3, Visits: 1, MaxRate: 200000,
 }
 
 // Limits on a capacity spec's own keys.
 const (
 	maxSLOs   = 8
 	maxRounds = 50
+	maxVisits = 4
 )
 
 // ReadSpec reads and checks a capacity spec file.
@@ -261,6 +268,8 @@ func (s Search) validate() error {
 		return fieldErr("capacity.deadline", "%v: want from one measuring period up to 2h", s.Deadline)
 	case s.Rounds < 2 || s.Rounds > maxRounds:
 		return fieldErr("capacity.rounds", "%d: want 2..%d (an interval needs two rounds)", s.Rounds, maxRounds)
+	case s.Visits < 1 || s.Visits > maxVisits:
+		return fieldErr("capacity.visits", "%d: want 1..%d", s.Visits, maxVisits)
 	case s.MaxRate < 1 || s.MaxRate > 1e7 || s.Start > s.MaxRate:
 		return fieldErr("capacity.max_rate", "%g: want 1..10000000, at least start", s.MaxRate)
 	}

@@ -45,6 +45,8 @@ func TestParseSpec(t *testing.T) {
 		{name: "slo huge", yaml: base + "slo: {p99: 2h}\n", want: "spec: slo.p99: 2h0m0s: want at most 1m"},
 		{name: "bad factor", yaml: base + "slo: {p99: 1ms}\ncapacity: {factor: 1}\n", want: "spec: capacity.factor: 1: want 1.1..16"},
 		{name: "bad rounds", yaml: base + "slo: {p99: 1ms}\ncapacity: {rounds: 1}\n", want: "spec: capacity.rounds: 1: want 2..50"},
+		{name: "no visits", yaml: base + "slo: {p99: 1ms}\ncapacity: {visits: 0}\n", want: "spec: capacity.visits: 0: want 1..4"},
+		{name: "too many visits", yaml: base + "slo: {p99: 1ms}\ncapacity: {visits: 5}\n", want: "spec: capacity.visits: 5: want 1..4"},
 		{name: "unknown search key", yaml: base + "slo: {p99: 1ms}\ncapacity: {steps: 3}\n", want: "spec: capacity: unknown key steps"},
 		{name: "prime not a client", yaml: base + "slo: {p99: 1ms}\ncapacity: {prime: {rust: 1s}}\n", want: "spec: capacity.prime: \"rust\": want a client"},
 		{name: "matrix error named", yaml: "clients: {go: [ice]}\nslo: {p99: 1ms}\n", want: "spec: clients"},

@@ -261,6 +261,10 @@ func medianFactor(n int) float64 {
 	return math.Pi / 2
 }
 
+// TQuantile is Student's t quantile at p with df degrees of freedom (the
+// normal's for df <= 0 or +Inf).
+func TQuantile(p, df float64) float64 { return tQuantile(p, df) }
+
 // tQuantile is Student's t quantile at p with df degrees of freedom (the normal's
 // for df <= 0 or +Inf: a known variance).
 func tQuantile(p float64, df float64) float64 {
