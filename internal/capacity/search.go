@@ -598,11 +598,17 @@ func (x *Searcher) limit(k *Knee, st Step) {
 }
 
 // atKnee sets k.At: the median of the runs at Lo, and k.StealCores: the
-// largest steal of the runs at its bracket and in its rounds.
+// largest steal of the runs at its bracket, in its rounds and in the later
+// visits' searches (Revisit: all of them near the knee).
 func (x *Searcher) atKnee(k *Knee) {
 	ids := append(slices.Clone(x.byRate[k.Lo]), x.byRate[k.Hi]...)
 	for _, r := range k.Rounds {
 		ids = append(ids, r.LoRun, r.HiRun)
+	}
+	for id, o := range x.Runs {
+		if o.Visit > 0 {
+			ids = append(ids, id)
+		}
 	}
 	for _, id := range ids {
 		k.StealCores = math.Max(k.StealCores, x.Runs[id].StealCores)

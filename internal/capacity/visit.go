@@ -26,10 +26,10 @@ const (
 	VisitDeadline  = 15 * time.Second
 )
 
-// Revisit searches each of knees that was measured again, as visit v, from
-// its knee (VisitFactor, VisitPrecision), then places the knee on every run
-// of the cell, the new ones with the old; the second visit's knee over the
-// first goes on the knee (VisitShift).
+// Revisit searches the cell again, as visit v, for each of knees that was
+// measured, from that knee (VisitFactor, VisitPrecision), then places the
+// knee on every run of the cell, the new ones with the old; the second
+// visit's knee over the first goes on the knee (VisitShift).
 func (x *Searcher) Revisit(ctx context.Context, knees []Knee, v int) error {
 	for i := range knees {
 		k := &knees[i]
