@@ -528,6 +528,39 @@ func TestExecutePrimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	testPrimes(t, spec, "prime-go-grpc-datalist-2 prime-go-grpc-datalist-200 prime-go-http-datalist-2 prime-go-http-datalist-200", 8)
+}
+
+// A TLS cell's shape is primed apart from its plaintext twin's: its record layer
+// and ciphers are other code for a JIT.
+func TestPrimePlanTLS(t *testing.T) {
+	spec, err := plan.ParseSpec([]byte("clients: {java: [grpc]}\nitems: [200, 5000]\nconcurrency: [1, 50]\nsecurity: [plaintext, tls]\n" +
+		"exclude: ['*-c1@tls', '*-5000-c*@tls']\nprime: {java: 1s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &executor{run: &results.Run{Spec: spec}}
+	plans := e.primePlan(spec.Plan())
+	if len(plans) != 1 {
+		t.Fatalf("got %d workers primed; want 1 (java-grpc)", len(plans))
+	}
+	var shapes []string
+	for _, c := range plans[0].shapes {
+		shapes = append(shapes, primeKey(c))
+	}
+	slices.Sort(shapes)
+	if want := []string{"java-grpc-datalist-200", "java-grpc-datalist-200@tls", "java-grpc-datalist-5000"}; !slices.Equal(shapes, want) {
+		t.Errorf("prime shapes %q; want %q", shapes, want)
+	}
+	if want := []int{50, 1}; !slices.Equal(plans[0].concs, want) {
+		t.Errorf("prime concurrencies %v; want %v", plans[0].concs, want)
+	}
+}
+
+// testPrimes runs spec and checks its prime runs (in order, before every timed
+// repeat, at the largest concurrency, without warm-up) and its cell count.
+func testPrimes(t *testing.T, spec plan.Spec, want string, cells int) {
+	t.Helper()
 	fr := matrixtest.New()
 	dir := t.TempDir()
 	run, err := Execute(context.Background(), Options{Spec: spec, Dir: dir, Runner: fr, RunnerName: "fake"})
@@ -544,7 +577,6 @@ func TestExecutePrimes(t *testing.T) {
 			}
 		}
 	}
-	want := "prime-go-grpc-datalist-2 prime-go-grpc-datalist-200 prime-go-http-datalist-2 prime-go-http-datalist-200"
 	if got := strings.Join(primes, " "); got != want {
 		t.Fatalf("primes: got %q; want %q", got, want)
 	}
@@ -557,8 +589,8 @@ func TestExecutePrimes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, results.RawDir, "prime-go-grpc-datalist-200.txt")); err != nil {
 		t.Errorf("prime raw file: %v", err)
 	}
-	if len(run.Cells) != 8 {
-		t.Errorf("got %d cells; want 8 (primes are not cells)", len(run.Cells))
+	if len(run.Cells) != cells {
+		t.Errorf("got %d cells; want %d (primes are not cells)", len(run.Cells), cells)
 	}
 }
 
@@ -613,14 +645,15 @@ func TestExecuteForks(t *testing.T) {
 		starts[s.Name()]++
 	}
 	fr.Mu.Unlock()
-	var primes int
+	var primes []string
 	for _, r := range fr.TimedRuns() {
 		if strings.HasPrefix(r, "prime-go-grpc") {
-			primes++
+			primes = append(primes, r)
 		}
 	}
-	if primes != 2 {
-		t.Errorf("go-grpc primed %d times; want once per fork, 2", primes)
+	// The second fork's prime has names of its own: it keeps the first's raw files.
+	if want := []string{"prime-go-grpc-datalist-2", "prime-go-grpc-datalist-2-f2"}; !slices.Equal(primes, want) {
+		t.Errorf("go-grpc primed as %q; want once per fork, %q", primes, want)
 	}
 	for name, n := range starts {
 		want := 1

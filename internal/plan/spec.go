@@ -116,7 +116,8 @@ type Spec struct {
 	// its workers after verify and before the first timed repeat: one per call and
 	// item count of the worker's cells, at the largest concurrency of its cells
 	// (java: 2s, so the first repeats do not measure the JIT at work on the one
-	// core it shares with the load). Output: raw/prime-<pair>[-<items>].txt.
+	// core it shares with the load), and over TLS one per security too. Output:
+	// raw/prime-<pair>[-<items>][@<security>][-f<fork>][-r<round>].txt.
 	// Worker mode only.
 	Prime map[string]Duration `yaml:"prime,omitempty" json:"prime,omitempty"`
 	// PrimeMax is, per primed client, how long its priming may go on per worker:
