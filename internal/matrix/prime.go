@@ -124,7 +124,7 @@ func (e *executor) primeWorker(ctx context.Context, g *groupRun, p *primeShapes)
 // shape, not recorded, with the server's JIT read around it.
 func (e *executor) primeRound(ctx context.Context, g *groupRun, p *primeShapes, round, conc int, d plan.Duration) (measure.JITRound, error) {
 	var j measure.JITRound
-	j0, sok0 := jitMs(ctx, g.srv)
+	j0, sok0 := g.srv.JITMs(ctx)
 	t0 := time.Now()
 	for _, c := range p.shapes {
 		c.Concurrency = conc
@@ -152,26 +152,11 @@ func (e *executor) primeRound(ctx context.Context, g *groupRun, p *primeShapes, 
 			}
 		}
 	}
-	j1, sok1 := jitMs(ctx, g.srv)
+	j1, sok1 := g.srv.JITMs(ctx)
 	if sok0 && sok1 {
 		j.ServerKnown, j.ServerMs, j.ServerS = true, j1-j0, time.Since(t0).Seconds()
 	}
 	return j, nil
-}
-
-// jitMs is the JIT compile time of srv and its twins (a TLS shape's prime runs
-// against the TLS twin), known when srv's is.
-func jitMs(ctx context.Context, srv *measure.ServerProc) (float64, bool) {
-	ms, ok := srv.JITMs(ctx)
-	if !ok {
-		return 0, false
-	}
-	for _, t := range srv.Twins() {
-		if tm, tok := t.JITMs(ctx); tok {
-			ms += tm
-		}
-	}
-	return ms, true
 }
 
 // primeOutcome notes a failed prime run; of one that ran it reads the client's

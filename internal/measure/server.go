@@ -231,7 +231,8 @@ func (s *ServerProc) Snapshot(ctx context.Context, proto, call string) (Snapshot
 	return Snapshot{CPU: st.CPUUserS + st.CPUSystemS, Calls: st.Calls[proto][call].Requests, Versions: st.Versions}, nil
 }
 
-// JITMs is a JVM server's accumulated JIT compile time (ms) from /stats; ok is
+// JITMs is a JVM server's accumulated JIT compile time (ms) from /stats, its twins'
+// added (a TLS twin serves the TLS cells); ok is
 // false for a server without one (go-server) or one that did not answer.
 func (s *ServerProc) JITMs(ctx context.Context) (float64, bool) {
 	if s == nil || s.StatsURL == "" {
@@ -241,5 +242,11 @@ func (s *ServerProc) JITMs(ctx context.Context) (float64, bool) {
 	if err != nil || st.JITCompileMs == nil {
 		return 0, false
 	}
-	return float64(*st.JITCompileMs), true
+	ms := float64(*st.JITCompileMs)
+	for _, t := range s.Twins() {
+		if tm, ok := t.JITMs(ctx); ok {
+			ms += tm // a TLS shape's prime runs against the TLS twin
+		}
+	}
+	return ms, true
 }
