@@ -72,6 +72,7 @@ func (e *grpcThrift) runJobs(ctx context.Context, o Options, jobs []gtJob) error
 			}
 			continue
 		}
+		m.Round = j.Round
 		e.Runs[j.Key] = append(e.Runs[j.Key], m)
 	}
 	return nil

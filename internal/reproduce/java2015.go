@@ -60,18 +60,21 @@ func (e *java2015) run(ctx context.Context, o Options) error {
 	e.Runs, e.First, e.Versions, e.Quiet = map[claims.JKey][]claims.Run{}, map[string]claims.Run{}, map[string]string{}, map[string]claims.QuietAfter{}
 	e.Rest = map[string]claims.JITRest{}
 	e.live = map[string]*javaLive{}
+	addrs := map[string]string{}
 	for _, fw := range claims.JavaFrameworks {
-		if err := e.runFramework(ctx, o, fw); err != nil {
+		if err := e.startFramework(ctx, o, fw); err != nil {
 			return err
 		}
+		addrs[fw] = e.live[fw].srv.Addrs[fw]
 	}
-	return nil
+	return e.runRows(ctx, o, javaRowJobs(e.Java2015, addrs, o.Quick))
 }
 
-// runFramework: one server and one client worker; first one second from cold
-// (JIT warm-up: the first second against steady state), then every level's
-// repeats after a settled warm-up.
-func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error {
+// startFramework: one server and one client worker, left running for the
+// rows; first one second from cold (JIT warm-up: the first second against
+// steady state), then the prime until both JVMs' JIT is at rest and the
+// server quiet. The rows then run in rounds across the frameworks.
+func (e *java2015) startFramework(ctx context.Context, o Options, fw string) error {
 	srv, err := measure.StartServerProc(ctx, o.Runner, "java-"+fw, measure.ServerProcConfig{
 		Programs: o.Programs, Resources: plan.Resources{CPUSet: o.ServerCPUSet}, Store: "memory", Auth: true,
 	})
@@ -112,14 +115,17 @@ func (e *java2015) runFramework(ctx context.Context, o Options, fw string) error
 		}
 		e.Quiet[fw] = q
 	}
-	return e.runRows(ctx, o, fw, javaRowJobs(e.Java2015, fw, addr, o.Quick))
+	return nil
 }
 
-// runRows runs framework fw's rows on its live server and worker, filing each
-// run's figures under its key.
-func (e *java2015) runRows(ctx context.Context, o Options, fw string, rows []javaRow) error {
-	l := e.live[fw]
+// runRows runs rows, each on its framework's live server and worker, filing
+// each run's figures under its key with its round.
+func (e *java2015) runRows(ctx context.Context, o Options, rows []javaRow) error {
 	for _, j := range rows {
+		l, ok := e.live[j.Key.FW]
+		if !ok {
+			continue
+		}
 		fmt.Fprintf(o.Log, "  %s\n", j.Job.Name)
 		m, err := e.jobTimer.run(ctx, l.b, l.srv, j.Job)
 		if err != nil {
@@ -128,6 +134,7 @@ func (e *java2015) runRows(ctx context.Context, o Options, fw string, rows []jav
 			}
 			continue
 		}
+		m.Round = j.Round
 		e.Runs[j.Key] = append(e.Runs[j.Key], m)
 		if m.Report.Rpcbed != nil {
 			for k, v := range m.Report.Rpcbed.Versions {
@@ -149,16 +156,13 @@ func (e *java2015) undecided() []claims.Need { return e.Undecided() }
 // order, on the server and worker its base rows ran on.
 func (e *java2015) addRound(ctx context.Context, o Options, c int, fws []string, n int) error {
 	logRound(o, "java-rpc-2015", c, fws, n)
+	var rows []javaRow
 	for _, fw := range fws {
-		l, ok := e.live[fw]
-		if !ok {
-			continue
-		}
-		if err := e.runRows(ctx, o, fw, []javaRow{javaRowJob(e.Java2015, fw, l.srv.Addrs[fw], c, e.Repeats+n, o.Quick)}); err != nil {
-			return err
+		if l, ok := e.live[fw]; ok {
+			rows = append(rows, javaRowJob(e.Java2015, fw, l.srv.Addrs[fw], c, e.Repeats+n, o.Quick))
 		}
 	}
-	return nil
+	return e.runRows(ctx, o, rows)
 }
 
 func (e *java2015) stop() {

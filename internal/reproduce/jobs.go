@@ -26,17 +26,19 @@ func (e *grpcThrift) configure(quick bool) {
 // gtJob is one timed run of go-grpc-thrift-aerospike and the key its figures
 // are filed under.
 type gtJob struct {
-	Key claims.GTKey
-	Job measure.Job
+	Key   claims.GTKey
+	Job   measure.Job
+	Round int // the round it belongs to (claims.Run's Round)
 }
 
-// grpcThriftJobs are e's timed runs against go-server at addrs: repeats
-// interleave the protocols, so drift hits both alike.
+// grpcThriftJobs are e's timed runs against go-server at addrs: each repeat
+// is a round of every level, both protocols at a level one after the other in
+// a fresh random order (roundOrder), so the round's ratio cancels the drift.
 func grpcThriftJobs(e claims.GRPCThrift, quick bool, addrs map[string]string) []gtJob {
 	var jobs []gtJob
 	for r := 1; r <= e.Repeats; r++ {
 		for _, c := range e.Levels {
-			for _, proto := range []string{"grpc", "thrift"} {
+			for _, proto := range roundOrder([]string{"grpc", "thrift"}, c, r) {
 				jobs = append(jobs, gtRoundJob(e, proto, c, r, quick, addrs))
 			}
 		}
@@ -53,7 +55,7 @@ func gtRoundJob(e claims.GRPCThrift, proto string, c, r int, quick bool, addrs m
 	}
 	return gtJob{Key: claims.GTKey{Proto: proto, C: c}, Job: measure.Job{
 		Name: fmt.Sprintf("aerospike-go-%s-datatype-c%d-r%d", proto, c, r), Client: "go", Args: args,
-		Proto: proto, Call: "datatype", Worker: true, Timeout: e.Dur + 2*time.Minute}}
+		Proto: proto, Call: "datatype", Worker: true, Timeout: e.Dur + 2*time.Minute}, Round: r}
 }
 
 // configure sets php-go-growth's burst size and repeats (and, quick, its sizes).
@@ -158,16 +160,29 @@ func javaRestJobs(fw, addr string, levels []int, round int) []measure.Job {
 
 // javaRow is one recorded row run and the key its figures are filed under.
 type javaRow struct {
-	Key claims.JKey
-	Job measure.Job
+	Key   claims.JKey
+	Job   measure.Job
+	Round int // the round it belongs to (claims.Run's Round)
 }
 
-// javaRowJobs are framework fw's recorded rows: every level once per repeat.
-func javaRowJobs(e claims.Java2015, fw, addr string, quick bool) []javaRow {
+// javaRowJobs are the recorded rows of the frameworks at addrs (framework ->
+// its server's address): each repeat is a round of every level, every
+// framework once at a level in a fresh random order (roundOrder), so Ice's
+// lead at a level is read from each round's ratio (the drift between rounds
+// cancels).
+func javaRowJobs(e claims.Java2015, addrs map[string]string, quick bool) []javaRow {
+	var fws []string
+	for _, fw := range claims.JavaFrameworks {
+		if _, ok := addrs[fw]; ok {
+			fws = append(fws, fw)
+		}
+	}
 	var jobs []javaRow
 	for r := 1; r <= e.Repeats; r++ {
 		for _, c := range e.Levels {
-			jobs = append(jobs, javaRowJob(e, fw, addr, c, r, quick))
+			for _, fw := range roundOrder(fws, c, r) {
+				jobs = append(jobs, javaRowJob(e, fw, addrs[fw], c, r, quick))
+			}
 		}
 	}
 	return jobs
@@ -180,5 +195,5 @@ func javaRowJob(e claims.Java2015, fw, addr string, c, r int, quick bool) javaRo
 	if !quick {
 		args = append(args, "-warmup", "auto", "-warmup-max", javaWarmupMax)
 	}
-	return javaRow{Key: claims.JKey{FW: fw, C: c}, Job: javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r), args...)}
+	return javaRow{Key: claims.JKey{FW: fw, C: c}, Job: javaJob(fw, addr, fmt.Sprintf("java2015-%s-c%d-r%d", fw, c, r), args...), Round: r}
 }

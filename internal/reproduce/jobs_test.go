@@ -56,7 +56,7 @@ func TestJobsGolden(t *testing.T) {
 		gt.configure(quick)
 		fmt.Fprintf(&w, "go-grpc-thrift-aerospike quick=%v\n", quick)
 		for _, j := range grpcThriftJobs(gt.GRPCThrift, quick, addrs) {
-			printJob(&w, fmt.Sprintf("%s/c%d", j.Key.Proto, j.Key.C), j.Job)
+			printJob(&w, fmt.Sprintf("%s/c%d round %d", j.Key.Proto, j.Key.C, j.Round), j.Job)
 		}
 
 		g := &growth{}
@@ -84,8 +84,10 @@ func TestJobsGolden(t *testing.T) {
 		}
 		jv.configure(quick)
 		fmt.Fprintf(&w, "java-rpc-2015 quick=%v\n", quick)
+		fwAddrs := map[string]string{}
 		for _, fw := range claims.JavaFrameworks {
 			addr := strings.ToUpper(fw) + "_ADDR"
+			fwAddrs[fw] = addr
 			printJob(&w, "first second", javaFirstJob(fw, addr))
 			if !quick { // a quick run neither primes nor waits for the JITs
 				for _, j := range javaPrimeJobs(fw, addr, jv.Levels) {
@@ -97,9 +99,10 @@ func TestJobsGolden(t *testing.T) {
 					}
 				}
 			}
-			for _, j := range javaRowJobs(jv.Java2015, fw, addr, quick) {
-				printJob(&w, fmt.Sprintf("%s/c%d", j.Key.FW, j.Key.C), j.Job)
-			}
+		}
+		fmt.Fprintf(&w, "java-rpc-2015 rows, in rounds across the frameworks, quick=%v\n", quick)
+		for _, j := range javaRowJobs(jv.Java2015, fwAddrs, quick) {
+			printJob(&w, fmt.Sprintf("%s/c%d round %d", j.Key.FW, j.Key.C, j.Round), j.Job)
 		}
 	}
 	golden := filepath.Join("testdata", "jobs.golden")

@@ -97,6 +97,10 @@ type Finding struct {
 	// Reason quotes this run's figures and names the measurement behind each
 	// cause it gives; empty when the run measured none.
 	Reason string `json:"reason,omitempty"`
+	// Sharpen: a "partly" whose interval straddles an edge of the "yes" band
+	// (more rounds could move it to yes, or settle it at partly): reproduce's
+	// precision loop adds rounds to it as to an inconclusive claim. Not saved.
+	Sharpen bool `json:"-"`
 }
 
 // Verdicts a rule gives. A rule never gives an empty verdict, and never "yes"

@@ -30,6 +30,45 @@ func UnpairedLog(a, b []float64, na, nb Noise) (l LogRatio, ok bool) {
 	return LogRatio{Est: math.Log(Median(a) / Median(b)), Var: pa.v + pb.v, DF: wsDF(pa, pb), Conf: max(na.Conf, nb.Conf)}, true
 }
 
+// PairedLog is log(A/B) for two cells that ran in the same rounds (each round
+// ran both, close together in time): the median of the rounds' log ratios
+// log(a[r]/b[r]) (PairedLogRatios), its variance the median's,
+// medianFactor(k)·s²/k over k rounds, s² the rounds' own variance shrunk
+// towards n's (n.Pool, n.Prior: the same comparison's log ratios at the other
+// levels; PairedNoise), on its degrees of freedom, at n.Conf. The machine's
+// drift between rounds, and a whole run's shift, cancel in each round's ratio;
+// only what moves within a round is left. Fewer than two shared rounds, or no
+// variance, give ok false (the cells are then compared unpaired: UnpairedLog).
+func PairedLog(a, b map[int]float64, n Noise) (l LogRatio, ok bool) {
+	logs := PairedLogRatios(a, b)
+	if len(logs) < 2 {
+		return LogRatio{}, false
+	}
+	s2, df := n.cellVar(logs)
+	if math.IsNaN(s2) {
+		return LogRatio{}, false
+	}
+	k := len(logs)
+	return LogRatio{Est: Median(logs), Var: medianFactor(k) * s2 / float64(k), DF: df, Conf: n.Conf}, true
+}
+
+// PairedNoise is the noise model of one paired comparison made at several
+// levels, from each level's rounds' log ratios (PairedLogRatios): their
+// variances pooled, and how much the levels share it (Squeeze), at confidence
+// conf (0: Confidence).
+func PairedNoise(levels [][]float64, conf float64) Noise {
+	n := Noise{Conf: conf}
+	var own []Pool
+	for _, l := range levels {
+		var p Pool
+		p.Add(l)
+		own = append(own, p)
+		n.Pool.Add(l)
+	}
+	n.Prior = Squeeze(own)
+	return n
+}
+
 // Interval is the ratio's 95 % interval (at Conf when set), on exp of the log scale.
 func (l LogRatio) Interval() Interval {
 	return around(math.Exp(l.Est), halfWidthAt(l.Conf, part{l.Var, l.DF}), 1)

@@ -58,6 +58,10 @@ type Run struct {
 	// when known (MachineKnown).
 	MachineBusy  float64
 	MachineKnown bool
+	// Round is the round the run belongs to (1 on): runs of one round ran
+	// close together in time, every alternative at a level once, so a
+	// comparison between them is paired by round (pairedLevels). 0: unknown.
+	Round int
 }
 
 // Failures are the runs that failed (not cancelled): each is left out of every

@@ -93,7 +93,7 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 			"Published: Go client and Go server on two 2 x E5-2630 machines, Aerospike beside the client; c = 50 and 800.",
 			"Here: go-client (worker mode, `-warmup auto`) against go-server " + across(o) + ", server pinned to CPU " + orAny(o.ServerCPUSet) + ", client to CPU " + orAny(o.ClientCPUSet) + ".",
 			storeWords(e.Store, o),
-			fmt.Sprintf("Each cell: DataType, %v measured after a settled warm-up, %d repeats interleaved across the cells; server CPU from go-server's /stats and client CPU from the client's report, both over the client's measured window.", e.Dur, e.Repeats),
+			fmt.Sprintf("Each cell: DataType, %v measured after a settled warm-up, %d rounds, each of both levels with gRPC and Thrift one after the other in a fresh random order; server CPU from go-server's /stats and client CPU from the client's report, both over the client's measured window; every margin from the rounds' ratios (paired: the drift between rounds cancels).", e.Dur, e.Repeats),
 		},
 		Scaled: "The published run had two 12-core machines; here client and server get one core each on one machine, so the busy fractions below are of one core. Concurrency is as published (50 and 800 goroutines); the store is Aerospike only when AEROSPIKE_HOSTS names one.",
 	}
@@ -105,10 +105,21 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 	fb := func(proto string, c int, m func(Run) float64) Figure {
 		return busyAt(e.Runs[GTKey{proto, c}], m, e.Confidence())
 	}
-	sec.Table = [][]string{{"c", "grpc req/s", "thrift req/s", "grpc vs thrift throughput", "server busy grpc / thrift", "server CPU µs/call grpc / thrift", "client busy grpc / thrift", "client CPU µs/call grpc / thrift"}}
+	// The comparisons, paired by round: gRPC over Thrift at each level, and
+	// each protocol's higher level over its lower.
+	var protos []cellPair
 	for _, c := range e.Levels {
+		protos = append(protos, cellPair{e.Runs[GTKey{"grpc", c}], e.Runs[GTKey{"thrift", c}]})
+	}
+	var moves []cellPair
+	for _, proto := range []string{"grpc", "thrift"} {
+		moves = append(moves, cellPair{e.Runs[GTKey{proto, hi}], e.Runs[GTKey{proto, lo}]})
+	}
+	throughput := func(i int) Figure { return pairedMargin(protos, i, rps, e.Confidence(), figsAt) }
+	sec.Table = [][]string{{"c", "grpc req/s", "thrift req/s", "grpc vs thrift throughput", "server busy grpc / thrift", "server CPU µs/call grpc / thrift", "client busy grpc / thrift", "client CPU µs/call grpc / thrift"}}
+	for i, c := range e.Levels {
 		sec.Table = append(sec.Table, []string{strconv.Itoa(c),
-			f("grpc", c, rps).Show("", 0), f("thrift", c, rps).Show("", 0), Margin(f("grpc", c, rps), f("thrift", c, rps)).Show("%", 1),
+			f("grpc", c, rps).Show("", 0), f("thrift", c, rps).Show("", 0), throughput(i).Show("%", 1),
 			pctOf(fb("grpc", c, srvBusy)) + " / " + pctOf(fb("thrift", c, srvBusy)),
 			f("grpc", c, srvPerCall).Show("", 1) + " / " + f("thrift", c, srvPerCall).Show("", 1),
 			pctOf(fb("grpc", c, cliBusy)) + " / " + pctOf(fb("thrift", c, cliBusy)),
@@ -117,13 +128,13 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 
 	// Throughput: one rule per published level.
 	best, worst := e.Claim["grpc_over_thrift_throughput_best_pct"], e.Claim["grpc_over_thrift_throughput_worst_pct"]
-	for _, c := range e.Levels {
+	for i, c := range e.Levels {
 		r := Rule{Name: fmt.Sprintf("grpc-thrift-throughput-c%d", c), Prec: 1, Band: ruleThroughput,
 			Claim:     fmt.Sprintf("gRPC throughput beats Thrift by %.0f-%.0f %% (at c=%d)", worst, best, c),
 			Published: fmt.Sprintf("+%.0f..+%.0f %%", worst, best)}
 		g, t := f("grpc", c, rps), f("thrift", c, rps)
-		sec.Findings = append(sec.Findings, r.Verdict(Margin(g, t),
-			fmt.Sprintf("Measured %s req/s (gRPC) against %s (Thrift) at c=%d.", g.Show("", 0), t.Show("", 0), c),
+		sec.Findings = append(sec.Findings, r.Verdict(throughput(i),
+			fmt.Sprintf("Measured %s req/s (gRPC) against %s (Thrift) at c=%d; the margin from the rounds' ratios (both protocols ran in each round).", g.Show("", 0), t.Show("", 0), c),
 			e.bottleneck(c, o)))
 	}
 
@@ -142,7 +153,7 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 	if tb.Known && tb.Median*(1+extra/100) > 1 {
 		cpu += fmt.Sprintf(" Thrift's server was %s busy: %.0f %% more would be past its core, so the busy fraction cannot show the claim.", pctOf(tb), extra)
 	}
-	sec.Findings = append(sec.Findings, r0.Verdict(Margin(g, t), cpu, ""))
+	sec.Findings = append(sec.Findings, r0.Verdict(pairedMargin(protos, 0, srvPerCall, e.Confidence(), figsAt), cpu, ""))
 
 	// Resource use between 50 and 800 clients: the server's busy fraction; the
 	// larger move of the two protocols is the figure.
@@ -151,8 +162,8 @@ func (e *GRPCThrift) Judge(o Setup) results.Section {
 		Published: "barely changed"}
 	var worstMove Figure
 	var detail string
-	for _, proto := range []string{"grpc", "thrift"} {
-		mv := Margin(fb(proto, hi, srvBusy), fb(proto, lo, srvBusy))
+	for i, proto := range []string{"grpc", "thrift"} {
+		mv := pairedMargin(moves, i, srvBusy, e.Confidence(), busyAt)
 		detail += fmt.Sprintf("%s server busy %s at c=%d, %s at c=%d (%s); per call %s and %s µs. ", proto,
 			pctOf(fb(proto, lo, srvBusy)), lo, pctOf(fb(proto, hi, srvBusy)), hi, mv.Show("%", 1),
 			f(proto, lo, srvPerCall).Show("", 1), f(proto, hi, srvPerCall).Show("", 1))

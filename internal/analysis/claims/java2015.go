@@ -156,12 +156,12 @@ func (e *Java2015) Judge(o Setup) results.Section {
 // findings are the experiment's claims judged, in the write-up's order.
 func (e *Java2015) findings() []results.Finding {
 	var out []results.Finding
+	n := e.tpsNoise()
 	out = append(out, e.judgeOrder("java-ice-leads", "Ice leads at every concurrency", "ice first at all 5 concurrencies",
 		func(c int) (bool, bool) {
-			ice := e.tps("ice", c)
 			all, any := true, false
 			for _, fw := range JavaFrameworks[1:] {
-				switch Order(e.tps(fw, c), ice) {
+				switch e.orderAt(fw, "ice", c, n) {
 				case 1:
 				case -1:
 					any = true
@@ -177,8 +177,7 @@ func (e *Java2015) findings() []results.Finding {
 	}
 	out = append(out, e.judgeOrder("java-thrift-second-grpc-last", "Thrift is second and gRPC last", "ice > thrift > dubbo > grpc at all 5 concurrencies",
 		func(c int) (bool, bool) {
-			ice, th, du, gr := e.tps("ice", c), e.tps("thrift", c), e.tps("dubbo", c), e.tps("grpc", c)
-			o1, o2, o3 := Order(th, ice), Order(du, th), Order(gr, du)
+			o1, o2, o3 := e.orderAt("thrift", "ice", c, n), e.orderAt("dubbo", "thrift", c, n), e.orderAt("grpc", "dubbo", c, n)
 			return o1 == 1 && o2 == 1 && o3 == 1, o1 == -1 || o2 == -1 || o3 == -1
 		}))
 	out = append(out, e.judgeGrows(), results.Finding{
@@ -194,8 +193,8 @@ func (e *Java2015) findings() []results.Finding {
 func (e *Java2015) setup(o Setup) []string {
 	setup := []string{
 		"Published: Java 8 clients and servers, Ice 3.6, dubbox 2.8.4, Thrift 0.9.2, gRPC-java 0.7.1; 300 000 calls per client.",
-		fmt.Sprintf("Here: java-client in worker mode (one JVM per framework across all its rows) against the Java baselines (`java-client serve -proto P`), today's libraries, server pinned to CPU %s, client to CPU %s.", orAny(o.ServerCPUSet), orAny(o.ClientCPUSet)),
-		fmt.Sprintf("Each row: DataType at the published concurrency, after un-recorded "+e.Settings.Prime+" runs at each concurrency per framework (both JVMs compile their hot paths under every concurrency's profile), `-warmup auto` until throughput settles (at most "+e.Settings.WarmupMax+"), then %v measured; %d repeats interleaved across the concurrencies; tps = calls / measured seconds, its 95 %% interval from the row's repeats with the noise pooled over the rows. A row whose interval spans %.0f %% of its median or more is marked.", e.Dur, e.Repeats, javaSpreadGoal*100),
+		fmt.Sprintf("Here: java-client in worker mode (one JVM per framework across all its rows, the four frameworks' servers and workers up together) against the Java baselines (`java-client serve -proto P`), today's libraries, server pinned to CPU %s, client to CPU %s.", orAny(o.ServerCPUSet), orAny(o.ClientCPUSet)),
+		fmt.Sprintf("Each row: DataType at the published concurrency, after un-recorded "+e.Settings.Prime+" runs at each concurrency per framework (both JVMs compile their hot paths under every concurrency's profile), `-warmup auto` until throughput settles (at most "+e.Settings.WarmupMax+"), then %v measured; %d rounds, each of every concurrency with the four frameworks one after the other in a fresh random order; tps = calls / measured seconds, its 95 %% interval from the row's repeats with the noise pooled over the rows; a ratio between two frameworks from the rounds' ratios (paired: the drift between rounds cancels). A row whose interval spans %.0f %% of its median or more is marked.", e.Dur, e.Repeats, javaSpreadGoal*100),
 		"JIT warm-up: each framework's first run is one second from a cold JVM on both sides (no warm-up), set against its steady c=1 rows.",
 	}
 	setup = append(setup, e.Failed.Setup()...)

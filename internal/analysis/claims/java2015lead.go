@@ -50,17 +50,55 @@ func (e *Java2015) judging() func() {
 	return func() { e.noise = nil }
 }
 
-// leadAt is ice's tps over fw's at concurrency c on the log scale, with its
-// variance from the rows' pooled noise (the two rows ran apart: unpaired).
+// leadAt is ice's tps over fw's at concurrency c on the log scale (ratioAt).
 func (e *Java2015) leadAt(fw string, c int, n stats.Noise) (stats.LogRatio, bool) {
-	var a, b []float64
-	for _, m := range e.Runs[JKey{"ice", c}] {
-		a = append(a, rps(m))
+	return e.ratioAt("ice", fw, c, n)
+}
+
+// ratioAt is framework a's tps over b's at concurrency c on the log scale:
+// paired by round where the two rows shared at least two rounds (each
+// round's ratio; their noise shared with the same pair's other levels,
+// pairedLevels), else unpaired from the rows' pooled noise n (the rows ran
+// apart, and the drift between them is in the ratio).
+func (e *Java2015) ratioAt(a, b string, c int, n stats.Noise) (stats.LogRatio, bool) {
+	var pairs []cellPair
+	at := -1
+	for i, l := range e.Levels {
+		pairs = append(pairs, cellPair{e.Runs[JKey{a, l}], e.Runs[JKey{b, l}]})
+		if l == c {
+			at = i
+		}
 	}
-	for _, m := range e.Runs[JKey{fw, c}] {
-		b = append(b, rps(m))
+	if at >= 0 {
+		if ls, ok := pairedLevels(pairs, rps, e.Confidence()); ok[at] {
+			return ls[at], true
+		}
 	}
-	return stats.UnpairedLog(a, b, n, n)
+	var va, vb []float64
+	for _, m := range e.Runs[JKey{a, c}] {
+		va = append(va, rps(m))
+	}
+	for _, m := range e.Runs[JKey{b, c}] {
+		vb = append(vb, rps(m))
+	}
+	return stats.UnpairedLog(va, vb, n, n)
+}
+
+// orderAt is Order for frameworks a and b at concurrency c, judged on a's tps
+// over b's (ratioAt): +1 when a is below b beyond the ratio's interval, -1
+// when above, 0 inside it (or unknown).
+func (e *Java2015) orderAt(a, b string, c int, n stats.Noise) int {
+	l, ok := e.ratioAt(a, b, c, n)
+	if !ok {
+		return 0
+	}
+	switch iv := l.Interval(); {
+	case iv.High < 1:
+		return 1
+	case iv.Low > 1:
+		return -1
+	}
+	return 0
 }
 
 func figOf(iv stats.Interval) Figure {

@@ -180,11 +180,19 @@ type Rule struct {
 // Verdict judges f and fills a Finding: reason must quote this run's figures and
 // name the measurement behind each cause it claims ("" when there is none).
 func (r Rule) Verdict(f Figure, detail, reason string) results.Finding {
-	return results.Finding{
+	out := results.Finding{
 		Rule: r.Name, Claim: r.Claim, Published: r.Published,
 		Measured: f.Show(r.Band.Unit, r.Prec), Tolerance: r.Band.String(),
 		Holds: r.Band.Judge(f), Detail: detail, Reason: reason,
 	}
+	out.Sharpen = out.Holds == results.Partly && r.Band.straddlesYes(f)
+	return out
+}
+
+// straddlesYes: f's interval holds an edge of the yes band inside it (a
+// "partly" that more rounds could make "yes").
+func (b Band) straddlesYes(f Figure) bool {
+	return f.Known && ((f.Lo < b.Yes[0] && b.Yes[0] < f.Hi) || (f.Lo < b.Yes[1] && b.Yes[1] < f.Hi))
 }
 
 // Levels grades a claim made at every level (size, concurrency): held, failed,
