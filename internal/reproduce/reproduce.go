@@ -258,7 +258,7 @@ func noteRounds(fs []results.Finding, r *results.Rounds) []results.Finding {
 
 // roundsLine is the set-up line saying how the precision loop went.
 func roundsLine(r *results.Rounds) string {
-	t := fmt.Sprintf("Precision rounds: where a claim was still inconclusive after the base repeats, paired rounds (every alternative once at the level, in a fresh random order) were added, at most %d per level, within a budget of %v for the whole reproduction; the loop ended at %v (%s).",
+	t := fmt.Sprintf("Precision rounds: where a claim was still inconclusive after the base repeats (or, in go-grpc-thrift-aerospike, \"partly\" with its interval across the yes band's edge), paired rounds (every alternative once at the level, in a fresh random order) were added, at most %d per level, within a budget of %v for the whole reproduction; the loop ended at %v (%s).",
 		r.MaxPerLevel, time.Duration(r.BudgetS*float64(time.Second)).Round(time.Second), time.Duration(r.ElapsedS*float64(time.Second)).Round(time.Second), r.Stop)
 	if len(r.Claims) == 0 {
 		return t + " This experiment took none."
