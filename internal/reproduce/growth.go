@@ -58,58 +58,79 @@ func (e *growth) run(ctx context.Context, o Options) error {
 		}
 		e.Size[j.Proto][j.Items] = m.Report.DocumentLength
 	}
-	e.Ms, e.Front, e.Conns = map[claims.GKey][]float64{}, map[claims.GKey]int64{}, map[string]claims.ConnTally{}
-	for _, p := range claims.GrowthPaths {
-		if err := e.runPath(ctx, o, b, srv, growthPath{p, growthEnv[p.Name]}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// runPath runs every size on one front: an untimed burst of 20, then the bursts;
-// on a PHP front, a probe of its channel headers last.
-func (e *growth) runPath(ctx context.Context, o Options, b *measure.RunPath, srv *measure.ServerProc, p growthPath) error {
-	front, url, err := startFront(ctx, o, srv, p)
+	e.Ms, e.Rounds, e.Front, e.Conns = map[claims.GKey][]float64{}, map[claims.GKey][]int{}, map[claims.GKey]int64{}, map[string]claims.ConnTally{}
+	urls, stopFronts, err := e.startFronts(ctx, o, b, srv)
+	defer stopFronts()
 	if err != nil {
 		return err
 	}
-	defer front.Stop(context.Background())
-	for _, j := range growthPathJobs(e.Growth, p.GrowthPath, url, o.Local) {
-		if j.Warmup {
-			if _, err := runJob(ctx, b, nil, j.Job); err != nil {
-				return err
-			}
-			continue
+	for _, j := range growthRoundJobs(e.Growth, urls, o.Local) {
+		if err := e.burst(ctx, o, b, j); err != nil {
+			return err
 		}
-		name := j.Job.Name
-		fmt.Fprintf(o.Log, "  %s\n", name)
-		m, err := runJob(ctx, b, nil, j.Job)
-		if err == nil && (m.Report.Failed > 0 || m.Report.Non2xx > 0) {
-			err = fmt.Errorf("%s: %d failed, %d non-2xx of %d (raw/%s.txt)", name, m.Report.Failed, m.Report.Non2xx, m.Report.Complete, name)
-		}
-		if err != nil {
-			if err := recordFailure(ctx, &e.Failed, err); err != nil {
-				return err
-			}
-			continue
-		}
-		e.Ms[j.Key] = append(e.Ms[j.Key], m.Report.TimePerRequestMs)
-		e.Front[j.Key] = m.Report.DocumentLength
 	}
-	if p.Front == "php" {
-		t, err := countConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", url, e.Items[0], p.Proto), 40, 8)
+	for _, p := range claims.GrowthPaths {
+		if p.Front != "php" {
+			continue
+		}
+		t, err := countConns(ctx, fmt.Sprintf("%s?n=%d&proto=%s", urls[p.Name], e.Items[0], p.Proto), 40, 8)
 		if err != nil {
-			return recordFailure(ctx, &e.Failed, fmt.Errorf("%s: channel probe: %w", p.Name, err))
+			if err := recordFailure(ctx, &e.Failed, fmt.Errorf("%s: channel probe: %w", p.Name, err)); err != nil {
+				return err
+			}
+			continue
 		}
 		e.Conns[p.Name] = t
 	}
 	return nil
 }
 
-// countConns makes n requests, c at a time, and tallies the front's
-// X-Rpcbed-Conn (new: a channel created for this request; reused) and
-// X-Rpcbed-Pid headers: the channel creations the front made per request.
+// startFronts starts every path's front, all up together for the rounds, and
+// warms each at its sizes (an untimed burst of 20); it returns each path's
+// url and what stops them all (call it on every path, error or not).
+func (e *growth) startFronts(ctx context.Context, o Options, b *measure.RunPath, srv *measure.ServerProc) (map[string]string, func(), error) {
+	urls := map[string]string{}
+	var fronts []runner.Service
+	stop := func() {
+		for _, f := range fronts {
+			f.Stop(context.Background())
+		}
+	}
+	for _, p := range claims.GrowthPaths {
+		front, url, err := startFront(ctx, o, srv, growthPath{p, growthEnv[p.Name]})
+		if err != nil {
+			return nil, stop, err
+		}
+		fronts = append(fronts, front)
+		urls[p.Name] = url
+		for _, j := range growthWarmupJobs(p, e.Items, url, o.Local) {
+			if _, err := runJob(ctx, b, nil, j.Job); err != nil {
+				return nil, stop, err
+			}
+		}
+	}
+	return urls, stop, nil
+}
+
+// burst runs one timed burst and files its time per request under its key
+// and round; a failed burst (or one with failed or non-2xx requests) is
+// recorded and left out.
+func (e *growth) burst(ctx context.Context, o Options, b *measure.RunPath, j burstJob) error {
+	name := j.Job.Name
+	fmt.Fprintf(o.Log, "  %s\n", name)
+	m, err := runJob(ctx, b, nil, j.Job)
+	if err == nil && (m.Report.Failed > 0 || m.Report.Non2xx > 0) {
+		err = fmt.Errorf("%s: %d failed, %d non-2xx of %d (raw/%s.txt)", name, m.Report.Failed, m.Report.Non2xx, m.Report.Complete, name)
+	}
+	if err != nil {
+		return recordFailure(ctx, &e.Failed, err)
+	}
+	e.Ms[j.Key] = append(e.Ms[j.Key], m.Report.TimePerRequestMs)
+	e.Rounds[j.Key] = append(e.Rounds[j.Key], j.Round)
+	e.Front[j.Key] = m.Report.DocumentLength
+	return nil
+}
+
 func countConns(ctx context.Context, url string, n, c int) (claims.ConnTally, error) {
 	var mu sync.Mutex
 	var t claims.ConnTally

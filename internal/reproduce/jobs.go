@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -88,28 +89,53 @@ func growthSizeJobs(items []int, addrs map[string]string) []sizeJob {
 }
 
 // burstJob is one ab run on a growth path: an untimed warm-up burst, or a
-// timed one filed under Key.
+// timed burst of round Round filed under Key.
 type burstJob struct {
 	Key    claims.GKey
 	Warmup bool
 	Job    measure.Job
+	Round  int
 }
 
-// growthPathJobs are path p's ab runs against its front at url, ab running on
-// local: at every size, an untimed burst of 20, then e.Repeats bursts of e.AbN.
-func growthPathJobs(e claims.Growth, p claims.GrowthPath, url string, local runner.Runner) []burstJob {
+// growthURL is path p's request for n items at its front's url.
+func growthURL(p claims.GrowthPath, url string, n int) string {
+	u := fmt.Sprintf("%s?n=%d", url, n)
+	if p.Front == "php" {
+		u += "&proto=" + p.Proto
+	}
+	return u
+}
+
+// growthWarmupJobs are path p's untimed bursts of 20 against its front at url,
+// one at every size it runs at, ab running on local.
+func growthWarmupJobs(p claims.GrowthPath, items []int, url string, local runner.Runner) []burstJob {
 	var jobs []burstJob
-	for _, n := range claims.VariantSizes(p, e.Items) {
-		u := fmt.Sprintf("%s?n=%d", url, n)
-		if p.Front == "php" {
-			u += "&proto=" + p.Proto
-		}
-		k := claims.GKey{Path: p.Name, Items: n}
-		jobs = append(jobs, burstJob{Key: k, Warmup: true,
-			Job: abJob(local, fmt.Sprintf("growth-%s-%d-warmup", p.Name, n), "-q", "-c", "10", "-n", "20", "-k", u)})
-		for r := 1; r <= e.Repeats; r++ {
-			jobs = append(jobs, burstJob{Key: k,
-				Job: abJob(local, fmt.Sprintf("growth-%s-%d-r%d", p.Name, n, r), "-c", strconv.Itoa(e.AbN), "-n", strconv.Itoa(e.AbN), "-k", u)})
+	for _, n := range claims.VariantSizes(p, items) {
+		jobs = append(jobs, burstJob{Key: claims.GKey{Path: p.Name, Items: n}, Warmup: true,
+			Job: abJob(local, fmt.Sprintf("growth-%s-%d-warmup", p.Name, n), "-q", "-c", "10", "-n", "20", "-k", growthURL(p, url, n))})
+	}
+	return jobs
+}
+
+// growthRoundJobs are the timed bursts of e.AbN against the fronts at urls
+// (path name -> its front's url): each repeat is a round of every size, the
+// paths at a size one after the other in a fresh random order (roundOrder), so
+// a comparison between paths reads each round's bursts side by side.
+func growthRoundJobs(e claims.Growth, urls map[string]string, local runner.Runner) []burstJob {
+	var jobs []burstJob
+	for r := 1; r <= e.Repeats; r++ {
+		for _, n := range e.Items {
+			var names []string
+			for _, p := range claims.GrowthPaths {
+				if _, ok := urls[p.Name]; ok && slices.Contains(claims.VariantSizes(p, e.Items), n) {
+					names = append(names, p.Name)
+				}
+			}
+			for _, name := range roundOrder(names, n, r) {
+				p := claims.GrowthPathNamed(name)
+				jobs = append(jobs, burstJob{Key: claims.GKey{Path: name, Items: n}, Round: r,
+					Job: abJob(local, fmt.Sprintf("growth-%s-%d-r%d", name, n, r), "-c", strconv.Itoa(e.AbN), "-n", strconv.Itoa(e.AbN), "-k", growthURL(p, urls[name], n))})
+			}
 		}
 	}
 	return jobs

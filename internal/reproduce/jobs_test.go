@@ -68,14 +68,16 @@ func TestJobsGolden(t *testing.T) {
 		for _, j := range growthSizeJobs(g.Items, addrs) {
 			printJob(&w, fmt.Sprintf("size %s/%d", j.Proto, j.Items), j.Job)
 		}
+		urls := map[string]string{}
 		for _, p := range claims.GrowthPaths {
-			for _, j := range growthPathJobs(g.Growth, p, "FRONT_"+p.Name+"/v1/datalist", nil) {
-				key := fmt.Sprintf("%s/%d", j.Key.Path, j.Key.Items)
-				if j.Warmup {
-					key = "warm-up, untimed"
-				}
-				printJob(&w, key, j.Job)
+			urls[p.Name] = "FRONT_" + p.Name + "/v1/datalist"
+			for _, j := range growthWarmupJobs(p, g.Items, urls[p.Name], nil) {
+				printJob(&w, "warm-up, untimed", j.Job)
 			}
+		}
+		fmt.Fprintf(&w, "php-go-growth bursts, in rounds across the paths, quick=%v\n", quick)
+		for _, j := range growthRoundJobs(g.Growth, urls, nil) {
+			printJob(&w, fmt.Sprintf("%s/%d round %d", j.Key.Path, j.Key.Items, j.Round), j.Job)
 		}
 
 		jv := newJava2015()

@@ -2,12 +2,15 @@ package claims
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/results"
+	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // GrowthPath is one path ab drives in php-go-growth: a front (go or php) and
@@ -43,6 +46,16 @@ var GrowthPaths = []GrowthPath{
 	{Name: "php-grpc-opcache", Front: "php", Proto: "grpc"},
 }
 
+// GrowthPathNamed is the path of GrowthPaths called name (the zero path when none is).
+func GrowthPathNamed(name string) GrowthPath {
+	for _, p := range GrowthPaths {
+		if p.Name == name {
+			return p
+		}
+	}
+	return GrowthPath{}
+}
+
 // Growth is php-go-growth: `ab -c 200 -n 200 -k` against the Go and PHP
 // fronts, items 2..5000, ab's mean time per request. Read fills the published
 // figures and sizes; the run fills the rest.
@@ -52,11 +65,14 @@ type Growth struct {
 	Items   []int
 	AbN     int
 	Repeats int
-	Ms      map[GKey][]float64       // ab's mean time per request per burst
-	Size    map[string]map[int]int64 // per protocol and size: the backend message's bytes
-	Front   map[GKey]int64           // the front's JSON bytes (ab's Document Length)
-	Conns   map[string]ConnTally     // per PHP path: the front's channel tally
-	Failed  Failures
+	Ms      map[GKey][]float64 // ab's mean time per request per burst
+	// Rounds is each burst's round, in Ms's order (nil: bursts are paired by
+	// their index, as before rounds were kept).
+	Rounds map[GKey][]int
+	Size   map[string]map[int]int64 // per protocol and size: the backend message's bytes
+	Front  map[GKey]int64           // the front's JSON bytes (ab's Document Length)
+	Conns  map[string]ConnTally     // per PHP path: the front's channel tally
+	Failed Failures
 }
 
 // GKey is one figure of php-go-growth: a path at a size.
@@ -118,7 +134,7 @@ func (e *Growth) Judge(o Setup) results.Section {
 			fmt.Sprintf("Here: go-server pinned to CPU %s; the fronts and ab share CPU %s. Real Apache Bench: `ab -c %d -n %d -k` against `go-client front` (Go front, gRPC to go-server) and php-client/bin/php-front (`php -S`, default ini, as published; PHP_CLI_SERVER_WORKERS=8; gRPC with the official extension and the protobuf C extension, or HTTP/JSON to go-server's net/http endpoint).",
 				orAny(o.ServerCPUSet), orAny(o.ClientCPUSet), e.AbN, e.AbN),
 			"Beside the published paths, two variants: php-pure-grpc (the pure-PHP protobuf runtime, RPCBED_FRONT_RUNTIME=pure: what building message objects costs in PHP) and php-grpc-opcache (OPcache on, as PHP runs in production). The verdicts use the published paths; the variants only measure the reasons (php-pure-grpc at " + strings.Trim(fmt.Sprint(VariantSizes(GrowthPaths[3], e.Items)), "[]") + " items, php-grpc-opcache at " + strings.Trim(fmt.Sprint(VariantSizes(GrowthPaths[4], e.Items)), "[]") + ").",
-			fmt.Sprintf("Each figure: ab's mean Time per request (ms), median of %d bursts [their range] after one untimed burst of 20 requests. Sizes: the backend message (gRPC protobuf or HTTP JSON, from one go-client call) and the front's JSON (ab's Document Length). Channel creations: %d requests after the bursts, tallied from the PHP front's X-Rpcbed-Conn and X-Rpcbed-Pid headers.", e.Repeats, 40),
+			fmt.Sprintf("Each figure: ab's mean Time per request (ms), median of %d bursts [their range] after one untimed burst of 20 requests; every front is up together and the bursts run in rounds, each of every size with the paths one after the other in a fresh random order (the message-object share is read round by round). Sizes: the backend message (gRPC protobuf or HTTP JSON, from one go-client call) and the front's JSON (ab's Document Length). Channel creations: %d requests after the bursts, tallied from the PHP front's X-Rpcbed-Conn and X-Rpcbed-Pid headers.", e.Repeats, 40),
 		},
 		Scaled: fmt.Sprintf("The published laptop had 6 cores for ab, the fronts and the server; here the server has one core and ab with the front the other, so every time per request is longer and the fronts compete with ab. Sizes, the %d-request bursts at -c %d and the three paths are as published.", e.AbN, e.AbN),
 	}
@@ -145,7 +161,7 @@ func (e *Growth) Judge(o Setup) results.Section {
 }
 
 // judgeOrder: php-grpc slowest at every size, php-http second, go-grpc fastest,
-// each step beyond the bursts' spread.
+// each step beyond the noise of the two paths' ratio over the rounds (orderAt).
 func (e *Growth) judgeOrder() results.Finding {
 	f := results.Finding{Rule: "php-go-order", Claim: "PHP over gRPC is the slowest path at every size, PHP over HTTP second, Go over gRPC fastest",
 		Published: "go-grpc < php-http < php-grpc at all 5 sizes", Tolerance: LevelsBand}
@@ -153,7 +169,7 @@ func (e *Growth) judgeOrder() results.Finding {
 	var per []string
 	for _, n := range e.Items {
 		g, h, p := e.fig("go-grpc", n), e.fig("php-http", n), e.fig("php-grpc", n)
-		a, b := Order(g, h), Order(h, p)
+		a, b := e.orderAt("go-grpc", "php-http", n, Order(g, h)), e.orderAt("php-http", "php-grpc", n, Order(h, p))
 		state := "inside the spread"
 		switch {
 		case !g.Known || !h.Known || !p.Known:
@@ -177,30 +193,72 @@ func (e *Growth) judgeOrder() results.Finding {
 	return f
 }
 
+// orderAt is Order for paths a and b at n items, judged on a's time over b's
+// from the rounds' bursts (stats.PairedLog, the rounds' noise shared over the
+// sizes): +1 when a is faster beyond the ratio's interval, -1 when slower, 0
+// inside it; unpaired (the figures' own intervals) where the two paths shared
+// fewer than two rounds at n.
+func (e *Growth) orderAt(a, b string, n int, unpaired int) int {
+	var logs [][]float64
+	for _, m := range e.Items {
+		logs = append(logs, stats.PairedLogRatios(e.byRound(GKey{a, m}), e.byRound(GKey{b, m})))
+	}
+	l, ok := stats.PairedLog(e.byRound(GKey{a, n}), e.byRound(GKey{b, n}), stats.PairedNoise(logs, 0))
+	if !ok {
+		return unpaired
+	}
+	return orderOf(l)
+}
+
+// byRound is the bursts of cell k keyed by their round (Rounds), or by their
+// index from 1 where no rounds were kept.
+func (e *Growth) byRound(k GKey) map[int]float64 {
+	out := map[int]float64{}
+	rs := e.Rounds[k]
+	for i, v := range e.Ms[k] {
+		r := i + 1
+		if len(rs) == len(e.Ms[k]) {
+			r = rs[i]
+		}
+		out[r] = v
+	}
+	return out
+}
+
 // judgeMessageObjects: the write-up's own explanation, measured. Message
 // objects cost per item, so the rule looks at how each path's time grows from
 // the smallest size to the largest the pure-PHP runtime ran at (a fixed
 // per-request cost cancels out): the share of php-pure-grpc's growth beyond
-// go-grpc's that the protobuf C extension removes, bursts paired by index.
+// go-grpc's that the protobuf C extension removes, bursts paired by round (the
+// paths at a size run one after the other within a round).
 func (e *Growth) judgeMessageObjects() results.Finding {
 	sz := VariantSizes(GrowthPaths[3], e.Items)
 	lo, hi := sz[0], sz[len(sz)-1]
 	r := Rule{Name: "php-message-objects", Prec: 0, Band: ruleMessageObjects,
 		Claim:     fmt.Sprintf("the PHP-over-gRPC gap is the cost of building PHP message objects (share of the pure-PHP runtime's extra time growth from %d to %d items that the protobuf C extension removes)", lo, hi),
 		Published: "the write-up's explanation (no figure)"}
-	grow := func(path string) []float64 {
-		a, b := e.Ms[GKey{path, lo}], e.Ms[GKey{path, hi}]
-		var v []float64
-		for i := range min(len(a), len(b)) {
-			v = append(v, b[i]-a[i])
+	grow := func(path string) map[int]float64 {
+		a, b := e.byRound(GKey{path, lo}), e.byRound(GKey{path, hi})
+		v := map[int]float64{}
+		for r, x := range a {
+			if y, ok := b[r]; ok {
+				v[r] = y - x
+			}
 		}
 		return v
 	}
-	pure, c, g := grow("php-pure-grpc"), grow("php-grpc"), grow("go-grpc")
-	var share []float64
-	for i := range min(len(pure), len(c), len(g)) {
-		if gap := pure[i] - g[i]; gap > 0 {
-			share = append(share, (pure[i]-c[i])/gap*100)
+	pm, cm, gm := grow("php-pure-grpc"), grow("php-grpc"), grow("go-grpc")
+	var pure, c, g, share []float64
+	for _, r := range slices.Sorted(maps.Keys(pm)) {
+		cv, okC := cm[r]
+		gv, okG := gm[r]
+		if !okC || !okG {
+			continue
+		}
+		pv := pm[r]
+		pure, c, g = append(pure, pv), append(c, cv), append(g, gv)
+		if gap := pv - gv; gap > 0 {
+			share = append(share, (pv-cv)/gap*100)
 		} else {
 			share = append(share, 0)
 		}

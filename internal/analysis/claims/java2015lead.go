@@ -92,13 +92,7 @@ func (e *Java2015) orderAt(a, b string, c int, n stats.Noise) int {
 	if !ok {
 		return 0
 	}
-	switch iv := l.Interval(); {
-	case iv.High < 1:
-		return 1
-	case iv.Low > 1:
-		return -1
-	}
-	return 0
+	return orderOf(l)
 }
 
 func figOf(iv stats.Interval) Figure {

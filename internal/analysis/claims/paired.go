@@ -61,3 +61,16 @@ func pairedMargin(levels []cellPair, i int, f func(Run) float64, conf float64, f
 	}
 	return Margin(fig(levels[i].a, f, conf), fig(levels[i].b, f, conf))
 }
+
+// orderOf is Order read from a's figure over b's (a log ratio): +1 when a is
+// below b beyond the ratio's interval (wholly under 1), -1 when above, 0 when
+// the interval holds 1.
+func orderOf(l stats.LogRatio) int {
+	switch iv := l.Interval(); {
+	case iv.High < 1:
+		return 1
+	case iv.Low > 1:
+		return -1
+	}
+	return 0
+}

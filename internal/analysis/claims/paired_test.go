@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/report"
@@ -179,5 +180,39 @@ func TestGRPCThriftSharpenNeeds(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("needs %+v; want grpc-thrift-server-cpu at c=%d", e.Undecided(), e.Levels[0])
+	}
+}
+
+// php-go-growth's message-object share pairs the bursts by their round: with
+// rounds on record, bursts filed out of order still pair with their own
+// round's; without, by index.
+func TestGrowthByRound(t *testing.T) {
+	e := &Growth{Items: []int{2, 20, 200}, Ms: map[GKey][]float64{}, Rounds: map[GKey][]int{}}
+	// Round r's machine is r times slower; the pure runtime grows 300 ms, the C
+	// extension 100, Go 20: the C extension removes (300-100)/(300-20) = 71 %.
+	grow := map[string]float64{"php-pure-grpc": 300, "php-grpc": 100, "go-grpc": 20}
+	for path, g := range grow {
+		for _, r := range []int{3, 1, 2} {
+			for _, n := range []int{2, 200} {
+				k := GKey{path, n}
+				v := 50.0
+				if n == 200 {
+					v += g
+				}
+				e.Ms[k] = append(e.Ms[k], v*float64(r))
+				e.Rounds[k] = append(e.Rounds[k], r)
+			}
+		}
+	}
+	f := e.judgeMessageObjects()
+	if !strings.HasPrefix(f.Measured, "71%") {
+		t.Errorf("paired by round: %s; want 71%% in every round", f.Measured)
+	}
+	if got := e.byRound(GKey{"go-grpc", 2}); got[3] != 150 || got[1] != 50 {
+		t.Errorf("byRound %v; want round 3 at 150, round 1 at 50", got)
+	}
+	e.Rounds = nil
+	if got := e.byRound(GKey{"go-grpc", 2}); got[1] != 150 || got[3] != 100 {
+		t.Errorf("no rounds: byRound %v; want by index from 1", got)
 	}
 }

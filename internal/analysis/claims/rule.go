@@ -217,7 +217,7 @@ func Levels(held, failed, unclear, missing int) string {
 }
 
 // LevelsBand is the tolerance text of a Levels rule.
-const LevelsBand = "yes: held at every level beyond the repeats' spread; partly: held at some; no: held at none; a level whose order is inside the spread counts as neither"
+const LevelsBand = "yes: held at every level beyond the noise (each pair's ratio over the rounds where they shared rounds, else the repeats' spread); partly: held at some; no: held at none; a level whose order is inside the noise counts as neither"
 
 // Order compares a < b beyond the repeats' spread: +1 when a's highest is below
 // b's lowest, -1 when b's highest is below a's lowest, 0 inside the spread (or
