@@ -131,6 +131,9 @@ func (e *growth) burst(ctx context.Context, o Options, b *measure.RunPath, j bur
 	return nil
 }
 
+// countConns makes n requests, c at a time, and tallies the front's
+// X-Rpcbed-Conn (new: a channel created for this request; reused) and
+// X-Rpcbed-Pid headers: the channel creations the front made per request.
 func countConns(ctx context.Context, url string, n, c int) (claims.ConnTally, error) {
 	var mu sync.Mutex
 	var t claims.ConnTally
