@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/results"
-	"github.com/rpcbed/rpcbed/internal/stats"
 )
 
 // GrowthPath is one path ab drives in php-go-growth: a front (go or php) and
@@ -194,20 +193,24 @@ func (e *Growth) judgeOrder() results.Finding {
 }
 
 // orderAt is Order for paths a and b at n items, judged on a's time over b's
-// from the rounds' bursts (stats.PairedLog, the rounds' noise shared over the
+// from the rounds' bursts (pairedRounds, the rounds' noise shared over the
 // sizes): +1 when a is faster beyond the ratio's interval, -1 when slower, 0
 // inside it; unpaired (the figures' own intervals) where the two paths shared
 // fewer than two rounds at n.
 func (e *Growth) orderAt(a, b string, n int, unpaired int) int {
-	var logs [][]float64
-	for _, m := range e.Items {
-		logs = append(logs, stats.PairedLogRatios(e.byRound(GKey{a, m}), e.byRound(GKey{b, m})))
+	var levels [][2]map[int]float64
+	at := -1
+	for i, m := range e.Items {
+		levels = append(levels, [2]map[int]float64{e.byRound(GKey{a, m}), e.byRound(GKey{b, m})})
+		if m == n {
+			at = i
+		}
 	}
-	l, ok := stats.PairedLog(e.byRound(GKey{a, n}), e.byRound(GKey{b, n}), stats.PairedNoise(logs, 0))
-	if !ok {
+	ls, ok := pairedRounds(levels, 0)
+	if at < 0 || !ok[at] {
 		return unpaired
 	}
-	return orderOf(l)
+	return orderOf(ls[at])
 }
 
 // byRound is the bursts of cell k keyed by their round (Rounds), or by their

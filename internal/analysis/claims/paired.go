@@ -28,17 +28,29 @@ func byRound(runs []Run, f func(Run) float64) map[int]float64 {
 }
 
 // pairedLevels is, at each level, a's figure f over b's on the log scale,
-// paired by round, the rounds' noise shared over the levels
-// (stats.PairedNoise) at confidence conf (0: 95 %); ok[i] is false where level
-// i's cells shared fewer than two rounds.
+// paired by round (pairedRounds of the cells' runs keyed by round); ok[i] is
+// false where level i's cells shared fewer than two rounds.
 func pairedLevels(levels []cellPair, f func(Run) float64, conf float64) (out []stats.LogRatio, ok []bool) {
+	var rounds [][2]map[int]float64
+	for _, p := range levels {
+		rounds = append(rounds, [2]map[int]float64{byRound(p.a, f), byRound(p.b, f)})
+	}
+	return pairedRounds(rounds, conf)
+}
+
+// pairedRounds is, at each level, the first cell's values over the second's
+// (each keyed by round) on the log scale, paired by round (stats.PairedLog),
+// the rounds' noise shared over the levels (stats.PairedNoise) at confidence
+// conf (0: 95 %); ok[i] is false where level i's cells shared fewer than two
+// rounds.
+func pairedRounds(levels [][2]map[int]float64, conf float64) (out []stats.LogRatio, ok []bool) {
 	var logs [][]float64
 	for _, p := range levels {
-		logs = append(logs, stats.PairedLogRatios(byRound(p.a, f), byRound(p.b, f)))
+		logs = append(logs, stats.PairedLogRatios(p[0], p[1]))
 	}
 	n := stats.PairedNoise(logs, conf)
 	for _, p := range levels {
-		l, k := stats.PairedLog(byRound(p.a, f), byRound(p.b, f), n)
+		l, k := stats.PairedLog(p[0], p[1], n)
 		out, ok = append(out, l), append(ok, k)
 	}
 	return out, ok
