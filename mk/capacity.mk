@@ -8,7 +8,7 @@
 CAPACITY_SPEC  ?= capacity.yaml
 CAPACITY_FLAGS ?=
 
-capacity: matrix-setup ## the most load each cell carries within its SLO (p99 from the intended start, errors): results/<run>-capacity/capacity.md (about 12 min)
+capacity: matrix-setup ## the most load each cell carries within its SLO (p99 from the intended start, errors): results/<run>-capacity/capacity.md (about 9 min)
 	$(BIN)/rpcbed capacity -runner $(RUNNER) -spec $(CAPACITY_SPEC) $(CAPACITY_FLAGS)
 
 capacity-agree: build ## two capacity runs agree? each knee inside the other's interval for >= 90 % of cells, no paired ranking flipped (A=DIR B=DIR)

@@ -42,6 +42,11 @@ type Obs struct {
 	// StealCores is the machine's steal over the window (/proc/stat), in cores:
 	// time another guest took from this one's CPUs.
 	StealCores float64 `json:"steal_cores,omitempty"`
+	// ClientJITMs and ServerJITMs are a JVM side's JIT compile time over the
+	// window (nil: not a JVM, or not known): a run that compiled for more than
+	// results.JITQuiet of it measured code still being compiled.
+	ClientJITMs *float64 `json:"client_jit_ms,omitempty"`
+	ServerJITMs *float64 `json:"server_jit_ms,omitempty"`
 	// Raw is the run's raw output file, relative to the run directory.
 	Raw string `json:"raw,omitempty"`
 	// Over is the answered calls slower than each SLO's p99 budget (keyed by

@@ -22,8 +22,8 @@ import (
 // VisitDeadline. Each step is still a run and its repeat.
 const (
 	VisitFactor    = 1.25
-	VisitPrecision = 0.1
-	VisitDeadline  = 15 * time.Second
+	VisitPrecision = 0.12
+	VisitDeadline  = 20 * time.Second
 )
 
 // Revisit searches the cell again, as visit v, for each of knees that was
