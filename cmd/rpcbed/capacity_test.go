@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ security: [plaintext, tls]
 client: {cpuset: ""}
 server: {cpuset: ""}
 slo: {p99: 500ms, errors: 1%}
-capacity: {start: 100, max_rate: 400, factor: 2, precision: 50%, accuracy: 10%, measure: 300ms, warmup: 100ms, cooldown: 0s, rounds: 2, deadline: 20s}
+capacity: {start: 100, max_rate: 400, factor: 2, precision: 50%, accuracy: 10%, measure: 300ms, warmup: 100ms, cooldown: 0s, rounds: 2, deadline: 20s, prime: {go: 300ms}}
 `), 0o644)
 	dir := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -145,5 +146,19 @@ capacity: {start: 100, max_rate: 400, factor: 2, precision: 50%, accuracy: 10%, 
 	}
 	if _, err := os.Stat(filepath.Join(dir, "raw", "server-go-server+tls.txt")); err != nil {
 		t.Errorf("the tls twin's output was not kept: %v", err)
+	}
+	// A primed cell is primed in the closed loop, then in the open loop at
+	// twice its start (capacity.OpenPrime), before its search: the raw runs
+	// of both primes are kept, un-counted.
+	for _, f := range []string{"go-grpc-datalist-2-c4-prime1.txt", "go-grpc-datalist-2-c4-prime200-2.txt"} {
+		b, err := os.ReadFile(filepath.Join(dir, "raw", f))
+		if err != nil {
+			t.Errorf("the prime's run %s was not kept: %v", f, err)
+			continue
+		}
+		open := regexp.MustCompile(`(?m)^Loop:\s+open$`).Match(b)
+		if open != strings.Contains(f, "prime200") {
+			t.Errorf("%s: its report says the open loop: %v; want it only of the open-loop prime", f, open)
+		}
 	}
 }
