@@ -194,13 +194,15 @@ func logKnees(w io.Writer, cr CellResult, visit string) {
 }
 
 // searchOne primes c's worker when the spec says so, measures its closed-loop
-// throughput when the spec gives no start, and searches it at every SLO.
+// throughput when the spec gives no start, primes the worker again in the open
+// loop, and searches it at every SLO.
 func searchOne(ctx context.Context, o Options, rp *measure.RunPath, srv *measure.ServerProc, c plan.Cell, first bool) (CellResult, *Searcher, error) {
 	cr := CellResult{Name: c.Name(), Cell: c}
 	s := o.Spec.Search
 	p := &prober{o: o, rp: rp, srv: srv, c: c}
-	if d := primeFor(s, c, first); d > 0 {
-		if err := p.prime(ctx, d, 0); err != nil {
+	prime := primeFor(s, c, first)
+	if prime > 0 {
+		if err := p.prime(ctx, prime, 0); err != nil {
 			return cr, nil, err
 		}
 	}
@@ -216,12 +218,12 @@ func searchOne(ctx context.Context, o Options, rp *measure.RunPath, srv *measure
 		}
 		cr.Closed, cr.Start = closed, StartFrom(closed)
 	}
-	if d := primeFor(s, c, first); d > 0 {
+	if prime > 0 {
 		// The open loop's schedule runs other code than the closed loop's:
 		// java-dubbo's worker, at rest in the closed loop, compiled for
 		// 0.6-1.5 s in seven of its first nine open-loop runs, its core full
 		// at 1,600 calls/s (docs/method.md, "Capacity at a latency budget").
-		if err := p.prime(ctx, d, int(roundRate(OpenPrime*cr.Start))); err != nil {
+		if err := p.prime(ctx, prime, int(roundRate(OpenPrime*cr.Start))); err != nil {
 			return cr, nil, err
 		}
 	}
