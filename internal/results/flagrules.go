@@ -68,7 +68,7 @@ var FlagRules = []FlagRule{
 		Reading: "the cell may still have been warming: its req/s and latency may be low; a longer warmup_max settles it"},
 	{Flag: FlagJIT, Threshold: JITQuiet,
 		Means:   fmt.Sprintf("a JVM side's JIT compiled for over %.0f %% of the window", JITQuiet*100),
-		Reading: "the round timed code still being compiled, not the steady state: a longer prime settles it"},
+		Reading: fmt.Sprintf("the round timed code still being compiled, not the steady state: it is left out of the cell's figures while %d rounds with the JIT at rest remain; a longer prime settles it", MinSteady)},
 	{Flag: FlagFewCalls, Threshold: FewCalls,
 		Means:   fmt.Sprintf("under %d calls in a window", FewCalls),
 		Reading: fmt.Sprintf("one call moves req/s by over %.0f %%: the figure is too coarse to compare; plots draw it apart", 100.0/FewCalls)},

@@ -325,13 +325,39 @@ func (c CellResult) Stat(f func(Metrics) float64) stats.Stat {
 	return stats.Of(c.Values(f))
 }
 
-// Values lists one metric over the repeats that produced a report, leaving out
+// MinSteady is the fewest repeats with the JIT at rest a cell keeps before its
+// figures leave out the repeats flagged jit-compiling (CellResult.Counted).
+const MinSteady = 2
+
+// Counted tells whether repeat r of c counts in c's figures: it produced a
+// report and, where c has at least MinSteady repeats with the JIT at rest, it is
+// not one whose JIT compiled for over JITQuiet of the window (FlagJIT). Such a
+// repeat times code still being compiled, and the compiler threads' CPU in the
+// client's or server's CPU per call (docs/method.md, section 11); it stays in
+// the record (matrix.json, bench.txt) and the cell's note counts it.
+func (c CellResult) Counted(r Repeat) bool {
+	if r.Report == nil {
+		return false
+	}
+	if !slices.Contains(r.Flags, FlagJIT) {
+		return true
+	}
+	steady := 0
+	for _, o := range c.Repeats {
+		if o.Report != nil && !slices.Contains(o.Flags, FlagJIT) {
+			steady++
+		}
+	}
+	return steady < MinSteady
+}
+
+// Values lists one metric over the repeats that count (Counted), leaving out
 // the figures a repeat does not give (NaN: a CPU figure not used, a server that
 // could not be sampled).
 func (c CellResult) Values(f func(Metrics) float64) []float64 {
 	var v []float64
 	for _, r := range c.Repeats {
-		if r.Report != nil {
+		if c.Counted(r) {
 			if x := f(r.Metrics); !math.IsNaN(x) {
 				v = append(v, x)
 			}
@@ -346,7 +372,7 @@ func (c CellResult) ValuesByFork(f func(Metrics) float64) [][]float64 {
 	by := map[int][]float64{}
 	var forks []int
 	for _, r := range c.Repeats {
-		if r.Report == nil {
+		if !c.Counted(r) {
 			continue
 		}
 		if x := f(r.Metrics); !math.IsNaN(x) {
@@ -846,7 +872,7 @@ func (r *Repeat) Has(f string) bool { return slices.Contains(r.Flags, f) }
 func (c CellResult) ByRound(f func(Metrics) float64) map[int]float64 {
 	m := map[int]float64{}
 	for _, r := range c.Repeats {
-		if r.Report != nil {
+		if c.Counted(r) {
 			if x := f(r.Metrics); !math.IsNaN(x) && x > 0 {
 				m[r.Index] = x
 			}

@@ -1,7 +1,9 @@
 package results
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,6 +91,47 @@ func TestJITBusy(t *testing.T) {
 		if got := JITBusy(tc.ms, tc.s); got != tc.want {
 			t.Errorf("JITBusy(%v ms, %v s) = %v; want %v", tc.ms, tc.s, got, tc.want)
 		}
+	}
+}
+
+// Counted: a repeat flagged jit-compiling is left out of a cell's figures
+// (Values, ValuesByFork, ByRound) while MinSteady repeats with the JIT at rest
+// remain; with fewer every reported repeat counts; a failed repeat never does.
+func TestCounted(t *testing.T) {
+	rep := func(i int, rps float64, flags ...string) Repeat {
+		return Repeat{Index: i, Report: &report.Report{}, Metrics: Metrics{RPS: rps}, Flags: flags}
+	}
+	failed := Repeat{Index: 9, Error: "exit 1"}
+	rps := func(m Metrics) float64 { return m.RPS }
+	for _, tc := range []struct {
+		name    string
+		repeats []Repeat
+		want    []float64
+		rounds  []int
+	}{
+		{"none flagged", []Repeat{rep(1, 10), rep(2, 11), rep(3, 12)}, []float64{10, 11, 12}, []int{1, 2, 3}},
+		{"one flagged, two at rest", []Repeat{rep(1, 20, FlagJIT), rep(2, 11), rep(3, 12)}, []float64{11, 12}, []int{2, 3}},
+		{"two flagged, two at rest", []Repeat{rep(1, 20, FlagJIT), rep(2, 11), rep(3, 19, FlagJIT, FlagWarmup), rep(4, 12)}, []float64{11, 12}, []int{2, 4}},
+		{"one at rest: all count", []Repeat{rep(1, 20, FlagJIT), rep(2, 11), rep(3, 19, FlagJIT)}, []float64{20, 11, 19}, []int{1, 2, 3}},
+		{"a failed repeat is not at rest", []Repeat{rep(1, 20, FlagJIT), rep(2, 11), failed}, []float64{20, 11}, []int{1, 2}},
+		{"other flags count", []Repeat{rep(1, 10, FlagWarmup), rep(2, 11, FlagFewCalls)}, []float64{10, 11}, []int{1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CellResult{Repeats: tc.repeats}
+			if got := c.Values(rps); !slices.Equal(got, tc.want) {
+				t.Errorf("Values = %v; want %v", got, tc.want)
+			}
+			var forks []float64
+			for _, f := range c.ValuesByFork(rps) {
+				forks = append(forks, f...)
+			}
+			if !slices.Equal(forks, tc.want) {
+				t.Errorf("ValuesByFork = %v; want %v", forks, tc.want)
+			}
+			if got := slices.Sorted(maps.Keys(c.ByRound(rps))); !slices.Equal(got, tc.rounds) {
+				t.Errorf("ByRound's rounds = %v; want %v", got, tc.rounds)
+			}
+		})
 	}
 }
 
