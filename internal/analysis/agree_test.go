@@ -159,3 +159,20 @@ func TestNoise(t *testing.T) {
 		})
 	}
 }
+
+// Noise, per run: each run's median deviation is its own repeats' (a quiet A
+// beside a noisy B: the quieter run's intervals are the ones a rerun misses),
+// and the pooled one lies between them.
+func TestNoisePerRun(t *testing.T) {
+	a := resultstest.Run(200, resultstest.Gaussian(3, 0.02), 3)
+	b := resultstest.Run(200, resultstest.Gaussian(4, 0.10), 3)
+	for _, m := range Agree(a, b, 0.10, 0.90).Noise {
+		// The median of |N(0, sd)| is 0.674 sd: 1.3 % for A, 6.7 % for B.
+		if m.MedianDevA < 0.008 || m.MedianDevA > 0.02 || m.MedianDevB < 0.05 || m.MedianDevB > 0.085 {
+			t.Errorf("%s: median deviation A %.4f, B %.4f; want 0.008-0.020 and 0.050-0.085", m.Figure, m.MedianDevA, m.MedianDevB)
+		}
+		if m.MedianDev <= m.MedianDevA || m.MedianDev >= m.MedianDevB {
+			t.Errorf("%s: pooled median deviation %.4f; want between A's %.4f and B's %.4f", m.Figure, m.MedianDev, m.MedianDevA, m.MedianDevB)
+		}
+	}
+}

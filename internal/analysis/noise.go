@@ -21,8 +21,10 @@ type NoiseModel struct {
 	// Repeats is the runs' repeats per cell (the median over the cells).
 	Repeats int
 	// MedianDev is a repeat's median distance from its cell's mean within its run,
-	// relative (0.11: 11 %).
-	MedianDev float64
+	// relative (0.11: 11 %); MedianDevA and MedianDevB each run's own: a run
+	// quieter than its rerun has intervals too narrow for it (docs/method.md,
+	// section 11).
+	MedianDev, MedianDevA, MedianDevB float64
 	// Shift is B's offset from A common to the cells, relative (+0.05: B's figure
 	// 5 % higher across the cells); 0 unless it stands out of the cells' spread by
 	// two standard errors.
@@ -61,6 +63,7 @@ func Noise(a, b *results.Run, measured []float64, tol, goal float64) []NoiseMode
 			m.Measured = measured[i]
 		}
 		var resid []float64
+		var absRun [2][]float64 // each run's |deviation|s: A's, B's
 		var reps []int
 		var diffs, inv []float64 // per cell: mean A - mean B, and 1/na + 1/nb
 		for _, ca := range a.Cells {
@@ -74,11 +77,12 @@ func Noise(a, b *results.Run, measured []float64, tol, goal float64) []NoiseMode
 			}
 			m.Cells++
 			reps = append(reps, len(la), len(lb))
-			for _, l := range [][]float64{la, lb} {
+			for run, l := range [][]float64{la, lb} {
 				mean := stats.Mean(l)
 				k := math.Sqrt(float64(len(l)) / float64(len(l)-1)) // a deviation from the sample's own mean is that much short
 				for _, x := range l {
 					resid = append(resid, (x-mean)*k)
+					absRun[run] = append(absRun[run], math.Abs(x-mean)*k)
 				}
 			}
 			diffs = append(diffs, stats.Mean(lb)-stats.Mean(la))
@@ -100,6 +104,7 @@ func Noise(a, b *results.Run, measured []float64, tol, goal float64) []NoiseMode
 		sw /= float64(len(resid))
 		slices.Sort(abs)
 		m.MedianDev = math.Expm1(abs[len(abs)/2])
+		m.MedianDevA, m.MedianDevB = math.Expm1(stats.Median(absRun[0])), math.Expm1(stats.Median(absRun[1]))
 		// A shift common to the cells (the whole machine faster in B) counts when
 		// the cells' mean difference lies two standard errors from 0.
 		k := float64(m.Cells)

@@ -21,7 +21,7 @@ func TestNoiseWrite(t *testing.T) {
 	}{
 		{"this machine", resultstest.Run(300, resultstest.Gaussian(10, 0.15), 3), resultstest.Run(300, resultstest.Gaussian(11, 0.15), 3), []string{
 			"noise model (a repeat's distance from its cell's mean within a run, pooled over the cells, resampled 4000 times per repeat count; docs/method.md, section 6):",
-			"  req/s            a repeat lies a median ", "% from its cell's mean (1800 repeats, 300 cells); the runs differ no more than that noise explains\n",
+			"  req/s            a repeat lies a median ", "% from its cell's mean (", " % in A, ", " % in B; 1800 repeats, 300 cells); the runs differ no more than that noise explains\n",
 			"within ±10 % at 3 repeats (measured ", "; 90 % needs ", " repeats per cell (a run of about ", " min, from run A's 9m0s for 3)\n"}},
 		{"run-long shift", resultstest.Run(50, resultstest.Gaussian(5, 0.01), 3), resultstest.Run(50, func(c, r int) float64 { return 1.3 }, 3), []string{
 			"; across the cells B lies +30 % from A (the whole run moved)\n", "; 90 % needs more than 64 repeats per cell\n"}},

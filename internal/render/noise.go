@@ -30,7 +30,7 @@ func writeNoise(b *strings.Builder, models []analysis.NoiseModel, tol, goal floa
 		if len(runs) == 0 {
 			runs = append(runs, "the runs differ no more than that noise explains")
 		}
-		fmt.Fprintf(b, "  %-16s a repeat lies a median %.0f %% from its cell's mean (%d repeats, %d cells); %s\n", m.Figure, m.MedianDev*100, m.Deviations, m.Cells, strings.Join(runs, "; "))
+		fmt.Fprintf(b, "  %-16s a repeat lies a median %.0f %% from its cell's mean (%.0f %% in A, %.0f %% in B; %d repeats, %d cells); %s\n", m.Figure, m.MedianDev*100, m.MedianDevA*100, m.MedianDevB*100, m.Deviations, m.Cells, strings.Join(runs, "; "))
 		fmt.Fprintf(b, "  %-16s predicts %s within ±%.0f %% at %d repeats (measured %s); ", "", pctOf(m.Predicted), tol*100, m.Repeats, pctOf(m.Measured))
 		switch {
 		case m.Needed == 0:
