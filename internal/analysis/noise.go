@@ -23,7 +23,7 @@ type NoiseModel struct {
 	// MedianDev is a repeat's median distance from its cell's mean within its run,
 	// relative (0.11: 11 %); MedianDevA and MedianDevB each run's own: a run
 	// quieter than its rerun has intervals too narrow for it (docs/method.md,
-	// section 11).
+	// section 6).
 	MedianDev, MedianDevA, MedianDevB float64
 	// Shift is B's offset from A common to the cells, relative (+0.05: B's figure
 	// 5 % higher across the cells); 0 unless it stands out of the cells' spread by

@@ -332,9 +332,9 @@ const MinSteady = 2
 // Counted tells whether repeat r of c counts in c's figures: it produced a
 // report and, where c has at least MinSteady repeats with the JIT at rest, it is
 // not one whose JIT compiled for over JITQuiet of the window (FlagJIT). Such a
-// repeat times code still being compiled, and the compiler threads' CPU in the
-// client's or server's CPU per call (docs/method.md, section 11); it stays in
-// the record (matrix.json, bench.txt) and the cell's note counts it.
+// repeat times code still being compiled, with the compiler threads' CPU in the
+// client's or server's CPU per call (docs/method.md, section 5); it stays in the
+// record (matrix.json, bench.txt) and the cell's note names it.
 func (c CellResult) Counted(r Repeat) bool {
 	if r.Report == nil {
 		return false
