@@ -326,41 +326,40 @@ func (c CellResult) Stat(f func(Metrics) float64) stats.Stat {
 }
 
 // MinSteady is the fewest repeats with the JIT at rest a cell keeps before its
-// figures leave out the repeats flagged jit-compiling (CellResult.Counted).
+// figures leave out the repeats flagged jit-compiling (CellResult.kept).
 const MinSteady = 2
 
-// Counted tells whether repeat r of c counts in c's figures: it produced a
-// report and, where c has at least MinSteady repeats with the JIT at rest, it is
-// not one whose JIT compiled for over JITQuiet of the window (FlagJIT). Such a
-// repeat times code still being compiled, with the compiler threads' CPU in the
+// kept is the repeats of c that count in its figures: those that produced a
+// report, less, where at least MinSteady of them ran with the JIT at rest, those
+// whose JIT compiled for over JITQuiet of the window (FlagJIT). Such a repeat
+// times code still being compiled, with the compiler threads' CPU in the
 // client's or server's CPU per call (docs/method.md, section 5); it stays in the
 // record (matrix.json, bench.txt) and the cell's note names it.
-func (c CellResult) Counted(r Repeat) bool {
-	if r.Report == nil {
-		return false
-	}
-	if !slices.Contains(r.Flags, FlagJIT) {
-		return true
-	}
-	steady := 0
-	for _, o := range c.Repeats {
-		if o.Report != nil && !slices.Contains(o.Flags, FlagJIT) {
-			steady++
+func (c CellResult) kept() []Repeat {
+	var ok, steady []Repeat
+	for _, r := range c.Repeats {
+		if r.Report == nil {
+			continue
+		}
+		ok = append(ok, r)
+		if !slices.Contains(r.Flags, FlagJIT) {
+			steady = append(steady, r)
 		}
 	}
-	return steady < MinSteady
+	if len(steady) < MinSteady {
+		return ok
+	}
+	return steady
 }
 
-// Values lists one metric over the repeats that count (Counted), leaving out
+// Values lists one metric over the repeats that count (kept), leaving out
 // the figures a repeat does not give (NaN: a CPU figure not used, a server that
 // could not be sampled).
 func (c CellResult) Values(f func(Metrics) float64) []float64 {
 	var v []float64
-	for _, r := range c.Repeats {
-		if c.Counted(r) {
-			if x := f(r.Metrics); !math.IsNaN(x) {
-				v = append(v, x)
-			}
+	for _, r := range c.kept() {
+		if x := f(r.Metrics); !math.IsNaN(x) {
+			v = append(v, x)
 		}
 	}
 	return v
@@ -371,10 +370,7 @@ func (c CellResult) Values(f func(Metrics) float64) []float64 {
 func (c CellResult) ValuesByFork(f func(Metrics) float64) [][]float64 {
 	by := map[int][]float64{}
 	var forks []int
-	for _, r := range c.Repeats {
-		if !c.Counted(r) {
-			continue
-		}
+	for _, r := range c.kept() {
 		if x := f(r.Metrics); !math.IsNaN(x) {
 			if _, ok := by[r.Fork]; !ok {
 				forks = append(forks, r.Fork)
@@ -871,11 +867,9 @@ func (r *Repeat) Has(f string) bool { return slices.Contains(r.Flags, f) }
 // ByRound is one figure of a cell's good repeats by round (Repeat.Index).
 func (c CellResult) ByRound(f func(Metrics) float64) map[int]float64 {
 	m := map[int]float64{}
-	for _, r := range c.Repeats {
-		if c.Counted(r) {
-			if x := f(r.Metrics); !math.IsNaN(x) && x > 0 {
-				m[r.Index] = x
-			}
+	for _, r := range c.kept() {
+		if x := f(r.Metrics); !math.IsNaN(x) && x > 0 {
+			m[r.Index] = x
 		}
 	}
 	return m

@@ -94,10 +94,10 @@ func TestJITBusy(t *testing.T) {
 	}
 }
 
-// Counted: a repeat flagged jit-compiling is left out of a cell's figures
+// kept: a repeat flagged jit-compiling is left out of a cell's figures
 // (Values, ValuesByFork, ByRound) while MinSteady repeats with the JIT at rest
 // remain; with fewer every reported repeat counts; a failed repeat never does.
-func TestCounted(t *testing.T) {
+func TestKept(t *testing.T) {
 	rep := func(i int, rps float64, flags ...string) Repeat {
 		return Repeat{Index: i, Report: &report.Report{}, Metrics: Metrics{RPS: rps}, Flags: flags}
 	}
