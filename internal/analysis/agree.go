@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -28,6 +29,9 @@ type Agreement struct {
 	// time (0 when unknown).
 	Noise []NoiseModel
 	Took  time.Duration
+	// DriftA and DriftB: how far each run's figures moved along the run, per
+	// server group (RunDrifts).
+	DriftA, DriftB []GroupDrift
 }
 
 // FigureAgreement is one figure's share of agreeing cells.
@@ -109,6 +113,7 @@ func Agree(a, b *results.Run, tol, goal float64) Agreement {
 		ag.Outside = append(ag.Outside, *out[n])
 	}
 	ag.Noise = Noise(a, b, ag.shares(), tol, goal)
+	ag.DriftA, ag.DriftB = RunDrifts(a), RunDrifts(b)
 	if !a.Started.IsZero() && a.Finished.After(a.Started) {
 		ag.Took = a.Finished.Sub(a.Started)
 	}
@@ -153,6 +158,28 @@ func (ag Agreement) Met(share float64) bool {
 		}
 	}
 	return true
+}
+
+// Moved names the runs whose figures moved along the run in some server group
+// (GroupDrift.Moved): "A", "B", both or neither.
+func (ag Agreement) Moved() []string {
+	var out []string
+	for i, d := range [][]GroupDrift{ag.DriftA, ag.DriftB} {
+		if slices.ContainsFunc(d, GroupDrift.Moved) {
+			out = append(out, []string{"A", "B"}[i])
+		}
+	}
+	return out
+}
+
+// Undercovered says some figure held the other run's median in fewer than
+// share of its cells, one way or the other: a miss a run that moved can explain,
+// unlike intervals too wide or a flipped verdict.
+func (ag Agreement) Undercovered(share float64) bool {
+	return slices.ContainsFunc(ag.Calibration, func(c Calibration) bool {
+		n := share * float64(c.Cells)
+		return float64(c.BInA) < n || float64(c.AInB) < n
+	})
 }
 
 // ProbeChange is side i's (0 client, 1 server) CPU probe time in B relative to

@@ -47,9 +47,13 @@ func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
 	}
 	writeCalibration(&b, ag)
 	writeNoise(&b, ag.Noise, ag.Tol, share, ag.Took)
+	writeDrifts(&b, ag)
 	verdict := "met"
 	if !ag.Met(share) {
 		verdict = "not met"
+		if moved := ag.Moved(); len(moved) > 0 && ag.Undercovered(share) {
+			verdict += fmt.Sprintf("; the figures of run %s moved along the run (above): not a quiet pair", strings.Join(moved, " and "))
+		}
 	}
 	fmt.Fprintf(&b, "\ngoal (for each figure, %.0f-%.0f %% of cells with the other run's median inside their 95 %% interval, both ways, at a median half-width of at most %.1f x the rerun difference's 95th percentile; no verdict flipped between faster and slower): %s\n", share*100, analysis.CoverHigh*100, analysis.SharpGoal, verdict)
 	_, err := io.WriteString(w, b.String())
@@ -101,4 +105,19 @@ func runShiftPhrase(u *analysis.Uncertainty) string {
 		return "a whole run's shift of " + pctOf(u.Shift) + " (sd), measured from the CPU probe timed before every round along the run"
 	}
 	return "a whole run's shift of " + pctOf(u.Shift) + " (sd; this run has no probe times to measure its own)"
+}
+
+// writeDrifts prints how far each run's figures moved along it, per server
+// group (analysis.RunDrifts), beside the CPU probe over the same repeats.
+func writeDrifts(b *strings.Builder, ag analysis.Agreement) {
+	if len(ag.DriftA) == 0 && len(ag.DriftB) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nthe figures along each run (each cell's last round on its first, before rounds were added, in one fork; the mean over a server group's cells ± 2 standard errors; moved: past ±%s and 2.5 standard errors over at least %d cells; docs/method.md, section 11):\n",
+		pctOf(analysis.DriftMoved), analysis.DriftCells)
+	for i, d := range [][]analysis.GroupDrift{ag.DriftA, ag.DriftB} {
+		for _, g := range d {
+			fmt.Fprintf(b, "  %s  %s\n", []string{"A", "B"}[i], groupDriftString(g))
+		}
+	}
 }

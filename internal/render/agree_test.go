@@ -2,11 +2,13 @@ package render
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/plan"
+	"github.com/rpcbed/rpcbed/internal/report"
 	"github.com/rpcbed/rpcbed/internal/results"
 	"github.com/rpcbed/rpcbed/internal/results/resultstest"
 )
@@ -145,5 +147,32 @@ func TestTally(t *testing.T) {
 	}
 	if got, want := Tally(secs), "5 claims: 2 yes, 1 no, 1 inconclusive, 1 not distinguishable here"; got != want {
 		t.Errorf("Tally = %q; want %q", got, want)
+	}
+}
+
+// The figures along the run: each server group's change from a cell's first
+// round to its last, with the probe's beside it and whether it moved; a run
+// without windows has no line.
+func TestRunDriftMarkdown(t *testing.T) {
+	run := &results.Run{Spec: plan.Spec{Rounds: 3}}
+	for c := range analysis.DriftCells {
+		cell := plan.Cell{Client: "go", Protocol: "grpc", Call: "datalist", Items: c + 1, Concurrency: 1, ServerLang: "go"}
+		res := results.CellResult{Name: cell.Name(), Cell: cell, Status: results.StatusOK}
+		for k := 1; k <= 3; k++ {
+			v := 1000 * math.Pow(1.07, float64(k-1)) * (1 + 0.01*float64(c%2))
+			start := 1.8e9 + 90*float64(k)
+			res.Repeats = append(res.Repeats, results.Repeat{Index: k, Report: &report.Report{},
+				Metrics: results.Metrics{RPS: v, ClientCPUUs: 1e6 / v, ServerCPUUs: 2e6 / v},
+				Window:  &results.Window{StartUnix: start, EndUnix: start + 1},
+				Probe:   &results.Probe{ClientUs: [2]float64{6000, 6000}, ServerUs: [2]float64{6000 * (1 + 0.01*float64(k)), 6000}}})
+		}
+		run.Cells = append(run.Cells, res)
+	}
+	want := "- the figures along the run (each cell's last round on its first, before rounds were added, in one fork; the mean over a server group's cells ± 2 standard errors; moved: past ±5 % and 2.5 standard errors over at least 8 cells; docs/method.md, section 11): go-server (8 cells, 3.0 min apart) req/s +14 ±0 %, client CPU/call -13 ±0 %, server CPU/call -13 ±0 %, CPU probe +1 %: moved\n"
+	if got := runDriftMarkdown(run); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := runDriftMarkdown(resultstest.Drifting(1.2, false)); got != "" {
+		t.Errorf("a run without windows: got %q; want no line", got)
 	}
 }

@@ -73,6 +73,7 @@ func mdFacts(b *strings.Builder, v *analysis.View) {
 	b.WriteString(primesMarkdown(run))
 	b.WriteString(forksMarkdown(run))
 	b.WriteString(repeatOrderMarkdown(run))
+	b.WriteString(runDriftMarkdown(run))
 }
 
 func mdLegend(b *strings.Builder, v *analysis.View) {

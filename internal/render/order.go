@@ -36,3 +36,44 @@ func repeatOrderMarkdown(run *results.Run) string {
 	}
 	return head + strings.Join(parts, "; ") + "\n"
 }
+
+// runDriftMarkdown says how far each server group's figures moved along the
+// run (analysis.RunDrifts), beside what the CPU probe timed before the same
+// repeats: a level the machine changed mid-run, which the probe's compute
+// loop may not show.
+func runDriftMarkdown(run *results.Run) string {
+	drifts := analysis.RunDrifts(run)
+	if len(drifts) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, g := range drifts {
+		parts = append(parts, groupDriftString(g))
+	}
+	return fmt.Sprintf("- the figures along the run (each cell's last round on its first, before rounds were added, in one fork; the mean over a server group's cells ± 2 standard errors; moved: past ±%s and 2.5 standard errors over at least %d cells; docs/method.md, section 11): %s\n",
+		pctOf(analysis.DriftMoved), analysis.DriftCells, strings.Join(parts, "; "))
+}
+
+// groupDriftString is one group's drift: its figures' changes, the probe's over
+// the same repeats, and whether the figures moved.
+func groupDriftString(g analysis.GroupDrift) string {
+	var figs []string
+	for _, f := range g.Figures {
+		s := fmt.Sprintf("%s %+.0f", f.Figure.Name, math.Round(f.Change*100)+0) // +0: no "-0"
+		if !math.IsNaN(f.SE) {
+			s += fmt.Sprintf(" ±%.0f", 200*f.SE)
+		}
+		figs = append(figs, s+" %")
+	}
+	if g.ProbeOK {
+		figs = append(figs, fmt.Sprintf("CPU probe %+.0f %%", math.Round(g.Probe*100)+0))
+	}
+	state := "steady"
+	switch {
+	case g.Moved():
+		state = "moved"
+	case g.Cells < analysis.DriftCells:
+		state = "too few cells to judge"
+	}
+	return fmt.Sprintf("%s (%d cells, %.1f min apart) %s: %s", strings.TrimSuffix(g.Group, "@"), g.Cells, g.Minutes, strings.Join(figs, ", "), state)
+}
