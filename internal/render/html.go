@@ -18,6 +18,7 @@ import (
 
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/costrender"
+	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/plan"
 	"github.com/rpcbed/rpcbed/internal/results"
 )
@@ -219,7 +220,21 @@ func runFacts(run *results.Run) []fact {
 	if len(ov) > 0 {
 		f = append(f, fact{"spec: overrides", strings.Join(ov, "; ")})
 	}
-	return f
+	return append(f, driftFacts(run)...)
+}
+
+// driftFacts is the run's figures along the run (analysis.RunDrifts), as
+// matrix.md gives them; none for a run without two rounds a cell.
+func driftFacts(run *results.Run) []fact {
+	d := analysis.RunDrifts(run)
+	if len(d) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, g := range d {
+		parts = append(parts, groupDriftString(g))
+	}
+	return []fact{{"figures along the run", strings.Join(parts, "; ") + " (each cell's last round on its first, ± 2 standard errors; docs/method.md, section 11)"}}
 }
 
 // versionFacts groups the versions by component: "go-client grpc" and
