@@ -175,4 +175,11 @@ func TestRunDriftMarkdown(t *testing.T) {
 	if got := runDriftMarkdown(resultstest.Drifting(1.2, false)); got != "" {
 		t.Errorf("a run without windows: got %q; want no line", got)
 	}
+	// README's reproducibility block: each run's groups of at least DriftCells.
+	if got := driftsLine(run, resultstest.Drifting(1.2, false)); !strings.Contains(got, "A: go-server (8 cells, 3.0 min apart) req/s +14 ±0 %") || strings.Contains(got, "B:") {
+		t.Errorf("drifts line: got %q; want run A's go-server, nothing of B", got)
+	}
+	if got := driftsLine(resultstest.Drifting(1.2, false), resultstest.Drifting(1.0, false)); got != "" {
+		t.Errorf("runs without windows: got %q; want no line", got)
+	}
 }

@@ -134,6 +134,7 @@ func Reproducibility(w io.Writer, a, b *results.Run) error {
 			100*c.HalfA, 100*c.HalfB, 100*c.RerunP95, c.Sharpness(), 100*c.InRunA, 100*c.InRunB, c.RoundsFor5)
 	}
 	sb.WriteString("\n" + strings.ToUpper(shiftLine(cal[0])[:1]) + shiftLine(cal[0])[1:] + ".\n")
+	sb.WriteString(driftsLine(a, b))
 	compared, flipped, moved := 0, 0, 0
 	for _, f := range flips {
 		compared += f.Compared
@@ -143,4 +144,22 @@ func Reproducibility(w io.Writer, a, b *results.Run) error {
 	fmt.Fprintf(&sb, "\nVerdicts (faster, slower, indistinguishable at 95 %%) of B against A's: %d compared, %d flipped between faster and slower, %d moved to or from indistinguishable.\n", compared, flipped, moved)
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// driftsLine says how far each run's figures moved along it in its server
+// groups of at least analysis.DriftCells cells (analysis.RunDrifts); "" when
+// neither run has such a group.
+func driftsLine(a, b *results.Run) string {
+	var parts []string
+	for i, r := range []*results.Run{a, b} {
+		for _, g := range analysis.RunDrifts(r) {
+			if g.Cells >= analysis.DriftCells {
+				parts = append(parts, []string{"A", "B"}[i]+": "+groupDriftString(g))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\nThe figures along each run (each cell's last round on its first, ± 2 standard errors; docs/method.md, section 11): " + strings.Join(parts, "; ") + ".\n"
 }
