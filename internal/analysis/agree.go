@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -168,6 +169,42 @@ func (ag Agreement) Moved() []string {
 		if slices.ContainsFunc(d, GroupDrift.Moved) {
 			out = append(out, []string{"A", "B"}[i])
 		}
+	}
+	return out
+}
+
+// Misses lists what keeps the goal from being met (Met), one line a criterion:
+// a figure's share past either bound one way (with its exact share, which a
+// rounded one hides: 65 of 66 is 98.5 %, over 98 %), an interval too wide
+// against the rerun difference, verdicts flipped; none when it is met.
+func (ag Agreement) Misses(share float64) []string {
+	if len(ag.Calibration) == 0 {
+		return []string{"no cell in both runs"}
+	}
+	var out []string
+	for _, c := range ag.Calibration {
+		n := float64(c.Cells)
+		for _, way := range []struct {
+			name string
+			k    int
+		}{{"B in A's", c.BInA}, {"A in B's", c.AInB}} {
+			switch pct := 100 * float64(way.k) / n; {
+			case float64(way.k) < share*n:
+				out = append(out, fmt.Sprintf("%s %s %d of %d (%.1f %%), under %.0f %%", c.Figure.Name, way.name, way.k, c.Cells, pct, 100*share))
+			case float64(way.k) > CoverHigh*n:
+				out = append(out, fmt.Sprintf("%s %s %d of %d (%.1f %%), over %.0f %%", c.Figure.Name, way.name, way.k, c.Cells, pct, 100*CoverHigh))
+			}
+		}
+		if sh := c.Sharpness(); !(sh <= SharpGoal) {
+			out = append(out, fmt.Sprintf("%s half-width %.2f x the rerun difference's 95th percentile, over %.1f", c.Figure.Name, sh, SharpGoal))
+		}
+	}
+	flipped := 0
+	for _, f := range ag.Flips {
+		flipped += len(f.Flipped)
+	}
+	if flipped > 0 {
+		out = append(out, fmt.Sprintf("verdicts flipped between faster and slower: %d", flipped))
 	}
 	return out
 }

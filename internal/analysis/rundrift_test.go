@@ -150,3 +150,34 @@ func TestAgreementMovedUndercovered(t *testing.T) {
 		})
 	}
 }
+
+// Misses names each criterion the goal failed, with the exact share a rounded
+// one hides; none when it is met.
+func TestAgreementMisses(t *testing.T) {
+	fig := FigServerCPU.Figure()
+	for _, tc := range []struct {
+		name string
+		cal  Calibration
+		flip int
+		want string
+	}{
+		{"met", Calibration{Figure: fig, Cells: 66, BInA: 62, AInB: 63, HalfA: 0.15, HalfB: 0.15, RerunP95: 0.19}, 0, ""},
+		{"one cell over 98 %", Calibration{Figure: fig, Cells: 66, BInA: 62, AInB: 65, HalfA: 0.15, HalfB: 0.15, RerunP95: 0.19}, 0,
+			"server CPU/call A in B's 65 of 66 (98.5 %), over 98 %"},
+		{"under, too wide, flipped", Calibration{Figure: fig, Cells: 66, BInA: 45, AInB: 63, HalfA: 0.30, HalfB: 0.15, RerunP95: 0.19}, 2,
+			"server CPU/call B in A's 45 of 66 (68.2 %), under 90 %; server CPU/call half-width 1.58 x the rerun difference's 95th percentile, over 1.3; verdicts flipped between faster and slower: 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ag := Agreement{Calibration: []Calibration{tc.cal}}
+			if tc.flip > 0 {
+				ag.Flips = []Flips{{Flipped: make([]string, tc.flip)}}
+			}
+			if got := strings.Join(ag.Misses(CoverLow), "; "); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+			if ag.Met(CoverLow) != (tc.want == "") {
+				t.Errorf("met %v with misses %q", ag.Met(CoverLow), tc.want)
+			}
+		})
+	}
+}

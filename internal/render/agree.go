@@ -50,7 +50,7 @@ func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
 	writeDrifts(&b, ag)
 	verdict := "met"
 	if !ag.Met(share) {
-		verdict = "not met"
+		verdict = "not met: " + strings.Join(ag.Misses(share), "; ")
 		if moved := ag.Moved(); len(moved) > 0 && ag.Undercovered(share) {
 			verdict += fmt.Sprintf("; the figures of run %s moved along the run (above): not a quiet pair", strings.Join(moved, " and "))
 		}

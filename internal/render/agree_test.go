@@ -124,7 +124,7 @@ func TestAgreeText(t *testing.T) {
 			"  req/s            B in A's: 11 of 12, 92 %; A in B's: 12 of 12, 100 %; median half-width ±5 % (A), ±6 % (B), 1.20 x the rerun difference's 95th percentile (±5 %); in-run alone ±2 % (A), ±3 % (B); ±5 % in-run needs 4 rounds\n",
 			"  run shift against a rerun, from each run's CPU probe along the run: ±4 % (A), ±5 % (B) (sd)\n",
 			"    flipped: php-grpc vs go-grpc: faster -> slower\n",
-			"): not met\n"}},
+			"): not met: req/s A in B's 12 of 12 (100.0 %), over 98 %; verdicts flipped between faster and slower: 1\n"}},
 	} {
 		var out bytes.Buffer
 		if err := AgreeText(&out, ag, tc.share); err != nil {
