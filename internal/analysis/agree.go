@@ -183,6 +183,10 @@ func (ag Agreement) Misses(share float64) []string {
 	}
 	var out []string
 	for _, c := range ag.Calibration {
+		if c.Cells == 0 {
+			out = append(out, c.Figure.Name+": no cell with it in both runs")
+			continue
+		}
 		n := float64(c.Cells)
 		for _, way := range []struct {
 			name string

@@ -113,8 +113,7 @@ func writeDrifts(b *strings.Builder, ag analysis.Agreement) {
 	if len(ag.DriftA) == 0 && len(ag.DriftB) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nthe figures along each run (each cell's last round on its first, before rounds were added, in one fork; the mean over a server group's cells ± 2 standard errors; moved: past ±%s and 2.5 standard errors over at least %d cells; docs/method.md, section 11):\n",
-		pctOf(analysis.DriftMoved), analysis.DriftCells)
+	b.WriteString("\nthe figures along each run " + driftLegend() + ":\n")
 	for i, d := range [][]analysis.GroupDrift{ag.DriftA, ag.DriftB} {
 		for _, g := range d {
 			fmt.Fprintf(b, "  %s  %s\n", []string{"A", "B"}[i], groupDriftString(g))

@@ -50,8 +50,14 @@ func runDriftMarkdown(run *results.Run) string {
 	for _, g := range drifts {
 		parts = append(parts, groupDriftString(g))
 	}
-	return fmt.Sprintf("- the figures along the run (each cell's last round on its first, before rounds were added, in one fork; the mean over a server group's cells ± 2 standard errors; moved: past ±%s and 2.5 standard errors over at least %d cells; docs/method.md, section 11): %s\n",
-		pctOf(analysis.DriftMoved), analysis.DriftCells, strings.Join(parts, "; "))
+	return "- the figures along the run " + driftLegend() + ": " + strings.Join(parts, "; ") + "\n"
+}
+
+// driftLegend says how a group's drift is measured and when it moved, as
+// matrix.md's line and `rpcbed agree` give it.
+func driftLegend() string {
+	return fmt.Sprintf("(each cell's last round on its first, before rounds were added, in one fork; the mean over a server group's cells ± 2 standard errors; moved: past ±%s and 2.5 standard errors over at least %d cells; docs/method.md, section 11)",
+		pctOf(analysis.DriftMoved), analysis.DriftCells)
 }
 
 // groupDriftString is one group's drift: its figures' changes, the probe's over
