@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rpcbed/rpcbed/internal/analysis"
 	"github.com/rpcbed/rpcbed/internal/cost"
 	"github.com/rpcbed/rpcbed/internal/cost/costrender"
 	"github.com/rpcbed/rpcbed/internal/plan"
@@ -226,13 +225,9 @@ func runFacts(run *results.Run) []fact {
 // driftFacts is the run's figures along the run (analysis.RunDrifts), as
 // matrix.md gives them; none for a run without two rounds a cell.
 func driftFacts(run *results.Run) []fact {
-	d := analysis.RunDrifts(run)
-	if len(d) == 0 {
+	parts := runDriftStrings(run)
+	if len(parts) == 0 {
 		return nil
-	}
-	var parts []string
-	for _, g := range d {
-		parts = append(parts, groupDriftString(g))
 	}
 	return []fact{{"figures along the run", strings.Join(parts, "; ") + " (each cell's last round on its first, ± 2 standard errors; docs/method.md, section 11)"}}
 }

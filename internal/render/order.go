@@ -42,15 +42,21 @@ func repeatOrderMarkdown(run *results.Run) string {
 // repeats: a level the machine changed mid-run, which the probe's compute
 // loop may not show.
 func runDriftMarkdown(run *results.Run) string {
-	drifts := analysis.RunDrifts(run)
-	if len(drifts) == 0 {
+	parts := runDriftStrings(run)
+	if len(parts) == 0 {
 		return ""
 	}
+	return "- the figures along the run " + driftLegend() + ": " + strings.Join(parts, "; ") + "\n"
+}
+
+// runDriftStrings is each server group's drift along the run
+// (analysis.RunDrifts) as groupDriftString gives it, in the run's group order.
+func runDriftStrings(run *results.Run) []string {
 	var parts []string
-	for _, g := range drifts {
+	for _, g := range analysis.RunDrifts(run) {
 		parts = append(parts, groupDriftString(g))
 	}
-	return "- the figures along the run " + driftLegend() + ": " + strings.Join(parts, "; ") + "\n"
+	return parts
 }
 
 // driftLegend says how a group's drift is measured and when it moved, as
