@@ -213,6 +213,19 @@ func (ag Agreement) Misses(share float64) []string {
 	return out
 }
 
+// FartherApart names the figures whose runs lay further apart across the cells
+// than ApartBeyond times the larger run shift their probes measured: the
+// machine moved between the runs more than either run saw along itself.
+func (ag Agreement) FartherApart() []string {
+	var out []string
+	for _, c := range ag.Calibration {
+		if c.ApartTimes() > ApartBeyond {
+			out = append(out, c.Figure.Name)
+		}
+	}
+	return out
+}
+
 // Undercovered says some figure held the other run's median in fewer than
 // share of its cells, one way or the other: a miss a run that moved can explain,
 // unlike intervals too wide or a flipped verdict.

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -174,5 +176,59 @@ func TestNoisePerRun(t *testing.T) {
 		if m.MedianDev <= m.MedianDevA || m.MedianDev >= m.MedianDevB {
 			t.Errorf("%s: pooled median deviation %.4f; want between A's %.4f and B's %.4f", m.Figure, m.MedianDev, m.MedianDevA, m.MedianDevB)
 		}
+	}
+}
+
+// scaledRun is r with every repeat's req/s times k.
+func scaledRun(r *results.Run, k float64) *results.Run {
+	out := &results.Run{Spec: r.Spec}
+	for _, c := range r.Cells {
+		c.Repeats = slices.Clone(c.Repeats)
+		for i := range c.Repeats {
+			c.Repeats[i].Metrics.RPS *= k
+		}
+		out.Cells = append(out.Cells, c)
+	}
+	return out
+}
+
+// How far run B lay from run A across the cells, and how many run shifts
+// that is: a rerun 10 % faster in every cell lies 10 % apart, 1.59 times the
+// fallback shift of runs without probes (6 %); 20 % faster lies past twice it.
+func TestCalibrationApart(t *testing.T) {
+	a := forkedRun(0, 1)
+	for _, tc := range []struct {
+		k     float64
+		times float64
+		far   bool
+	}{
+		{1, 0, false},
+		{1.10, math.Log(1.10) / FallbackRunShift, false},
+		{1 / 1.10, math.Log(1.10) / FallbackRunShift, false},
+		{1.20, math.Log(1.20) / FallbackRunShift, true},
+	} {
+		t.Run(fmt.Sprint(tc.k), func(t *testing.T) {
+			cals, _ := Calibrate(a, scaledRun(a, tc.k))
+			c := cals[0]
+			if c.Figure.Key != "rps" {
+				t.Fatalf("first figure %q; want rps", c.Figure.Key)
+			}
+			if math.Abs(c.Apart-(tc.k-1)) > 1e-9 {
+				t.Errorf("Apart %.4f; want %.4f", c.Apart, tc.k-1)
+			}
+			if got := c.ApartTimes(); math.Abs(got-tc.times) > 1e-9 {
+				t.Errorf("ApartTimes %.4f; want %.4f", got, tc.times)
+			}
+			far := Agreement{Calibration: cals}.FartherApart()
+			if got := slices.Contains(far, c.Figure.Name); got != tc.far {
+				t.Errorf("FartherApart %v; want req/s in it %v", far, tc.far)
+			}
+		})
+	}
+	if got := (Calibration{}).ApartTimes(); !math.IsNaN(got) {
+		t.Errorf("no cells: ApartTimes %v; want NaN", got)
+	}
+	if got := (Calibration{Cells: 3, Apart: 0.1}).ApartTimes(); !math.IsNaN(got) {
+		t.Errorf("no shift: ApartTimes %v; want NaN", got)
 	}
 }

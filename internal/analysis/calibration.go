@@ -30,6 +30,26 @@ type Calibration struct {
 	// it (Uncertainty.Shift); Measured: both from the run's own probe.
 	ShiftA, ShiftB float64
 	Measured       bool
+	// Apart is how far run B lay from run A across the cells: the mean over the
+	// cells of log(B/A) of their medians, as a change (+0.09: B 9 % higher). It
+	// is the one shift this rerun made, which ShiftA and ShiftB estimate as an sd.
+	Apart float64
+}
+
+// ApartBeyond is how many run shifts apart two runs may lie before their
+// distance counts as more than their probes measured: a calibrated shift (an
+// sd) leaves about 1 pair in 20 past twice itself.
+const ApartBeyond = 2.0
+
+// ApartTimes is the runs' distance across the cells over the larger of the
+// two runs' shifts (|log(1 + Apart)| / max(ShiftA, ShiftB)); NaN without
+// cells or a shift.
+func (c Calibration) ApartTimes() float64 {
+	sh := max(c.ShiftA, c.ShiftB)
+	if c.Cells == 0 || !(sh > 0) {
+		return math.NaN()
+	}
+	return math.Abs(math.Log1p(c.Apart)) / sh
 }
 
 // Sharpness is the wider run's median half-width over the rerun difference's
@@ -82,7 +102,7 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 	for _, f := range PrecisionFigures {
 		cal := Calibration{Figure: f}
 		cal.ShiftA, cal.ShiftB, cal.Measured = ua.Shift, ub.Shift, ua.ShiftMeasured && ub.ShiftMeasured
-		var ha, hb, ia, ib, diff []float64
+		var ha, hb, ia, ib, diff, signed []float64
 		for _, ca := range a.Cells {
 			cb, ok := bc[ca.Name]
 			if !ok {
@@ -93,7 +113,8 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 				continue
 			}
 			cal.Cells++
-			diff = append(diff, math.Abs(math.Log(ivb.Center/iva.Center)))
+			d := math.Log(ivb.Center / iva.Center)
+			diff, signed = append(diff, math.Abs(d)), append(signed, d)
 			if iva.Contains(ivb.Center) {
 				cal.BInA++
 			}
@@ -105,6 +126,9 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 		}
 		cal.HalfA, cal.HalfB, cal.InRunA, cal.InRunB = stats.Median(ha), stats.Median(hb), stats.Median(nonNaN(ia)), stats.Median(nonNaN(ib))
 		cal.RerunP95 = percentile(diff, 0.95)
+		if len(signed) > 0 {
+			cal.Apart = math.Expm1(stats.Mean(signed))
+		}
 		cal.RoundsFor5 = roundsFor(NoiseOf(a.Cells, f.F).Pool.Var(), 0.05)
 		cals = append(cals, cal)
 	}

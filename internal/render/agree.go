@@ -54,6 +54,9 @@ func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
 		if moved := ag.Moved(); len(moved) > 0 && ag.Undercovered(share) {
 			verdict += fmt.Sprintf("; the figures of run %s moved along the run (above): not a quiet pair", strings.Join(moved, " and "))
 		}
+		if far := ag.FartherApart(); len(far) > 0 && ag.Undercovered(share) {
+			verdict += fmt.Sprintf("; in %s the runs lay more than %.0f times the larger run shift apart (above): the machine moved between the runs more than either run's probe saw", strings.Join(far, " and "), analysis.ApartBeyond)
+		}
 	}
 	fmt.Fprintf(&b, "\ngoal (for each figure, %.0f-%.0f %% of cells with the other run's median inside their 95 %% interval, both ways, at a median half-width of at most %.1f x the rerun difference's 95th percentile; no verdict flipped between faster and slower): %s\n", share*100, analysis.CoverHigh*100, analysis.SharpGoal, verdict)
 	_, err := io.WriteString(w, b.String())
@@ -77,7 +80,7 @@ func writeCalibration(b *strings.Builder, ag analysis.Agreement) {
 			c.Figure.Name, c.BInA, c.Cells, share(c.BInA), c.AInB, c.Cells, share(c.AInB),
 			pctOf(c.HalfA), pctOf(c.HalfB), c.Sharpness(), pctOf(c.RerunP95), pctOf(c.InRunA), pctOf(c.InRunB), c.RoundsFor5)
 	}
-	b.WriteString("  " + shiftLine(ag.Calibration[0]) + "\n")
+	b.WriteString("  " + shiftLine(ag.Calibration[0]) + apartPhrase(ag.Calibration) + "\n")
 	if len(ag.Flips) == 0 {
 		return
 	}
@@ -97,6 +100,30 @@ func shiftLine(c analysis.Calibration) string {
 		return fmt.Sprintf("run shift against a rerun, from each run's CPU probe along the run: ±%s (A), ±%s (B) (sd)", pctOf(c.ShiftA), pctOf(c.ShiftB))
 	}
 	return fmt.Sprintf("run shift against a rerun: ±%s (A), ±%s (B) (sd; a run without probe times to measure its own takes %s)", pctOf(c.ShiftA), pctOf(c.ShiftB), pctOf(analysis.FallbackRunShift))
+}
+
+// apartPhrase says how far the runs lay apart across the cells, per figure,
+// and how many of the larger run shift that is: "; across the cells B lay -9 %
+// (req/s), ... from A: 1.8, ... times the larger"; "" without cells.
+func apartPhrase(cals []analysis.Calibration) string {
+	var apart, times []string
+	for _, c := range cals {
+		if c.Cells == 0 {
+			continue
+		}
+		apart = append(apart, fmt.Sprintf("%+.0f %% (%s)", math.Round(c.Apart*100)+0, c.Figure.Name)) // +0: no "-0 %"
+		if t := c.ApartTimes(); !math.IsNaN(t) {
+			times = append(times, fmt.Sprintf("%.2f", t))
+		}
+	}
+	if len(apart) == 0 {
+		return ""
+	}
+	out := "; across the cells B lay " + strings.Join(apart, ", ") + " from A"
+	if len(times) == len(apart) {
+		out += ": " + strings.Join(times, ", ") + " times the larger run shift"
+	}
+	return out
 }
 
 // runShiftPhrase names the run shift u's intervals add, and where it came from.

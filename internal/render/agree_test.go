@@ -109,7 +109,7 @@ func TestAgreeText(t *testing.T) {
 			{Figure: "req/s", A: 1020, B: 1224, Change: 0.2},
 			{Figure: "client CPU/call", A: 10, B: 7, Change: -0.3, InsideA: true}}}},
 		Calibration: []analysis.Calibration{{Figure: analysis.FigRPS.Figure(), Cells: 12, BInA: 11, AInB: 12, HalfA: 0.05, HalfB: 0.06, InRunA: 0.02, InRunB: 0.03, RoundsFor5: 4,
-			RerunP95: 0.05, ShiftA: 0.04, ShiftB: 0.05, Measured: true}},
+			RerunP95: 0.05, ShiftA: 0.04, ShiftB: 0.05, Measured: true, Apart: 0.12}},
 		Flips: []analysis.Flips{{Kind: analysis.VsGo, Figure: "req/s", Compared: 3, SameVerdict: 2, Flipped: []string{"php-grpc vs go-grpc: faster -> slower"}}},
 	}
 	for _, tc := range []struct {
@@ -122,9 +122,12 @@ func TestAgreeText(t *testing.T) {
 			"CPU probe, server core: median 5000 µs in A, 5000 µs in B (+0 %: the same time in both runs)\n",
 			"\n1 cells outside ±10 %:\n  go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %, outside A's interval), client CPU/call 10.0 -> 7.00 (-30 %, inside A's interval)\n",
 			"  req/s            B in A's: 11 of 12, 92 %; A in B's: 12 of 12, 100 %; median half-width ±5 % (A), ±6 % (B), 1.20 x the rerun difference's 95th percentile (±5 %); in-run alone ±2 % (A), ±3 % (B); ±5 % in-run needs 4 rounds\n",
-			"  run shift against a rerun, from each run's CPU probe along the run: ±4 % (A), ±5 % (B) (sd)\n",
+			"  run shift against a rerun, from each run's CPU probe along the run: ±4 % (A), ±5 % (B) (sd); across the cells B lay +12 % (req/s) from A: 2.27 times the larger run shift\n",
 			"    flipped: php-grpc vs go-grpc: faster -> slower\n",
 			"): not met: req/s A in B's 12 of 12 (100.0 %), over 98 %; verdicts flipped between faster and slower: 1\n"}},
+		// Under the goal's share, a pair whose runs lay apart past twice the larger
+		// run shift says so after the misses.
+		{0.95, []string{"): not met: req/s B in A's 11 of 12 (91.7 %), under 95 %; req/s A in B's 12 of 12 (100.0 %), over 98 %; verdicts flipped between faster and slower: 1; in req/s the runs lay more than 2 times the larger run shift apart (above): the machine moved between the runs more than either run's probe saw\n"}},
 	} {
 		var out bytes.Buffer
 		if err := AgreeText(&out, ag, tc.share); err != nil {
