@@ -133,7 +133,8 @@ func Reproducibility(w io.Writer, a, b *results.Run) error {
 		fmt.Fprintf(&sb, "| %s | %s | %s | ±%.0f %% / ±%.0f %% | ±%.0f %% | %.2f | ±%.0f %% / ±%.0f %% | %d |\n", c.Figure.Name, share(c.BInA, c.Cells), share(c.AInB, c.Cells),
 			100*c.HalfA, 100*c.HalfB, 100*c.RerunP95, c.Sharpness(), 100*c.InRunA, 100*c.InRunB, c.RoundsFor5)
 	}
-	sb.WriteString("\n" + strings.ToUpper(shiftLine(cal[0])[:1]) + shiftLine(cal[0])[1:] + ".\n")
+	line := shiftLine(cal[0]) + apartPhrase(cal)
+	sb.WriteString("\n" + strings.ToUpper(line[:1]) + line[1:] + ".\n")
 	sb.WriteString(driftsLine(a, b))
 	compared, flipped, moved := 0, 0, 0
 	for _, f := range flips {
