@@ -213,14 +213,21 @@ func (ag Agreement) Misses(share float64) []string {
 	return out
 }
 
-// FartherApart names the figures whose runs lay further apart across the cells
-// than ApartBeyond times the larger run shift their probes measured: the
-// machine moved between the runs more than either run saw along itself.
-func (ag Agreement) FartherApart() []string {
+// FartherApart names each figure and way whose coverage fell under share
+// ("req/s A in B's") where the runs lay more than ApartBeyond times the shift
+// of the run whose intervals missed: the machine moved between the runs more
+// than that run's probe saw along itself.
+func (ag Agreement) FartherApart(share float64) []string {
 	var out []string
 	for _, c := range ag.Calibration {
-		if c.ApartTimes() > ApartBeyond {
-			out = append(out, c.Figure.Name)
+		n := share * float64(c.Cells)
+		for _, way := range []struct {
+			name   string
+			k, run int
+		}{{"B in A's", c.BInA, 0}, {"A in B's", c.AInB, 1}} {
+			if float64(way.k) < n && c.ApartTimes(way.run) > ApartBeyond {
+				out = append(out, c.Figure.Name+" "+way.name)
+			}
 		}
 	}
 	return out

@@ -194,18 +194,19 @@ func scaledRun(r *results.Run, k float64) *results.Run {
 
 // How far run B lay from run A across the cells, and how many run shifts
 // that is: a rerun 10 % faster in every cell lies 10 % apart, 1.59 times the
-// fallback shift of runs without probes (6 %); 20 % faster lies past twice it.
+// fallback shift of runs without probes (6 %), inside the intervals; 20 %
+// faster lies past twice it and outside them, both ways.
 func TestCalibrationApart(t *testing.T) {
 	a := forkedRun(0, 1)
 	for _, tc := range []struct {
 		k     float64
 		times float64
-		far   bool
+		far   []string
 	}{
-		{1, 0, false},
-		{1.10, math.Log(1.10) / FallbackRunShift, false},
-		{1 / 1.10, math.Log(1.10) / FallbackRunShift, false},
-		{1.20, math.Log(1.20) / FallbackRunShift, true},
+		{1, 0, nil},
+		{1.10, math.Log(1.10) / FallbackRunShift, nil},
+		{1 / 1.10, math.Log(1.10) / FallbackRunShift, nil},
+		{1.20, math.Log(1.20) / FallbackRunShift, []string{"req/s B in A's", "req/s A in B's"}},
 	} {
 		t.Run(fmt.Sprint(tc.k), func(t *testing.T) {
 			cals, _ := Calibrate(a, scaledRun(a, tc.k))
@@ -216,19 +217,26 @@ func TestCalibrationApart(t *testing.T) {
 			if math.Abs(c.Apart-(tc.k-1)) > 1e-9 {
 				t.Errorf("Apart %.4f; want %.4f", c.Apart, tc.k-1)
 			}
-			if got := c.ApartTimes(); math.Abs(got-tc.times) > 1e-9 {
-				t.Errorf("ApartTimes %.4f; want %.4f", got, tc.times)
+			for r := range 2 {
+				if got := c.ApartTimes(r); math.Abs(got-tc.times) > 1e-9 {
+					t.Errorf("ApartTimes(%d) %.4f; want %.4f", r, got, tc.times)
+				}
 			}
-			far := Agreement{Calibration: cals}.FartherApart()
-			if got := slices.Contains(far, c.Figure.Name); got != tc.far {
-				t.Errorf("FartherApart %v; want req/s in it %v", far, tc.far)
+			if got := (Agreement{Calibration: cals}).FartherApart(CoverLow); !slices.Equal(got, tc.far) {
+				t.Errorf("FartherApart %q; want %q", got, tc.far)
 			}
 		})
 	}
-	if got := (Calibration{}).ApartTimes(); !math.IsNaN(got) {
+	// Each way is judged on the shift of the run whose intervals took the other's
+	// medians in: A's 8 % holds what B's 3 % does not.
+	one := Calibration{Figure: FigRPS.Figure(), Cells: 10, BInA: 10, AInB: 6, ShiftA: 0.08, ShiftB: 0.03, Apart: 0.08}
+	if got := (Agreement{Calibration: []Calibration{one}}).FartherApart(CoverLow); !slices.Equal(got, []string{"req/s A in B's"}) {
+		t.Errorf("FartherApart %q; want only req/s A in B's", got)
+	}
+	if got := (Calibration{}).ApartTimes(0); !math.IsNaN(got) {
 		t.Errorf("no cells: ApartTimes %v; want NaN", got)
 	}
-	if got := (Calibration{Cells: 3, Apart: 0.1}).ApartTimes(); !math.IsNaN(got) {
+	if got := (Calibration{Cells: 3, Apart: 0.1}).ApartTimes(1); !math.IsNaN(got) {
 		t.Errorf("no shift: ApartTimes %v; want NaN", got)
 	}
 }

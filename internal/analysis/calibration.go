@@ -36,16 +36,16 @@ type Calibration struct {
 	Apart float64
 }
 
-// ApartBeyond is how many run shifts apart two runs may lie before their
-// distance counts as more than their probes measured: a calibrated shift (an
-// sd) leaves about 1 pair in 20 past twice itself.
+// ApartBeyond is how many of a run's shifts apart two runs may lie before their
+// distance counts as more than that run's probe measured: a calibrated shift
+// (an sd) leaves about 1 pair in 20 past twice itself.
 const ApartBeyond = 2.0
 
-// ApartTimes is the runs' distance across the cells over the larger of the
-// two runs' shifts (|log(1 + Apart)| / max(ShiftA, ShiftB)); NaN without
-// cells or a shift.
-func (c Calibration) ApartTimes() float64 {
-	sh := max(c.ShiftA, c.ShiftB)
+// ApartTimes is the runs' distance across the cells in run r's shifts (0:
+// A's, 1: B's), |log(1 + Apart)| / the shift: what run r's intervals allowed
+// for when they took the other run's medians in; NaN without cells or a shift.
+func (c Calibration) ApartTimes(r int) float64 {
+	sh := [2]float64{c.ShiftA, c.ShiftB}[r]
 	if c.Cells == 0 || !(sh > 0) {
 		return math.NaN()
 	}
