@@ -32,7 +32,7 @@ type Calibration struct {
 	Measured       bool
 	// Apart is how far run B lay from run A across the cells: the mean over the
 	// cells of log(B/A) of their medians, as a change (+0.09: B 9 % higher). It
-	// is the one shift this rerun made, which ShiftA and ShiftB estimate as an sd.
+	// is the one shift this rerun made, whose sd ShiftA and ShiftB estimate.
 	Apart float64
 }
 
