@@ -188,15 +188,12 @@ func (ag Agreement) Misses(share float64) []string {
 			continue
 		}
 		n := float64(c.Cells)
-		for _, way := range []struct {
-			name string
-			k    int
-		}{{"B in A's", c.BInA}, {"A in B's", c.AInB}} {
-			switch pct := 100 * float64(way.k) / n; {
-			case float64(way.k) < share*n:
-				out = append(out, fmt.Sprintf("%s %s %d of %d (%.1f %%), under %.0f %%", c.Figure.Name, way.name, way.k, c.Cells, pct, 100*share))
-			case float64(way.k) > CoverHigh*n:
-				out = append(out, fmt.Sprintf("%s %s %d of %d (%.1f %%), over %.0f %%", c.Figure.Name, way.name, way.k, c.Cells, pct, 100*CoverHigh))
+		for _, way := range c.Ways() {
+			switch pct := 100 * float64(way.K) / n; {
+			case float64(way.K) < share*n:
+				out = append(out, fmt.Sprintf("%s %s %d of %d (%.1f %%), under %.0f %%", c.Figure.Name, way.Name, way.K, c.Cells, pct, 100*share))
+			case float64(way.K) > CoverHigh*n:
+				out = append(out, fmt.Sprintf("%s %s %d of %d (%.1f %%), over %.0f %%", c.Figure.Name, way.Name, way.K, c.Cells, pct, 100*CoverHigh))
 			}
 		}
 		if sh := c.Sharpness(); !(sh <= SharpGoal) {
@@ -221,12 +218,9 @@ func (ag Agreement) FartherApart(share float64) []string {
 	var out []string
 	for _, c := range ag.Calibration {
 		n := share * float64(c.Cells)
-		for _, way := range []struct {
-			name   string
-			k, run int
-		}{{"B in A's", c.BInA, 0}, {"A in B's", c.AInB, 1}} {
-			if float64(way.k) < n && c.ApartTimes(way.run) > ApartBeyond {
-				out = append(out, c.Figure.Name+" "+way.name)
+		for _, way := range c.Ways() {
+			if float64(way.K) < n && c.ApartTimes(way.Run) > ApartBeyond {
+				out = append(out, c.Figure.Name+" "+way.Name)
 			}
 		}
 	}

@@ -36,6 +36,19 @@ type Calibration struct {
 	Apart float64
 }
 
+// Way is one direction of a calibration: Name ("B in A's"), the cells whose
+// other median lay inside this run's intervals (K), and the run whose
+// intervals they were (Run: 0 A, 1 B).
+type Way struct {
+	Name   string
+	K, Run int
+}
+
+// Ways are c's two directions, B's medians in A's intervals first.
+func (c Calibration) Ways() [2]Way {
+	return [2]Way{{"B in A's", c.BInA, 0}, {"A in B's", c.AInB, 1}}
+}
+
 // ApartBeyond is how many of a run's shifts apart two runs may lie before their
 // distance counts as more than that run's probe measured: a calibrated shift
 // (an sd) leaves about 1 pair in 20 past twice itself.
