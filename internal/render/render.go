@@ -184,7 +184,8 @@ func primesMarkdown(run *results.Run) string {
 }
 
 // forksMarkdown names the groups that forked (Spec.Forks) and the spread their
-// server starts showed between them, beyond their rounds' noise: what the
+// server starts showed between them, beyond their rounds' noise, with its
+// degrees of freedom (few where a start moved all its cells alike): what the
 // intervals of their cells add.
 func forksMarkdown(run *results.Run) string {
 	spreads := analysis.UncertaintyOf(run).ForkSpreads()
@@ -196,11 +197,11 @@ func forksMarkdown(run *results.Run) string {
 		g := spreads[i].Group
 		var figs []string
 		for ; i < len(spreads) && spreads[i].Group == g; i++ {
-			figs = append(figs, fmt.Sprintf("%s %s", spreads[i].Figure.Name, pctOf(spreads[i].SD)))
+			figs = append(figs, fmt.Sprintf("%s %s on %d df", spreads[i].Figure.Name, pctOf(spreads[i].SD), spreads[i].DF))
 		}
 		parts = append(parts, fmt.Sprintf("%s %d server starts, apart by (sd) %s", strings.TrimSuffix(g, "@"), spreads[i-1].Forks, strings.Join(figs, ", ")))
 	}
-	return "- forks (a JVM server started again mid-group, with fresh workers; the intervals add this spread; docs/method.md, section 11): " + strings.Join(parts, "; ") + "\n"
+	return "- forks (a JVM server started again mid-group, with fresh workers; the intervals add this spread, on the degrees of freedom its common and its cells' own parts give; docs/method.md, section 11): " + strings.Join(parts, "; ") + "\n"
 }
 
 func loadString(l plan.Load) string {

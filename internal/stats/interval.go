@@ -177,7 +177,10 @@ type Between struct {
 // given as its forks' logs: per cell, the variance of its forks' means less what
 // the rounds' own noise puts there (the within-fork variance pooled over the
 // cells, over each fork's rounds), averaged over the cells, floored at 0. A cell
-// with fewer than two forks adds nothing; forks is the count a run makes.
+// with fewer than two forks adds nothing; forks is the count a run makes. One
+// start serves all the group's cells, so part of a fork's shift is common to
+// them: the degrees of freedom are those of the common and the cells' own parts
+// (sharedDF), not one per cell and fork.
 func BetweenForks(cells [][][]float64, forks int) Between {
 	var within Pool
 	var ss, noise float64
@@ -215,7 +218,62 @@ func BetweenForks(cells [][][]float64, forks int) Between {
 	if df == 0 {
 		return Between{}
 	}
-	return Between{Var: max(0, (ss-noise)/float64(df)), DF: df, Forks: forks}
+	return Between{Var: max(0, (ss-noise)/float64(df)), DF: sharedDF(cells, forks, df, wv), Forks: forks}
+}
+
+// sharedDF is the degrees of freedom of BetweenForks's estimate, df counted one
+// per cell and fork, when a start shifts all its cells alike. Over the cells
+// that ran every fork (n of them, F forks), a cell's fork mean less its own
+// mean splits into the fork's mean over the cells (common: a mean square MSc on
+// F-1 degrees) and the rest (the cells' own: MSo on (n-1)(F-1)); the estimate
+// is MSc/n + (1-1/n) MSo less the rounds' noise in a fork's mean (wv, the
+// within-fork variance, over its rounds: taken as known), and Satterthwaite's
+// degrees of such a sum are its square over Σ (a_i MS_i)²/df_i: about F-1 when
+// the start's shift is all there is, up to n(F-1) when each cell's is its own.
+// Scaled to the cells counted in df; df itself when fewer than two cells ran
+// every fork.
+func sharedDF(cells [][][]float64, forks, df int, wv float64) int {
+	var devs [][]float64 // per full cell: its fork means less their mean
+	var noise float64    // the rounds' noise in a fork's mean, summed over them
+	for _, fs := range cells {
+		if len(fs) != forks || slices.ContainsFunc(fs, func(f []float64) bool { return len(f) == 0 }) {
+			continue
+		}
+		d := make([]float64, forks)
+		for j, f := range fs {
+			d[j] = Mean(f)
+			noise += wv / float64(len(f)) / float64(forks)
+		}
+		m := Mean(d)
+		for j := range d {
+			d[j] -= m
+		}
+		devs = append(devs, d)
+	}
+	n := len(devs)
+	if n < 2 || forks < 2 {
+		return df
+	}
+	var ssc, sso float64
+	for j := range forks {
+		var c float64
+		for _, d := range devs {
+			c += d[j]
+		}
+		c /= float64(n)
+		ssc += float64(n) * c * c
+		for _, d := range devs {
+			sso += (d[j] - c) * (d[j] - c)
+		}
+	}
+	dfc, dfo := float64(forks-1), float64((n-1)*(forks-1))
+	a, b := ssc/dfc/float64(n), (1-1/float64(n))*sso/dfo
+	v := a + b - noise/float64(n)
+	if v <= 0 {
+		return df
+	}
+	eff := v * v / (a*a/dfc + b*b/dfo)
+	return max(1, min(df, int(eff*float64(df)/float64(n*(forks-1)))))
 }
 
 // cellVar is a cell's variance, its own shrunk towards the run's (Prior, or the

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -190,16 +191,26 @@ func TestMedianFactor(t *testing.T) {
 
 // synthForks is a run of a group that forks: each cell's rounds split over forks,
 // each fork the cell's true value times the run's shift, a fork's own shift of
-// sd between (a JVM start's steady state), and the rounds' noise.
+// sd between (a JVM start's steady state), and the rounds' noise. Each cell's
+// fork draws its own shift; synthForksShared shares part of it.
 func synthForks(r *rand.Rand, truth, sd []float64, sizes []int, shift, between float64) [][][]float64 {
+	return synthForksShared(r, truth, sd, sizes, shift, between, 0)
+}
+
+// synthForksShared is synthForks where one start serves all the group's cells,
+// as it does: a share of each fork's shift variance (shared, 0..1) is the
+// start's, common to every cell of the fork, the rest each cell's own (its own
+// JIT luck).
+func synthForksShared(r *rand.Rand, truth, sd []float64, sizes []int, shift, between, shared float64) [][][]float64 {
 	k := math.Exp(shift * r.NormFloat64())
+	common := make([]float64, len(sizes))
+	for f := range common {
+		common[f] = math.Sqrt(shared) * between * r.NormFloat64()
+	}
 	out := make([][][]float64, len(truth))
 	for i := range truth {
-		for _, per := range sizes {
-			// One start serves all the group's cells: its shift is shared by
-			// them, partly (a cell's own JIT luck), which only widens the
-			// test; here each cell's fork draws its own.
-			fk := math.Exp(between * r.NormFloat64())
+		for f, per := range sizes {
+			fk := math.Exp(common[f] + math.Sqrt(1-shared)*between*r.NormFloat64())
 			var v []float64
 			for range per {
 				v = append(v, truth[i]*k*fk*math.Exp(sd[i]*r.NormFloat64()))
@@ -237,10 +248,20 @@ func TestForkCoverage(t *testing.T) {
 		sizes          []int // rounds per fork
 		shift, between float64
 		blindFails     bool
+		shared         float64 // the share of the fork's shift one start gives every cell
+		least          float64 // the coverage it holds at least (0: 93 %)
 	}{
-		{"2 forks x 2 rounds, no spread between forks", []int{2, 2}, 0.06, 0, false},
-		{"2 forks x 2 rounds, 20 % between forks", []int{2, 2}, 0.06, 0.20, true},
-		{"3 forks x 2 rounds, 15 % between forks", []int{2, 2, 2}, 0.06, 0.15, true},
+		{"2 forks x 2 rounds, no spread between forks", []int{2, 2}, 0.06, 0, false, 0, 0},
+		{"2 forks x 2 rounds, 20 % between forks", []int{2, 2}, 0.06, 0.20, true, 0, 0},
+		{"3 forks x 2 rounds, 15 % between forks", []int{2, 2, 2}, 0.06, 0.15, true, 0, 0},
+		{"2 forks x 2 rounds, 10 % between forks, one start's", []int{2, 2}, 0.06, 0.10, false, 1, 0},
+		{"2 forks x 2 rounds, 10 % between forks, 3/4 the start's", []int{2, 2}, 0.06, 0.10, false, 0.75, 0},
+		{"3 forks x 2 rounds, 10 % between forks, one start's", []int{2, 2, 2}, 0.06, 0.10, false, 1, 0},
+		// Two forks tell a start's shift once (1 degree): Welch-Satterthwaite's
+		// degrees of the sum lean on a variance that small a sample often
+		// reads low, and the interval falls short of 93 % (89.5 %); counting a
+		// degree per cell and fork held 85.3 % here.
+		{"2 forks x 2 rounds, 20 % between forks, one start's", []int{2, 2}, 0.06, 0.20, true, 1, 0.88},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			forks := len(tc.sizes)
@@ -248,8 +269,8 @@ func TestForkCoverage(t *testing.T) {
 			hit, blind, all := 0, 0, 0
 			for range 1000 {
 				truth, sd := newSynthCells(r, 12)
-				a := synthForks(r, truth, sd, tc.sizes, 0, tc.between)
-				b := synthForks(r, truth, sd, tc.sizes, tc.shift, tc.between)
+				a := synthForksShared(r, truth, sd, tc.sizes, 0, tc.between, tc.shared)
+				b := synthForksShared(r, truth, sd, tc.sizes, tc.shift, tc.between, tc.shared)
 				for _, pair := range [][2][][][]float64{{a, b}, {b, a}} {
 					n := forkNoise(pair[0], forks, tc.shift)
 					plain := Noise{Pool: n.Pool, RunShift: tc.shift}
@@ -274,8 +295,9 @@ func TestForkCoverage(t *testing.T) {
 			}
 			share, bshare := float64(hit)/float64(all), float64(blind)/float64(all)
 			t.Logf("rerun inside the forked interval: %.1f %%, inside the fork-blind one: %.1f %% of %d cells", share*100, bshare*100, all)
-			if share < 0.93 {
-				t.Errorf("covered %.1f %%; want >= 93 %%", share*100)
+			least := cmp.Or(tc.least, 0.93)
+			if share < least {
+				t.Errorf("covered %.1f %%; want >= %.0f %%", share*100, least*100)
 			}
 			if tc.blindFails && bshare >= 0.93 {
 				t.Errorf("the fork-blind interval covered %.1f %%: the test's spread between forks shows nothing", bshare*100)
@@ -303,12 +325,29 @@ func TestBetweenForks(t *testing.T) {
 			logs = append(logs, lf)
 		}
 		b := BetweenForks(logs, 2)
-		if b.DF != 400 || b.Forks != 2 {
-			t.Errorf("DF %d, Forks %d; want 400, 2", b.DF, b.Forks)
+		// Each cell's forks draw their own shift: up to a degree per cell, less
+		// what the rounds' noise, subtracted, takes from the estimate (268 at
+		// 10 %, 367 at 25 %).
+		if b.DF < 200 || b.DF > 400 || b.Forks != 2 {
+			t.Errorf("DF %d, Forks %d; want 200..400, 2", b.DF, b.Forks)
 		}
 		if got := math.Sqrt(b.Var); math.Abs(got-want) > 0.03 {
 			t.Errorf("between-fork sd %.3f; want %.2f within 0.03", got, want)
 		}
+	}
+	// One start's shift, common to every cell: the 400 cells tell one fork's
+	// shift from the other's once, about 1 degree of freedom, not 400.
+	truth, sd := newSynthCells(r, 400)
+	var logs [][][]float64
+	for _, fs := range synthForksShared(r, truth, sd, []int{3, 3}, 0, 0.10, 1) {
+		var lf [][]float64
+		for _, f := range fs {
+			lf = append(lf, Logs(f))
+		}
+		logs = append(logs, lf)
+	}
+	if b := BetweenForks(logs, 2); b.DF > 3 {
+		t.Errorf("one start's shift: DF %d; want at most 3", b.DF)
 	}
 	if b := BetweenForks([][][]float64{{{1, 2, 3}}}, 2); b.DF != 0 || b.Var != 0 {
 		t.Errorf("one fork: %+v; want none", b)
