@@ -78,9 +78,15 @@ func rendersUnchanged(t *testing.T, ref string, every bool) {
 }
 
 // TestReferenceReproductionUnchanged writes reproduction.md and reproduction.html
-// again from results/reference/reproduction/reproduction.json.
+// again from the reproduction.json of results/reference/reproduction and of the
+// committed reproductions README compares (reproduce-loopback, reproduce-lan).
 func TestReferenceReproductionUnchanged(t *testing.T) {
-	src := filepath.Join(reference, "reproduction")
+	for _, src := range []string{filepath.Join(reference, "reproduction"), "../../results/reproduce-loopback", "../../results/reproduce-lan"} {
+		t.Run(filepath.Base(src), func(t *testing.T) { reproductionUnchanged(t, src) })
+	}
+}
+
+func reproductionUnchanged(t *testing.T, src string) {
 	b, err := os.ReadFile(filepath.Join(src, "reproduction.json"))
 	if err != nil {
 		t.Fatal(err)
