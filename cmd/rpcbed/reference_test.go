@@ -267,3 +267,27 @@ func TestReferenceReproducibility(t *testing.T) {
 		t.Error("reproducibility of one run: no error; want one asking for two")
 	}
 }
+
+// TestCapacityRendersUnchanged renders the committed capacity run
+// (results/capacity) again from its capacity.json (`rpcbed capacity render`)
+// and compares capacity.md, capacity.csv and every plot with the committed ones.
+func TestCapacityRendersUnchanged(t *testing.T) {
+	const ref = "../../results/capacity"
+	dir := t.TempDir()
+	copyTree(t, filepath.Join(ref, "capacity.json"), filepath.Join(dir, "capacity.json"))
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"capacity", "render", dir}, stdio{nil, &stdout, &stderr}); code != 0 {
+		t.Fatalf("rpcbed capacity render: exit %d\n%s", code, stderr.String())
+	}
+	plots, err := filepath.Glob(filepath.Join(ref, "plots", "*"))
+	if err != nil || len(plots) == 0 {
+		t.Fatalf("no plots in %s/plots (%v)", ref, err)
+	}
+	rendered := []string{"capacity.md", "capacity.csv"}
+	for _, p := range plots {
+		rendered = append(rendered, filepath.Join("plots", filepath.Base(p)))
+	}
+	for _, rel := range rendered {
+		sameFile(t, filepath.Join(dir, rel), filepath.Join(ref, rel))
+	}
+}
