@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rpcbed/rpcbed/internal/results"
@@ -238,5 +239,39 @@ func TestCalibrationApart(t *testing.T) {
 	}
 	if got := (Calibration{Cells: 3, Apart: 0.1}).ApartTimes(1); !math.IsNaN(got) {
 		t.Errorf("no shift: ApartTimes %v; want NaN", got)
+	}
+}
+
+// Each pool of cells (a client on a server group) gets its own distance and
+// misses: a rerun whose php cells ran 30 % faster and whose java cells held
+// lies +30 % apart in php's pool with all of its cells' ways outside, 0 % in
+// java's with none.
+func TestCalibrationPools(t *testing.T) {
+	a := forkedRun(0, 1)
+	for _, c := range slices.Clone(a.Cells) {
+		c.Name = strings.Replace(c.Name, "php-", "java-", 1)
+		c.Cell.Client = "java"
+		a.Cells = append(a.Cells, c)
+	}
+	b := &results.Run{Spec: a.Spec}
+	for _, c := range a.Cells {
+		c.Repeats = slices.Clone(c.Repeats)
+		for i := range c.Repeats {
+			if c.Cell.Client == "php" {
+				c.Repeats[i].Metrics.RPS *= 1.30
+			}
+		}
+		b.Cells = append(b.Cells, c)
+	}
+	cals, _ := Calibrate(a, b)
+	got := cals[0].Pools
+	want := []PoolApart{{Pool: "java on java-ice", Cells: 6}, {Pool: "php on java-ice", Cells: 6, Missed: 12, Apart: 0.30}}
+	if len(got) != len(want) {
+		t.Fatalf("pools %+v; want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Pool != want[i].Pool || got[i].Cells != want[i].Cells || got[i].Missed != want[i].Missed || math.Abs(got[i].Apart-want[i].Apart) > 1e-9 {
+			t.Errorf("pool %d: %+v; want %+v", i, got[i], want[i])
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/stats"
 
@@ -34,6 +36,52 @@ type Calibration struct {
 	// cells of log(B/A) of their medians, as a change (+0.09: B 9 % higher). It
 	// is the one shift this rerun made, whose sd ShiftA and ShiftB estimate.
 	Apart float64
+	// Pools: Apart and the misses per pool of cells (PoolApart), in pool order.
+	Pools []PoolApart
+}
+
+// PoolApart is one pool's part of a calibration: the cells of one client
+// against one server group (Pool: "php on go-server"), how far B lay from A
+// across them (the mean of log(B/A) of their medians, as a change), and how
+// many of their two ways (B's median in A's interval, A's in B's) missed. A
+// machine that moves between runs moves every pool the same way but not by
+// as much: the pools that move most are where the misses lie.
+type PoolApart struct {
+	Pool          string
+	Cells, Missed int
+	Apart         float64
+}
+
+// poolOf names the pool of cell c: its client on its server group ("php on
+// go-server", "go on go-server@lan").
+func poolOf(c results.CellResult) string {
+	return c.Client + " on " + strings.TrimSuffix(c.Cell.GroupKey(), "@")
+}
+
+// poolsApart gathers each pool's log ratios and misses (poolSum) by pool name.
+type poolsApart map[string]*poolSum
+
+type poolSum struct {
+	logs   []float64
+	missed int
+}
+
+func (p poolsApart) add(pool string, d float64, missed int) {
+	if p[pool] == nil {
+		p[pool] = &poolSum{}
+	}
+	p[pool].logs = append(p[pool].logs, d)
+	p[pool].missed += missed
+}
+
+// list is the pools as PoolAparts, in pool name order.
+func (p poolsApart) list() []PoolApart {
+	var out []PoolApart
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		e := p[k]
+		out = append(out, PoolApart{Pool: k, Cells: len(e.logs), Missed: e.missed, Apart: math.Expm1(stats.Mean(e.logs))})
+	}
+	return out
 }
 
 // Way is one direction of a calibration: Name ("B in A's"), the cells whose
@@ -116,6 +164,7 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 		cal := Calibration{Figure: f}
 		cal.ShiftA, cal.ShiftB, cal.Measured = ua.Shift, ub.Shift, ua.ShiftMeasured && ub.ShiftMeasured
 		var ha, hb, ia, ib, diff, signed []float64
+		pools := poolsApart{}
 		for _, ca := range a.Cells {
 			cb, ok := bc[ca.Name]
 			if !ok {
@@ -128,12 +177,16 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 			cal.Cells++
 			d := math.Log(ivb.Center / iva.Center)
 			diff, signed = append(diff, math.Abs(d)), append(signed, d)
+			missed := 2
 			if iva.Contains(ivb.Center) {
 				cal.BInA++
+				missed--
 			}
 			if ivb.Contains(iva.Center) {
 				cal.AInB++
+				missed--
 			}
+			pools.add(poolOf(ca), d, missed)
 			ha, hb = append(ha, iva.HalfWidth()), append(hb, ivb.HalfWidth())
 			ia, ib = append(ia, ua.InRun(ca, f).HalfWidth()), append(ib, ub.InRun(cb, f).HalfWidth())
 		}
@@ -142,6 +195,7 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 		if len(signed) > 0 {
 			cal.Apart = math.Expm1(stats.Mean(signed))
 		}
+		cal.Pools = pools.list()
 		cal.RoundsFor5 = roundsFor(NoiseOf(a.Cells, f.F).Pool.Var(), 0.05)
 		cals = append(cals, cal)
 	}

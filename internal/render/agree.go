@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/rpcbed/rpcbed/internal/analysis"
@@ -81,6 +82,7 @@ func writeCalibration(b *strings.Builder, ag analysis.Agreement) {
 			pctOf(c.HalfA), pctOf(c.HalfB), c.Sharpness(), pctOf(c.RerunP95), pctOf(c.InRunA), pctOf(c.InRunB), c.RoundsFor5)
 	}
 	b.WriteString("  " + shiftLine(ag.Calibration[0]) + apartPhrase(ag.Calibration) + "\n")
+	writePools(b, ag.Calibration)
 	if len(ag.Flips) == 0 {
 		return
 	}
@@ -91,6 +93,30 @@ func writeCalibration(b *strings.Builder, ag analysis.Agreement) {
 		for _, x := range f.Flipped {
 			fmt.Fprintf(b, "    flipped: %s\n", x)
 		}
+	}
+}
+
+// writePools prints, per pool of cells (a client on a server group), how far
+// B lay from A across its cells and how many of its cells' two ways missed,
+// per figure: where a machine's move between the runs fell hardest.
+func writePools(b *strings.Builder, cals []analysis.Calibration) {
+	var order []string
+	per := map[string][]string{}
+	for _, c := range cals {
+		for _, p := range c.Pools {
+			if _, ok := per[p.Pool]; !ok {
+				order = append(order, p.Pool)
+			}
+			per[p.Pool] = append(per[p.Pool], fmt.Sprintf("%s %+.0f %% (%d of %d outside)", c.Figure.Name, math.Round(p.Apart*100)+0, p.Missed, 2*p.Cells))
+		}
+	}
+	if len(order) < 2 {
+		return
+	}
+	slices.Sort(order)
+	b.WriteString("  by pool (a client on a server group): B from A across its cells, and its cells' medians outside the other run's interval, both ways counted:\n")
+	for _, k := range order {
+		fmt.Fprintf(b, "    %-24s %s\n", k, strings.Join(per[k], ", "))
 	}
 }
 
