@@ -16,9 +16,9 @@ import (
 )
 
 // runProbe is `rpcbed probe`: how steady this machine is, in the figures that
-// explain a matrix's spread. It times the compute probe (the one the matrix runs
-// around every repeat) and a memory probe (a random walk past the caches) on each
-// CPU, rounds times with a pause between, and prints min, median, max and spread.
+// explain a matrix's spread. It times the compute and the cache probe (the ones
+// the matrix runs around every repeat) and a memory probe (a random walk past the
+// caches) on each CPU, rounds times with a pause between, and prints min, median, max and spread.
 func runProbe(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
 	fs.SetOutput(s.err)
@@ -30,7 +30,8 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: rpcbed probe [-rounds 25] [-gap 300ms] [-cpus 0,1] [-mem-steps N] [-sustained 64s]\n\n"+
 			"Times a fixed compute probe (2000 SHA-256 sums of 4 KiB, as the matrix does around\n"+
-			"every repeat) and a memory probe (a dependent random walk over 32 MiB) on each CPU,\n"+
+			"every repeat), a memory probe (a dependent random walk over 32 MiB) and the cache\n"+
+			"probe the matrix also times (the same walk over 2 MiB) on each CPU,\n"+
 			"and prints min, median, max and (max-min)/median: how much the same work's time\n"+
 			"moves on this machine while nothing else of rpcbed's runs. With -sustained it also\n"+
 			"keeps each CPU busy decoding the matrix's 5000-item protobuf answer, as a loaded\n"+
@@ -66,6 +67,7 @@ func runProbe(ctx context.Context, args []string, s stdio) int {
 	}{
 		{"compute", probe.CPU},
 		{"memory", func(cpu int) (time.Duration, error) { return probe.Memory(cpu, *steps) }},
+		{"cache", probe.Cache},
 	}
 	for _, cpu := range list {
 		for _, k := range kinds {

@@ -17,10 +17,10 @@ func TestProbeCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	line := regexp.MustCompile(`^CPU +(-1|0) (compute|memory) +probe: min [0-9.]+ ms, median [0-9.]+ ms, max [0-9.]+ ms, spread [0-9]+ % over 3 rounds$`)
+	line := regexp.MustCompile(`^CPU +(-1|0) (compute|memory|cache) +probe: min [0-9.]+ ms, median [0-9.]+ ms, max [0-9.]+ ms, spread [0-9]+ % over 3 rounds$`)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("got %d lines; want 4 (2 CPUs x 2 kinds):\n%s", len(lines), out.String())
+	if len(lines) != 6 {
+		t.Fatalf("got %d lines; want 6 (2 CPUs x 3 kinds):\n%s", len(lines), out.String())
 	}
 	for _, l := range lines {
 		if !line.MatchString(l) {
@@ -50,8 +50,8 @@ func TestProbeCommandSustained(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	line := regexp.MustCompile(`^CPU -1 sustained decode \(5000-item DataList, protobuf\) for 4s: median [0-9]+ decodes/s; sd of the rate over 250ms windows [0-9]+ %, 1s windows [0-9]+ % \(independent slots: [0-9]+ %\)$`)
-	if len(lines) != 3 || !line.MatchString(lines[2]) {
-		t.Fatalf("got:\n%s\nwant 2 short-probe lines, then one matching %s", out.String(), line)
+	if len(lines) != 4 || !line.MatchString(lines[3]) {
+		t.Fatalf("got:\n%s\nwant 3 short-probe lines, then one matching %s", out.String(), line)
 	}
 }
 

@@ -24,8 +24,10 @@ type Agreement struct {
 	// Outside lists every cell outside Tol on any figure.
 	Outside []Disagreement
 	// ProbeA and ProbeB: each run's median CPU probe time (µs), client and server
-	// core; NaN for a run without probes.
+	// core; NaN for a run without probes. CacheA and CacheB: the same of the
+	// cache probe (NaN for a run recorded before it).
 	ProbeA, ProbeB [2]float64
+	CacheA, CacheB [2]float64
 	// Noise models each figure from the two runs' repeats; Took is run A's wall
 	// time (0 when unknown).
 	Noise []NoiseModel
@@ -71,6 +73,8 @@ func Agree(a, b *results.Run, tol, goal float64) Agreement {
 	ag := Agreement{Tol: tol}
 	ag.ProbeA[0], ag.ProbeA[1] = a.ProbeMedian()
 	ag.ProbeB[0], ag.ProbeB[1] = b.ProbeMedian()
+	ag.CacheA[0], ag.CacheA[1] = a.CacheProbeMedian()
+	ag.CacheB[0], ag.CacheB[1] = b.CacheProbeMedian()
 	bcells := map[string]results.CellResult{}
 	for _, c := range b.Cells {
 		bcells[c.Name] = c
@@ -241,7 +245,15 @@ func (ag Agreement) Undercovered(share float64) bool {
 // A (+0.10: the same work took 10 % longer in B); ok is false when a run has no
 // probe on that side.
 func (ag Agreement) ProbeChange(i int) (change float64, ok bool) {
-	a, b := ag.ProbeA[i], ag.ProbeB[i]
+	return timeChange(ag.ProbeA[i], ag.ProbeB[i])
+}
+
+// CacheChange is ProbeChange of the cache probe.
+func (ag Agreement) CacheChange(i int) (change float64, ok bool) {
+	return timeChange(ag.CacheA[i], ag.CacheB[i])
+}
+
+func timeChange(a, b float64) (float64, bool) {
 	if math.IsNaN(a) || math.IsNaN(b) || a <= 0 {
 		return 0, false
 	}

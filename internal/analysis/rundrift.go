@@ -26,6 +26,12 @@ type GroupDrift struct {
 	// server core together); ProbeOK is false without probe times.
 	Probe   float64
 	ProbeOK bool
+	// Cache is the cache probe's: each repeat's level the mean log of its four
+	// times (both cores, before and after), the change averaged over the cells
+	// with CacheSE its standard error (NaN from one cell); CacheOK is false for
+	// a run recorded before the cache probe.
+	Cache, CacheSE float64
+	CacheOK        bool
 }
 
 // FigureDrift is one figure's change along a group's rounds: Change is the
@@ -86,7 +92,7 @@ func RunDrifts(r *results.Run) []GroupDrift {
 // rounds of one fork.
 func groupDrift(r *results.Run, group string, cells []results.CellResult) (GroupDrift, bool) {
 	d := GroupDrift{Group: group}
-	var gaps, probe []float64
+	var gaps, probe, cache []float64
 	for _, f := range PrecisionFigures {
 		var logs []float64
 		for _, c := range cells {
@@ -101,6 +107,9 @@ func groupDrift(r *results.Run, group string, cells []results.CellResult) (Group
 			gaps = append(gaps, last.Window.StartUnix-first.Window.StartUnix)
 			if p, ok := probeChange(first, last); ok {
 				probe = append(probe, p)
+			}
+			if p, ok := cacheChange(first, last); ok {
+				cache = append(cache, p)
 			}
 		}
 		if len(logs) == 0 {
@@ -120,6 +129,13 @@ func groupDrift(r *results.Run, group string, cells []results.CellResult) (Group
 	d.Minutes = stats.Median(gaps) / 60
 	if len(probe) > 0 {
 		d.Probe, d.ProbeOK = math.Expm1(stats.Mean(probe)), true
+	}
+	if len(cache) > 0 {
+		m, sd := stats.MeanSD(cache)
+		d.Cache, d.CacheSE, d.CacheOK = math.Expm1(m), math.NaN(), true
+		if len(cache) > 1 {
+			d.CacheSE = sd / math.Sqrt(float64(len(cache)))
+		}
 	}
 	return d, true
 }
@@ -159,4 +175,28 @@ func probeChange(a, b results.Repeat) (float64, bool) {
 		return 0, false
 	}
 	return (math.Log(b.Probe.ClientUs[0]/a.Probe.ClientUs[0]) + math.Log(b.Probe.ServerUs[0]/a.Probe.ServerUs[0])) / 2, true
+}
+
+// cacheChange is the cache probe's log change from a to b, each repeat's level
+// the mean log of its four times; ok is false when either lacks one.
+func cacheChange(a, b results.Repeat) (float64, bool) {
+	la, oka := cacheLevel(a.Probe)
+	lb, okb := cacheLevel(b.Probe)
+	return lb - la, oka && okb
+}
+
+func cacheLevel(p *results.Probe) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	var sum float64
+	for _, t := range [][2]float64{p.ClientCacheUs, p.ServerCacheUs} {
+		for _, x := range t {
+			if x <= 0 {
+				return 0, false
+			}
+			sum += math.Log(x)
+		}
+	}
+	return sum / 4, true
 }

@@ -97,6 +97,40 @@ func TestRunDrifts(t *testing.T) {
 	}
 }
 
+// The cache probe's change along a group's repeats: each repeat's level the
+// mean log of its four times, averaged over the cells with its standard error;
+// a cell lacking a time is left out, and a run recorded before the cache probe
+// has none (CacheOK false) while the compute probe's stays.
+func TestRunDriftCache(t *testing.T) {
+	steady := func(int) float64 { return 1 }
+	none := func(int) []string { return nil }
+	run := driftRun(10, "go", 0, 3, steady, none)
+	if d := RunDrifts(run)[0]; d.CacheOK || !d.ProbeOK {
+		t.Errorf("no cache probe times: CacheOK %v, ProbeOK %v; want false, true", d.CacheOK, d.ProbeOK)
+	}
+	for c := range run.Cells {
+		for i := range run.Cells[c].Repeats {
+			rep := &run.Cells[c].Repeats[i]
+			// 10 % slower a round, the even cells' client core 4 % more so.
+			x := 2000 * math.Pow(1.1, float64(rep.Index-1)) * map[bool]float64{true: math.Pow(1.04, float64(rep.Index-1)), false: 1}[c%2 == 0]
+			rep.Probe.ClientCacheUs, rep.Probe.ServerCacheUs = [2]float64{x, x}, [2]float64{1000 * math.Pow(1.1, float64(rep.Index-1)), 1000}
+		}
+	}
+	run.Cells[9].Repeats[2].Probe.ServerCacheUs[1] = 0 // not timed: cell 9 is left out
+	d := RunDrifts(run)[0]
+	// Per cell: (2 log 1.21 + log 1.21 + 0) / 4 on the odd cells, plus
+	// (2 log 1.0816) / 4 on the even: a mean of 5 and 4 cells.
+	even, odd := (3*math.Log(1.21)+2*math.Log(1.0816))/4, 3*math.Log(1.21)/4
+	m := (5*even + 4*odd) / 9
+	if !d.CacheOK || math.Abs(d.Cache-math.Expm1(m)) > 1e-9 {
+		t.Errorf("cache probe %+.4f (ok %v); want %+.4f", d.Cache, d.CacheOK, math.Expm1(m))
+	}
+	sd := math.Sqrt((5*(even-m)*(even-m) + 4*(odd-m)*(odd-m)) / 8)
+	if math.Abs(d.CacheSE-sd/3) > 1e-9 {
+		t.Errorf("cache probe se %.5f; want %.5f", d.CacheSE, sd/3)
+	}
+}
+
 // A moved figure needs all three: past DriftMoved, past 2.5 standard errors and
 // at least DriftCells cells.
 func TestFigureDriftMoved(t *testing.T) {

@@ -88,17 +88,17 @@ type Job struct {
 func (b *RunPath) Measure(ctx context.Context, srv *ServerProc, j Job) (results.Repeat, error) {
 	rep := results.Repeat{Raw: j.Raw}
 	smp := sample.Start(ctx, srv.Reader(j.Proto, j.Call), b.LinkCPU)
-	var pc, ps [2]float64
+	var pr results.Probe
 	if !b.NoProbe {
-		pc[0], ps[0] = b.probeSides()
+		b.probeSides(&pr, 0)
 	}
 	runStart := time.Now()
 	res, runErr := b.Run(ctx, &rep, j)
 	runEnd := time.Now()
 	samples, machine := smp.Stop(ctx)
 	if !b.NoProbe {
-		pc[1], ps[1] = b.probeSides()
-		rep.Probe = &results.Probe{ClientUs: pc, ServerUs: ps}
+		b.probeSides(&pr, 1)
+		rep.Probe = &pr
 	}
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
@@ -435,16 +435,25 @@ func (b *RunPath) KeepWorkers() (stop func()) {
 	return b.Workers.Close
 }
 
-// probeSides times the probe on the client's and the server's core; 0 where it
-// failed.
-func (b *RunPath) probeSides() (client, server float64) {
-	if d, err := probe.CPU(probe.FirstCPU(b.ClientResources.CPUSet)); err == nil {
-		client = float64(d.Microseconds())
+// probeSides times the compute probe, then the cache probe, on the client's and
+// the server's core into p's times at i (0: before the run, 1: after); 0 where
+// one failed.
+func (b *RunPath) probeSides(p *results.Probe, i int) {
+	for _, side := range []struct {
+		cpuset          string
+		compute, cached *[2]float64
+	}{
+		{b.ClientResources.CPUSet, &p.ClientUs, &p.ClientCacheUs},
+		{b.ServerResources.CPUSet, &p.ServerUs, &p.ServerCacheUs},
+	} {
+		cpu := probe.FirstCPU(side.cpuset)
+		if d, err := probe.CPU(cpu); err == nil {
+			side.compute[i] = float64(d.Microseconds())
+		}
+		if d, err := probe.Cache(cpu); err == nil {
+			side.cached[i] = float64(d.Microseconds())
+		}
 	}
-	if d, err := probe.CPU(probe.FirstCPU(b.ServerResources.CPUSet)); err == nil {
-		server = float64(d.Microseconds())
-	}
-	return client, server
 }
 
 // ErrorKinds is a report's failed calls by kind, "kind=N" each.

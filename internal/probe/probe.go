@@ -96,23 +96,47 @@ const (
 	MemSteps = 40000
 )
 
-var memWalk struct {
-	once sync.Once
-	next []uint32
+// The cache probe: the same walk over 2 MiB, twice a core's L2 on the build
+// machine and well inside its shared last-level cache, so its time follows how
+// much of that cache the machine's other tenants leave this one (a working set
+// like an interpreter's or a JIT's). The driver times it beside the compute
+// probe before and after every repeat (docs/method.md, section 6).
+const (
+	probeCacheEntries = 512 << 10 // uint32s: 2 MiB
+	// CacheSteps: steps of one cache probe, about 2.5 ms on the build machine.
+	CacheSteps = 40000
+)
+
+// walk is one random cycle through every entry of a buffer, built at its first
+// use.
+type walk struct {
+	once    sync.Once
+	entries int
+	next    []uint32
 }
+
+var (
+	memWalk   = &walk{entries: probeMemEntries}
+	cacheWalk = &walk{entries: probeCacheEntries}
+)
 
 // Memory times steps of the memory walk on cpu (-1: unpinned). The buffer
 // (one random cycle through every entry) is built at the first call.
-func Memory(cpu, steps int) (time.Duration, error) {
-	memWalk.once.Do(func() {
+func Memory(cpu, steps int) (time.Duration, error) { return memWalk.timed(cpu, steps) }
+
+// Cache times CacheSteps steps of the cache walk on cpu (-1: unpinned).
+func Cache(cpu int) (time.Duration, error) { return cacheWalk.timed(cpu, CacheSteps) }
+
+func (w *walk) timed(cpu, steps int) (time.Duration, error) {
+	w.once.Do(func() {
 		r := rand.New(rand.NewPCG(1, 2))
-		perm := r.Perm(probeMemEntries)
-		memWalk.next = make([]uint32, probeMemEntries)
+		perm := r.Perm(w.entries)
+		w.next = make([]uint32, w.entries)
 		for i := range perm {
-			memWalk.next[perm[i]] = uint32(perm[(i+1)%len(perm)])
+			w.next[perm[i]] = uint32(perm[(i+1)%len(perm)])
 		}
 	})
-	next, p := memWalk.next, uint32(0)
+	next, p := w.next, uint32(0)
 	d, err := timedOn(cpu, func() {
 		q := uint32(0) // a local: the walk's only store is its register
 		for range steps {

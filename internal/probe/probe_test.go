@@ -23,17 +23,54 @@ func TestFirstCPU(t *testing.T) {
 	}
 }
 
-// The probe does its work pinned to a CPU (or unpinned), and a CPU this machine
-// does not have is an error, not a figure.
+// Each probe does its work pinned to a CPU (or unpinned), and a CPU this
+// machine does not have is an error, not a figure.
 func TestCPU(t *testing.T) {
-	for _, cpu := range []int{-1, 0} {
-		d, err := CPU(cpu)
-		if err != nil || d <= 0 {
-			t.Errorf("CPU(%d) = %v, %v; want a time", cpu, d, err)
-		}
+	for _, tc := range []struct {
+		name string
+		f    func(cpu int) (time.Duration, error)
+	}{
+		{"compute", CPU},
+		{"cache", Cache},
+		{"memory", func(cpu int) (time.Duration, error) { return Memory(cpu, 1000) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, cpu := range []int{-1, 0} {
+				d, err := tc.f(cpu)
+				if err != nil || d <= 0 {
+					t.Errorf("%s(%d) = %v, %v; want a time", tc.name, cpu, d, err)
+				}
+			}
+			if _, err := tc.f(runtime.NumCPU() + 1000); err == nil {
+				t.Errorf("%s on a CPU the machine lacks: got no error", tc.name)
+			}
+		})
 	}
-	if _, err := CPU(runtime.NumCPU() + 1000); err == nil {
-		t.Error("CPU on a CPU the machine lacks: got no error")
+}
+
+// The cache walk is one cycle through every entry of its 2 MiB: a walk of as
+// many steps as entries comes back to where it began, and no entry is visited
+// twice before that (a shorter cycle would leave most of the buffer out of the
+// probe's working set).
+func TestCacheWalkCycle(t *testing.T) {
+	if _, err := Cache(-1); err != nil {
+		t.Fatal(err)
+	}
+	next := cacheWalk.next
+	if len(next)*4 != 2<<20 {
+		t.Fatalf("cache walk over %d bytes, want 2 MiB", len(next)*4)
+	}
+	seen := make([]bool, len(next))
+	q := uint32(0)
+	for i := range len(next) {
+		if seen[q] {
+			t.Fatalf("entry %d visited again after %d steps of %d", q, i, len(next))
+		}
+		seen[q] = true
+		q = next[q]
+	}
+	if q != 0 {
+		t.Errorf("after %d steps the walk is at %d, want 0", len(next), q)
 	}
 }
 

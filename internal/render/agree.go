@@ -17,20 +17,29 @@ func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
 	for _, f := range ag.Figures {
 		fmt.Fprintf(&b, "%-16s %d of %d cells within ±%.0f %%: %s\n", f.Name, f.Agree, f.Cells, ag.Tol*100, pctOf(f.Share()))
 	}
-	for i, side := range []string{"client", "server"} {
-		change, ok := ag.ProbeChange(i)
-		if !ok {
-			continue
+	for _, p := range []struct {
+		name   string
+		a, b   [2]float64
+		change func(int) (float64, bool)
+	}{
+		{"CPU probe", ag.ProbeA, ag.ProbeB, ag.ProbeChange},
+		{"cache probe", ag.CacheA, ag.CacheB, ag.CacheChange},
+	} {
+		for i, side := range []string{"client", "server"} {
+			change, ok := p.change(i)
+			if !ok {
+				continue
+			}
+			d := change * 100
+			how := "the same time in both runs"
+			switch {
+			case math.Round(d) > 0:
+				how = "the same work took that much longer in B"
+			case math.Round(d) < 0:
+				how = "the same work took that much less time in B"
+			}
+			fmt.Fprintf(&b, "%s, %s core: median %s µs in A, %s µs in B (%+.0f %%: %s)\n", p.name, side, sig(p.a[i]), sig(p.b[i]), d, how)
 		}
-		a, bb, d := ag.ProbeA[i], ag.ProbeB[i], change*100
-		how := "the same time in both runs"
-		switch {
-		case math.Round(d) > 0:
-			how = "the same work took that much longer in B"
-		case math.Round(d) < 0:
-			how = "the same work took that much less time in B"
-		}
-		fmt.Fprintf(&b, "CPU probe, %s core: median %s µs in A, %s µs in B (%+.0f %%: %s)\n", side, sig(a), sig(bb), d, how)
 	}
 	if len(ag.Outside) > 0 {
 		fmt.Fprintf(&b, "\n%d cells outside ±%.0f %%:\n", len(ag.Outside), ag.Tol*100)

@@ -105,6 +105,7 @@ func TestAgreeText(t *testing.T) {
 		Tol:     0.10,
 		Figures: []analysis.FigureAgreement{{Name: "req/s", Agree: 11, Cells: 12}, {Name: "client CPU/call", Cells: 0}},
 		ProbeA:  probeA, ProbeB: [2]float64{6600, 5000},
+		CacheA: [2]float64{2000, math.NaN()}, CacheB: [2]float64{2500, math.NaN()},
 		Outside: []analysis.Disagreement{{Cell: "go-grpc-datalist-2-c1", Figures: []analysis.Moved{
 			{Figure: "req/s", A: 1020, B: 1224, Change: 0.2},
 			{Figure: "client CPU/call", A: 10, B: 7, Change: -0.3, InsideA: true}}}},
@@ -119,8 +120,7 @@ func TestAgreeText(t *testing.T) {
 		{0.9, []string{"req/s            11 of 12 cells within ±10 %: 92 %\n",
 			"client CPU/call  0 of 0 cells within ±10 %: -\n",
 			"CPU probe, client core: median 6000 µs in A, 6600 µs in B (+10 %: the same work took that much longer in B)\n",
-			"CPU probe, server core: median 5000 µs in A, 5000 µs in B (+0 %: the same time in both runs)\n",
-			"\n1 cells outside ±10 %:\n  go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %, outside A's interval), client CPU/call 10.0 -> 7.00 (-30 %, inside A's interval)\n",
+			"CPU probe, server core: median 5000 µs in A, 5000 µs in B (+0 %: the same time in both runs)\ncache probe, client core: median 2000 µs in A, 2500 µs in B (+25 %: the same work took that much longer in B)\n\n1 cells outside ±10 %:\n  go-grpc-datalist-2-c1: req/s 1020 -> 1224 (+20 %, outside A's interval), client CPU/call 10.0 -> 7.00 (-30 %, inside A's interval)\n",
 			"  req/s            B in A's: 11 of 12, 92 %; A in B's: 12 of 12, 100 %; median half-width ±5 % (A), ±6 % (B), 1.20 x the rerun difference's 95th percentile (±5 %); in-run alone ±2 % (A), ±3 % (B); ±5 % in-run needs 4 rounds\n",
 			"  run shift against a rerun, from each run's CPU probe along the run: ±4 % (A), ±5 % (B) (sd); across the cells B lay +12 % (req/s) from A: 2.83 times A's run shift, 2.27 times B's\n",
 			"    flipped: php-grpc vs go-grpc: faster -> slower\n",
@@ -174,6 +174,17 @@ func TestRunDriftMarkdown(t *testing.T) {
 	want := "- the figures along the run (each cell's last round on its first, before rounds were added, in one fork; the mean over a server group's cells ± 2 standard errors; moved: past ±5 % and 2.5 standard errors over at least 8 cells; docs/method.md, section 11): go-server (8 cells, 3.0 min apart) req/s +14 ±0 %, client CPU/call -13 ±0 %, server CPU/call -13 ±0 %, CPU probe +1 %: moved\n"
 	if got := runDriftMarkdown(run); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// With the cache probe timed, its change follows the CPU probe's, with its
+	// standard error over the cells.
+	for _, c := range run.Cells {
+		for _, rep := range c.Repeats {
+			x := 2000 * math.Pow(0.9, float64(rep.Index-1))
+			rep.Probe.ClientCacheUs, rep.Probe.ServerCacheUs = [2]float64{x, x}, [2]float64{x, x}
+		}
+	}
+	if got := runDriftMarkdown(run); !strings.Contains(got, "CPU probe +1 %, cache probe -19 ±0 %: moved\n") {
+		t.Errorf("with the cache probe: got %q; want its change after the CPU probe's", got)
 	}
 	if got := runDriftMarkdown(resultstest.Drifting(1.2, false)); got != "" {
 		t.Errorf("a run without windows: got %q; want no line", got)

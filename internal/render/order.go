@@ -80,6 +80,13 @@ func groupDriftString(g analysis.GroupDrift) string {
 	if g.ProbeOK {
 		figs = append(figs, fmt.Sprintf("CPU probe %+.0f %%", math.Round(g.Probe*100)+0))
 	}
+	if g.CacheOK {
+		s := fmt.Sprintf("cache probe %+.0f", math.Round(g.Cache*100)+0)
+		if !math.IsNaN(g.CacheSE) {
+			s += fmt.Sprintf(" ±%.0f", 200*g.CacheSE)
+		}
+		figs = append(figs, s+" %")
+	}
 	state := "steady"
 	switch {
 	case g.Moved():

@@ -686,10 +686,14 @@ func (r *Run) Tally() (ok, failed, partial int) {
 }
 
 // Probe is a repeat's CPU probe times in µs: [before, after] the run, on the
-// first CPU of the client's and of the server's cpuset.
+// first CPU of the client's and of the server's cpuset. ClientCacheUs and
+// ServerCacheUs are the cache probe's (internal/probe), timed just after; runs
+// recorded before it have none.
 type Probe struct {
-	ClientUs [2]float64 `json:"client_us"`
-	ServerUs [2]float64 `json:"server_us"`
+	ClientUs      [2]float64 `json:"client_us"`
+	ServerUs      [2]float64 `json:"server_us"`
+	ClientCacheUs [2]float64 `json:"client_cache_us,omitzero"`
+	ServerCacheUs [2]float64 `json:"server_cache_us,omitzero"`
 }
 
 // ProbeSpread is (max-min)/median of the probe times over the repeats' probes,
@@ -718,20 +722,31 @@ func (c CellResult) ProbeSpread() float64 {
 	return out
 }
 
-// ProbeMedian is the median probe time (µs) over every repeat of the run, per
-// side; NaN when none was probed.
+// ProbeMedian is the median compute probe time (µs) over every repeat of the
+// run, per side; NaN when none was probed.
 func (r *Run) ProbeMedian() (client, server float64) {
+	return r.probeMedian(func(p *Probe) (c, s [2]float64) { return p.ClientUs, p.ServerUs })
+}
+
+// CacheProbeMedian is ProbeMedian of the cache probe; NaN for a run recorded
+// before the driver timed it.
+func (r *Run) CacheProbeMedian() (client, server float64) {
+	return r.probeMedian(func(p *Probe) (c, s [2]float64) { return p.ClientCacheUs, p.ServerCacheUs })
+}
+
+func (r *Run) probeMedian(times func(*Probe) (c, s [2]float64)) (client, server float64) {
 	var cv, sv []float64
 	for _, c := range r.Cells {
 		for _, rep := range c.Repeats {
 			if rep.Probe == nil {
 				continue
 			}
+			ct, st := times(rep.Probe)
 			for i := range 2 {
-				if x := rep.Probe.ClientUs[i]; x > 0 {
+				if x := ct[i]; x > 0 {
 					cv = append(cv, x)
 				}
-				if x := rep.Probe.ServerUs[i]; x > 0 {
+				if x := st[i]; x > 0 {
 					sv = append(sv, x)
 				}
 			}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"maps"
 	"math"
 	"slices"
@@ -31,6 +32,37 @@ func TestProbeSpread(t *testing.T) {
 	run := &Run{Cells: []CellResult{c}}
 	if cl, sv := run.ProbeMedian(); cl != 100 || sv != 100 {
 		t.Errorf("ProbeMedian = %v, %v; want 100, 100", cl, sv)
+	}
+	// A run recorded before the cache probe has none; one with it gives its
+	// median per side, apart from the compute probe's.
+	if cl, sv := run.CacheProbeMedian(); !math.IsNaN(cl) || !math.IsNaN(sv) {
+		t.Errorf("no cache probe: CacheProbeMedian = %v, %v; want NaN, NaN", cl, sv)
+	}
+	c.Repeats[0].Probe.ClientCacheUs, c.Repeats[0].Probe.ServerCacheUs = [2]float64{20, 30}, [2]float64{10, 0}
+	if cl, sv := run.CacheProbeMedian(); cl != 25 || sv != 10 {
+		t.Errorf("CacheProbeMedian = %v, %v; want 25 (20, 30), 10 (0: not timed)", cl, sv)
+	}
+}
+
+// A repeat's probe keeps the cache probe's times under their own keys, and a
+// repeat recorded before them reads back without (omitted, not zeros).
+func TestProbeJSON(t *testing.T) {
+	for _, tc := range []struct {
+		p    Probe
+		want string
+	}{
+		{Probe{ClientUs: [2]float64{1, 2}, ServerUs: [2]float64{3, 4}}, `{"client_us":[1,2],"server_us":[3,4]}`},
+		{Probe{ClientUs: [2]float64{1, 2}, ServerUs: [2]float64{3, 4}, ClientCacheUs: [2]float64{5, 6}, ServerCacheUs: [2]float64{7, 8}},
+			`{"client_us":[1,2],"server_us":[3,4],"client_cache_us":[5,6],"server_cache_us":[7,8]}`},
+	} {
+		b, err := json.Marshal(tc.p)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("Marshal(%+v) = %s, %v; want %s", tc.p, b, err, tc.want)
+		}
+		var back Probe
+		if err := json.Unmarshal(b, &back); err != nil || back != tc.p {
+			t.Errorf("Unmarshal(%s) = %+v, %v; want %+v", b, back, err, tc.p)
+		}
 	}
 }
 
