@@ -10,6 +10,19 @@ import (
 	"github.com/rpcbed/rpcbed/internal/analysis"
 )
 
+// probeLine is one probe's medians on one core in both runs and B's change on A.
+func probeLine(name, side string, a, b, change float64) string {
+	d := change * 100
+	how := "the same time in both runs"
+	switch {
+	case math.Round(d) > 0:
+		how = "the same work took that much longer in B"
+	case math.Round(d) < 0:
+		how = "the same work took that much less time in B"
+	}
+	return fmt.Sprintf("%s, %s core: median %s µs in A, %s µs in B (%+.0f %%: %s)\n", name, side, sig(a), sig(b), d, how)
+}
+
 // AgreeText prints an agreement (analysis.Agree) as `rpcbed agree` does; share
 // is the goal's share of cells.
 func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
@@ -26,19 +39,9 @@ func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
 		{"cache probe", ag.CacheA, ag.CacheB, ag.CacheChange},
 	} {
 		for i, side := range []string{"client", "server"} {
-			change, ok := p.change(i)
-			if !ok {
-				continue
+			if change, ok := p.change(i); ok {
+				b.WriteString(probeLine(p.name, side, p.a[i], p.b[i], change))
 			}
-			d := change * 100
-			how := "the same time in both runs"
-			switch {
-			case math.Round(d) > 0:
-				how = "the same work took that much longer in B"
-			case math.Round(d) < 0:
-				how = "the same work took that much less time in B"
-			}
-			fmt.Fprintf(&b, "%s, %s core: median %s µs in A, %s µs in B (%+.0f %%: %s)\n", p.name, side, sig(p.a[i]), sig(p.b[i]), d, how)
 		}
 	}
 	if len(ag.Outside) > 0 {

@@ -66,26 +66,28 @@ func driftLegend() string {
 		pctOf(analysis.DriftMoved), analysis.DriftCells)
 }
 
-// groupDriftString is one group's drift: its figures' changes, the probe's over
+// driftChange is a change along the run in whole percent, with ± 2 standard
+// errors where se is known ("req/s +14 ±6 %").
+func driftChange(name string, change, se float64) string {
+	s := fmt.Sprintf("%s %+.0f", name, math.Round(change*100)+0) // +0: no "-0"
+	if !math.IsNaN(se) {
+		s += fmt.Sprintf(" ±%.0f", 200*se)
+	}
+	return s + " %"
+}
+
+// groupDriftString is one group's drift: its figures' changes, the probes' over
 // the same repeats, and whether the figures moved.
 func groupDriftString(g analysis.GroupDrift) string {
 	var figs []string
 	for _, f := range g.Figures {
-		s := fmt.Sprintf("%s %+.0f", f.Figure.Name, math.Round(f.Change*100)+0) // +0: no "-0"
-		if !math.IsNaN(f.SE) {
-			s += fmt.Sprintf(" ±%.0f", 200*f.SE)
-		}
-		figs = append(figs, s+" %")
+		figs = append(figs, driftChange(f.Figure.Name, f.Change, f.SE))
 	}
 	if g.ProbeOK {
-		figs = append(figs, fmt.Sprintf("CPU probe %+.0f %%", math.Round(g.Probe*100)+0))
+		figs = append(figs, driftChange("CPU probe", g.Probe, math.NaN()))
 	}
 	if g.CacheOK {
-		s := fmt.Sprintf("cache probe %+.0f", math.Round(g.Cache*100)+0)
-		if !math.IsNaN(g.CacheSE) {
-			s += fmt.Sprintf(" ±%.0f", 200*g.CacheSE)
-		}
-		figs = append(figs, s+" %")
+		figs = append(figs, driftChange("cache probe", g.Cache, g.CacheSE))
 	}
 	state := "steady"
 	switch {
