@@ -45,7 +45,8 @@ reproduce-lan: matrix-setup ## go-grpc-thrift-aerospike across a lan link betwee
 ## ---- reproducibility: the same spec twice ------------------------------------------
 # Not part of `make test`: it runs the default matrix twice (twice its time) and
 # prints how many cells agree within ±10 % (scripts/bench-reproducibility.sh).
-#   SPEC=matrix.yaml RUNNER=auto OUT=results/repro-<time> TOL=0.10 GOAL=0.90
+# PAIRS=4 runs four back-to-back pairs and pools their calibration.
+#   SPEC=matrix.yaml RUNNER=auto OUT=results/repro-<time> TOL=0.10 GOAL=0.90 PAIRS=1
 bench-reproducibility: matrix-setup ## run the default matrix twice; print the share of cells within ±10 % (req/s, CPU/call) and the cells outside
 	RUNNER=$(RUNNER) scripts/bench-reproducibility.sh
 

@@ -21,11 +21,13 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 	tol := fs.Float64("tol", 0.10, "agreement tolerance (0.10 = medians within ±10 %)")
 	share := fs.Float64("goal", 0.90, "share of cells the goal asks to agree")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: rpcbed agree [-tol 0.10] [-goal 0.90] RUN_A RUN_B\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: rpcbed agree [-tol 0.10] [-goal 0.90] RUN_A RUN_B [RUN_A2 RUN_B2 ...]\n\n"+
 			"Prints, for req/s and for client and server CPU per call, the share of cells whose\n"+
 			"medians agree within the tolerance between two runs and the cells outside; the\n"+
 			"calibration (cells whose other run's median lies in their 95 % interval, both\n"+
-			"ways) and the ratio verdicts that flipped; and the noise model of the two runs.")
+			"ways) and the ratio verdicts that flipped; and the noise model of the two runs.\n"+
+			"Given several pairs, it pools their calibration instead: a line a pair, then per\n"+
+			"figure the share held over the pairs with its 95 % interval, a pair one cluster.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -34,9 +36,12 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 		}
 		return 2
 	}
-	if fs.NArg() != 2 {
+	if fs.NArg() < 2 || fs.NArg()%2 != 0 {
 		fs.Usage()
 		return 2
+	}
+	if fs.NArg() > 2 {
+		return agreePooled(fs.Args(), *share, s)
 	}
 	a, err := results.LoadRun(fs.Arg(0))
 	if err != nil {
@@ -55,6 +60,35 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 		ag.Flips = analysis.FlipsOf(ra, rb)
 	}
 	if err := render.AgreeText(s.out, ag, *share); err != nil {
+		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// agreePooled is `rpcbed agree` over several pairs (dirs: A, B, A2, B2, ...):
+// each pair's calibration and flips, pooled (render.PooledText).
+func agreePooled(dirs []string, share float64, s stdio) int {
+	var pairs []analysis.PairCalibration
+	for i := 0; i+1 < len(dirs); i += 2 {
+		a, err := results.LoadRun(dirs[i])
+		if err != nil {
+			fmt.Fprintf(s.err, "rpcbed agree: pair %d: %v\n", i/2+1, err)
+			return 1
+		}
+		b, err := results.LoadRun(dirs[i+1])
+		if err != nil {
+			fmt.Fprintf(s.err, "rpcbed agree: pair %d: %v\n", i/2+1, err)
+			return 1
+		}
+		p := analysis.PairCalibration{A: dirs[i], B: dirs[i+1]}
+		p.Calibration, p.Flips = analysis.Calibrate(a, b)
+		if ra, rb, ok := ratioFiles(dirs[i], dirs[i+1]); ok {
+			p.Flips = analysis.FlipsOf(ra, rb)
+		}
+		pairs = append(pairs, p)
+	}
+	if err := render.PooledText(s.out, pairs, share); err != nil {
 		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
 		return 1
 	}

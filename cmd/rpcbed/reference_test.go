@@ -115,7 +115,8 @@ func reproductionUnchanged(t *testing.T, src string) {
 
 // TestReferenceAgreeCompare: `rpcbed agree` and `rpcbed compare` of
 // results/reference against a run B made from it (each cell's first two repeats,
-// so medians, spreads and the noise model all move), as golden files.
+// so medians, spreads and the noise model all move), and agree pooled over that
+// pair and the committed one, as golden files.
 func TestReferenceAgreeCompare(t *testing.T) {
 	b := referenceFirstRepeats(t, 2)
 	for _, tc := range []struct {
@@ -124,6 +125,8 @@ func TestReferenceAgreeCompare(t *testing.T) {
 	}{
 		{"reference-agree.txt", []string{"agree", reference, b}},
 		{"reference-compare.md", []string{"compare", reference, b}},
+		// Pooled over two pairs: the committed pair and the reference against B.
+		{"reference-agree-pooled.txt", []string{"agree", reference, "../../results/reference-b", reference, b}},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

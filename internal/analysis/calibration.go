@@ -38,6 +38,9 @@ type Calibration struct {
 	Apart float64
 	// Pools: Apart and the misses per pool of cells (PoolApart), in pool order.
 	Pools []PoolApart
+	// rerun: every cell's rerun difference |log(B/A)| (what RerunP95 is the
+	// 95th percentile of; PoolCalibrations pools them over pairs).
+	rerun []float64
 }
 
 // PoolApart is one pool's part of a calibration: the cells of one client
@@ -191,6 +194,7 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 			ia, ib = append(ia, ua.InRun(ca, f).HalfWidth()), append(ib, ub.InRun(cb, f).HalfWidth())
 		}
 		cal.HalfA, cal.HalfB, cal.InRunA, cal.InRunB = stats.Median(ha), stats.Median(hb), stats.Median(nonNaN(ia)), stats.Median(nonNaN(ib))
+		cal.rerun = slices.Clone(diff)
 		cal.RerunP95 = percentile(diff, 0.95)
 		if len(signed) > 0 {
 			cal.Apart = math.Expm1(stats.Mean(signed))

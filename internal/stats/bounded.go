@@ -44,3 +44,55 @@ func FractionMedianAt(v []float64, conf float64) Interval {
 }
 
 func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// ClusterShare is the share of members held over all, pooled over clusters
+// (held[i] of all[i] in cluster i), with its 95 % interval, for members of one
+// cluster that share a cause: the cells of one pair of runs share the run's
+// shift, so a pair's cells land inside or outside their intervals together, and
+// a pair is one cluster, not 66 independent draws. The share's variance is the
+// ratio estimator's over the clusters, k/(k-1) · Σ(held_i - p · all_i)² / N²,
+// never below the binomial's of N independent members; N over its design effect
+// (that variance over the binomial's) is what the members are worth, and the
+// interval is Wilson's score interval on that worth, with t at k-1 degrees of
+// freedom for z: it never leaves [0, 1] and stays honest at a share of 1.
+// Measured on synthetic clusters (TestClusterShareCoverage): it holds the true
+// share in 93-99 % at 4-12 clusters; it leans wide with few clusters that
+// barely scatter (t at k-1 for a variance near the binomial's). Clusters
+// without members are left out; one cluster gives its share as a point (N = 1:
+// one cluster cannot say how far clusters scatter); none gives N = 0.
+func ClusterShare(held, all []int) Interval {
+	var h, n float64
+	k := 0
+	for i := range min(len(held), len(all)) {
+		if all[i] <= 0 {
+			continue
+		}
+		h += float64(min(max(held[i], 0), all[i]))
+		n += float64(all[i])
+		k++
+	}
+	if k == 0 {
+		return Interval{}
+	}
+	p := h / n
+	iv := Interval{Center: p, Low: p, High: p, N: k}
+	if k < 2 {
+		return iv
+	}
+	var ss float64
+	for i := range min(len(held), len(all)) {
+		if all[i] <= 0 {
+			continue
+		}
+		d := float64(min(max(held[i], 0), all[i])) - p*float64(all[i])
+		ss += d * d
+	}
+	pt := (h + 0.5) / (n + 1)
+	v := max(float64(k)/float64(k-1)*ss/(n*n), pt*(1-pt)/n)
+	ne := pt * (1 - pt) / v // the members' worth: N over the design effect
+	z := tQuantile(1-(1-Confidence)/2, float64(k-1))
+	c := (p + z*z/(2*ne)) / (1 + z*z/ne)
+	hw := z / (1 + z*z/ne) * math.Sqrt(p*(1-p)/ne+z*z/(4*ne*ne))
+	iv.Low, iv.High = min(p, max(0, c-hw)), max(p, min(1, c+hw))
+	return iv
+}

@@ -1,0 +1,146 @@
+package analysis
+
+import (
+	"math"
+
+	"github.com/rpcbed/rpcbed/internal/stats"
+)
+
+// Pooled is one figure's calibration over several pairs of runs of one spec
+// (`rpcbed agree` with more than one pair). One pair is one draw of the
+// machine's move between runs, which every cell of the pair shares, so its
+// share scatters even when the intervals are calibrated (a calibrated interval
+// on 66 cells puts both of a pair's ways in 90-98 % in about 1 pair of 5:
+// stats.TestPairShareScatter). Pooled over pairs, a pair one cluster
+// (stats.ClusterShare), the share says whether the intervals hold about 95 %.
+type Pooled struct {
+	Figure Figure
+	Pairs  int
+	// Held of Ways: the cells' medians inside the other run's interval, both
+	// ways of every pair counted (two ways a cell and pair).
+	Held, Ways int
+	// Share is Held / Ways with its 95 % interval over the pairs.
+	Share stats.Interval
+	// InGoal: the pairs whose two ways both lay in [low, CoverHigh] (the
+	// single pair's goal, Calibration.Calibrated without its sharpness).
+	InGoal int
+	// Half is the median over the runs of their median half-widths; RerunP95 the
+	// 95th percentile of every pair's cells' rerun difference |log(B/A)|.
+	Half, RerunP95 float64
+	// ApartRMS is the root mean square over the runs of how many of its run
+	// shift the other run lay apart (Calibration.ApartTimes): 1 when the run
+	// shift reads the machine's move between runs right (NaN without).
+	ApartRMS float64
+}
+
+// PoolCalibrations pools the calibrations of several pairs (one []Calibration
+// a pair, from Calibrate), figure by figure; low is the single pair's goal's
+// lower share (CoverLow).
+func PoolCalibrations(pairs [][]Calibration, low float64) []Pooled {
+	var out []Pooled
+	for i, f := range PrecisionFigures {
+		p := Pooled{Figure: f}
+		var held, ways []int
+		var halves, rerun []float64
+		var sq float64
+		var runs int
+		for _, cals := range pairs {
+			if i >= len(cals) || cals[i].Cells == 0 {
+				continue
+			}
+			c := cals[i]
+			p.Pairs++
+			held, ways = append(held, c.BInA+c.AInB), append(ways, 2*c.Cells)
+			n := float64(c.Cells)
+			in := func(k int) bool { return float64(k) >= low*n && float64(k) <= CoverHigh*n }
+			if in(c.BInA) && in(c.AInB) {
+				p.InGoal++
+			}
+			halves = append(halves, c.HalfA, c.HalfB)
+			rerun = append(rerun, c.rerun...)
+			for r := range 2 {
+				if t := c.ApartTimes(r); !math.IsNaN(t) {
+					sq += t * t
+					runs++
+				}
+			}
+		}
+		for k := range held {
+			p.Held, p.Ways = p.Held+held[k], p.Ways+ways[k]
+		}
+		p.Share = stats.ClusterShare(held, ways)
+		p.Half, p.RerunP95 = stats.Median(nonNaN(halves)), percentile(rerun, 0.95)
+		p.ApartRMS = math.NaN()
+		if runs > 0 {
+			p.ApartRMS = math.Sqrt(sq / float64(runs))
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Pooled verdicts: the pooled share's interval holds stats.Confidence
+// (calibrated), lies wholly under it (too narrow) or wholly over it (too wide);
+// one pair cannot tell (one pair).
+const (
+	PooledCalibrated = "calibrated"
+	PooledNarrow     = "too narrow"
+	PooledWide       = "too wide"
+	PooledOnePair    = "one pair: pool several"
+)
+
+// Verdict judges the pooled share against stats.Confidence.
+func (p Pooled) Verdict() string {
+	switch {
+	case p.Share.N < 2:
+		return PooledOnePair
+	case p.Share.High < stats.Confidence:
+		return PooledNarrow
+	case p.Share.Low > stats.Confidence:
+		return PooledWide
+	}
+	return PooledCalibrated
+}
+
+// Sharpness is the median half-width over the pooled rerun difference's 95th
+// percentile (Calibration.Sharpness over the pairs; NaN without).
+func (p Pooled) Sharpness() float64 {
+	if !(p.RerunP95 > 0) {
+		return math.NaN()
+	}
+	return p.Half / p.RerunP95
+}
+
+// Met says the pooled goal holds for p: calibrated over the pairs, the pooled
+// share inside [low, CoverHigh], and a Sharpness of at most SharpGoal.
+func (p Pooled) Met(low float64) bool {
+	s := p.Share.Center
+	return p.Verdict() == PooledCalibrated && s >= low && s <= CoverHigh && p.Sharpness() <= SharpGoal
+}
+
+// PairCalibration is one pair of runs' part of a pooled calibration: the runs'
+// directories, its calibration per figure and its verdict flips (Calibrate).
+type PairCalibration struct {
+	A, B        string
+	Calibration []Calibration
+	Flips       []Flips
+}
+
+// FlipCount is how many verdicts a pair compared and how many flipped between
+// faster and slower.
+func (p PairCalibration) FlipCount() (flipped, compared int) {
+	for _, f := range p.Flips {
+		flipped += len(f.Flipped)
+		compared += f.Compared
+	}
+	return flipped, compared
+}
+
+// PooledOver pools the pairs' calibrations (PoolCalibrations).
+func PooledOver(pairs []PairCalibration, low float64) []Pooled {
+	cals := make([][]Calibration, len(pairs))
+	for i, p := range pairs {
+		cals[i] = p.Calibration
+	}
+	return PoolCalibrations(cals, low)
+}
