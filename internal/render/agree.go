@@ -23,6 +23,11 @@ func probeLine(name, side string, a, b, change float64) string {
 	return fmt.Sprintf("%s, %s core: median %s µs in A, %s µs in B (%+.0f %%: %s)\n", name, side, sig(a), sig(b), d, how)
 }
 
+// poolHint closes a one-pair goal that was not met: one pair is one draw of
+// the machine's move (docs/method.md, section 11, "Calibration over several
+// pairs").
+const poolHint = "; one pair is one draw of the machine's move between runs, and even calibrated intervals meet its shares in a figure in about 1 pair of 5: pool several pairs (rpcbed agree A B A2 B2 ..., make bench-reproducibility PAIRS=4)"
+
 // AgreeText prints an agreement (analysis.Agree) as `rpcbed agree` does; share
 // is the goal's share of cells.
 func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
@@ -70,6 +75,7 @@ func AgreeText(w io.Writer, ag analysis.Agreement, share float64) error {
 		if far := ag.FartherApart(share); len(far) > 0 {
 			verdict += fmt.Sprintf("; in %s the runs lay more than %.0f times the interval's run shift apart (above): the machine moved between the runs more than that run's probe saw", strings.Join(far, ", "), analysis.ApartBeyond)
 		}
+		verdict += poolHint
 	}
 	fmt.Fprintf(&b, "\ngoal (for each figure, %.0f-%.0f %% of cells with the other run's median inside their 95 %% interval, both ways, at a median half-width of at most %.1f x the rerun difference's 95th percentile; no verdict flipped between faster and slower): %s\n", share*100, analysis.CoverHigh*100, analysis.SharpGoal, verdict)
 	_, err := io.WriteString(w, b.String())
