@@ -27,9 +27,12 @@ type Pooled struct {
 	// Half is the median over the runs of their median half-widths; RerunP95 the
 	// 95th percentile of every pair's cells' rerun difference |log(B/A)|.
 	Half, RerunP95 float64
-	// ApartRMS is the root mean square over the runs of how many of its run
-	// shift the other run lay apart (Calibration.ApartTimes): 1 when the run
-	// shift reads the machine's move between runs right (NaN without).
+	// ApartRMS is how far the pairs' runs lay apart in run shifts: the root
+	// mean square of their distance across the cells (|log(1 + Apart)|) over
+	// that of the shifts their intervals took, over the runs; 1 when the run
+	// shift reads the machine's move between runs right (NaN without). A ratio
+	// of the two, not a mean of per-run ratios, so a run whose probe read a
+	// shift near 0 does not swamp it.
 	ApartRMS float64
 }
 
@@ -42,8 +45,7 @@ func PoolCalibrations(pairs [][]Calibration, low float64) []Pooled {
 		p := Pooled{Figure: f}
 		var held, ways []int
 		var halves, rerun []float64
-		var sq float64
-		var runs int
+		var apart, shift float64
 		for _, cals := range pairs {
 			if i >= len(cals) || cals[i].Cells == 0 {
 				continue
@@ -58,12 +60,9 @@ func PoolCalibrations(pairs [][]Calibration, low float64) []Pooled {
 			}
 			halves = append(halves, c.HalfA, c.HalfB)
 			rerun = append(rerun, c.rerun...)
-			for r := range 2 {
-				if t := c.ApartTimes(r); !math.IsNaN(t) {
-					sq += t * t
-					runs++
-				}
-			}
+			d := math.Log1p(c.Apart)
+			apart += 2 * d * d
+			shift += c.ShiftA*c.ShiftA + c.ShiftB*c.ShiftB
 		}
 		for k := range held {
 			p.Held, p.Ways = p.Held+held[k], p.Ways+ways[k]
@@ -71,8 +70,8 @@ func PoolCalibrations(pairs [][]Calibration, low float64) []Pooled {
 		p.Share = stats.ClusterShare(held, ways)
 		p.Half, p.RerunP95 = stats.Median(nonNaN(halves)), percentile(rerun, 0.95)
 		p.ApartRMS = math.NaN()
-		if runs > 0 {
-			p.ApartRMS = math.Sqrt(sq / float64(runs))
+		if shift > 0 {
+			p.ApartRMS = math.Sqrt(apart / shift)
 		}
 		out = append(out, p)
 	}

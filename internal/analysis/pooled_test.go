@@ -85,3 +85,19 @@ func TestPoolCalibrationsSkips(t *testing.T) {
 		t.Errorf("no pairs: %+v, verdict %q", none, none.Verdict())
 	}
 }
+
+// TestPoolCalibrationsApart: a run whose probe read a shift near 0 does not
+// swamp the runs' distance in shifts (a ratio of root mean squares, not a mean
+// of per-run ratios, which would read 0.05/0.001 = 50 here).
+func TestPoolCalibrationsApart(t *testing.T) {
+	pairs := pairsOf([][2]int{{63, 63}, {62, 64}}, 66, 0.2, 0.05, 0.05, 0.1)
+	for i := range pairs[0] {
+		pairs[0][i].ShiftA = 0.001
+	}
+	got := PoolCalibrations(pairs, CoverLow)[0].ApartRMS
+	// four runs 0.05 apart; shifts 0.001, 0.05, 0.05, 0.05
+	want := math.Sqrt(4 * 0.05 * 0.05 / (0.001*0.001 + 3*0.05*0.05))
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("apart %.4f run shifts; want %.4f", got, want)
+	}
+}

@@ -55,7 +55,7 @@ func PooledText(w io.Writer, pairs []analysis.PairCalibration, low float64) erro
 		len(pairs), low*100, analysis.CoverHigh*100)
 	var misses []string
 	for _, p := range pooled {
-		fmt.Fprintf(&b, "  %-16s %d of %d pairs in %.0f-%.0f %% both ways; held %d of %d ways, %s: %s; median half-width ±%s, %.2f x the pairs' rerun difference's 95th percentile (±%s); the runs lay %.2f times their run shift apart (root mean square over the runs; 1 when the shift reads the move between runs right)\n",
+		fmt.Fprintf(&b, "  %-16s %d of %d pairs in %.0f-%.0f %% both ways; held %d of %d ways, %s: %s; median half-width ±%s, %.2f x the pairs' rerun difference's 95th percentile (±%s); the runs lay %.2f times their run shift apart (root mean square of their distance over that of their shifts; 1 when the shift reads the move between runs right)\n",
 			p.Figure.Name, p.InGoal, p.Pairs, low*100, analysis.CoverHigh*100, p.Held, p.Ways, shareCI(p), p.Verdict(),
 			pctOf(p.Half), p.Sharpness(), pctOf(p.RerunP95), p.ApartRMS)
 		if !p.Met(low) {
