@@ -43,12 +43,7 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 	if fs.NArg() > 2 {
 		return agreePooled(fs.Args(), *share, s)
 	}
-	a, err := results.LoadRun(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
-		return 1
-	}
-	b, err := results.LoadRun(fs.Arg(1))
+	a, b, err := loadPair(fs.Arg(0), fs.Arg(1))
 	if err != nil {
 		fmt.Fprintf(s.err, "rpcbed agree: %v\n", err)
 		return 1
@@ -71,12 +66,7 @@ func runAgree(ctx context.Context, args []string, s stdio) int {
 func agreePooled(dirs []string, share float64, s stdio) int {
 	var pairs []analysis.PairCalibration
 	for i := 0; i+1 < len(dirs); i += 2 {
-		a, err := results.LoadRun(dirs[i])
-		if err != nil {
-			fmt.Fprintf(s.err, "rpcbed agree: pair %d: %v\n", i/2+1, err)
-			return 1
-		}
-		b, err := results.LoadRun(dirs[i+1])
+		a, b, err := loadPair(dirs[i], dirs[i+1])
 		if err != nil {
 			fmt.Fprintf(s.err, "rpcbed agree: pair %d: %v\n", i/2+1, err)
 			return 1
@@ -93,6 +83,17 @@ func agreePooled(dirs []string, share float64, s stdio) int {
 		return 1
 	}
 	return 0
+}
+
+// loadPair loads the two runs of a pair.
+func loadPair(dirA, dirB string) (a, b *results.Run, err error) {
+	if a, err = results.LoadRun(dirA); err != nil {
+		return nil, nil, err
+	}
+	if b, err = results.LoadRun(dirB); err != nil {
+		return nil, nil, err
+	}
+	return a, b, nil
 }
 
 // ratioFiles reads both runs' ratios.csv; ok is false when either has none or

@@ -138,9 +138,15 @@ const (
 // Calibrated says c meets the calibration goal: coverage in [low, CoverHigh]
 // both ways and Sharpness at most SharpGoal.
 func (c Calibration) Calibrated(low float64) bool {
+	return c.Covered(low) && c.Sharpness() <= SharpGoal
+}
+
+// Covered says both of c's ways held the other run's medians for a share of
+// the cells in [low, CoverHigh] (the goal's coverage, without its sharpness).
+func (c Calibration) Covered(low float64) bool {
 	n := float64(c.Cells)
 	in := func(k int) bool { return float64(k) >= low*n && float64(k) <= CoverHigh*n }
-	return c.Cells > 0 && in(c.BInA) && in(c.AInB) && c.Sharpness() <= SharpGoal
+	return c.Cells > 0 && in(c.BInA) && in(c.AInB)
 }
 
 // Flips counts, for one kind of comparison and figure, the verdicts of run B

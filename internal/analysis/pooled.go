@@ -22,7 +22,7 @@ type Pooled struct {
 	// Share is Held / Ways with its 95 % interval over the pairs.
 	Share stats.Interval
 	// InGoal: the pairs whose two ways both lay in [low, CoverHigh] (the
-	// single pair's goal, Calibration.Calibrated without its sharpness).
+	// single pair's goal without its sharpness: Calibration.Covered).
 	InGoal int
 	// Half is the median over the runs of their median half-widths; RerunP95 the
 	// 95th percentile of every pair's cells' rerun difference |log(B/A)|.
@@ -53,9 +53,7 @@ func PoolCalibrations(pairs [][]Calibration, low float64) []Pooled {
 			c := cals[i]
 			p.Pairs++
 			held, ways = append(held, c.BInA+c.AInB), append(ways, 2*c.Cells)
-			n := float64(c.Cells)
-			in := func(k int) bool { return float64(k) >= low*n && float64(k) <= CoverHigh*n }
-			if in(c.BInA) && in(c.AInB) {
+			if c.Covered(low) {
 				p.InGoal++
 			}
 			halves = append(halves, c.HalfA, c.HalfB)

@@ -61,16 +61,15 @@ func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 // without members are left out; one cluster gives its share as a point (N = 1:
 // one cluster cannot say how far clusters scatter); none gives N = 0.
 func ClusterShare(held, all []int) Interval {
+	var hs, ns []float64 // the clusters with members: held clamped to [0, all]
 	var h, n float64
-	k := 0
 	for i := range min(len(held), len(all)) {
-		if all[i] <= 0 {
-			continue
+		if all[i] > 0 {
+			hs, ns = append(hs, float64(min(max(held[i], 0), all[i]))), append(ns, float64(all[i]))
+			h, n = h+hs[len(hs)-1], n+float64(all[i])
 		}
-		h += float64(min(max(held[i], 0), all[i]))
-		n += float64(all[i])
-		k++
 	}
+	k := len(ns)
 	if k == 0 {
 		return Interval{}
 	}
@@ -80,11 +79,8 @@ func ClusterShare(held, all []int) Interval {
 		return iv
 	}
 	var ss float64
-	for i := range min(len(held), len(all)) {
-		if all[i] <= 0 {
-			continue
-		}
-		d := float64(min(max(held[i], 0), all[i])) - p*float64(all[i])
+	for i := range k {
+		d := hs[i] - p*ns[i]
 		ss += d * d
 	}
 	pt := (h + 0.5) / (n + 1)
