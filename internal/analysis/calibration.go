@@ -29,9 +29,11 @@ type Calibration struct {
 	// what a calibrated interval's half-width should be near (Sharp).
 	RerunP95 float64
 	// ShiftA, ShiftB: each run's shift against a rerun, as its intervals take
-	// it (Uncertainty.Shift); Measured: both from the run's own probe.
-	ShiftA, ShiftB float64
-	Measured       bool
+	// it (Uncertainty.Shift), on ShiftDFA and ShiftDFB degrees of freedom;
+	// Measured: both from the run's own probe.
+	ShiftA, ShiftB     float64
+	ShiftDFA, ShiftDFB int
+	Measured           bool
 	// Apart is how far run B lay from run A across the cells: the mean over the
 	// cells of log(B/A) of their medians, as a change (+0.09: B 9 % higher). It
 	// is the one shift this rerun made, whose sd ShiftA and ShiftB estimate.
@@ -172,6 +174,7 @@ func Calibrate(a, b *results.Run) ([]Calibration, []Flips) {
 	for _, f := range PrecisionFigures {
 		cal := Calibration{Figure: f}
 		cal.ShiftA, cal.ShiftB, cal.Measured = ua.Shift, ub.Shift, ua.ShiftMeasured && ub.ShiftMeasured
+		cal.ShiftDFA, cal.ShiftDFB = ua.ShiftDF, ub.ShiftDF
 		var ha, hb, ia, ib, diff, signed []float64
 		pools := poolsApart{}
 		for _, ca := range a.Cells {

@@ -27,13 +27,14 @@ type Pooled struct {
 	// Half is the median over the runs of their median half-widths; RerunP95 the
 	// 95th percentile of every pair's cells' rerun difference |log(B/A)|.
 	Half, RerunP95 float64
-	// ApartRMS is how far the pairs' runs lay apart in run shifts: the root
-	// mean square of their distance across the cells (|log(1 + Apart)|) over
-	// that of the shifts their intervals took, over the runs; 1 when the run
-	// shift reads the machine's move between runs right (NaN without). A ratio
-	// of the two, not a mean of per-run ratios, so a run whose probe read a
-	// shift near 0 does not swamp it.
-	ApartRMS float64
+	// ApartRMS is how far the pairs' runs lay apart in run shifts, with its 95 %
+	// interval (stats.SpreadRatio: a pair one draw, its distance across the
+	// cells |log(1 + Apart)| over the root mean square of its runs' shifts, on
+	// their probes' degrees of freedom): 1 when the run shift reads the
+	// machine's move between runs right (N = 0 without). A ratio of root mean
+	// squares, not a mean of per-run ratios, so a run whose probe read a shift
+	// near 0 does not swamp it.
+	ApartRMS stats.Interval
 }
 
 // PoolCalibrations pools the calibrations of several pairs (one []Calibration
@@ -45,7 +46,7 @@ func PoolCalibrations(pairs [][]Calibration, low float64) []Pooled {
 		p := Pooled{Figure: f}
 		var held, ways []int
 		var halves, rerun []float64
-		var apart, shift float64
+		var apart []stats.Scaled
 		for _, cals := range pairs {
 			if i >= len(cals) || cals[i].Cells == 0 {
 				continue
@@ -58,22 +59,52 @@ func PoolCalibrations(pairs [][]Calibration, low float64) []Pooled {
 			}
 			halves = append(halves, c.HalfA, c.HalfB)
 			rerun = append(rerun, c.rerun...)
-			d := math.Log1p(c.Apart)
-			apart += 2 * d * d
-			shift += c.ShiftA*c.ShiftA + c.ShiftB*c.ShiftB
+			apart = append(apart, c.apartScaled())
 		}
 		for k := range held {
 			p.Held, p.Ways = p.Held+held[k], p.Ways+ways[k]
 		}
 		p.Share = stats.ClusterShare(held, ways)
 		p.Half, p.RerunP95 = stats.Median(nonNaN(halves)), percentile(rerun, 0.95)
-		p.ApartRMS = math.NaN()
-		if shift > 0 {
-			p.ApartRMS = math.Sqrt(apart / shift)
-		}
+		p.ApartRMS = stats.SpreadRatio(apart)
 		out = append(out, p)
 	}
 	return out
+}
+
+// apartScaled is the pair's distance across the cells as one draw of the
+// machine's move between runs, scaled by the root mean square of the two runs'
+// shifts; their degrees of freedom add when both probes measured theirs (a
+// fallback shift counts as known).
+func (c Calibration) apartScaled() stats.Scaled {
+	df := 0.0
+	if c.Measured {
+		df = float64(c.ShiftDFA + c.ShiftDFB)
+	}
+	return stats.Scaled{D: math.Log1p(c.Apart), SD: math.Sqrt((c.ShiftA*c.ShiftA + c.ShiftB*c.ShiftB) / 2), DF: df}
+}
+
+// Apart verdicts: the runs' distance in run shifts (Pooled.ApartRMS) holds 1
+// in its interval (the shift reads the move between runs), lies wholly over
+// it (the shift under-read the move: intervals too narrow for it) or wholly
+// under it (over-read).
+const (
+	ApartRead      = "the shift reads the move"
+	ApartUnderRead = "the shift under-read the move"
+	ApartOverRead  = "the shift over-read the move"
+)
+
+// ApartVerdict judges ApartRMS against 1 ("" without pairs).
+func (p Pooled) ApartVerdict() string {
+	switch iv := p.ApartRMS; {
+	case iv.N == 0:
+		return ""
+	case iv.Low > 1:
+		return ApartUnderRead
+	case iv.High < 1:
+		return ApartOverRead
+	}
+	return ApartRead
 }
 
 // Pooled verdicts: the pooled share's interval holds stats.Confidence

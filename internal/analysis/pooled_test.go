@@ -61,8 +61,8 @@ func TestPoolCalibrations(t *testing.T) {
 			if !(p.Share.Low >= 0 && p.Share.Low <= p.Share.Center && p.Share.Center <= p.Share.High && p.Share.High <= 1) {
 				t.Errorf("share %+v leaves [0, 1] or its centre", p.Share)
 			}
-			if math.Abs(p.ApartRMS-1) > 1e-9 {
-				t.Errorf("apart %.3f run shifts; want 1 (each run lay one shift apart)", p.ApartRMS)
+			if math.Abs(p.ApartRMS.Center-1) > 1e-9 || p.ApartVerdict() != ApartRead {
+				t.Errorf("apart %+v run shifts, %q; want 1 (each run lay one shift apart), %q", p.ApartRMS, p.ApartVerdict(), ApartRead)
 			}
 			if p.RerunP95 != 0.25 {
 				t.Errorf("pooled rerun p95 %.2f; want 0.25", p.RerunP95)
@@ -81,7 +81,7 @@ func TestPoolCalibrationsSkips(t *testing.T) {
 		t.Errorf("pairs %d, ways %d; want 2, 264 (the pair without cells left out)", p.Pairs, p.Ways)
 	}
 	none := PoolCalibrations(nil, CoverLow)[0]
-	if none.Pairs != 0 || none.Verdict() != PooledOnePair || !math.IsNaN(none.ApartRMS) || none.Met(CoverLow) {
+	if none.Pairs != 0 || none.Verdict() != PooledOnePair || none.ApartRMS.N != 0 || none.ApartVerdict() != "" || none.Met(CoverLow) {
 		t.Errorf("no pairs: %+v, verdict %q", none, none.Verdict())
 	}
 }
@@ -94,10 +94,33 @@ func TestPoolCalibrationsApart(t *testing.T) {
 	for i := range pairs[0] {
 		pairs[0][i].ShiftA = 0.001
 	}
-	got := PoolCalibrations(pairs, CoverLow)[0].ApartRMS
+	got := PoolCalibrations(pairs, CoverLow)[0].ApartRMS.Center
 	// four runs 0.05 apart; shifts 0.001, 0.05, 0.05, 0.05
 	want := math.Sqrt(4 * 0.05 * 0.05 / (0.001*0.001 + 3*0.05*0.05))
 	if math.Abs(got-want) > 1e-9 {
 		t.Errorf("apart %.4f run shifts; want %.4f", got, want)
+	}
+}
+
+// TestApartVerdict: runs that lay far more than their shifts apart, over
+// enough pairs, say the shift under-read the move; far less, over-read; about
+// as far, read it.
+func TestApartVerdict(t *testing.T) {
+	counts := [][2]int{{63, 63}, {62, 64}, {63, 62}, {64, 63}, {62, 62}, {63, 64}, {64, 64}, {62, 63}}
+	for _, tc := range []struct {
+		name         string
+		shift, apart float64
+		want         string
+	}{
+		{"one shift apart", 0.05, 0.05, ApartRead},
+		{"three shifts apart", 0.05, 0.15, ApartUnderRead},
+		{"a fifth of a shift apart", 0.05, 0.01, ApartOverRead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := PoolCalibrations(pairsOf(counts, 66, 0.2, tc.shift, tc.apart, 0.1), CoverLow)[0]
+			if got := p.ApartVerdict(); got != tc.want {
+				t.Errorf("apart %+v: %q, want %q", p.ApartRMS, got, tc.want)
+			}
+		})
 	}
 }

@@ -55,9 +55,9 @@ func PooledText(w io.Writer, pairs []analysis.PairCalibration, low float64) erro
 		len(pairs), low*100, analysis.CoverHigh*100)
 	var misses []string
 	for _, p := range pooled {
-		fmt.Fprintf(&b, "  %-16s %d of %d pairs in %.0f-%.0f %% both ways; held %d of %d ways, %s: %s; median half-width ±%s, %.2f x the pairs' rerun difference's 95th percentile (±%s); the runs lay %.2f times their run shift apart (root mean square of their distance over that of their shifts; 1 when the shift reads the move between runs right)\n",
+		fmt.Fprintf(&b, "  %-16s %d of %d pairs in %.0f-%.0f %% both ways; held %d of %d ways, %s: %s; median half-width ±%s, %.2f x the pairs' rerun difference's 95th percentile (±%s); the runs lay %s times their run shift apart (root mean square of their distance over that of their shifts, 95 %% interval; 1 when the shift reads the move between runs right)%s\n",
 			p.Figure.Name, p.InGoal, p.Pairs, low*100, analysis.CoverHigh*100, p.Held, p.Ways, shareCI(p), p.Verdict(),
-			pctOf(p.Half), p.Sharpness(), pctOf(p.RerunP95), p.ApartRMS)
+			pctOf(p.Half), p.Sharpness(), pctOf(p.RerunP95), apartCI(p), apartClause(p))
 		if !p.Met(low) {
 			misses = append(misses, pooledMiss(p, low))
 		}
@@ -75,11 +75,33 @@ func PooledText(w io.Writer, pairs []analysis.PairCalibration, low float64) erro
 	return err
 }
 
+// apartCI is the runs' distance in run shifts with its interval: "1.31
+// [0.85-2.70]" ("-" without pairs).
+func apartCI(p analysis.Pooled) string {
+	iv := p.ApartRMS
+	if iv.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f [%.2f-%.2f]", iv.Center, iv.Low, iv.High)
+}
+
+// apartClause is ": " and the apart verdict ("" without pairs).
+func apartClause(p analysis.Pooled) string {
+	if v := p.ApartVerdict(); v != "" {
+		return ": " + v
+	}
+	return ""
+}
+
 // pooledMiss says why p missed the pooled goal.
 func pooledMiss(p analysis.Pooled, low float64) string {
 	var why []string
 	if v := p.Verdict(); v != analysis.PooledCalibrated {
-		why = append(why, fmt.Sprintf("%s (%s)", v, shareCI(p)))
+		cause := ""
+		if a := p.ApartVerdict(); (v == analysis.PooledNarrow && a == analysis.ApartUnderRead) || (v == analysis.PooledWide && a == analysis.ApartOverRead) {
+			cause = fmt.Sprintf(": %s between runs, which lay %s run shifts apart", a, apartCI(p))
+		}
+		why = append(why, fmt.Sprintf("%s (%s%s)", v, shareCI(p), cause))
 	} else if s := p.Share.Center; s < low || s > analysis.CoverHigh {
 		why = append(why, fmt.Sprintf("held %s %%, outside %.0f-%.0f %%", pct1(s), low*100, analysis.CoverHigh*100))
 	}
