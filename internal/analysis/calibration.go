@@ -146,9 +146,19 @@ func (c Calibration) Calibrated(low float64) bool {
 // Covered says both of c's ways held the other run's medians for a share of
 // the cells in [low, CoverHigh] (the goal's coverage, without its sharpness).
 func (c Calibration) Covered(low float64) bool {
-	n := float64(c.Cells)
-	in := func(k int) bool { return float64(k) >= low*n && float64(k) <= CoverHigh*n }
-	return c.Cells > 0 && in(c.BInA) && in(c.AInB)
+	return c.Cells > 0 && c.Outside(low) == 0
+}
+
+// Outside is how many of c's two ways held the other run's medians for a
+// share of the cells outside [low, CoverHigh] (none without cells).
+func (c Calibration) Outside(low float64) int {
+	n, out := float64(c.Cells), 0
+	for _, w := range c.Ways() {
+		if k := float64(w.K); c.Cells > 0 && (k < low*n || k > CoverHigh*n) {
+			out++
+		}
+	}
+	return out
 }
 
 // Flips counts, for one kind of comparison and figure, the verdicts of run B

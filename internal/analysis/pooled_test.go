@@ -124,3 +124,30 @@ func TestApartVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestOutside: the ways whose share of cells lies outside [low, CoverHigh].
+func TestOutside(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		bInA, aInB int
+		cells      int
+		want       int
+		covered    bool
+	}{
+		{"both inside", 62, 64, 66, 0, true},
+		{"one under 90 %", 58, 64, 66, 1, false},
+		{"one over 98 %", 66, 63, 66, 1, false},
+		{"both out", 50, 66, 66, 2, false},
+		{"no cells", 0, 0, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Calibration{Cells: tc.cells, BInA: tc.bInA, AInB: tc.aInB}
+			if got := c.Outside(CoverLow); got != tc.want {
+				t.Errorf("Outside = %d, want %d", got, tc.want)
+			}
+			if got := c.Covered(CoverLow); got != tc.covered {
+				t.Errorf("Covered = %v, want %v", got, tc.covered)
+			}
+		})
+	}
+}

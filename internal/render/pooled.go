@@ -43,10 +43,7 @@ func PooledText(w io.Writer, pairs []analysis.PairCalibration, low float64) erro
 		}
 		fl, compared := p.FlipCount()
 		flipped += fl
-		goal := "met"
-		if !(analysis.Agreement{Calibration: p.Calibration, Flips: p.Flips}).Met(low) {
-			goal = "not met"
-		}
+		goal := pairGoal(p, low)
 		fmt.Fprintf(&b, "pair %d: A = %s, B = %s: %s (B in A's / A in B's, of %d cells); %d of %d verdicts flipped; the pair's own goal: %s\n",
 			i+1, p.A, p.B, strings.Join(figs, ", "), cells, fl, compared, goal)
 	}
@@ -73,6 +70,33 @@ func PooledText(w io.Writer, pairs []analysis.PairCalibration, low float64) erro
 		low*100, analysis.CoverHigh*100, analysis.SharpGoal, verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// pairGoal is whether pair p met the one-pair goal and, where not, what
+// missed, counted: "not met (2 ways outside 90-98 %, 1 half-width over 1.3 x
+// the rerun p95)"; flips are on the line already.
+func pairGoal(p analysis.PairCalibration, low float64) string {
+	if (analysis.Agreement{Calibration: p.Calibration, Flips: p.Flips}).Met(low) {
+		return "met"
+	}
+	outside, blunt := 0, 0
+	for _, c := range p.Calibration {
+		outside += c.Outside(low)
+		if c.Cells > 0 && !(c.Sharpness() <= analysis.SharpGoal) {
+			blunt++
+		}
+	}
+	var why []string
+	if outside > 0 {
+		why = append(why, fmt.Sprintf("%d %s outside %.0f-%.0f %%", outside, plural(outside, "way", "ways"), low*100, analysis.CoverHigh*100))
+	}
+	if blunt > 0 {
+		why = append(why, fmt.Sprintf("%d %s over %.1f x the rerun p95", blunt, plural(blunt, "half-width", "half-widths"), analysis.SharpGoal))
+	}
+	if len(why) == 0 {
+		return "not met"
+	}
+	return "not met (" + strings.Join(why, ", ") + ")"
 }
 
 // apartCI is the runs' distance in run shifts with its interval: "1.31

@@ -21,9 +21,10 @@ type Scaled struct {
 // is about F-distributed: the numerator χ² on the draws' worth ν1 = (Σσ²)² /
 // Σσ⁴ (n for equal sds), the denominator on the estimates' Welch-Satterthwaite
 // degrees ν2 = (Σσ²)² / Σ(σ⁴/DF) (infinite when all are known), σ² taken as
-// the estimates and σ⁴ as SD⁴ / (1 + 2/DF), its unbiased estimate. The interval is κ̂ / sqrt(F quantiles at 97.5 and 2.5 %). Draws
-// without a positive finite SD are left out; N is the draws used (none: N = 0;
-// one draw gives its interval, wide).
+// the estimates and σ⁴ as SD⁴ / (1 + 2/DF), its unbiased estimate. The
+// interval is κ̂ / sqrt(F's quantiles at 97.5 and 2.5 %). Draws without a
+// positive finite SD are left out; N is the draws used (none: N = 0; one draw
+// gives its interval, wide).
 func SpreadRatio(draws []Scaled) Interval {
 	var dd, ss, s4, s4df float64
 	n := 0
